@@ -1,0 +1,119 @@
+"""`kueue-gitops sandbox ...`: the local control plane, for the demo, tests and dry runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from auditor import sync
+from auditor.cli.options import Context, pass_context
+from auditor.errors import SandboxError
+from auditor.repo.layout import find_root
+from auditor.sandbox import Sandbox, ensure_built
+from auditor.sandbox.controlplane import sandboxes_root
+
+
+def _testenv(ctx: Context) -> Path:
+    here = find_root(ctx.repo_dir or Path.cwd()) / "testenv"
+    if not (here / "go.mod").is_file():
+        raise SandboxError(f"no testenv/go.mod at {here}: the pinned control plane is missing")
+    return here
+
+
+def _names(ctx: Context, names: tuple[str, ...]) -> list[str]:
+    if names:
+        return list(names)
+    return sorted(ctx.repository().clusters) or ["default"]
+
+
+@click.group()
+def sandbox() -> None:
+    """Local etcd + kube-apiserver with Kueue's CRDs, one per cluster name."""
+
+
+@sandbox.command()
+@click.argument("names", nargs=-1)
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for /readyz.")
+@pass_context
+def up(ctx: Context, names: tuple[str, ...], timeout: float) -> None:
+    """Build what is missing, then start a sandbox per NAME (default: every repo cluster).
+
+    Each sandbox's kubeconfig context is its name, so a cluster profile's context reaches the
+    sandbox of the same name once `eval "$(kueue-gitops sandbox env)"` has run.
+    """
+    toolchain = ensure_built(_testenv(ctx), log=lambda m: click.echo(m, err=True))
+    for name in _names(ctx, names):
+        box = Sandbox(name)
+        state = box.up(toolchain, timeout=timeout, log=lambda m: click.echo(m, err=True))
+        click.echo(f"{name}: up at https://127.0.0.1:{state.api_port} "
+                   f"(ready in {state.ready_seconds}s), kubeconfig {box.kubeconfig}")
+
+
+@sandbox.command()
+@click.argument("names", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Stop every sandbox, whatever its name.")
+@pass_context
+def down(ctx: Context, names: tuple[str, ...], every: bool) -> None:
+    """Stop the sandboxes NAME (default: every repo cluster) and every process they started."""
+    chosen = _all_names() if every else _names(ctx, names)
+    for name in chosen:
+        stopped = Sandbox(name).down()
+        click.echo(f"{name}: " + (f"stopped {', '.join(stopped)}" if stopped else "not running"))
+
+
+@sandbox.command()
+def status() -> None:
+    """List the sandboxes and whether they run. Exit 3 when one is stale (a process died)."""
+    stale = False
+    for name in _all_names():
+        box = Sandbox(name)
+        state = box.state()
+        if state is None:
+            continue
+        running = box.running()
+        stale |= not running
+        click.echo(f"{name}: {'running' if running else 'STALE (a process died)'} "
+                   f"at https://127.0.0.1:{state.api_port} kubeconfig {box.kubeconfig}")
+    if stale:
+        raise SystemExit(3)
+
+
+@sandbox.command()
+def env() -> None:
+    """Print `export KUBECONFIG=...` covering every running sandbox."""
+    files = [str(Sandbox(n).kubeconfig) for n in _all_names() if Sandbox(n).running()]
+    if not files:
+        raise SandboxError("no sandbox is running; start one with `kueue-gitops sandbox up`")
+    click.echo(f"export KUBECONFIG={os.pathsep.join(files)}")
+
+
+@sandbox.command()
+@click.option("--cluster", "cluster", required=True, help="Repo cluster whose manifests to apply.")
+@click.option("--name", help="Sandbox to apply to (default: the one named like the cluster).")
+@pass_context
+def apply(ctx: Context, cluster: str, name: str | None) -> None:
+    """Apply clusters/C and tenants/*/C with server-side apply, as Argo CD would."""
+    repo = ctx.repository()
+    loaded = repo.load([cluster])
+    for finding in loaded.findings:
+        click.echo(f"{finding.file}:{finding.line}: {finding.message}", err=True)
+    box = Sandbox(name or cluster)
+    if not box.running():
+        raise SandboxError(f"sandbox {box.name} is not running; `kueue-gitops sandbox up {box.name}`")
+    results = sync.apply_all(box.connect(), loaded.for_cluster(cluster))
+    failed = [r for r in results if r.error]
+    for r in results:
+        mark = "FAILED" if r.error else "applied"
+        click.echo(f"{mark:>8} {r.resource.key}  ({r.resource.file}:{r.resource.line})")
+        if r.error:
+            click.echo(f"         {r.error}", err=True)
+    click.echo(f"{len(results) - len(failed)} applied, {len(failed)} rejected")
+    if failed or loaded.findings:
+        raise SystemExit(1)
+
+
+def _all_names() -> list[str]:
+    root = sandboxes_root()
+    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []

@@ -1,0 +1,209 @@
+"""The data every stage shares: objects from the repo, findings, and the report with its exit code."""
+
+from __future__ import annotations
+
+import enum
+import typing as t
+from dataclasses import dataclass, field
+
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "Namespace",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "PriorityClass",
+        "ResourceFlavor",
+        "ClusterQueue",
+        "Cohort",
+        "WorkloadPriorityClass",
+        "AdmissionCheck",
+        "Topology",
+        "MultiKueueCluster",
+        "MultiKueueConfig",
+        "ProvisioningRequestConfig",
+        "CustomResourceDefinition",
+    }
+)
+
+
+class Severity(enum.StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class ResourceKey:
+    """Identity of an object: group, kind, namespace and name (the version is not identity)."""
+
+    group: str
+    kind: str
+    namespace: str | None
+    name: str
+
+    def __str__(self) -> str:
+        kind = f"{self.kind}.{self.group}" if self.group else self.kind
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{kind} {where}{self.name}"
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+@dataclass
+class Resource:
+    """One object from a manifest file, remembering where it was written."""
+
+    body: dict[str, t.Any]
+    file: str
+    line: int
+    lines: dict[tuple[str | int, ...], int] = field(default_factory=dict)
+    cluster: str | None = None  # the cluster folder it is synced to
+    tenant: str | None = None  # the tenant folder it lives in, if any
+
+    @property
+    def api_version(self) -> str:
+        return str(self.body.get("apiVersion", ""))
+
+    @property
+    def kind(self) -> str:
+        return str(self.body.get("kind", ""))
+
+    @property
+    def name(self) -> str:
+        return str((self.body.get("metadata") or {}).get("name", ""))
+
+    @property
+    def namespace(self) -> str | None:
+        ns = (self.body.get("metadata") or {}).get("namespace")
+        return str(ns) if ns else None
+
+    @property
+    def key(self) -> ResourceKey:
+        return ResourceKey(group_of(self.api_version), self.kind, self.namespace, self.name)
+
+    def line_of(self, path: t.Sequence[str | int]) -> int:
+        """The line of the deepest part of `path` that exists in the file."""
+        for end in range(len(path), 0, -1):
+            found = self.lines.get(tuple(path[:end]))
+            if found is not None:
+                return found
+        return self.line
+
+
+@dataclass
+class Finding:
+    """One thing a person should look at. Checks leave severity to the engine."""
+
+    rule: str
+    message: str
+    category: str
+    severity: Severity = Severity.ERROR
+    cluster: str | None = None
+    api_version: str | None = None
+    kind: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    file: str | None = None
+    line: int | None = None
+    path: str | None = None
+    change: str | None = None
+    desired: t.Any = None
+    live: t.Any = None
+    extra: dict[str, t.Any] = field(default_factory=dict)
+
+    @classmethod
+    def about(cls, resource: Resource, rule: str, message: str, category: str,
+              path: t.Sequence[str | int] = (), **kw: t.Any) -> Finding:
+        """A finding located at `resource` (and at `path` inside it, for the line)."""
+        return cls(
+            rule=rule, message=message, category=category,
+            api_version=resource.api_version or None, kind=resource.kind or None,
+            namespace=resource.namespace, name=resource.name or None,
+            file=resource.file, line=resource.line_of(path) if path else resource.line,
+            path=format_path(path) if path else None, **kw,
+        )
+
+    def to_json(self) -> dict[str, t.Any]:
+        out: dict[str, t.Any] = {
+            "rule": self.rule,
+            "severity": str(self.severity),
+            "category": self.category,
+            "cluster": self.cluster,
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "file": self.file,
+            "line": self.line,
+            "path": self.path,
+            "message": self.message,
+        }
+        if self.change is not None:
+            out.update(change=self.change, desired=self.desired, live=self.live)
+        out.update(self.extra)
+        return out
+
+
+def format_path(path: t.Sequence[str | int]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif out and part.startswith("["):
+            out += part
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+ClusterStatus = t.Literal["ok", "incomplete"]
+
+
+@dataclass
+class ClusterResult:
+    name: str
+    status: ClusterStatus = "ok"
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """Everything one command found; the single place that decides the exit code."""
+
+    command: str
+    findings: list[Finding] = field(default_factory=list)
+    clusters: list[ClusterResult] = field(default_factory=list)
+    strict: bool = False
+
+    @property
+    def incomplete(self) -> bool:
+        return any(c.status == "incomplete" for c in self.clusters)
+
+    @property
+    def status(self) -> str:
+        if self.incomplete:
+            return "incomplete"
+        return "findings" if self.counted() else "clean"
+
+    def counted(self) -> list[Finding]:
+        """Findings that fail the run: errors, and warnings too under --strict."""
+        return [f for f in self.findings if f.severity is Severity.ERROR or self.strict]
+
+    @property
+    def exit_code(self) -> int:
+        """0 clean; 1 findings; 3 could not complete (never reported as clean). 2 is the CLI's."""
+        if self.incomplete:
+            return 3
+        return 1 if self.counted() else 0
+
+    def to_json(self) -> dict[str, t.Any]:
+        return {
+            "schemaVersion": 1,
+            "command": self.command,
+            "status": self.status,
+            "clusters": [
+                {"name": c.name, "status": c.status, "errors": c.errors} for c in self.clusters
+            ],
+            "findings": [f.to_json() for f in self.findings],
+        }

@@ -1,0 +1,1 @@
+"""The repository side: YAML manifests with their positions, profiles, and git revisions."""

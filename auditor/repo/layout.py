@@ -1,0 +1,174 @@
+"""The repository's shape: clusters/<cluster>/ and tenants/<tenant>/<cluster>/, with profiles.
+
+This is the one place that knows which manifest is synced to which cluster.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.errors import ConfigError
+from auditor.model import Finding, Resource
+from auditor.repo import manifests
+from auditor.repo.profiles import (
+    PROFILE_FILE,
+    ClusterProfile,
+    TenantProfile,
+    cluster_profile,
+    tenant_profile,
+)
+from auditor.repo.tree import SymlinkOutside, Tree, WorkTree
+
+CLUSTERS = "clusters"
+TENANTS = "tenants"
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above `start` that holds a clusters/ folder."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        if (folder / CLUSTERS).is_dir():
+            return folder
+    raise ConfigError(f"no kueue-gitops repository (a folder with clusters/) at or above {start}; "
+                      "run inside one or pass --repo DIR")
+
+
+@dataclass
+class Loaded:
+    """Every object of the repository, placed on its cluster, and what could not be loaded."""
+
+    resources: list[Resource] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    def for_cluster(self, cluster: str) -> list[Resource]:
+        return [r for r in self.resources if r.cluster == cluster]
+
+
+class Repository:
+    def __init__(self, tree: Tree, label: str = ".") -> None:
+        self.tree = tree
+        self.label = label  # shown to people: a path or a git revision
+        self._clusters: dict[str, ClusterProfile] | None = None
+        self._tenants: dict[str, TenantProfile] | None = None
+
+    @classmethod
+    def open(cls, repo: Path | None = None) -> Repository:
+        root = find_root(repo or Path.cwd())
+        return cls(WorkTree(root), str(root))
+
+    @property
+    def root(self) -> Path | None:
+        return self.tree.root if isinstance(self.tree, WorkTree) else None
+
+    # -- profiles -----------------------------------------------------------------------------
+
+    def _profile(self, folder: str) -> Resource:
+        path = posixpath.join(folder, PROFILE_FILE)
+        try:
+            data = self.tree.read(path)
+        except (OSError, KeyError) as exc:
+            raise ConfigError(f"{path}: cannot read the profile ({exc})") from exc
+        found, problems = manifests.load_bytes(data, path)
+        if problems:
+            p = problems[0]
+            raise ConfigError(f"{p.file}:{p.line}: {p.message}")
+        if len(found) != 1:
+            raise ConfigError(f"{path}: a profile file holds exactly one document")
+        return found[0]
+
+    @property
+    def clusters(self) -> dict[str, ClusterProfile]:
+        if self._clusters is None:
+            self._clusters = {
+                name: cluster_profile(self._profile(f"{CLUSTERS}/{name}"), name)
+                for name in self.tree.subfolders(CLUSTERS)
+            }
+        return self._clusters
+
+    @property
+    def tenants(self) -> dict[str, TenantProfile]:
+        if self._tenants is None:
+            self._tenants = {
+                name: tenant_profile(self._profile(f"{TENANTS}/{name}"), name)
+                for name in self.tree.subfolders(TENANTS)
+            }
+        return self._tenants
+
+    def cluster(self, name: str) -> ClusterProfile:
+        try:
+            return self.clusters[name]
+        except KeyError:
+            known = ", ".join(sorted(self.clusters)) or "none"
+            raise ConfigError(f"no cluster {name!r} in {CLUSTERS}/ (known: {known})") from None
+
+    # -- manifests ----------------------------------------------------------------------------
+
+    def load(self, clusters: list[str] | None = None) -> Loaded:
+        """Load the manifests of `clusters` (all when None), each placed on its cluster."""
+        wanted = clusters or sorted(self.clusters)
+        for name in wanted:
+            self.cluster(name)
+        out = Loaded()
+        for name in wanted:
+            self._load_folder(out, f"{CLUSTERS}/{name}", cluster=name, tenant=None)
+        for tenant in sorted(self.tenants):
+            base = f"{TENANTS}/{tenant}"
+            for sub in self.tree.subfolders(base):
+                if sub not in self.clusters:
+                    out.findings.append(Finding(
+                        rule="unknown-cluster-folder", category="layout",
+                        file=f"{base}/{sub}", line=None,
+                        message=f"{base}/{sub}/ names no cluster in {CLUSTERS}/; "
+                                "its manifests are synced nowhere"))
+                elif sub in wanted:
+                    self._load_folder(out, f"{base}/{sub}", cluster=sub, tenant=tenant)
+            for path in self.tree.files(base):
+                if posixpath.dirname(path) == base and posixpath.basename(path) != PROFILE_FILE:
+                    out.findings.append(Finding(
+                        rule="stray-manifest", category="layout", file=path, line=1,
+                        message="a manifest directly in a tenant folder is synced nowhere; "
+                                "move it into the folder of the cluster it is for"))
+        _flag_duplicates(out)
+        return out
+
+    def _load_folder(self, out: Loaded, folder: str, *, cluster: str,
+                     tenant: str | None) -> None:
+        for path in self.tree.files(folder):
+            if path == f"{folder}/{PROFILE_FILE}":
+                continue
+            try:
+                data = self.tree.read(path)
+            except SymlinkOutside as exc:
+                out.findings.append(Finding(rule="symlink-outside", category="input", file=path,
+                                            line=1, message=f"{exc}; not read"))
+                continue
+            except OSError as exc:
+                out.findings.append(Finding(rule="unreadable-file", category="input", file=path,
+                                            line=1, message=f"cannot read the file: {exc}"))
+                continue
+            found, problems = manifests.load_bytes(data, path)
+            for problem in problems:
+                problem.cluster = cluster
+            out.findings.extend(problems)
+            for resource in found:
+                resource.cluster, resource.tenant = cluster, tenant
+                out.resources.append(resource)
+
+
+def _flag_duplicates(out: Loaded) -> None:
+    seen: dict[tuple[str | None, object], Resource] = {}
+    keep: list[Resource] = []
+    for resource in out.resources:
+        ident = (resource.cluster, resource.key)
+        first = seen.get(ident)
+        if first is None:
+            seen[ident] = resource
+            keep.append(resource)
+            continue
+        out.findings.append(Finding.about(
+            resource, "duplicate-object", category="input", cluster=resource.cluster,
+            message=f"{resource.key} is defined twice for cluster {resource.cluster} (first at "
+                    f"{first.file}:{first.line}); Argo CD would fight itself over it"))
+    out.resources = keep

@@ -1,0 +1,106 @@
+"""Cluster and tenant profiles: the facts about the platform that are not Kubernetes objects.
+
+Profiles are validated against their own JSON Schemas when read; a bad profile is a
+configuration error (exit 2), because every later check would be built on it.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from dataclasses import dataclass, field
+from importlib import resources
+
+import jsonschema
+
+from auditor.errors import ConfigError
+from auditor.model import Resource
+
+PROFILE_API_VERSION = "kueue-gitops.io/v1alpha1"
+PROFILE_FILE = "profile.yaml"
+
+
+def _schema(name: str) -> dict[str, t.Any]:
+    text = resources.files("auditor.repo").joinpath(f"profile_schemas/{name}.json").read_text()
+    return t.cast(dict[str, t.Any], json.loads(text))
+
+
+@dataclass(frozen=True)
+class ClusterProfile:
+    name: str
+    file: str
+    context: str
+    owners: tuple[str, ...]
+    kueue_api_versions: tuple[str, ...]
+    admission_label: tuple[str, str]
+    tenant_label: str | None
+    capacity: dict[str, dict[str, t.Any]]
+    verify_allowed: bool = False
+
+
+@dataclass(frozen=True)
+class TenantCluster:
+    namespaces: tuple[str, ...]
+    cluster_queues: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TenantProfile:
+    name: str
+    file: str
+    owners: tuple[str, ...]
+    group: str | None
+    clusters: dict[str, TenantCluster]
+    workload_priority_classes: tuple[str, ...] = ()
+    pod_priority_classes: tuple[str, ...] = ()
+    checkpointing_validated: bool = False
+    idempotent_output_validated: bool = False
+    extra: dict[str, t.Any] = field(default_factory=dict)
+
+    @property
+    def preemption_safe(self) -> bool:
+        return self.checkpointing_validated and self.idempotent_output_validated
+
+
+def _validate(resource: Resource, schema_name: str, folder: str) -> dict[str, t.Any]:
+    validator = jsonschema.Draft202012Validator(_schema(schema_name))
+    errors = sorted(validator.iter_errors(resource.body), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        line = resource.line_of(list(err.absolute_path))
+        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ConfigError(f"{resource.file}:{line}: invalid {schema_name} at {where}: "
+                          f"{err.message}")
+    name = resource.body["metadata"]["name"]
+    if name != folder:
+        raise ConfigError(f"{resource.file}:{resource.line_of(['metadata', 'name'])}: "
+                          f"profile name {name!r} must equal its folder name {folder!r}")
+    return t.cast(dict[str, t.Any], resource.body["spec"])
+
+
+def cluster_profile(resource: Resource, folder: str) -> ClusterProfile:
+    spec = _validate(resource, "clusterprofile", folder)
+    label = spec["admissionLabel"]
+    return ClusterProfile(
+        name=folder, file=resource.file, context=spec["context"], owners=tuple(spec["owners"]),
+        kueue_api_versions=tuple(spec["kueue"]["apiVersions"]),
+        admission_label=(label["key"], label["value"]), tenant_label=spec.get("tenantLabel"),
+        capacity=spec["capacity"], verify_allowed=bool(spec.get("verify", {}).get("allowed")),
+    )
+
+
+def tenant_profile(resource: Resource, folder: str) -> TenantProfile:
+    spec = _validate(resource, "tenantprofile", folder)
+    prio = spec.get("priorityClasses", {})
+    pre = spec.get("preemption", {})
+    return TenantProfile(
+        name=folder, file=resource.file, owners=tuple(spec["owners"]), group=spec.get("group"),
+        clusters={
+            c: TenantCluster(tuple(v["namespaces"]), tuple(v["clusterQueues"]))
+            for c, v in spec["clusters"].items()
+        },
+        workload_priority_classes=tuple(prio.get("workload", [])),
+        pod_priority_classes=tuple(prio.get("pod", [])),
+        checkpointing_validated=bool(pre.get("checkpointingValidated")),
+        idempotent_output_validated=bool(pre.get("idempotentOutputValidated")),
+    )

@@ -1,0 +1,137 @@
+"""Build the control-plane binaries from `testenv/` into a cache outside the repository.
+
+The cache key is a hash of everything that decides the binaries (the pinned go.mod and go.sum,
+our etcd wrapper, the Go version), so a version bump builds anew and an unchanged pin never does.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+import typing as t
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.errors import SandboxError
+
+# What each binary is built from, inside the testenv module.
+BINARIES = {
+    "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
+    "etcd": "./etcd",
+}
+KEY_FILES = ("go.mod", "go.sum", "etcd/main.go")
+KUEUE_MODULE = "sigs.k8s.io/kueue"
+KUEUE_CRD_DIR = "config/components/crd/bases"
+
+
+def cache_root() -> Path:
+    env = os.environ.get("KUEUE_GITOPS_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kueue-gitops"
+
+
+def _go(*args: str, cwd: Path) -> str:
+    if shutil.which("go") is None:
+        raise SandboxError("the Go toolchain is needed to build the sandbox: `go` is not on PATH")
+    proc = subprocess.run(["go", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SandboxError(f"`go {' '.join(args)}` failed in {cwd}:\n{proc.stderr.strip()[-4000:]}")
+    return proc.stdout
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """The built binaries and the Kueue CRDs of one pinned set of versions."""
+
+    root: Path
+    testenv: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    def binary(self, name: str) -> Path:
+        return self.bin / name
+
+    @property
+    def kueue_crds(self) -> list[Path]:
+        return sorted((self.root / "crds" / "kueue").glob("*.yaml"))
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return dict(json.loads((self.root / "build.json").read_text())["versions"])
+
+    @property
+    def build_seconds(self) -> float:
+        return float(json.loads((self.root / "build.json").read_text())["seconds"])
+
+    def is_complete(self) -> bool:
+        return (self.root / "build.json").is_file()
+
+
+def cache_key(testenv: Path) -> str:
+    digest = hashlib.sha256()
+    for name in KEY_FILES:
+        digest.update(name.encode() + b"\0" + (testenv / name).read_bytes())
+    digest.update(_go("env", "GOVERSION", cwd=testenv).encode())
+    return digest.hexdigest()[:16]
+
+
+def _module_version(testenv: Path, module: str) -> str:
+    return _go("list", "-m", "-f", "{{.Version}}", module, cwd=testenv).strip()
+
+
+def ensure_built(testenv: Path, *, log: t.Callable[[str], None] | None = None) -> Toolchain:
+    """Return the toolchain for `testenv`, building it first when the cache lacks it."""
+    say = log or (lambda _msg: None)
+    toolchain = Toolchain(cache_root() / "testenv" / cache_key(testenv), testenv)
+    if toolchain.is_complete():
+        return toolchain
+    toolchain.root.mkdir(parents=True, exist_ok=True)
+    with open(toolchain.root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a second builder waits, then finds the cache filled
+        if toolchain.is_complete():
+            return toolchain
+        started = time.monotonic()
+        k8s = _module_version(testenv, "k8s.io/kubernetes")
+        for name, package in BINARIES.items():
+            say(f"building {name} from {package} (first build takes minutes)")
+            _go("build", "-trimpath", "-ldflags", _version_ldflags(k8s), "-o",
+                str(toolchain.binary(name)), package, cwd=testenv)
+        _copy_kueue_crds(testenv, toolchain.root / "crds" / "kueue")
+        versions = {
+            m: _module_version(testenv, m)
+            for m in ("k8s.io/kubernetes", "go.etcd.io/etcd/server/v3", KUEUE_MODULE)
+        }
+        record = {"seconds": round(time.monotonic() - started, 1), "versions": versions}
+        (toolchain.root / "build.json").write_text(json.dumps(record, indent=2) + "\n")
+    return toolchain
+
+
+def _version_ldflags(k8s: str) -> str:
+    """Stamp the release into the binaries, as upstream's build does, so clients see v1.X.Y."""
+    major, minor = k8s.lstrip("v").split(".")[:2]
+    pkg = "k8s.io/component-base/version"
+    return " ".join([
+        f"-X {pkg}.gitVersion={k8s}", f"-X {pkg}.gitMajor={major}", f"-X {pkg}.gitMinor={minor}",
+        f"-X {pkg}.gitTreeState=clean", "-s", "-w",
+    ])
+
+
+def _copy_kueue_crds(testenv: Path, dest: Path) -> None:
+    module_dir = _go("mod", "download", "-json", KUEUE_MODULE, cwd=testenv)
+    source = Path(json.loads(module_dir)["Dir"]) / KUEUE_CRD_DIR
+    crds = sorted(source.glob("*.yaml"))
+    if not crds:
+        raise SandboxError(f"no Kueue CRDs found in the module at {source}")
+    dest.mkdir(parents=True, exist_ok=True)
+    for crd in crds:
+        shutil.copyfile(crd, dest / crd.name)
+

@@ -1,0 +1,277 @@
+"""Start and stop one sandbox: etcd and kube-apiserver on random loopback ports.
+
+Each sandbox lives in its own folder (state, certificates, logs, etcd data), so two can run side
+by side. `up` starts detached processes and records their pids; `down` stops exactly those.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import typing as t
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+from auditor.errors import SandboxError
+from auditor.live.kube import KubeCluster
+from auditor.sandbox import crds, pki
+from auditor.sandbox.build import Toolchain, cache_root
+
+READY_TIMEOUT = 120.0
+ADMIN_USER = "kueue-gitops-admin"
+
+
+def sandboxes_root() -> Path:
+    return cache_root() / "sandboxes"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class SandboxState:
+    name: str
+    api_port: int
+    etcd_port: int
+    etcd_peer_port: int
+    pids: dict[str, int] = field(default_factory=dict)
+    started: float = 0.0
+    ready_seconds: float = 0.0
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+class Sandbox:
+    """A handle on one named sandbox, running or not."""
+
+    def __init__(self, name: str = "default", root: Path | None = None) -> None:
+        self.name = name
+        self.dir = (root or sandboxes_root()) / name
+        self.pki = self.dir / "pki"
+        self.logs = self.dir / "logs"
+        self.kubeconfig = self.dir / "kubeconfig"
+        self.context = name  # named like a cluster, so a profile's context finds it
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def state_file(self) -> Path:
+        return self.dir / "state.json"
+
+    def state(self) -> SandboxState | None:
+        if not self.state_file.exists():
+            return None
+        return SandboxState(**json.loads(self.state_file.read_text()))
+
+    def running(self) -> bool:
+        st = self.state()
+        return bool(st and st.pids and all(_alive(pid) for pid in st.pids.values()))
+
+    @property
+    def server(self) -> str:
+        st = self.state()
+        if st is None:
+            raise SandboxError(f"sandbox {self.name} is not up")
+        return f"https://127.0.0.1:{st.api_port}"
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def up(self, toolchain: Toolchain, *, timeout: float = READY_TIMEOUT,
+           log: t.Callable[[str], None] | None = None) -> SandboxState:
+        say = log or (lambda _m: None)
+        if self.running():
+            raise SandboxError(f"sandbox {self.name} is already up; `sandbox down` it first")
+        self.down()
+        shutil.rmtree(self.dir, ignore_errors=True)  # every `up` is a fresh, empty cluster
+        self.dir.mkdir(parents=True)
+        self.logs.mkdir(exist_ok=True)
+        started = time.monotonic()
+        state = SandboxState(self.name, _free_port(), _free_port(), _free_port(),
+                             started=time.time(), versions=toolchain.versions)
+        ca = pki.CertificateAuthority(self.pki)
+        serving = ca.issue("apiserver", "kube-apiserver", server=True)
+        admin = ca.issue("admin", ADMIN_USER, organizations=("system:masters",))
+        sa = pki.service_account_keys(self.pki)
+
+        state.pids["etcd"] = self._spawn("etcd", [
+            str(toolchain.binary("etcd")),
+            "--name", "sandbox",
+            "--data-dir", str(self.dir / "etcd"),
+            "--listen-client-urls", f"http://127.0.0.1:{state.etcd_port}",
+            "--advertise-client-urls", f"http://127.0.0.1:{state.etcd_port}",
+            "--listen-peer-urls", f"http://127.0.0.1:{state.etcd_peer_port}",
+            "--initial-advertise-peer-urls", f"http://127.0.0.1:{state.etcd_peer_port}",
+            "--initial-cluster", f"sandbox=http://127.0.0.1:{state.etcd_peer_port}",
+            "--unsafe-no-fsync",  # a throwaway store: durability buys nothing here
+        ])
+        self._save(state)
+        state.pids["kube-apiserver"] = self._spawn("kube-apiserver", [
+            str(toolchain.binary("kube-apiserver")),
+            f"--etcd-servers=http://127.0.0.1:{state.etcd_port}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={state.api_port}",
+            f"--cert-dir={self.dir / 'apiserver-certs'}",
+            f"--tls-cert-file={serving.cert}",
+            f"--tls-private-key-file={serving.key}",
+            f"--client-ca-file={ca.cert_path}",
+            "--authorization-mode=RBAC",
+            f"--service-account-key-file={sa.cert}",
+            f"--service-account-signing-key-file={sa.key}",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--allow-privileged=true",
+            "--enable-priority-and-fairness=false",
+            "--endpoint-reconciler-type=none",
+        ])
+        self._save(state)
+        self.write_kubeconfig(self.kubeconfig, admin, user=ADMIN_USER)
+        try:
+            self._wait_ready(ca.cert_path, admin, timeout)
+            say(f"sandbox {self.name}: installing {len(toolchain.kueue_crds)} Kueue CRDs")
+            crds.install(self.connect(), crds.load_crds(toolchain.kueue_crds))
+        except BaseException:
+            self.down()  # never leave half a sandbox running
+            raise
+        state.ready_seconds = round(time.monotonic() - started, 2)
+        self._save(state)
+        say(f"sandbox {self.name}: kube-apiserver ready at {self.server} "
+            f"after {state.ready_seconds}s")
+        return state
+
+    def down(self) -> list[str]:
+        """Stop every process this sandbox started; return their names."""
+        st = self.state()
+        stopped: list[str] = []
+        if st:
+            for name, pid in reversed(list(st.pids.items())):
+                if _stop(pid):
+                    stopped.append(name)
+            self.state_file.unlink(missing_ok=True)
+        return stopped
+
+    def connect(self, kubeconfig: Path | None = None) -> KubeCluster:
+        """A client for this sandbox, as its admin or as the identity in `kubeconfig`."""
+        return KubeCluster.connect(self.name, kubeconfig=str(kubeconfig or self.kubeconfig))
+
+    # -- credentials --------------------------------------------------------------------------
+
+    def credentials(self, user: str, groups: tuple[str, ...] = ()) -> Path:
+        """A kubeconfig for `user` in `groups`, authenticated by a client certificate."""
+        ca = pki.CertificateAuthority(self.pki)
+        stem = "user-" + "-".join([user, *groups]).replace(":", "_").replace("/", "_")
+        pair = ca.issue(stem, user, organizations=groups)
+        path = self.dir / f"{stem}.kubeconfig"
+        self.write_kubeconfig(path, pair, user=user)
+        return path
+
+    def write_kubeconfig(self, path: Path, pair: pki.KeyPair, *, user: str) -> None:
+        st = self.state()
+        assert st is not None
+        doc = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": self.context, "cluster": {
+                "server": f"https://127.0.0.1:{st.api_port}",
+                "certificate-authority": str(self.pki / "ca.crt"),
+            }}],
+            "users": [{"name": f"{self.name}:{user}", "user": {
+                "client-certificate": str(pair.cert), "client-key": str(pair.key),
+            }}],
+            "contexts": [{"name": self.context,
+                          "context": {"cluster": self.context, "user": f"{self.name}:{user}"}}],
+            "current-context": self.context,
+        }
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        path.chmod(0o600)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _spawn(self, name: str, argv: list[str]) -> int:
+        out = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (the child keeps it open)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        out.close()
+        return proc.pid
+
+    def _save(self, state: SandboxState) -> None:
+        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
+
+    def _wait_ready(self, ca: Path, admin: pki.KeyPair, timeout: float) -> None:
+        ctx = ssl.create_default_context(cafile=str(ca))
+        ctx.load_cert_chain(str(admin.cert), str(admin.key))
+        deadline = time.monotonic() + timeout
+        last = "no answer yet"
+        while time.monotonic() < deadline:
+            st = self.state()
+            assert st is not None
+            for name, pid in st.pids.items():
+                if not _alive(pid):
+                    raise SandboxError(
+                        f"{name} exited while the sandbox was starting; last lines of "
+                        f"{self.logs / (name + '.log')}:\n{self._tail(name)}")
+            try:
+                with urllib.request.urlopen(f"{self.server}/readyz", context=ctx, timeout=5) as r:
+                    if r.status == 200:
+                        return
+            except urllib.error.HTTPError as exc:
+                last = f"/readyz answered {exc.code}"
+            except OSError as exc:
+                last = str(exc)
+            time.sleep(0.25)
+        raise SandboxError(
+            f"kube-apiserver was not ready within {timeout:.0f}s ({last}); last lines of "
+            f"{self.logs / 'kube-apiserver.log'}:\n{self._tail('kube-apiserver')}")
+
+    def _tail(self, name: str, lines: int = 15) -> str:
+        path = self.logs / f"{name}.log"
+        if not path.exists():
+            return "(no log)"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        waited, _ = os.waitpid(pid, os.WNOHANG)
+        if waited == pid:
+            return False  # our own child, and it has exited
+    except ChildProcessError:
+        pass  # not our child (started by an earlier `sandbox up`)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _stop(pid: int, grace: float = 10.0) -> bool:
+    if not _alive(pid):
+        return False
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.1)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return True

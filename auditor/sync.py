@@ -1,0 +1,58 @@
+"""Apply the repository's manifests for one cluster the way Argo CD syncs them.
+
+Server-side apply with Argo CD's field manager and --force-conflicts, in Argo CD's order:
+sync wave first (our manifests use the kind order below), then namespaces, then other core
+objects, then custom resources.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from dataclasses import dataclass
+
+from auditor.errors import ClusterAccessError
+from auditor.model import Resource
+
+if t.TYPE_CHECKING:
+    from auditor.live.kube import KubeCluster
+
+ARGOCD_MANAGER = "argocd-controller"
+KIND_ORDER = (
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "PriorityClass",
+    "WorkloadPriorityClass",
+    "ResourceFlavor",
+    "AdmissionCheck",
+    "Cohort",
+    "ClusterQueue",
+    "LocalQueue",
+)
+
+
+def sync_order(resource: Resource) -> tuple[int, str, str, str]:
+    kind = resource.kind
+    rank = KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+    return (rank, kind, resource.namespace or "", resource.name)
+
+
+@dataclass
+class Applied:
+    resource: Resource
+    error: str | None = None
+
+
+def apply_all(cluster: KubeCluster, resources: list[Resource], *, manager: str = ARGOCD_MANAGER,
+              dry_run: bool = False) -> list[Applied]:
+    """Apply each object in sync order; one object's rejection does not stop the others."""
+    results = []
+    for resource in sorted(resources, key=sync_order):
+        try:
+            cluster.apply(resource.body, manager=manager, dry_run=dry_run)
+            results.append(Applied(resource))
+        except ClusterAccessError as exc:
+            results.append(Applied(resource, str(exc)))
+    return results
