@@ -35,7 +35,9 @@ class ClusterAccessError(AuditorError):
 
     exit_code = 3
 
-    def __init__(self, message: str, *, cluster: str | None = None, kind: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, cluster: str | None = None, kind: str | None = None
+    ) -> None:
         super().__init__(message)
         self.cluster = cluster
         self.kind = kind

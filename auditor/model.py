@@ -1,4 +1,4 @@
-"""The data every stage shares: objects from the repo, findings, and the report with its exit code."""
+"""The data every stage shares: repo objects, findings, and the report with its exit code."""
 
 from __future__ import annotations
 
@@ -113,15 +113,28 @@ class Finding:
     extra: dict[str, t.Any] = field(default_factory=dict)
 
     @classmethod
-    def about(cls, resource: Resource, rule: str, message: str, category: str,
-              path: t.Sequence[str | int] = (), **kw: t.Any) -> Finding:
+    def about(
+        cls,
+        resource: Resource,
+        rule: str,
+        message: str,
+        category: str,
+        path: t.Sequence[str | int] = (),
+        **kw: t.Any,
+    ) -> Finding:
         """A finding located at `resource` (and at `path` inside it, for the line)."""
         return cls(
-            rule=rule, message=message, category=category,
-            api_version=resource.api_version or None, kind=resource.kind or None,
-            namespace=resource.namespace, name=resource.name or None,
-            file=resource.file, line=resource.line_of(path) if path else resource.line,
-            path=format_path(path) if path else None, **kw,
+            rule=rule,
+            message=message,
+            category=category,
+            api_version=resource.api_version or None,
+            kind=resource.kind or None,
+            namespace=resource.namespace,
+            name=resource.name or None,
+            file=resource.file,
+            line=resource.line_of(path) if path else resource.line,
+            path=format_path(path) if path else None,
+            **kw,
         )
 
     def to_json(self) -> dict[str, t.Any]:

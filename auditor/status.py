@@ -50,13 +50,15 @@ def render_text(status: LiveStatus, profile: ClusterProfile) -> str:
         lines.append(
             f"  {cq['metadata']['name']:<16} cohort={spec.get('cohortName', '-'):<10} "
             f"stopPolicy={spec.get('stopPolicy', 'None'):<5} "
-            f"pending={st.get('pendingWorkloads', 0)} admitted={st.get('admittedWorkloads', 0)}")
+            f"pending={st.get('pendingWorkloads', 0)} admitted={st.get('admittedWorkloads', 0)}"
+        )
         lines.append(f"    {_quota_summary(cq)}")
     lines += ["", "LocalQueues:"]
     for lq in status.local_queues:
         meta = lq["metadata"]
-        lines.append(f"  {meta['namespace']}/{meta['name']:<12} -> "
-                     f"{lq.get('spec', {}).get('clusterQueue')}")
+        lines.append(
+            f"  {meta['namespace']}/{meta['name']:<12} -> {lq.get('spec', {}).get('clusterQueue')}"
+        )
     lines += ["", f"Namespaces ({key}):"]
     for ns in status.namespaces:
         labels = ns["metadata"].get("labels") or {}

@@ -45,8 +45,13 @@ class Applied:
     error: str | None = None
 
 
-def apply_all(cluster: KubeCluster, resources: list[Resource], *, manager: str = ARGOCD_MANAGER,
-              dry_run: bool = False) -> list[Applied]:
+def apply_all(
+    cluster: KubeCluster,
+    resources: list[Resource],
+    *,
+    manager: str = ARGOCD_MANAGER,
+    dry_run: bool = False,
+) -> list[Applied]:
     """Apply each object in sync order; one object's rejection does not stop the others."""
     results = []
     for resource in sorted(resources, key=sync_order):

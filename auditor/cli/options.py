@@ -26,14 +26,28 @@ F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
 def cluster_access(func: F) -> F:
     """--kubeconfig and --context, as kubectl has them."""
-    func = click.option("--context", "context", metavar="NAME",
-                        help="Kubeconfig context to use instead of the cluster profile's.")(func)
-    func = click.option("--kubeconfig", type=click.Path(dir_okay=False), metavar="FILE",
-                        help="Kubeconfig file; alone, its current context is used.")(func)
+    func = click.option(
+        "--context",
+        "context",
+        metavar="NAME",
+        help="Kubeconfig context to use instead of the cluster profile's.",
+    )(func)
+    func = click.option(
+        "--kubeconfig",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="Kubeconfig file; alone, its current context is used.",
+    )(func)
     return func
 
 
 def output_format(func: F) -> F:
-    return click.option("-o", "--output", "output", default="text", show_default=True,
-                        type=click.Choice(["text", "json", "markdown"]),
-                        help="Report format.")(func)
+    return click.option(
+        "-o",
+        "--output",
+        "output",
+        default="text",
+        show_default=True,
+        type=click.Choice(["text", "json", "markdown"]),
+        help="Report format.",
+    )(func)

@@ -6,8 +6,9 @@ from auditor.live.kube import KubeCluster
 from auditor.repo.profiles import ClusterProfile
 
 
-def connect(profile: ClusterProfile, *, kubeconfig: str | None = None,
-            context: str | None = None) -> KubeCluster:
+def connect(
+    profile: ClusterProfile, *, kubeconfig: str | None = None, context: str | None = None
+) -> KubeCluster:
     """--context wins; --kubeconfig alone means its current context; else the profile's."""
     if context is None and kubeconfig is None:
         context = profile.context

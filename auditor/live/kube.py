@@ -7,6 +7,7 @@ close to the cost of the raw LIST calls it needs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import typing as t
 from dataclasses import dataclass
@@ -45,10 +46,13 @@ class KubeCluster:
         self._discovery: dict[str, dict[str, ApiResource]] = {}
 
     @classmethod
-    def connect(cls, name: str, *, kubeconfig: str | None = None,
-                context: str | None = None) -> KubeCluster:
+    def connect(
+        cls, name: str, *, kubeconfig: str | None = None, context: str | None = None
+    ) -> KubeCluster:
         try:
-            api = config.new_client_from_config(config_file=kubeconfig, context=context)
+            api = config.new_client_from_config(  # type: ignore[no-untyped-call]
+                config_file=kubeconfig, context=context
+            )
         except (ConfigException, OSError, TypeError) as exc:
             where = kubeconfig or "the default kubeconfig"
             raise ConfigError(
@@ -63,30 +67,47 @@ class KubeCluster:
 
     # -- raw requests -------------------------------------------------------------------------
 
-    def request(self, method: str, path: str, *, query: list[tuple[str, t.Any]] | None = None,
-                body: t.Any = None, content_type: str = "application/json",
-                what: str | None = None) -> t.Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, t.Any]] | None = None,
+        body: t.Any = None,
+        content_type: str = "application/json",
+        what: str | None = None,
+    ) -> t.Any:
         """Send one request and return the decoded JSON; failures become ClusterAccessError."""
         headers = {"Accept": "application/json", "Content-Type": content_type}
         try:
             method, url, headers, body, _ = self.api.param_serialize(
-                method, path, query_params=query or [], header_params=headers, body=body,
-                auth_settings=["BearerToken"])
-            resp = self.api.call_api(method, url, header_params=headers, body=body,
-                                     _request_timeout=TIMEOUT)
-            data = resp.read()
+                method,
+                path,
+                query_params=query or [],
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+            )
+            resp = self.api.call_api(
+                method, url, header_params=headers, body=body, _request_timeout=TIMEOUT
+            )
+            data = resp.read()  # type: ignore[no-untyped-call]
             if not 200 <= resp.status < 300:
                 raise ApiException(http_resp=resp)
         except ApiException as exc:
             if exc.status == 0:  # the client's way of saying TLS or transport failed
                 raise ClusterAccessError(
                     f"cluster {self.name} at {self.server} is unreachable: {exc.reason}",
-                    cluster=self.name, kind=what) from exc
+                    cluster=self.name,
+                    kind=what,
+                ) from exc
             raise _api_error(self.name, what or path, exc) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ClusterAccessError(
                 f"cluster {self.name} at {self.server} is unreachable ({type(exc).__name__}: "
-                f"{exc})", cluster=self.name, kind=what,
+                f"{exc})",
+                cluster=self.name,
+                kind=what,
             ) from exc
         return json.loads(data) if data else None
 
@@ -101,7 +122,8 @@ class KubeCluster:
                 if "404" in str(exc):
                     raise KindNotServed(
                         f"cluster {self.name} does not serve {api_version}",
-                        cluster=self.name, kind=kind,
+                        cluster=self.name,
+                        kind=kind,
                     ) from exc
                 raise
             self._discovery[api_version] = {
@@ -113,7 +135,8 @@ class KubeCluster:
         if found is None:
             raise KindNotServed(
                 f"cluster {self.name} does not serve {kind} in {api_version}",
-                cluster=self.name, kind=kind,
+                cluster=self.name,
+                kind=kind,
             )
         return found
 
@@ -125,8 +148,9 @@ class KubeCluster:
                 return [v["version"] for v in g["versions"]]
         return []
 
-    def path(self, api_version: str, kind: str, namespace: str | None = None,
-             name: str | None = None) -> str:
+    def path(
+        self, api_version: str, kind: str, namespace: str | None = None, name: str | None = None
+    ) -> str:
         res = self.resource(api_version, kind)
         base = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
         if res.namespaced and namespace:
@@ -155,54 +179,83 @@ class KubeCluster:
                 return items
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Json:
-        return t.cast(Json, self.request(
-            "GET", self.path(api_version, kind, namespace, name), what=f"GET {kind} {name}"))
+        return t.cast(
+            Json,
+            self.request(
+                "GET", self.path(api_version, kind, namespace, name), what=f"GET {kind} {name}"
+            ),
+        )
 
-    def apply(self, body: Json, *, manager: str, force: bool = True,
-              dry_run: bool = False) -> Json:
+    def apply(self, body: Json, *, manager: str, force: bool = True, dry_run: bool = False) -> Json:
         """Server-side apply, as Argo CD's ServerSideApply=true sync does."""
         meta = body.get("metadata") or {}
         path = self.path(body["apiVersion"], body["kind"], meta.get("namespace"), meta.get("name"))
         query: list[tuple[str, t.Any]] = [("fieldManager", manager), ("force", force)]
         if dry_run:
             query.append(("dryRun", "All"))
-        return t.cast(Json, self.request(
-            "PATCH", path, query=query, body=body, content_type="application/apply-patch+yaml",
-            what=f"apply {body['kind']} {meta.get('name')}",
-        ))
+        return t.cast(
+            Json,
+            self.request(
+                "PATCH",
+                path,
+                query=query,
+                body=body,
+                content_type="application/apply-patch+yaml",
+                what=f"apply {body['kind']} {meta.get('name')}",
+            ),
+        )
 
-    def patch(self, api_version: str, kind: str, name: str, patch: Json, *,
-              namespace: str | None = None, manager: str = "kubectl-edit") -> Json:
+    def patch(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        patch: Json,
+        *,
+        namespace: str | None = None,
+        manager: str = "kubectl-edit",
+    ) -> Json:
         """A JSON merge patch, the way a person with kubectl edit or patch changes an object."""
-        return t.cast(Json, self.request(
-            "PATCH", self.path(api_version, kind, namespace, name),
-            query=[("fieldManager", manager)], body=patch,
-            content_type="application/merge-patch+json", what=f"patch {kind} {name}",
-        ))
+        return t.cast(
+            Json,
+            self.request(
+                "PATCH",
+                self.path(api_version, kind, namespace, name),
+                query=[("fieldManager", manager)],
+                body=patch,
+                content_type="application/merge-patch+json",
+                what=f"patch {kind} {name}",
+            ),
+        )
 
     def create(self, body: Json) -> Json:
         meta = body.get("metadata") or {}
-        return t.cast(Json, self.request(
-            "POST", self.path(body["apiVersion"], body["kind"], meta.get("namespace")),
-            body=body, what=f"create {body['kind']} {meta.get('name')}",
-        ))
+        return t.cast(
+            Json,
+            self.request(
+                "POST",
+                self.path(body["apiVersion"], body["kind"], meta.get("namespace")),
+                body=body,
+                what=f"create {body['kind']} {meta.get('name')}",
+            ),
+        )
 
-    def delete(self, api_version: str, kind: str, name: str,
-               namespace: str | None = None) -> None:
-        self.request("DELETE", self.path(api_version, kind, namespace, name),
-                     what=f"delete {kind} {name}")
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
+        self.request(
+            "DELETE", self.path(api_version, kind, namespace, name), what=f"delete {kind} {name}"
+        )
 
 
 def _api_error(cluster: str, what: str, exc: ApiException) -> ClusterAccessError:
     reason = exc.reason or ""
-    try:
+    with contextlib.suppress(ValueError, AttributeError):
         reason = json.loads(exc.body or "{}").get("message") or reason
-    except (ValueError, AttributeError):
-        pass
     status = {401: "unauthorized", 403: "forbidden", 404: "not found"}.get(
-        int(exc.status or 0), f"HTTP {exc.status}")
+        int(exc.status or 0), f"HTTP {exc.status}"
+    )
     return ClusterAccessError(
-        f"cluster {cluster}: {what} {status} ({exc.status}): {reason}", cluster=cluster,
+        f"cluster {cluster}: {what} {status} ({exc.status}): {reason}",
+        cluster=cluster,
         kind=what,
     )
 

@@ -31,8 +31,10 @@ def find_root(start: Path) -> Path:
     for folder in (here, *here.parents):
         if (folder / CLUSTERS).is_dir():
             return folder
-    raise ConfigError(f"no kueue-gitops repository (a folder with clusters/) at or above {start}; "
-                      "run inside one or pass --repo DIR")
+    raise ConfigError(
+        f"no kueue-gitops repository (a folder with clusters/) at or above {start}; "
+        "run inside one or pass --repo DIR"
+    )
 
 
 @dataclass
@@ -117,36 +119,60 @@ class Repository:
             base = f"{TENANTS}/{tenant}"
             for sub in self.tree.subfolders(base):
                 if sub not in self.clusters:
-                    out.findings.append(Finding(
-                        rule="unknown-cluster-folder", category="layout",
-                        file=f"{base}/{sub}", line=None,
-                        message=f"{base}/{sub}/ names no cluster in {CLUSTERS}/; "
-                                "its manifests are synced nowhere"))
+                    out.findings.append(
+                        Finding(
+                            rule="unknown-cluster-folder",
+                            category="layout",
+                            file=f"{base}/{sub}",
+                            line=None,
+                            message=f"{base}/{sub}/ names no cluster in {CLUSTERS}/; "
+                            "its manifests are synced nowhere",
+                        )
+                    )
                 elif sub in wanted:
                     self._load_folder(out, f"{base}/{sub}", cluster=sub, tenant=tenant)
             for path in self.tree.files(base):
                 if posixpath.dirname(path) == base and posixpath.basename(path) != PROFILE_FILE:
-                    out.findings.append(Finding(
-                        rule="stray-manifest", category="layout", file=path, line=1,
-                        message="a manifest directly in a tenant folder is synced nowhere; "
-                                "move it into the folder of the cluster it is for"))
+                    out.findings.append(
+                        Finding(
+                            rule="stray-manifest",
+                            category="layout",
+                            file=path,
+                            line=1,
+                            message="a manifest directly in a tenant folder is synced nowhere; "
+                            "move it into the folder of the cluster it is for",
+                        )
+                    )
         _flag_duplicates(out)
         return out
 
-    def _load_folder(self, out: Loaded, folder: str, *, cluster: str,
-                     tenant: str | None) -> None:
+    def _load_folder(self, out: Loaded, folder: str, *, cluster: str, tenant: str | None) -> None:
         for path in self.tree.files(folder):
             if path == f"{folder}/{PROFILE_FILE}":
                 continue
             try:
                 data = self.tree.read(path)
             except SymlinkOutside as exc:
-                out.findings.append(Finding(rule="symlink-outside", category="input", file=path,
-                                            line=1, message=f"{exc}; not read"))
+                out.findings.append(
+                    Finding(
+                        rule="symlink-outside",
+                        category="input",
+                        file=path,
+                        line=1,
+                        message=f"{exc}; not read",
+                    )
+                )
                 continue
             except OSError as exc:
-                out.findings.append(Finding(rule="unreadable-file", category="input", file=path,
-                                            line=1, message=f"cannot read the file: {exc}"))
+                out.findings.append(
+                    Finding(
+                        rule="unreadable-file",
+                        category="input",
+                        file=path,
+                        line=1,
+                        message=f"cannot read the file: {exc}",
+                    )
+                )
                 continue
             found, problems = manifests.load_bytes(data, path)
             for problem in problems:
@@ -167,8 +193,14 @@ def _flag_duplicates(out: Loaded) -> None:
             seen[ident] = resource
             keep.append(resource)
             continue
-        out.findings.append(Finding.about(
-            resource, "duplicate-object", category="input", cluster=resource.cluster,
-            message=f"{resource.key} is defined twice for cluster {resource.cluster} (first at "
-                    f"{first.file}:{first.line}); Argo CD would fight itself over it"))
+        out.findings.append(
+            Finding.about(
+                resource,
+                "duplicate-object",
+                category="input",
+                cluster=resource.cluster,
+                message=f"{resource.key} is defined twice for cluster {resource.cluster} (first at "
+                f"{first.file}:{first.line}); Argo CD would fight itself over it",
+            )
+        )
     out.resources = keep

@@ -38,27 +38,35 @@ class _Builder:
     def build(self, node: yaml.Node, path: Path_ = ()) -> t.Any:
         self.visited += 1
         if self.visited > MAX_NODES:
-            raise _Problem("yaml-too-large",
-                           f"document expands to more than {MAX_NODES} nodes (an alias bomb?)",
-                           node.start_mark.line + 1)
+            raise _Problem(
+                "yaml-too-large",
+                f"document expands to more than {MAX_NODES} nodes (an alias bomb?)",
+                node.start_mark.line + 1,
+            )
         self.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             out: dict[t.Any, t.Any] = {}
             for key_node, value_node in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
-                    raise _Problem("yaml-merge-key", "YAML merge keys (<<) are not allowed in "
-                                   "manifests: Kubernetes tools disagree on them",
-                                   key_node.start_mark.line + 1)
+                    raise _Problem(
+                        "yaml-merge-key",
+                        "YAML merge keys (<<) are not allowed in "
+                        "manifests: Kubernetes tools disagree on them",
+                        key_node.start_mark.line + 1,
+                    )
                 key = self.loader.construct_object(key_node)
                 if not isinstance(key, str | int | float | bool) and key is not None:
-                    raise _Problem("yaml-bad-key", "mapping keys must be scalars",
-                                   key_node.start_mark.line + 1)
+                    raise _Problem(
+                        "yaml-bad-key", "mapping keys must be scalars", key_node.start_mark.line + 1
+                    )
                 if key in out:
-                    raise _Problem("yaml-duplicate-key",
-                                   f"duplicate key {key!r} (first at line "
-                                   f"{self.lines.get((*path, str(key)), '?')}); Kubernetes "
-                                   "would silently keep only one of them",
-                                   key_node.start_mark.line + 1)
+                    raise _Problem(
+                        "yaml-duplicate-key",
+                        f"duplicate key {key!r} (first at line "
+                        f"{self.lines.get((*path, str(key)), '?')}); Kubernetes "
+                        "would silently keep only one of them",
+                        key_node.start_mark.line + 1,
+                    )
                 self.lines[(*path, str(key))] = key_node.start_mark.line + 1
                 out[key] = self.build(value_node, (*path, str(key)))
             return out
@@ -94,18 +102,29 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
             if body is None:
                 continue  # an empty document, e.g. a trailing `---`
             if not isinstance(body, dict):
-                findings.append(_finding(file, line, "not-a-mapping",
-                                         f"a document must be a mapping (an object), "
-                                         f"not a {type(body).__name__}"))
+                findings.append(
+                    _finding(
+                        file,
+                        line,
+                        "not-a-mapping",
+                        f"a document must be a mapping (an object), not a {type(body).__name__}",
+                    )
+                )
                 continue
             resource = Resource(body, file, line, builder.lines)
-            missing = [k for k in ("apiVersion", "kind") if not isinstance(body.get(k), str)
-                       or not body.get(k)]
+            missing = [
+                k
+                for k in ("apiVersion", "kind")
+                if not isinstance(body.get(k), str) or not body.get(k)
+            ]
             if not missing and not resource.name:
                 missing.append("metadata.name")
             if missing:
-                findings.append(_finding(file, line, "missing-identity",
-                                         f"the object has no {', '.join(missing)}"))
+                findings.append(
+                    _finding(
+                        file, line, "missing-identity", f"the object has no {', '.join(missing)}"
+                    )
+                )
                 continue
             resources.append(resource)
     finally:
@@ -125,9 +144,15 @@ def load_bytes(data: bytes, file: str) -> tuple[list[Resource], list[Finding]]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return [], [_finding(file, line, "not-utf8",
-                             f"the file is not UTF-8 (byte 0x{data[exc.start]:02x} at offset "
-                             f"{exc.start}); save it as UTF-8")]
+        return [], [
+            _finding(
+                file,
+                line,
+                "not-utf8",
+                f"the file is not UTF-8 (byte 0x{data[exc.start]:02x} at offset "
+                f"{exc.start}); save it as UTF-8",
+            )
+        ]
     if text.startswith("\ufeff"):
         text = text[1:]
     return load_text(text, file)

@@ -69,12 +69,15 @@ def _validate(resource: Resource, schema_name: str, folder: str) -> dict[str, t.
         err = errors[0]
         line = resource.line_of(list(err.absolute_path))
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise ConfigError(f"{resource.file}:{line}: invalid {schema_name} at {where}: "
-                          f"{err.message}")
+        raise ConfigError(
+            f"{resource.file}:{line}: invalid {schema_name} at {where}: {err.message}"
+        )
     name = resource.body["metadata"]["name"]
     if name != folder:
-        raise ConfigError(f"{resource.file}:{resource.line_of(['metadata', 'name'])}: "
-                          f"profile name {name!r} must equal its folder name {folder!r}")
+        raise ConfigError(
+            f"{resource.file}:{resource.line_of(['metadata', 'name'])}: "
+            f"profile name {name!r} must equal its folder name {folder!r}"
+        )
     return t.cast(dict[str, t.Any], resource.body["spec"])
 
 
@@ -82,10 +85,15 @@ def cluster_profile(resource: Resource, folder: str) -> ClusterProfile:
     spec = _validate(resource, "clusterprofile", folder)
     label = spec["admissionLabel"]
     return ClusterProfile(
-        name=folder, file=resource.file, context=spec["context"], owners=tuple(spec["owners"]),
+        name=folder,
+        file=resource.file,
+        context=spec["context"],
+        owners=tuple(spec["owners"]),
         kueue_api_versions=tuple(spec["kueue"]["apiVersions"]),
-        admission_label=(label["key"], label["value"]), tenant_label=spec.get("tenantLabel"),
-        capacity=spec["capacity"], verify_allowed=bool(spec.get("verify", {}).get("allowed")),
+        admission_label=(label["key"], label["value"]),
+        tenant_label=spec.get("tenantLabel"),
+        capacity=spec["capacity"],
+        verify_allowed=bool(spec.get("verify", {}).get("allowed")),
     )
 
 
@@ -94,7 +102,10 @@ def tenant_profile(resource: Resource, folder: str) -> TenantProfile:
     prio = spec.get("priorityClasses", {})
     pre = spec.get("preemption", {})
     return TenantProfile(
-        name=folder, file=resource.file, owners=tuple(spec["owners"]), group=spec.get("group"),
+        name=folder,
+        file=resource.file,
+        owners=tuple(spec["owners"]),
+        group=spec.get("group"),
         clusters={
             c: TenantCluster(tuple(v["namespaces"]), tuple(v["clusterQueues"]))
             for c, v in spec["clusters"].items()

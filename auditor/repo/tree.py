@@ -37,8 +37,11 @@ class WorkTree:
         base = self._path(folder)
         if not base.is_dir():
             return []
-        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*")
-                      if p.suffix in MANIFEST_SUFFIXES and (p.is_file() or p.is_symlink()))
+        return sorted(
+            p.relative_to(self.root).as_posix()
+            for p in base.rglob("*")
+            if p.suffix in MANIFEST_SUFFIXES and (p.is_file() or p.is_symlink())
+        )
 
     def read(self, path: str) -> bytes:
         full = self._path(path)

@@ -103,8 +103,16 @@ def ensure_built(testenv: Path, *, log: t.Callable[[str], None] | None = None) -
         k8s = _module_version(testenv, "k8s.io/kubernetes")
         for name, package in BINARIES.items():
             say(f"building {name} from {package} (first build takes minutes)")
-            _go("build", "-trimpath", "-ldflags", _version_ldflags(k8s), "-o",
-                str(toolchain.binary(name)), package, cwd=testenv)
+            _go(
+                "build",
+                "-trimpath",
+                "-ldflags",
+                _version_ldflags(k8s),
+                "-o",
+                str(toolchain.binary(name)),
+                package,
+                cwd=testenv,
+            )
         _copy_kueue_crds(testenv, toolchain.root / "crds" / "kueue")
         versions = {
             m: _module_version(testenv, m)
@@ -119,10 +127,16 @@ def _version_ldflags(k8s: str) -> str:
     """Stamp the release into the binaries, as upstream's build does, so clients see v1.X.Y."""
     major, minor = k8s.lstrip("v").split(".")[:2]
     pkg = "k8s.io/component-base/version"
-    return " ".join([
-        f"-X {pkg}.gitVersion={k8s}", f"-X {pkg}.gitMajor={major}", f"-X {pkg}.gitMinor={minor}",
-        f"-X {pkg}.gitTreeState=clean", "-s", "-w",
-    ])
+    return " ".join(
+        [
+            f"-X {pkg}.gitVersion={k8s}",
+            f"-X {pkg}.gitMajor={major}",
+            f"-X {pkg}.gitMinor={minor}",
+            f"-X {pkg}.gitTreeState=clean",
+            "-s",
+            "-w",
+        ]
+    )
 
 
 def _copy_kueue_crds(testenv: Path, dest: Path) -> None:
@@ -134,4 +148,3 @@ def _copy_kueue_crds(testenv: Path, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for crd in crds:
         shutil.copyfile(crd, dest / crd.name)
-

@@ -6,6 +6,7 @@ by side. `up` starts detached processes and records their pids; `down` stops exa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -32,7 +33,8 @@ ADMIN_USER = "kueue-gitops-admin"
 
 
 def sandboxes_root() -> Path:
-    return cache_root() / "sandboxes"
+    env = os.environ.get("KUEUE_GITOPS_SANDBOXES")
+    return Path(env) if env else cache_root() / "sandboxes"
 
 
 def _free_port() -> int:
@@ -88,8 +90,13 @@ class Sandbox:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
-    def up(self, toolchain: Toolchain, *, timeout: float = READY_TIMEOUT,
-           log: t.Callable[[str], None] | None = None) -> SandboxState:
+    def up(
+        self,
+        toolchain: Toolchain,
+        *,
+        timeout: float = READY_TIMEOUT,
+        log: t.Callable[[str], None] | None = None,
+    ) -> SandboxState:
         say = log or (lambda _m: None)
         if self.running():
             raise SandboxError(f"sandbox {self.name} is already up; `sandbox down` it first")
@@ -98,44 +105,63 @@ class Sandbox:
         self.dir.mkdir(parents=True)
         self.logs.mkdir(exist_ok=True)
         started = time.monotonic()
-        state = SandboxState(self.name, _free_port(), _free_port(), _free_port(),
-                             started=time.time(), versions=toolchain.versions)
+        state = SandboxState(
+            self.name,
+            _free_port(),
+            _free_port(),
+            _free_port(),
+            started=time.time(),
+            versions=toolchain.versions,
+        )
         ca = pki.CertificateAuthority(self.pki)
         serving = ca.issue("apiserver", "kube-apiserver", server=True)
         admin = ca.issue("admin", ADMIN_USER, organizations=("system:masters",))
         sa = pki.service_account_keys(self.pki)
 
-        state.pids["etcd"] = self._spawn("etcd", [
-            str(toolchain.binary("etcd")),
-            "--name", "sandbox",
-            "--data-dir", str(self.dir / "etcd"),
-            "--listen-client-urls", f"http://127.0.0.1:{state.etcd_port}",
-            "--advertise-client-urls", f"http://127.0.0.1:{state.etcd_port}",
-            "--listen-peer-urls", f"http://127.0.0.1:{state.etcd_peer_port}",
-            "--initial-advertise-peer-urls", f"http://127.0.0.1:{state.etcd_peer_port}",
-            "--initial-cluster", f"sandbox=http://127.0.0.1:{state.etcd_peer_port}",
-            "--unsafe-no-fsync",  # a throwaway store: durability buys nothing here
-        ])
+        state.pids["etcd"] = self._spawn(
+            "etcd",
+            [
+                str(toolchain.binary("etcd")),
+                "--name",
+                "sandbox",
+                "--data-dir",
+                str(self.dir / "etcd"),
+                "--listen-client-urls",
+                f"http://127.0.0.1:{state.etcd_port}",
+                "--advertise-client-urls",
+                f"http://127.0.0.1:{state.etcd_port}",
+                "--listen-peer-urls",
+                f"http://127.0.0.1:{state.etcd_peer_port}",
+                "--initial-advertise-peer-urls",
+                f"http://127.0.0.1:{state.etcd_peer_port}",
+                "--initial-cluster",
+                f"sandbox=http://127.0.0.1:{state.etcd_peer_port}",
+                "--unsafe-no-fsync",  # a throwaway store: durability buys nothing here
+            ],
+        )
         self._save(state)
-        state.pids["kube-apiserver"] = self._spawn("kube-apiserver", [
-            str(toolchain.binary("kube-apiserver")),
-            f"--etcd-servers=http://127.0.0.1:{state.etcd_port}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
-            f"--secure-port={state.api_port}",
-            f"--cert-dir={self.dir / 'apiserver-certs'}",
-            f"--tls-cert-file={serving.cert}",
-            f"--tls-private-key-file={serving.key}",
-            f"--client-ca-file={ca.cert_path}",
-            "--authorization-mode=RBAC",
-            f"--service-account-key-file={sa.cert}",
-            f"--service-account-signing-key-file={sa.key}",
-            "--service-account-issuer=https://kubernetes.default.svc",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            "--allow-privileged=true",
-            "--enable-priority-and-fairness=false",
-            "--endpoint-reconciler-type=none",
-        ])
+        state.pids["kube-apiserver"] = self._spawn(
+            "kube-apiserver",
+            [
+                str(toolchain.binary("kube-apiserver")),
+                f"--etcd-servers=http://127.0.0.1:{state.etcd_port}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={state.api_port}",
+                f"--cert-dir={self.dir / 'apiserver-certs'}",
+                f"--tls-cert-file={serving.cert}",
+                f"--tls-private-key-file={serving.key}",
+                f"--client-ca-file={ca.cert_path}",
+                "--authorization-mode=RBAC",
+                f"--service-account-key-file={sa.cert}",
+                f"--service-account-signing-key-file={sa.key}",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                "--allow-privileged=true",
+                "--enable-priority-and-fairness=false",
+                "--endpoint-reconciler-type=none",
+            ],
+        )
         self._save(state)
         self.write_kubeconfig(self.kubeconfig, admin, user=ADMIN_USER)
         try:
@@ -147,8 +173,10 @@ class Sandbox:
             raise
         state.ready_seconds = round(time.monotonic() - started, 2)
         self._save(state)
-        say(f"sandbox {self.name}: kube-apiserver ready at {self.server} "
-            f"after {state.ready_seconds}s")
+        say(
+            f"sandbox {self.name}: kube-apiserver ready at {self.server} "
+            f"after {state.ready_seconds}s"
+        )
         return state
 
     def down(self) -> list[str]:
@@ -183,15 +211,30 @@ class Sandbox:
         doc = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": self.context, "cluster": {
-                "server": f"https://127.0.0.1:{st.api_port}",
-                "certificate-authority": str(self.pki / "ca.crt"),
-            }}],
-            "users": [{"name": f"{self.name}:{user}", "user": {
-                "client-certificate": str(pair.cert), "client-key": str(pair.key),
-            }}],
-            "contexts": [{"name": self.context,
-                          "context": {"cluster": self.context, "user": f"{self.name}:{user}"}}],
+            "clusters": [
+                {
+                    "name": self.context,
+                    "cluster": {
+                        "server": f"https://127.0.0.1:{st.api_port}",
+                        "certificate-authority": str(self.pki / "ca.crt"),
+                    },
+                }
+            ],
+            "users": [
+                {
+                    "name": f"{self.name}:{user}",
+                    "user": {
+                        "client-certificate": str(pair.cert),
+                        "client-key": str(pair.key),
+                    },
+                }
+            ],
+            "contexts": [
+                {
+                    "name": self.context,
+                    "context": {"cluster": self.context, "user": f"{self.name}:{user}"},
+                }
+            ],
             "current-context": self.context,
         }
         path.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -201,9 +244,15 @@ class Sandbox:
 
     def _spawn(self, name: str, argv: list[str]) -> int:
         out = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (the child keeps it open)
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         out.close()
+        _CHILDREN[proc.pid] = proc
         return proc.pid
 
     def _save(self, state: SandboxState) -> None:
@@ -221,7 +270,8 @@ class Sandbox:
                 if not _alive(pid):
                     raise SandboxError(
                         f"{name} exited while the sandbox was starting; last lines of "
-                        f"{self.logs / (name + '.log')}:\n{self._tail(name)}")
+                        f"{self.logs / (name + '.log')}:\n{self._tail(name)}"
+                    )
             try:
                 with urllib.request.urlopen(f"{self.server}/readyz", context=ctx, timeout=5) as r:
                     if r.status == 200:
@@ -233,7 +283,8 @@ class Sandbox:
             time.sleep(0.25)
         raise SandboxError(
             f"kube-apiserver was not ready within {timeout:.0f}s ({last}); last lines of "
-            f"{self.logs / 'kube-apiserver.log'}:\n{self._tail('kube-apiserver')}")
+            f"{self.logs / 'kube-apiserver.log'}:\n{self._tail('kube-apiserver')}"
+        )
 
     def _tail(self, name: str, lines: int = 15) -> str:
         path = self.logs / f"{name}.log"
@@ -242,13 +293,14 @@ class Sandbox:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
+# Children started by this process, kept so they are reaped (and not warned about) properly.
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
 def _alive(pid: int) -> bool:
-    try:
-        waited, _ = os.waitpid(pid, os.WNOHANG)
-        if waited == pid:
-            return False  # our own child, and it has exited
-    except ChildProcessError:
-        pass  # not our child (started by an earlier `sandbox up`)
+    child = _CHILDREN.get(pid)
+    if child is not None:
+        return child.poll() is None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -268,10 +320,12 @@ def _stop(pid: int, grace: float = 10.0) -> bool:
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         if not _alive(pid):
+            _CHILDREN.pop(pid, None)
             return True
         time.sleep(0.1)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    child = _CHILDREN.pop(pid, None)
+    if child is not None:
+        child.wait(timeout=grace)
     return True

@@ -29,8 +29,7 @@ def load_crds(paths: list[Path]) -> list[dict[str, t.Any]]:
     return crds
 
 
-def install(cluster: KubeCluster, crds: list[dict[str, t.Any]], *,
-            timeout: float = 60.0) -> None:
+def install(cluster: KubeCluster, crds: list[dict[str, t.Any]], *, timeout: float = 60.0) -> None:
     for crd in crds:
         cluster.apply(crd, manager="kueue-gitops-sandbox")
     wanted = {c["metadata"]["name"] for c in crds}
@@ -39,11 +38,14 @@ def install(cluster: KubeCluster, crds: list[dict[str, t.Any]], *,
         established = {
             c["metadata"]["name"]
             for c in cluster.list(CRD_API, "CustomResourceDefinition")
-            if any(cond.get("type") == "Established" and cond.get("status") == "True"
-                   for cond in (c.get("status") or {}).get("conditions") or [])
+            if any(
+                cond.get("type") == "Established" and cond.get("status") == "True"
+                for cond in (c.get("status") or {}).get("conditions") or []
+            )
         }
         if wanted <= established:
             return
         time.sleep(0.2)
-    raise SandboxError(f"CRDs not established within {timeout:.0f}s: "
-                       f"{', '.join(sorted(wanted - established))}")
+    raise SandboxError(
+        f"CRDs not established within {timeout:.0f}s: {', '.join(sorted(wanted - established))}"
+    )

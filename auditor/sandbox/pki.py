@@ -67,19 +67,31 @@ class CertificateAuthority:
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .add_extension(
                 x509.KeyUsage(
-                    digital_signature=True, key_cert_sign=True, crl_sign=True,
-                    content_commitment=False, key_encipherment=False, data_encipherment=False,
-                    key_agreement=False, encipher_only=False, decipher_only=False,
+                    digital_signature=True,
+                    key_cert_sign=True,
+                    crl_sign=True,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    encipher_only=False,
+                    decipher_only=False,
                 ),
                 critical=True,
             )
-            .sign(self._key, hashes.SHA256())  # type: ignore[arg-type]
+            .sign(self._key, hashes.SHA256())
         )
-        key_path.write_bytes(_key_pem(self._key))  # type: ignore[arg-type]
+        key_path.write_bytes(_key_pem(self._key))
         self.cert_path.write_bytes(self._cert.public_bytes(serialization.Encoding.PEM))
 
-    def issue(self, stem: str, common_name: str, *, organizations: tuple[str, ...] = (),
-              server: bool = False) -> KeyPair:
+    def issue(
+        self,
+        stem: str,
+        common_name: str,
+        *,
+        organizations: tuple[str, ...] = (),
+        server: bool = False,
+    ) -> KeyPair:
         """Sign a serving (localhost, 127.0.0.1) or client certificate; reuse it if present."""
         pair = KeyPair(self.folder / f"{stem}.crt", self.folder / f"{stem}.key")
         if pair.cert.exists():
@@ -119,6 +131,9 @@ def service_account_keys(folder: Path) -> KeyPair:
     if not pair.key.exists():
         key = _key()
         pair.key.write_bytes(_key_pem(key))
-        pair.cert.write_bytes(key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+        pair.cert.write_bytes(
+            key.public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+        )
     return pair

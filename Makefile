@@ -1,0 +1,29 @@
+# The two commands: `make demo` (the main job, against local sandboxes) and `make test`.
+# Everything else they need (a virtualenv, the control-plane build) is made on first use.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint setup clean-sandboxes
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+demo: setup
+	PATH="$(abspath $(BIN)):$$PATH" ./scripts/demo.sh
+
+lint: setup
+	$(BIN)/ruff check auditor tests bench
+	$(BIN)/mypy
+
+test: setup lint
+	$(BIN)/kueue-gitops sandbox build
+	$(BIN)/pytest
+
+clean-sandboxes: setup
+	$(BIN)/kueue-gitops sandbox down --all

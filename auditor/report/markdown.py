@@ -1,0 +1,37 @@
+"""Markdown for pull-request comments and scheduled-report issues."""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.model import Report
+
+MARKER = "<!-- kueue-gitops-report -->"  # lets a workflow find and update its own comment
+
+
+def _cell(value: t.Any) -> str:
+    text = "" if value is None else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def write(report: Report, stream: t.TextIO) -> None:
+    icon = {"clean": "✅", "findings": "❌", "incomplete": "⚠️"}[report.status]
+    stream.write(f"{MARKER}\n### {icon} kueue-gitops {report.command}: {report.status}\n\n")
+    for c in report.clusters:
+        if c.errors:
+            stream.write(f"**{c.name} incomplete:** " + "; ".join(c.errors) + "\n\n")
+    if not report.findings:
+        stream.write("No findings.\n")
+        return
+    drift = any(f.change for f in report.findings)
+    cols = ["Severity", "Cluster", "Category", "Object", "Where", "Message"]
+    if drift:
+        cols[4:4] = ["Field", "Repo", "Live"]
+    stream.write("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n")
+    for f in report.findings:
+        obj = f"{f.kind} {f.namespace + '/' if f.namespace else ''}{f.name}" if f.kind else ""
+        where = f"`{f.file}:{f.line}`" if f.file else ""
+        row = [str(f.severity), f.cluster or "", f.category, obj, where, f.message]
+        if drift:
+            row[4:4] = [f"`{f.path}`" if f.path else "", f.desired, f.live]
+        stream.write("| " + " | ".join(_cell(v) for v in row) + " |\n")

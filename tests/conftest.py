@@ -1,0 +1,72 @@
+"""Fixtures shared by every test: the CLI runner and, for integration tests, real sandboxes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import typing as t
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from auditor.cli.main import cli
+from auditor.sandbox import Sandbox, Toolchain, ensure_built
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_line(argv: list[str], **kw: t.Any) -> Result:
+    """Run one shell-like line, e.g. run_line(["kueue-gitops", "validate"])."""
+    assert argv[0] == "kueue-gitops"
+    return CliRunner().invoke(cli, argv[1:], catch_exceptions=False, **kw)
+
+
+@pytest.fixture
+def repo_copy(tmp_path: Path) -> Path:
+    """A private copy of this repository's clusters/ and tenants/ to change freely."""
+    for folder in ("clusters", "tenants"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    return tmp_path
+
+
+@pytest.fixture(scope="session")
+def toolchain() -> Toolchain:
+    return ensure_built(ROOT / "testenv", log=print)
+
+
+@pytest.fixture(scope="session")
+def sandboxes_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sandboxes")
+
+
+def start_sandbox(toolchain: Toolchain, root: Path, name: str) -> Sandbox:
+    """Start a sandbox or fail the test loudly: integration tests never skip for lack of one."""
+    box = Sandbox(name, root=root)
+    try:
+        box.up(toolchain)
+    except Exception as exc:
+        pytest.fail(f"the sandbox {name} could not start: {exc}", pytrace=False)
+    return box
+
+
+@pytest.fixture(scope="session")
+def sandbox(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
+    """One real etcd + kube-apiserver with Kueue's CRDs, shared by the session."""
+    box = start_sandbox(toolchain, sandboxes_dir, f"gpu-prod-{os.getpid()}")
+    yield box
+    box.down()
+
+
+@pytest.fixture
+def fresh_sandbox(
+    toolchain: Toolchain, sandboxes_dir: Path, request: pytest.FixtureRequest
+) -> t.Iterator[Sandbox]:
+    """A sandbox of the test's own, for tests that change or stop the cluster."""
+    box = start_sandbox(
+        toolchain,
+        sandboxes_dir,
+        f"t{os.getpid()}-{request.node.name[:20]}".replace("[", "-").replace("]", "").lower(),
+    )
+    yield box
+    box.down()

@@ -1,0 +1,126 @@
+"""The sandbox is a real control plane: served APIs, real authentication, the RBAC authorizer."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from auditor.errors import ClusterAccessError, SandboxError
+from auditor.repo.layout import Repository
+from auditor.sandbox import Sandbox, Toolchain
+from auditor.sync import apply_all
+from tests.conftest import ROOT, run_line
+
+
+def test_serves_both_kueue_versions_and_crds_without_conversion_webhook(sandbox: Sandbox) -> None:
+    cluster = sandbox.connect()
+    assert set(cluster.served_versions("kueue.x-k8s.io")) >= {"v1beta1", "v1beta2"}
+    crd = cluster.get(
+        "apiextensions.k8s.io/v1", "CustomResourceDefinition", "clusterqueues.kueue.x-k8s.io"
+    )
+    assert crd["spec"].get("conversion", {}).get("strategy", "None") == "None"
+    storage = [v["name"] for v in crd["spec"]["versions"] if v["storage"]]
+    assert storage == ["v1beta2"]
+
+
+def test_rbac_authorizer_is_on_for_other_identities(sandbox: Sandbox) -> None:
+    nobody = sandbox.connect(sandbox.credentials("nobody", ("example-org:team-a",)))
+    with pytest.raises(ClusterAccessError, match="forbidden"):
+        nobody.list("kueue.x-k8s.io/v1beta2", "ClusterQueue")
+
+
+@pytest.mark.parametrize("cluster", ["gpu-prod", "gpu-staging"])
+def test_every_manifest_of_the_repo_applies_for_real(fresh_sandbox: Sandbox, cluster: str) -> None:
+    resources = Repository.open(ROOT).load([cluster]).for_cluster(cluster)
+    results = apply_all(fresh_sandbox.connect(), resources)
+    assert [(str(r.resource.key), r.error) for r in results if r.error] == []
+    live = fresh_sandbox.connect()
+    for kind in ("ClusterQueue", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass"):
+        names = {
+            (o["metadata"].get("namespace"), o["metadata"]["name"])
+            for o in live.list("kueue.x-k8s.io/v1beta2", kind)
+        }
+        assert names == {(r.namespace, r.name) for r in resources if r.kind == kind}
+
+
+def test_borrowing_limit_without_cohort_is_rejected_by_the_real_api_server(
+    sandbox: Sandbox,
+) -> None:
+    [cq, *_] = [
+        r for r in Repository.open(ROOT).load(["gpu-prod"]).resources if r.kind == "ClusterQueue"
+    ]
+    body = {**cq.body, "metadata": {"name": "no-cohort-cq"}}
+    body["spec"] = {k: v for k, v in cq.body["spec"].items() if k != "cohortName"}
+    with pytest.raises(ClusterAccessError, match="borrowingLimit must be nil when cohort is empty"):
+        sandbox.connect().apply(body, manager="test")
+
+
+def test_cli_lifecycle_two_sandboxes_side_by_side(
+    tmp_path: Path, toolchain: Toolchain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUEUE_GITOPS_SANDBOXES", str(tmp_path))
+    up = run_line(["kueue-gitops", "--repo", str(ROOT), "sandbox", "up", "one", "two"])
+    try:
+        assert up.exit_code == 0, up.output
+        one, two = Sandbox("one", tmp_path), Sandbox("two", tmp_path)
+        assert one.running() and two.running()
+        assert one.server != two.server
+        env = run_line(["kueue-gitops", "sandbox", "env"])
+        assert env.output.strip() == f"export KUBECONFIG={one.kubeconfig}:{two.kubeconfig}"
+        applied = run_line(
+            [
+                "kueue-gitops",
+                "--repo",
+                str(ROOT),
+                "sandbox",
+                "apply",
+                "--cluster",
+                "gpu-staging",
+                "--name",
+                "two",
+            ]
+        )
+        assert applied.exit_code == 0, applied.output
+        assert "18 applied, 0 rejected" in applied.output
+        pids = list((one.state() or pytest.fail("no state")).pids.values())
+    finally:
+        down = run_line(["kueue-gitops", "sandbox", "down", "--all"])
+    assert down.exit_code == 0
+    assert "one: stopped kube-apiserver, etcd" in down.output
+    assert not one.running() and not two.running()
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_status_exits_3_when_a_sandbox_process_died(
+    tmp_path: Path, toolchain: Toolchain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUEUE_GITOPS_SANDBOXES", str(tmp_path))
+    box = Sandbox("crashy", tmp_path)
+    box.up(toolchain)
+    try:
+        state = box.state()
+        assert state is not None
+        os.killpg(state.pids["kube-apiserver"], signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while box.running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        result = run_line(["kueue-gitops", "sandbox", "status"])
+        assert result.exit_code == 3
+        assert "crashy: STALE" in result.output
+    finally:
+        box.down()
+
+
+def test_readiness_timeout_is_a_clear_error_and_leaves_nothing_running(
+    tmp_path: Path, toolchain: Toolchain
+) -> None:
+    box = Sandbox("slow", tmp_path)
+    with pytest.raises(SandboxError, match=r"not ready within 0s .*kube-apiserver.log"):
+        box.up(toolchain, timeout=0.01)
+    assert box.state() is None

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import pytest
+
+from auditor.repo.manifests import load_bytes, load_text
+
+NAMESPACE = """\
+# a comment first
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-a
+  labels:
+    platform.example.com/kueue: enabled
+"""
+
+
+def test_objects_remember_file_and_line_of_each_field() -> None:
+    [ns], problems = load_text(NAMESPACE, "tenants/team-a/gpu-prod/namespace.yaml")
+    assert problems == []
+    assert (ns.kind, ns.name, ns.line) == ("Namespace", "team-a", 2)
+    assert ns.line_of(["metadata", "labels", "platform.example.com/kueue"]) == 7
+    assert ns.line_of(["metadata", "labels", "absent"]) == 6  # nearest existing parent
+
+
+def test_multi_document_lines_count_from_file_start() -> None:
+    text = NAMESPACE + "---\n" + NAMESPACE.replace("team-a", "team-b")
+    found, _ = load_text(text, "f.yaml")
+    assert [(r.name, r.line) for r in found] == [("team-a", 2), ("team-b", 10)]
+
+
+@pytest.mark.parametrize(
+    ("text", "rule", "line"),
+    [
+        (
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  name: b\n",
+            "yaml-duplicate-key",
+            5,
+        ),
+        ("- just\n- a list\n", "not-a-mapping", 1),
+        ("kind: Namespace\nmetadata: {name: a}\n", "missing-identity", 1),
+        ("apiVersion: v1\nkind: Namespace\nmetadata: {}\n", "missing-identity", 1),
+        ("apiVersion: v1\nkind: [unclosed\n", "yaml-syntax", 3),
+        (
+            "a: &a [1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+            "c: &c [*b, *b, *b, *b, *b, *b, *b]\n"
+            "d: &d [*c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d]\n"
+            "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: [*f, *f, *f, *f, *f, *f, *f, *f]\n",
+            "yaml-too-large",
+            1,
+        ),
+    ],
+    ids=["duplicate-key", "not-a-mapping", "no-apiversion", "no-name", "syntax", "alias-bomb"],
+)
+def test_bad_input_is_a_finding_with_its_line(text: str, rule: str, line: int) -> None:
+    found, problems = load_text(text, "bad.yaml")
+    assert found == []
+    assert [(p.rule, p.file, p.line) for p in problems] == [(rule, "bad.yaml", line)]
+
+
+def test_loading_goes_on_after_a_bad_document() -> None:
+    text = "- not a mapping\n---\n" + NAMESPACE
+    found, problems = load_text(text, "f.yaml")
+    assert [r.name for r in found] == ["team-a"]
+    assert [p.rule for p in problems] == ["not-a-mapping"]
+
+
+def test_non_utf8_file_names_the_byte_and_line() -> None:
+    found, [problem] = load_bytes(b"apiVersion: v1\nkind: \xff\n", "latin.yaml")
+    assert found == []
+    assert (problem.rule, problem.line) == ("not-utf8", 2)
+    assert "0xff" in problem.message
