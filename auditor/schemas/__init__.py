@@ -1,0 +1,1 @@
+"""JSON Schemas fetched from live clusters (`schemas fetch`) and read back offline."""

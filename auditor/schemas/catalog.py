@@ -1,0 +1,45 @@
+"""Read the committed schemas/ folder: one JSON Schema per cluster, group, kind and version.
+
+Layout (written by `kueue-gitops schemas fetch`, readable by kubeconform's -schema-location):
+    schemas/<cluster>/index.json
+    schemas/<cluster>/<group or "core">/<kind>_<version>.json   (all lower-case)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import typing as t
+from pathlib import Path
+
+Schema = dict[str, t.Any]
+
+
+def schema_path(root: Path, cluster: str, group: str, kind: str, version: str) -> Path:
+    return root / cluster / (group or "core").lower() / f"{kind.lower()}_{version.lower()}.json"
+
+
+class SchemaCatalog:
+    """The schemas of one cluster, loaded lazily and cached."""
+
+    def __init__(self, root: Path, cluster: str) -> None:
+        self.root = root
+        self.cluster = cluster
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / self.cluster / "index.json"
+
+    @functools.cached_property
+    def index(self) -> dict[str, t.Any]:
+        if not self.index_path.is_file():
+            return {}
+        return t.cast(dict[str, t.Any], json.loads(self.index_path.read_text()))
+
+    @functools.lru_cache(maxsize=256)  # noqa: B019 - one catalog per cluster per run
+    def schema(self, api_version: str, kind: str) -> Schema | None:
+        group, _, version = api_version.rpartition("/")
+        path = schema_path(self.root, self.cluster, group, kind, version)
+        if not path.is_file():
+            return None
+        return t.cast(Schema, json.loads(path.read_text()))
