@@ -148,3 +148,30 @@ def _copy_kueue_crds(testenv: Path, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for crd in crds:
         shutil.copyfile(crd, dest / crd.name)
+
+
+def ensure_tool(
+    testenv: Path, tool: str, package: str, *, log: t.Callable[[str], None] | None = None
+) -> Path:
+    """Build one peer or helper binary from its own pinned module, `testenv/tools/<tool>/`.
+
+    Each tool has a go.mod of its own so its dependencies never move the control plane's.
+    The binary is cached by the hash of that go.mod and go.sum, like the control plane.
+    """
+    module = testenv / "tools" / tool
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum"):
+        digest.update(name.encode() + b"\0" + (module / name).read_bytes())
+    digest.update(_go("env", "GOVERSION", cwd=module).encode())
+    binary = cache_root() / "tools" / tool / digest.hexdigest()[:16] / tool
+    if binary.is_file():
+        return binary
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    with open(binary.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not binary.is_file():
+            (log or (lambda _m: None))(f"building {tool} from {package}")
+            partial = binary.with_suffix(".partial")
+            _go("build", "-trimpath", "-o", str(partial), package, cwd=module)
+            partial.rename(binary)
+    return binary
