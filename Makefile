@@ -20,6 +20,7 @@ demo: setup
 lint: setup
 	$(BIN)/ruff check auditor tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: setup lint
 	$(BIN)/kueue-gitops sandbox build
