@@ -1,0 +1,129 @@
+"""Kubernetes resource quantities: parse exactly, compare by value, print as the API server does.
+
+`parse("3072Mi") == parse("3Gi")` and `canonical("3072Mi") == "3Gi"`. The arithmetic is exact
+(Decimal); like `resource.Quantity` in apimachinery, values are rounded up to whole nano units
+and keep the family of their suffix (binary `Ki`..`Ei`, decimal `n`..`E`, or an `e` exponent).
+Canonical form follows `Quantity.CanonicalizeBytes`: binary values below 1Ki or not whole print
+as decimal; decimal values print with the largest SI suffix (or exponent) that keeps an integer.
+"""
+
+from __future__ import annotations
+
+import decimal
+import enum
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+_CONTEXT = decimal.Context(prec=200)  # far beyond any quantity: every step below stays exact
+_NANO = Decimal("1e-9")
+
+# The CRDs' own pattern for int-or-string quantities.
+_PATTERN = re.compile(
+    r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?"
+)
+
+_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}  # powers of two
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_DECIMAL_BY_EXPONENT = {e: s for s, e in _DECIMAL.items()}
+_BINARY_BY_EXPONENT = {e: s for s, e in _BINARY.items()}
+
+
+class QuantityError(ValueError):
+    """The text is not a Kubernetes quantity."""
+
+
+class Format(enum.Enum):
+    BINARY_SI = "BinarySI"
+    DECIMAL_SI = "DecimalSI"
+    DECIMAL_EXPONENT = "DecimalExponent"
+
+
+@dataclass(frozen=True, order=True)
+class Quantity:
+    """A quantity's exact value; equality and order are by value, whatever the suffix."""
+
+    value: Decimal
+    format: Format = field(default=Format.DECIMAL_SI, compare=False)
+
+    def __str__(self) -> str:
+        return self.canonical()
+
+    def canonical(self) -> str:
+        """The text the API server prints for this quantity."""
+        if self.value == 0:
+            return "0"
+        if self.format is Format.BINARY_SI and abs(self.value) >= 1024 and _is_whole(self.value):
+            return _base1024(int(self.value))
+        return _base1000(self.value, exponent_form=self.format is Format.DECIMAL_EXPONENT)
+
+    def __add__(self, other: Quantity) -> Quantity:
+        return Quantity(_CONTEXT.add(self.value, other.value), self.format)
+
+    def __sub__(self, other: Quantity) -> Quantity:
+        return Quantity(_CONTEXT.subtract(self.value, other.value), self.format)
+
+
+ZERO = Quantity(Decimal(0))
+
+
+def parse(raw: object) -> Quantity:
+    """A quantity from manifest text or a YAML number (int-or-string fields take both)."""
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        raise QuantityError(f"{raw!r} is not a quantity (expected a string such as '4' or '8Gi')")
+    text = raw if isinstance(raw, str) else repr(raw)
+    match = _PATTERN.fullmatch(text)
+    if match is None:
+        raise QuantityError(f"{text!r} is not a quantity (e.g. '500m', '4', '8Gi', '1e3')")
+    number = Decimal(match["number"])
+    suffix = match["suffix"] or ""
+    if suffix in _BINARY:
+        value, fmt = _CONTEXT.multiply(number, Decimal(2 ** _BINARY[suffix])), Format.BINARY_SI
+    elif suffix in _DECIMAL:
+        value, fmt = number.scaleb(_DECIMAL[suffix], _CONTEXT), Format.DECIMAL_SI
+    else:
+        exponent = Decimal(suffix[1:])
+        if not _is_whole(exponent):
+            raise QuantityError(f"{text!r} is not a quantity: the exponent must be whole")
+        value, fmt = number.scaleb(int(exponent), _CONTEXT), Format.DECIMAL_EXPONENT
+    # Like apimachinery: below a nano unit, round away from zero.
+    value = value.quantize(_NANO, rounding=decimal.ROUND_UP, context=_CONTEXT)
+    return Quantity(value.normalize(_CONTEXT), fmt)
+
+
+def canonical(raw: object) -> str:
+    return parse(raw).canonical()
+
+
+def is_canonical(raw: object) -> bool:
+    """True for the exact text the API server would print back (a string, never a number)."""
+    return isinstance(raw, str) and canonical(raw) == raw
+
+
+def _is_whole(value: Decimal) -> bool:
+    return value == value.to_integral_value()
+
+
+def _base1024(value: int) -> str:
+    exponent = 0
+    while value % 1024 == 0 and exponent < 60:
+        value //= 1024
+        exponent += 10
+    return f"{value}{_BINARY_BY_EXPONENT.get(exponent, '')}"
+
+
+def _base1000(value: Decimal, *, exponent_form: bool) -> str:
+    """mantissa * 10**exponent with a whole mantissa and the largest exponent divisible by 3."""
+    sign, digits, exponent = value.normalize(_CONTEXT).as_tuple()
+    assert isinstance(exponent, int)
+    mantissa = int("".join(map(str, digits)))
+    shift = exponent % 3  # bring the exponent down to a multiple of 3
+    mantissa, exponent = mantissa * 10**shift, exponent - shift
+    if not exponent_form and exponent > 18:  # beyond exa there is no SI suffix: grow the mantissa
+        mantissa, exponent = mantissa * 10 ** (exponent - 18), 18
+    if exponent_form:
+        suffix = f"e{exponent}" if exponent else ""
+    else:
+        suffix = _DECIMAL_BY_EXPONENT[exponent]
+    return f"{'-' if sign else ''}{mantissa}{suffix}"

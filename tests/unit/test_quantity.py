@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from auditor.quantity import QuantityError, canonical, is_canonical, parse
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # decimal SI: the largest suffix that keeps a whole mantissa
+        ("1000m", "1"),
+        ("0.5", "500m"),
+        (".5", "500m"),
+        ("1.", "1"),
+        ("1000", "1k"),
+        ("1500", "1500"),
+        ("1.5k", "1500"),
+        ("12000", "12k"),
+        ("0.1", "100m"),
+        ("100u", "100u"),
+        ("1n", "1n"),
+        ("0.1n", "1n"),  # rounded up to a whole nano unit
+        ("-1000m", "-1"),
+        ("+5", "5"),
+        ("1E", "1E"),
+        ("1000000000000000000000", "1000E"),
+        # binary SI: whole values of at least 1Ki keep a binary suffix
+        ("3072Mi", "3Gi"),
+        ("2048Ki", "2Mi"),
+        ("1536Mi", "1536Mi"),
+        ("0.5Gi", "512Mi"),
+        ("-0.5Gi", "-512Mi"),
+        ("1.5Ki", "1536"),
+        ("0.5Ki", "512"),
+        ("0.1Ki", "102400m"),
+        ("1023Ki", "1023Ki"),
+        ("1Ti", "1Ti"),
+        # decimal exponent
+        ("1e3", "1e3"),
+        ("1E3", "1e3"),
+        ("12e6", "12e6"),
+        ("1.5e3", "1500"),
+        ("1e-3", "1e-3"),
+        # zero in any form
+        ("0Gi", "0"),
+        ("0.000m", "0"),
+        # YAML numbers in int-or-string fields
+        (9, "9"),
+        (0.5, "500m"),
+    ],
+)
+def test_canonical_form_is_what_the_api_server_prints(text: str | float, expected: str) -> None:
+    assert canonical(text) == expected
+    assert canonical(expected) == expected  # canonical is a fixed point
+
+
+def test_quantities_compare_by_value_whatever_the_suffix() -> None:
+    assert parse("512Gi") == parse(549755813888)
+    assert parse("1k") == parse("1000") == parse("1e3")
+    assert hash(parse("1k")) == hash(parse("1000"))
+    assert parse("500m") < parse("1") < parse("1Ki")
+    assert parse("1Gi").value == Decimal(2**30)
+    assert (parse("1Gi") + parse("1Gi")).canonical() == "2Gi"
+    assert (parse("16") - parse("8")).canonical() == "8"
+
+
+def test_only_canonical_strings_count_as_canonical() -> None:
+    assert is_canonical("3Gi")
+    assert is_canonical("500m")
+    assert not is_canonical("3072Mi")
+    assert not is_canonical(9)  # the server stores a string
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "1 Gi", "1K", "1Gb", "--1", "1e1.5", "Gi", None, True])
+def test_text_that_is_not_a_quantity_is_rejected_with_the_text(bad: object) -> None:
+    with pytest.raises(QuantityError, match="not a quantity"):
+        parse(bad)
