@@ -11,6 +11,18 @@ import typing as t
 from dataclasses import dataclass
 from types import ModuleType
 
+from auditor.checks import (
+    default_localqueue,
+    localqueue_target,
+    namespace_selector,
+    preemption,
+    priority,
+    quantities,
+    quotas,
+    stop_policy,
+    tenant_objects,
+    tenant_rbac,
+)
 from auditor.errors import ConfigError
 from auditor.model import Finding, Resource, Severity
 from auditor.repo.profiles import ClusterProfile, TenantProfile
@@ -33,7 +45,18 @@ class CheckContext:
 
 
 # Filled with the check modules, e.g. `from auditor.checks import quotas` then `quotas,` here.
-_MODULES: tuple[ModuleType, ...] = ()
+_MODULES: tuple[ModuleType, ...] = (
+    tenant_objects,
+    localqueue_target,
+    namespace_selector,
+    quotas,
+    preemption,
+    priority,
+    tenant_rbac,
+    quantities,
+    stop_policy,
+    default_localqueue,
+)
 
 CHECKS: dict[str, ModuleType] = {m.ID: m for m in _MODULES}
 

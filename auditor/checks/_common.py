@@ -1,0 +1,132 @@
+"""What several checks need: who owns what on a cluster, label selectors, quota entries."""
+
+from __future__ import annotations
+
+import typing as t
+from dataclasses import dataclass
+
+from auditor.model import Finding, Resource
+from auditor.quantity import Quantity, QuantityError, parse
+from auditor.repo import manifests
+from auditor.repo.profiles import TenantProfile
+
+if t.TYPE_CHECKING:
+    from auditor.checks import CheckContext
+
+KUEUE = "kueue.x-k8s.io"
+Path = tuple[str | int, ...]
+
+
+def spec_of(resource: Resource) -> dict[str, t.Any]:
+    spec = resource.body.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def named(ctx: CheckContext, kind: str, group: str = KUEUE) -> dict[str, Resource]:
+    """The cluster's objects of one kind, by name (namespaced kinds: by namespace/name)."""
+    return {
+        f"{r.namespace}/{r.name}" if r.namespace else r.name: r
+        for r in ctx.of_kind(kind)
+        if r.key.group == group
+    }
+
+
+def namespace_owner(ctx: CheckContext, namespace: str) -> TenantProfile | None:
+    """The tenant whose profile lists `namespace` on this cluster."""
+    for tenant in ctx.tenants.values():
+        on = tenant.clusters.get(ctx.cluster.name)
+        if on is not None and namespace in on.namespaces:
+            return tenant
+    return None
+
+
+def queue_tenants(ctx: CheckContext, cluster_queue: str) -> list[TenantProfile]:
+    """A ClusterQueue's tenants: those whose profile lists it for this cluster."""
+    return [
+        tenant
+        for tenant in ctx.tenants.values()
+        if cluster_queue in getattr(tenant.clusters.get(ctx.cluster.name), "cluster_queues", ())
+    ]
+
+
+def labels_of(resource: Resource) -> dict[str, str]:
+    labels = (resource.body.get("metadata") or {}).get("labels") or {}
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
+
+
+def selects(selector: t.Any, labels: dict[str, str]) -> bool:
+    """Kubernetes LabelSelector semantics, with Kueue's reading of nil: it selects nothing."""
+    if not isinstance(selector, dict):
+        return False
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(str(key)) != str(value):
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op = expr.get("key"), expr.get("operator")
+        values = [str(v) for v in expr.get("values") or []]
+        present = key in labels
+        ok = {
+            "In": present and labels.get(key) in values,
+            "NotIn": not present or labels.get(key) not in values,
+            "Exists": present,
+            "DoesNotExist": not present,
+        }.get(op, False)
+        if not ok:
+            return False
+    return True
+
+
+def requires_label(selector: t.Any, key: str, value: str) -> bool:
+    """True when every namespace the selector matches carries `key=value`."""
+    if not isinstance(selector, dict):
+        return False
+    if str((selector.get("matchLabels") or {}).get(key)) == value:
+        return True
+    return any(
+        expr.get("key") == key
+        and expr.get("operator") == "In"
+        and expr.get("values")
+        and all(str(v) == value for v in expr["values"])
+        for expr in selector.get("matchExpressions") or []
+    )
+
+
+@dataclass(frozen=True)
+class QuotaEntry:
+    """One resource of one flavor in a ClusterQueue's or Cohort's resourceGroups."""
+
+    flavor: str
+    resource: str
+    fields: dict[str, t.Any]
+    path: Path  # of the entry: spec.resourceGroups[g].flavors[f].resources[r]
+
+    def quantity(self, name: str) -> Quantity | None:
+        """The parsed value of nominalQuota / borrowingLimit / lendingLimit (None if unset or bad;
+        the quantities check reports bad ones)."""
+        raw = self.fields.get(name)
+        if raw is None:
+            return None
+        try:
+            return parse(raw)
+        except QuantityError:
+            return None
+
+
+def quota_entries(resource: Resource) -> t.Iterator[QuotaEntry]:
+    groups = spec_of(resource).get("resourceGroups")
+    for g, group in enumerate(groups if isinstance(groups, list) else []):
+        flavors = group.get("flavors") if isinstance(group, dict) else None
+        for f, flavor in enumerate(flavors if isinstance(flavors, list) else []):
+            entries = flavor.get("resources") if isinstance(flavor, dict) else None
+            for r, entry in enumerate(entries if isinstance(entries, list) else []):
+                if isinstance(entry, dict):
+                    path = ("spec", "resourceGroups", g, "flavors", f, "resources", r)
+                    yield QuotaEntry(str(flavor.get("name")), str(entry.get("name")), entry, path)
+
+
+def about_profile(
+    ctx: CheckContext, tenant: TenantProfile, rule: str, message: str, category: str, path: Path
+) -> Finding:
+    """A finding located in a tenant's profile file (profiles are not cluster objects)."""
+    found, _ = manifests.load_bytes(ctx.repo.tree.read(tenant.file), tenant.file)
+    return Finding.about(found[0], rule, message, category, path=path)
