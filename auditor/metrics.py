@@ -1,0 +1,160 @@
+"""The auditor's results as Prometheus metrics, so drift feeds the same dashboards and alerts.
+
+`validate` and `drift` can write a node_exporter textfile-collector file and push to a
+Pushgateway. Both carry the finding counts by cluster, category and severity, whether each
+cluster's audit completed, and the time of the last *complete* audit: an incomplete run (exit 3)
+must never look like a fresh clean one, so it leaves that timestamp where the last complete run
+put it (read back from the previous file; left untouched on the gateway).
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+import typing as t
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import push_to_gateway, pushadd_to_gateway, write_to_textfile
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.parser import text_string_to_metric_families
+
+from auditor.errors import AuditorError
+from auditor.model import Report
+
+JOB = "kueue-gitops"
+FINDINGS = "kueue_gitops_findings"
+COMPLETE = "kueue_gitops_audit_complete"
+LAST_AUDIT = "kueue_gitops_last_audit_timestamp_seconds"
+LAST_COMPLETE = "kueue_gitops_last_complete_audit_timestamp_seconds"
+
+
+class MetricsExportError(AuditorError):
+    """The metrics could not be written or pushed (exit 3: the run's signal was not delivered)."""
+
+
+def cluster_status(report: Report) -> dict[str, bool]:
+    """Each cluster the run covered, and whether its audit completed ("" for repo-wide)."""
+    status = {c.name: c.status == "ok" for c in report.clusters}
+    for finding in report.findings:
+        status.setdefault(finding.cluster or "", not report.incomplete)
+    return status or {"": not report.incomplete}
+
+
+class _ReportCollector:
+    """Turns one report into metric families; `only` limits them to one cluster (a push group)."""
+
+    def __init__(
+        self,
+        report: Report,
+        now: float,
+        previous: dict[tuple[str, str], float],
+        only: str | None = None,
+    ) -> None:
+        self.report, self.now, self.previous, self.only = report, now, previous, only
+
+    def collect(self) -> t.Iterator[Metric]:
+        command = self.report.command
+        status = {c: ok for c, ok in cluster_status(self.report).items() if self.only in (None, c)}
+        counts = collections.Counter(
+            (f.cluster or "", f.category, str(f.severity))
+            for f in self.report.findings
+            if self.only in (None, f.cluster or "")
+        )
+        findings = GaugeMetricFamily(
+            FINDINGS,
+            "Findings of the last audit, by cluster, category and severity.",
+            labels=["command", "cluster", "category", "severity"],
+        )
+        for (cluster, category, severity), n in sorted(counts.items()):
+            findings.add_metric([command, cluster, category, severity], n)
+        complete = GaugeMetricFamily(
+            COMPLETE,
+            "1 when the last audit of the cluster completed, 0 when it could not (exit 3).",
+            labels=["command", "cluster"],
+        )
+        last_complete = GaugeMetricFamily(
+            LAST_COMPLETE,
+            "Unix time of the last audit of the cluster that completed.",
+            labels=["command", "cluster"],
+        )
+        for cluster, ok in sorted(status.items()):
+            complete.add_metric([command, cluster], 1 if ok else 0)
+            stamp = self.now if ok else self.previous.get((command, cluster))
+            if stamp is not None:
+                last_complete.add_metric([command, cluster], stamp)
+        last = GaugeMetricFamily(
+            LAST_AUDIT, "Unix time of the last audit, complete or not.", labels=["command"]
+        )
+        last.add_metric([command], self.now)
+        yield from (findings, complete, last_complete, last)
+
+
+def _registry(collector: _ReportCollector) -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    return registry
+
+
+def previous_completions(path: Path) -> dict[tuple[str, str], float]:
+    """(command, cluster) -> last complete audit time, from a textfile we wrote before."""
+    if not path.is_file():
+        return {}
+    try:
+        families = list(text_string_to_metric_families(path.read_text()))
+    except ValueError as exc:
+        raise MetricsExportError(
+            f"{path}: not a Prometheus text file we can update: {exc}"
+        ) from exc
+    return {
+        (s.labels.get("command", ""), s.labels.get("cluster", "")): s.value
+        for family in families
+        for s in family.samples
+        if s.name == LAST_COMPLETE
+    }
+
+
+def write_textfile(report: Report, path: Path, *, now: float | None = None) -> None:
+    """Write (atomically, as the textfile collector needs) the metrics of `report` to `path`."""
+    collector = _ReportCollector(report, now or time.time(), previous_completions(path))
+    try:
+        write_to_textfile(str(path), _registry(collector))
+    except OSError as exc:
+        raise MetricsExportError(f"cannot write metrics to {path}: {exc}") from exc
+
+
+def push(report: Report, gateway: str, *, now: float | None = None, timeout: float = 10) -> None:
+    """Push one group per cluster (job, command, cluster) to a Pushgateway.
+
+    A complete cluster replaces its group (PUT). An incomplete one only adds (POST), so the
+    gateway keeps the last complete audit's timestamp instead of losing it.
+    """
+    stamp = now or time.time()
+    for cluster, ok in sorted(cluster_status(report).items()):
+        registry = _registry(_ReportCollector(report, stamp, {}, only=cluster))
+        send = push_to_gateway if ok else pushadd_to_gateway
+        try:
+            send(
+                gateway,
+                job=JOB,
+                registry=registry,
+                grouping_key={"command": report.command, "cluster": cluster},
+                timeout=timeout,
+            )
+        except OSError as exc:  # urllib's errors, and the client's own for a non-2xx answer
+            raise MetricsExportError(f"cannot push metrics to {gateway}: {exc}") from exc
+
+
+def export(
+    report: Report,
+    *,
+    metrics_file: Path | None = None,
+    pushgateway: str | None = None,
+    now: float | None = None,
+) -> None:
+    """Deliver the report's metrics wherever the command was asked to (nothing when neither)."""
+    stamp = now or time.time()
+    if metrics_file is not None:
+        write_textfile(report, metrics_file, now=stamp)
+    if pushgateway:
+        push(report, pushgateway, now=stamp)
