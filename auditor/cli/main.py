@@ -13,6 +13,7 @@ import click
 
 from auditor import status as live_status
 from auditor.cli.options import Context, cluster_access, pass_context
+from auditor.cli.plan import plan
 from auditor.cli.sandbox import sandbox
 from auditor.errors import AuditorError
 from auditor.live.access import connect
@@ -64,6 +65,7 @@ def status(ctx: Context, cluster: str, kubeconfig: str | None, context: str | No
 
 
 cli.add_command(sandbox)
+cli.add_command(plan)
 
 
 def main() -> None:

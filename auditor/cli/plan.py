@@ -1,0 +1,66 @@
+"""`kueue-gitops plan`: what a change between two git revisions does, in cluster terms."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from auditor import plan_live, plan_render
+from auditor.cli.options import Context, cluster_access, pass_context
+from auditor.live.access import connect
+from auditor.plan import build
+from auditor.repo.gitsource import revision
+from auditor.repo.layout import find_root
+
+
+@click.command()
+@click.option("--base", required=True, metavar="REV", help="The revision the change starts from.")
+@click.option("--head", default="HEAD", show_default=True, metavar="REV", help="The change.")
+@click.option("--cluster", "clusters", multiple=True, metavar="C", help="Only these clusters.")
+@cluster_access
+@click.option(
+    "--live/--offline",
+    default=False,
+    show_default=True,
+    help="Weigh quota cuts and removals against the clusters' live usage and Workloads.",
+)
+@click.option(
+    "-o",
+    "--output",
+    default="text",
+    show_default=True,
+    type=click.Choice(["text", "json", "markdown"]),
+    help="Report format (markdown: one pull-request comment).",
+)
+@pass_context
+def plan(
+    ctx: Context,
+    base: str,
+    head: str,
+    clusters: tuple[str, ...],
+    kubeconfig: str | None,
+    context: str | None,
+    live: bool,
+    output: str,
+) -> None:
+    """Quota deltas, cohort moves, admission and objects changed between --base and --head.
+
+    Reads both revisions from git without touching the working tree. With --live, a quota cut
+    below what is in use warns which Workloads it exposes, and removing a queue or a namespace's
+    admission while Workloads are pending or admitted there is an error.
+    """
+    root = find_root(ctx.repo_dir or Path.cwd())
+    with revision(root, base) as before, revision(root, head) as after:
+        result = build(before, after, clusters)
+    if live:
+        plan_live.check(result, lambda p: connect(p, kubeconfig=kubeconfig, context=context))
+    out = sys.stdout
+    if output == "json":
+        json.dump(result.to_json(), out, indent=2, default=str)
+        out.write("\n")
+    else:
+        (plan_render.markdown if output == "markdown" else plan_render.text)(result, out)
+    click.get_current_context().exit(result.report.exit_code)

@@ -1,0 +1,49 @@
+"""Temporary git repositories with a base and a head commit, built from a copy of the repo."""
+
+from __future__ import annotations
+
+import typing as t
+from pathlib import Path
+
+import git
+import pytest
+
+
+class Revisions:
+    """A real git repository in a temporary folder; edit files, then `commit()`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.repo = git.Repo.init(root, initial_branch="main")
+        with self.repo.config_writer() as cfg:
+            cfg.set_value("user", "name", "Test").set_value("user", "email", "test@example.com")
+
+    def commit(self, message: str) -> str:
+        self.repo.git.add(A=True)
+        self.repo.index.commit(message)
+        return self.repo.head.commit.hexsha
+
+    def edit(self, rel: str, old: str, new: str, count: int = 1) -> None:
+        path = self.root / rel
+        text = path.read_text()
+        assert text.count(old) >= count, f"{old!r} not in {rel}"
+        path.write_text(text.replace(old, new, count))
+
+    def write(self, rel: str, text: str) -> None:
+        (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (self.root / rel).write_text(text)
+
+    def line_of(self, rel: str, needle: str, after: str = "") -> int:
+        """The 1-based line of the first `needle` after the first `after`."""
+        lines = (self.root / rel).read_text().splitlines()
+        start = next(i for i, line in enumerate(lines) if after in line) if after else 0
+        return next(i for i, line in enumerate(lines) if i >= start and needle in line) + 1
+
+
+@pytest.fixture
+def revs(repo_copy: Path) -> t.Iterator[Revisions]:
+    revisions = Revisions(repo_copy)
+    revisions.commit("base")
+    revisions.repo.create_tag("base")
+    yield revisions
+    revisions.repo.close()
