@@ -150,6 +150,35 @@ def _copy_kueue_crds(testenv: Path, dest: Path) -> None:
         shutil.copyfile(crd, dest / crd.name)
 
 
+@dataclass(frozen=True)
+class CrdSet:
+    """CRDs a sandbox installs only when asked, from a Go module pinned under testenv/."""
+
+    module_dir: str  # the pinning module, relative to testenv/
+    module: str
+    folder: str  # where the CRDs sit inside that module
+
+
+# Every CRD set a sandbox can add to Kueue's (which ships with the build itself).
+CRD_SETS: dict[str, CrdSet] = {
+    "argocd": CrdSet("tools/argocd", "github.com/argoproj/argo-cd/v3", "manifests/crds"),
+}
+
+
+def crd_set_files(testenv: Path, name: str) -> list[Path]:
+    """The CRD files of one set, read in place from the Go module cache."""
+    found = CRD_SETS.get(name)
+    if found is None:
+        raise SandboxError(f"no CRD set {name!r}; known: {', '.join(sorted(CRD_SETS))}")
+    info = json.loads(_go("mod", "download", "-json", found.module, cwd=testenv / found.module_dir))
+    if info.get("Error"):
+        raise SandboxError(f"cannot download {found.module}: {info['Error']}")
+    files = sorted((Path(info["Dir"]) / found.folder).glob("*.yaml"))
+    if not files:
+        raise SandboxError(f"no CRDs in {found.module} at {found.folder}")
+    return files
+
+
 def ensure_tool(
     testenv: Path, tool: str, package: str, *, log: t.Callable[[str], None] | None = None
 ) -> Path:

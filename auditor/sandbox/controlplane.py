@@ -26,7 +26,7 @@ import yaml
 from auditor.errors import SandboxError
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import crds, pki
-from auditor.sandbox.build import Toolchain, cache_root
+from auditor.sandbox.build import Toolchain, cache_root, crd_set_files
 
 READY_TIMEOUT = 120.0
 ADMIN_USER = "kueue-gitops-admin"
@@ -96,6 +96,7 @@ class Sandbox:
         *,
         timeout: float = READY_TIMEOUT,
         log: t.Callable[[str], None] | None = None,
+        crd_sets: t.Sequence[str] = (),
     ) -> SandboxState:
         say = log or (lambda _m: None)
         if self.running():
@@ -168,6 +169,7 @@ class Sandbox:
             self._wait_ready(ca.cert_path, admin, timeout)
             say(f"sandbox {self.name}: installing {len(toolchain.kueue_crds)} Kueue CRDs")
             crds.install(self.connect(), crds.load_crds(toolchain.kueue_crds))
+            self.install_crd_sets(toolchain.testenv, crd_sets)
         except BaseException:
             self.down()  # never leave half a sandbox running
             raise
@@ -189,6 +191,11 @@ class Sandbox:
                     stopped.append(name)
             self.state_file.unlink(missing_ok=True)
         return stopped
+
+    def install_crd_sets(self, testenv: Path, names: t.Iterable[str]) -> None:
+        """Add CRD sets from `build.CRD_SETS` (e.g. Argo CD's) to this running sandbox."""
+        for name in names:
+            crds.install(self.connect(), crds.load_crds(crd_set_files(testenv, name)))
 
     def connect(self, kubeconfig: Path | None = None) -> KubeCluster:
         """A client for this sandbox, as its admin or as the identity in `kubeconfig`."""

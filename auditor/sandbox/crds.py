@@ -14,12 +14,14 @@ if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
 CRD_API = "apiextensions.k8s.io/v1"
+# libyaml when present: Argo CD's ApplicationSet CRD alone is 1.4 MB of YAML.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_crds(paths: list[Path]) -> list[dict[str, t.Any]]:
     crds = []
     for path in paths:
-        for doc in yaml.safe_load_all(path.read_text()):
+        for doc in yaml.load_all(path.read_text(), Loader=_LOADER):
             if doc and doc.get("kind") == "CustomResourceDefinition":
                 # No Kueue webhook runs in this sandbox, so a conversion stanza pointing at its
                 # service would make every request in a non-storage version fail. Kueue's
