@@ -1,0 +1,49 @@
+"""`kueue-gitops drift`: the repository against the live clusters."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from auditor import drift as drift_audit
+from auditor.cli.options import Context, cluster_access, output_format, pass_context
+from auditor.live.access import connect
+from auditor.live.kube import KubeCluster
+from auditor.repo.profiles import ClusterProfile
+from auditor.report import REPORTER_BY_NAME
+
+
+@click.command()
+@click.option(
+    "--cluster",
+    "clusters",
+    multiple=True,
+    metavar="NAME",
+    help="Repo cluster to audit (repeatable; default: every cluster in clusters/).",
+)
+@cluster_access
+@output_format
+@pass_context
+def drift(
+    ctx: Context,
+    clusters: tuple[str, ...],
+    kubeconfig: str | None,
+    context: str | None,
+    output: str,
+) -> None:
+    """Report every difference between the repo and the live clusters that matters.
+
+    Exit 0 clean, 1 drift, 3 incomplete (a cluster down, a LIST forbidden or timed out).
+    """
+    repo = ctx.repository()
+    names = list(clusters) or sorted(repo.clusters)
+
+    def reach(profile: ClusterProfile) -> KubeCluster:
+        return connect(profile, kubeconfig=kubeconfig, context=context)
+
+    schemas = repo.root / "schemas" if repo.root else None
+    report = drift_audit.audit(repo, names, reach, schemas_root=schemas)
+    REPORTER_BY_NAME[output](report, sys.stdout)
+    ctx_click = click.get_current_context()
+    ctx_click.exit(report.exit_code)

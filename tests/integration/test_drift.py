@@ -1,0 +1,382 @@
+"""`drift` against a real kube-apiserver: clean after a sync, and each drift class found exactly.
+
+Drift is injected through the API the way people and controllers make it (merge patches with
+their own field manager, creates), then the repo is re-applied so the next case starts clean.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import typing as t
+from pathlib import Path
+
+import pytest
+import yaml
+
+from auditor.live.kube import KindNotServed, KubeCluster
+from auditor.repo.layout import Repository
+from auditor.sandbox import Sandbox, Toolchain
+from auditor.sync import apply_all
+from tests.conftest import ROOT, run_line, start_sandbox
+
+CLUSTER = "gpu-prod"
+KUEUE = "kueue.x-k8s.io/v1beta2"
+RBAC = "rbac.authorization.k8s.io/v1"
+Json = dict[str, t.Any]
+
+
+# -- helpers shared by the test_drift_* modules -------------------------------------------------
+
+
+def servable_repo(dest: Path, cluster: KubeCluster) -> Path:
+    """clusters/ and tenants/ copied to `dest`, minus files of kinds the sandbox does not serve.
+
+    The sandbox runs Kueue's CRDs only; manifests for other operators would be reported as
+    missing by every audit, which is right for a real cluster but not what these tests study.
+    """
+    for folder in ("clusters", "tenants"):
+        shutil.copytree(ROOT / folder, dest / folder)
+    for path in sorted(dest.glob("**/*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if path.name == "profile.yaml" or not isinstance(doc, dict):
+                continue
+            try:
+                cluster.resource(doc["apiVersion"], doc["kind"])
+            except KindNotServed:
+                path.unlink()
+                break
+    return dest
+
+
+def sync(box: Sandbox, repo: Path) -> None:
+    resources = Repository.open(repo).load([CLUSTER]).for_cluster(CLUSTER)
+    failed = [
+        (str(a.resource.key), a.error) for a in apply_all(box.connect(), resources) if a.error
+    ]
+    assert failed == []
+
+
+def drift_json(repo: Path, kubeconfig: Path | str, *extra: str) -> tuple[int, Json]:
+    result = run_line(
+        [
+            *("kueue-gitops", "--repo", str(repo), "drift", "--cluster", CLUSTER),
+            *("--kubeconfig", str(kubeconfig), "-o", "json", *extra),
+        ]
+    )
+    return result.exit_code, json.loads(result.stdout)
+
+
+def brief(report: Json) -> list[tuple[t.Any, ...]]:
+    return sorted(
+        (f["category"], f["change"], f["kind"], f["namespace"], f["name"], f["path"])
+        for f in report["findings"]
+    )
+
+
+def repo_body(repo: Path, kind: str, name: str) -> Json:
+    for r in Repository.open(repo).load([CLUSTER]).for_cluster(CLUSTER):
+        if r.kind == kind and r.name == name:
+            return copy.deepcopy(r.body)
+    raise AssertionError(f"no {kind} {name} in the repo")
+
+
+def gpu(spec: Json, flavor: str) -> Json:
+    [group] = spec["resourceGroups"]
+    [found] = [f for f in group["flavors"] if f["name"] == flavor]
+    [res] = [r for r in found["resources"] if r["name"] == "nvidia.com/gpu"]
+    return t.cast(Json, res)
+
+
+# -- fixtures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def synced(
+    toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> t.Iterator[tuple[Sandbox, Path]]:
+    """A sandbox holding exactly what the repo says, and the repo copy it was synced from."""
+    box = start_sandbox(toolchain, sandboxes_dir, "drift-main")
+    repo = servable_repo(tmp_path_factory.mktemp("drift-repo"), box.connect())
+    sync(box, repo)
+    yield box, repo
+    box.down()
+
+
+@pytest.fixture
+def clean(synced: tuple[Sandbox, Path]) -> t.Iterator[tuple[Sandbox, Path]]:
+    """The synced sandbox, with the repo re-applied after the test (which undoes the rest)."""
+    box, repo = synced
+    yield box, repo
+    sync(box, repo)
+
+
+# -- clean -------------------------------------------------------------------------------------
+
+
+def test_clean_right_after_the_repo_is_applied(synced: tuple[Sandbox, Path]) -> None:
+    box, repo = synced
+    code, report = drift_json(repo, box.kubeconfig)
+    assert (code, report["status"], report["findings"]) == (0, "clean", [])
+    assert report["clusters"] == [{"name": CLUSTER, "status": "ok", "errors": []}]
+
+
+def test_clean_after_the_rewrites_kueue_and_the_api_server_make(
+    clean: tuple[Sandbox, Path],
+) -> None:
+    box, repo = clean
+    cluster = box.connect()
+    spec = repo_body(repo, "ClusterQueue", "team-a-cq")["spec"]
+    a100 = gpu(spec, "a100")
+    a100.update(nominalQuota=16, borrowingLimit="8000m", lendingLimit=8)  # re-serialized
+    [group] = spec["resourceGroups"]
+    for flavor in group["flavors"]:
+        for res in flavor["resources"]:
+            if res["nominalQuota"] == "1Ti":
+                res["nominalQuota"] = "1099511627776"  # the same value, another spelling
+    spec.update(stopPolicy="None", queueingStrategy="BestEffortFIFO")  # defaults, written out
+    spec["flavorFungibility"] = {
+        "whenCanBorrow": "MayStopSearch",
+        "whenCanPreempt": "TryNextFlavor",
+    }
+    cluster.patch(
+        KUEUE,
+        "ClusterQueue",
+        "team-a-cq",
+        {
+            "metadata": {
+                "finalizers": ["kueue.x-k8s.io/resource-in-use"],
+                "labels": {"app.kubernetes.io/instance": "kueue-gpu-prod"},
+                "annotations": {
+                    "argocd.argoproj.io/tracking-id": "kueue-gpu-prod:kueue.x-k8s.io/ClusterQueue",
+                    "kubectl.kubernetes.io/last-applied-configuration": "{}",
+                },
+            },
+            "spec": spec,
+        },
+        manager="kueue",
+    )
+    live = cluster.get(KUEUE, "ClusterQueue", "team-a-cq")
+    assert gpu(live["spec"], "a100")["nominalQuota"] == 16  # stored as sent: really re-spelled
+    code, report = drift_json(repo, box.kubeconfig)
+    assert (code, report["findings"]) == (0, [])
+
+
+# -- each drift class, injected through the API, found exactly ----------------------------------
+
+
+def _patch_gpu(cluster: KubeCluster, repo: Path, **changes: t.Any) -> None:
+    spec = repo_body(repo, "ClusterQueue", "team-a-cq")["spec"]
+    gpu(spec, "a100").update(changes)
+    cluster.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": spec}, manager="kubectl-edit")
+
+
+GPU_PATH = "spec.resourceGroups[0].flavors[a100].resources[nvidia.com/gpu]"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "desired"),
+    [("nominalQuota", "20", "16"), ("borrowingLimit", 12, "8"), ("lendingLimit", "4", "8")],
+)
+def test_a_changed_quota_is_one_quota_finding_naming_who_changed_it(
+    clean: tuple[Sandbox, Path], field: str, value: t.Any, desired: str
+) -> None:
+    box, repo = clean
+    _patch_gpu(box.connect(), repo, **{field: value})
+    code, report = drift_json(repo, box.kubeconfig)
+    assert code == 1
+    assert brief(report) == [
+        ("quota", "modified", "ClusterQueue", None, "team-a-cq", f"{GPU_PATH}.{field}")
+    ]
+    [finding] = report["findings"]
+    assert (finding["desired"], finding["live"]) == (desired, value)
+    assert finding["file"] == "clusters/gpu-prod/clusterqueues.yaml"
+    assert finding["line"] > 30  # the a100 gpu entry, not the top of the file
+    assert finding["changedBy"]["manager"] == "kubectl-edit"
+    assert finding["severity"] == "error"
+
+
+def test_a_clusterqueue_moved_to_another_cohort(clean: tuple[Sandbox, Path]) -> None:
+    box, repo = clean
+    box.connect().patch(KUEUE, "ClusterQueue", "team-b-cq", {"spec": {"cohortName": "rogue"}})
+    code, report = drift_json(repo, box.kubeconfig)
+    assert code == 1
+    assert brief(report) == [
+        ("cohort", "modified", "ClusterQueue", None, "team-b-cq", "spec.cohortName")
+    ]
+    assert (report["findings"][0]["desired"], report["findings"][0]["live"]) == (
+        "ai-shared",
+        "rogue",
+    )
+
+
+def test_stop_policy_changed_by_hand(clean: tuple[Sandbox, Path]) -> None:
+    box, repo = clean
+    cluster = box.connect()
+    cluster.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": "Hold"}})
+    try:
+        code, report = drift_json(repo, box.kubeconfig)
+    finally:  # the repo leaves stopPolicy to its default, so a sync does not take it back
+        cluster.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": "None"}})
+    assert code == 1
+    assert brief(report) == [
+        ("stop-policy", "modified", "ClusterQueue", None, "team-a-cq", "spec.stopPolicy")
+    ]
+    assert report["findings"][0]["changedBy"]["manager"] == "kubectl-edit"
+
+
+def test_admission_label_removed_from_a_tenant_namespace(clean: tuple[Sandbox, Path]) -> None:
+    box, repo = clean
+    patch = {"metadata": {"labels": {"platform.example.com/kueue": None}}}
+    box.connect().patch("v1", "Namespace", "team-a", patch)
+    code, report = drift_json(repo, box.kubeconfig)
+    assert code == 1
+    assert brief(report) == [
+        (
+            "label",
+            "modified",
+            "Namespace",
+            None,
+            "team-a",
+            "metadata.labels.platform.example.com/kueue",
+        )
+    ]
+    assert (report["findings"][0]["desired"], report["findings"][0]["live"]) == ("enabled", None)
+
+
+def test_admission_label_on_an_undeclared_namespace(clean: tuple[Sandbox, Path]) -> None:
+    box, repo = clean
+    cluster = box.connect()
+    labels = {"platform.example.com/kueue": "enabled"}
+    cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shadow"}})
+    cluster.create(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "rogue", "labels": labels}}
+    )
+    try:
+        code, report = drift_json(repo, box.kubeconfig)
+    finally:  # no namespace controller runs to finish a delete; take the label off instead
+        unlabel = {"metadata": {"labels": {"platform.example.com/kueue": None}}}
+        cluster.patch("v1", "Namespace", "rogue", unlabel)
+    assert code == 1
+    assert brief(report) == [("label", "unmanaged", "Namespace", None, "rogue", None)]
+    [finding] = report["findings"]
+    assert finding["rule"] == "drift-admission-label"
+    assert "can admit work nobody approved" in finding["message"]
+
+
+def test_an_unmanaged_localqueue(clean: tuple[Sandbox, Path]) -> None:
+    box, repo = clean
+    cluster = box.connect()
+    lq = {
+        "apiVersion": KUEUE,
+        "kind": "LocalQueue",
+        "metadata": {"name": "side-door", "namespace": "team-a"},
+        "spec": {"clusterQueue": "team-b-cq"},
+    }
+    cluster.create(lq)
+    try:
+        code, report = drift_json(repo, box.kubeconfig)
+    finally:
+        cluster.delete(KUEUE, "LocalQueue", "side-door", "team-a")
+    assert code == 1
+    assert brief(report) == [("quota", "unmanaged", "LocalQueue", "team-a", "side-door", None)]
+
+
+def _grant(cluster: KubeCluster, role: Json, binding: Json) -> list[Json]:
+    return [cluster.create(role), cluster.create(binding)]
+
+
+def _delete(cluster: KubeCluster, objs: list[Json]) -> None:
+    for obj in objs:
+        meta = obj["metadata"]
+        cluster.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+
+
+def test_a_clusterrolebinding_giving_a_tenant_group_patch_on_clusterqueues(
+    clean: tuple[Sandbox, Path],
+) -> None:
+    box, repo = clean
+    cluster = box.connect()
+    made = _grant(
+        cluster,
+        {
+            "apiVersion": RBAC,
+            "kind": "ClusterRole",
+            "metadata": {"name": "cq-tweaker"},
+            "rules": [
+                {
+                    "apiGroups": ["kueue.x-k8s.io"],
+                    "resources": ["clusterqueues"],
+                    "verbs": ["patch"],
+                }
+            ],
+        },
+        {
+            "apiVersion": RBAC,
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "team-a-cq-tweakers"},
+            "roleRef": {
+                "apiGroup": RBAC.split("/")[0],
+                "kind": "ClusterRole",
+                "name": "cq-tweaker",
+            },
+            "subjects": [{"kind": "Group", "name": "example-org:team-a"}],
+        },
+    )
+    try:
+        code, report = drift_json(repo, box.kubeconfig)
+    finally:
+        _delete(cluster, made)
+    assert code == 1
+    assert brief(report) == [
+        ("rbac", "unmanaged", "ClusterRoleBinding", None, "team-a-cq-tweakers", None)
+    ]
+    [finding] = report["findings"]
+    assert finding["subject"] == "Group example-org:team-a"
+    assert finding["live"] == "patch clusterqueues.kueue.x-k8s.io cluster-wide"
+
+
+def test_a_role_granting_patch_on_namespaces(clean: tuple[Sandbox, Path]) -> None:
+    box, repo = clean
+    cluster = box.connect()
+    made = _grant(
+        cluster,
+        {
+            "apiVersion": RBAC,
+            "kind": "Role",
+            "metadata": {"name": "ns-labeller", "namespace": "team-b"},
+            "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "patch"]}],
+        },
+        {
+            "apiVersion": RBAC,
+            "kind": "RoleBinding",
+            "metadata": {"name": "ns-labellers", "namespace": "team-b"},
+            "roleRef": {"apiGroup": RBAC.split("/")[0], "kind": "Role", "name": "ns-labeller"},
+            "subjects": [{"kind": "Group", "name": "example-org:team-b"}],
+        },
+    )
+    try:
+        code, report = drift_json(repo, box.kubeconfig)
+    finally:
+        _delete(cluster, made)
+    assert code == 1
+    assert brief(report) == [("rbac", "unmanaged", "RoleBinding", "team-b", "ns-labellers", None)]
+    assert report["findings"][0]["live"] == "patch namespaces in namespace team-b"
+
+
+def test_a_deleted_object_is_missing_and_text_and_markdown_say_so(
+    clean: tuple[Sandbox, Path],
+) -> None:
+    box, repo = clean
+    box.connect().delete(KUEUE, "LocalQueue", "batch", "team-b")
+    code, report = drift_json(repo, box.kubeconfig)
+    assert code == 1
+    assert brief(report) == [("quota", "missing", "LocalQueue", "team-b", "batch", None)]
+    base = ["kueue-gitops", "--repo", str(repo), "drift", "--kubeconfig", str(box.kubeconfig)]
+    text = run_line([*base, "--cluster", CLUSTER])
+    assert text.exit_code == 1
+    assert "gpu-prod · quota" in text.output
+    assert "LocalQueue team-b/batch (missing)" in text.output
+    markdown = run_line([*base, "--cluster", CLUSTER, "-o", "markdown"])
+    assert "| LocalQueue team-b/batch |" in markdown.output
