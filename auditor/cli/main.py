@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from auditor import status as live_status
+from auditor.cli.drift import drift
 from auditor.cli.options import Context, cluster_access, pass_context
 from auditor.cli.plan import plan
 from auditor.cli.sandbox import sandbox
@@ -65,6 +66,7 @@ def status(ctx: Context, cluster: str, kubeconfig: str | None, context: str | No
 
 
 cli.add_command(sandbox)
+cli.add_command(drift)
 cli.add_command(plan)
 
 
