@@ -16,6 +16,7 @@ from auditor.cli.drift import drift
 from auditor.cli.options import Context, cluster_access, pass_context
 from auditor.cli.plan import plan
 from auditor.cli.sandbox import sandbox
+from auditor.cli.validate import schemas, validate
 from auditor.errors import AuditorError
 from auditor.live.access import connect
 
@@ -66,6 +67,8 @@ def status(ctx: Context, cluster: str, kubeconfig: str | None, context: str | No
 
 
 cli.add_command(sandbox)
+cli.add_command(validate)
+cli.add_command(schemas)
 cli.add_command(drift)
 cli.add_command(plan)
 

@@ -186,13 +186,26 @@ class KubeCluster:
             ),
         )
 
-    def apply(self, body: Json, *, manager: str, force: bool = True, dry_run: bool = False) -> Json:
-        """Server-side apply, as Argo CD's ServerSideApply=true sync does."""
+    def apply(
+        self,
+        body: Json,
+        *,
+        manager: str,
+        force: bool = True,
+        dry_run: bool = False,
+        field_validation: str | None = None,
+    ) -> Json:
+        """Server-side apply, as Argo CD's ServerSideApply=true sync does.
+
+        field_validation (Strict, Warn, Ignore): what the server does with unknown fields.
+        """
         meta = body.get("metadata") or {}
         path = self.path(body["apiVersion"], body["kind"], meta.get("namespace"), meta.get("name"))
         query: list[tuple[str, t.Any]] = [("fieldManager", manager), ("force", force)]
         if dry_run:
             query.append(("dryRun", "All"))
+        if field_validation:
+            query.append(("fieldValidation", field_validation))
         return t.cast(
             Json,
             self.request(

@@ -3,6 +3,10 @@
 Layout (written by `kueue-gitops schemas fetch`, readable by kubeconform's -schema-location):
     schemas/<cluster>/index.json
     schemas/<cluster>/<group or "core">/<kind>_<version>.json   (all lower-case)
+
+kubeconform names the core group after the version ("v1"), hence the `if` in its template:
+    schemas/<cluster>/{{if eq .Group .ResourceAPIVersion}}core{{else}}{{.Group}}{{end}}/
+        {{.ResourceKind}}_{{.ResourceAPIVersion}}.json   (one line)
 """
 
 from __future__ import annotations
@@ -13,6 +17,11 @@ import typing as t
 from pathlib import Path
 
 Schema = dict[str, t.Any]
+INDEX_FILE = "index.json"
+KUBECONFORM_TEMPLATE = (
+    "{root}/{cluster}/{{{{if eq .Group .ResourceAPIVersion}}}}core{{{{else}}}}{{{{.Group}}}}"
+    "{{{{end}}}}/{{{{.ResourceKind}}}}_{{{{.ResourceAPIVersion}}}}.json"
+)
 
 
 def schema_path(root: Path, cluster: str, group: str, kind: str, version: str) -> Path:
@@ -28,13 +37,18 @@ class SchemaCatalog:
 
     @property
     def index_path(self) -> Path:
-        return self.root / self.cluster / "index.json"
+        return self.root / self.cluster / INDEX_FILE
 
     @functools.cached_property
     def index(self) -> dict[str, t.Any]:
         if not self.index_path.is_file():
             return {}
         return t.cast(dict[str, t.Any], json.loads(self.index_path.read_text()))
+
+    def kind(self, group: str, kind: str) -> dict[str, t.Any] | None:
+        """The index entry of a kind: served, storage and deprecated versions."""
+        entry = (self.index.get("kinds") or {}).get(f"{group}/{kind}" if group else kind)
+        return t.cast(dict[str, t.Any], entry) if entry else None
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 - one catalog per cluster per run
     def schema(self, api_version: str, kind: str) -> Schema | None:

@@ -1,0 +1,147 @@
+"""The CRDs' `x-kubernetes-validations` CEL rules, evaluated offline with cel-python (celpy).
+
+The API server applies structural defaults before it runs the rules, so we do too. Transition
+rules (those reading `oldSelf`) only run on updates; offline we see each object as a create, so
+they are skipped, and counted so the command can say so.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import typing as t
+from dataclasses import dataclass
+
+import celpy
+from celpy import celtypes
+from celpy.adapter import json_to_cel
+from celpy.evaluation import CELEvalError
+
+Schema = dict[str, t.Any]
+Path_ = tuple[str | int, ...]
+ANY = "*"  # a location step over every list item or map value
+
+
+@dataclass(frozen=True)
+class Rule:
+    location: tuple[str, ...]  # where in the object `self` is bound; ANY steps over items
+    rule: str
+    message: str
+    field_path: str | None
+
+    @property
+    def transition(self) -> bool:
+        return "oldSelf" in self.rule
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: Path_
+    message: str
+    rule: str
+
+
+def collect(schema: Schema, location: tuple[str, ...] = ()) -> list[Rule]:
+    """Every CEL rule in `schema`, with the location of the value it validates."""
+    rules = [
+        Rule(
+            location,
+            str(v["rule"]),
+            str(v.get("message") or f"failed rule: {v['rule']}"),
+            v.get("fieldPath"),
+        )
+        for v in schema.get("x-kubernetes-validations") or []
+    ]
+    for name, sub in (schema.get("properties") or {}).items():
+        rules += collect(sub, (*location, name))
+    for key in ("items", "additionalProperties"):
+        sub = schema.get(key)
+        if isinstance(sub, dict):
+            rules += collect(sub, (*location, ANY))
+    for key in ("allOf", "anyOf", "oneOf"):
+        for sub in schema.get(key) or []:
+            rules += collect(sub, location)
+    return rules
+
+
+_ENV = celpy.Environment()
+
+
+@functools.lru_cache(maxsize=1024)
+def _program(rule: str) -> celpy.Runner:
+    return _ENV.program(_ENV.compile(rule))
+
+
+def with_defaults(schema: Schema, value: t.Any) -> t.Any:
+    """A copy of `value` with the schema's structural defaults filled in, as the server does."""
+    value = copy.deepcopy(value)
+    _default(schema, value)
+    return value
+
+
+def _default(schema: Schema, value: t.Any) -> None:
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        for name, sub in properties.items():
+            if name not in value and "default" in sub:
+                value[name] = copy.deepcopy(sub["default"])
+        extra = schema.get("additionalProperties")
+        for name, item in value.items():
+            sub = properties.get(name) or (extra if isinstance(extra, dict) else None)
+            if sub is not None:
+                _default(sub, item)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            _default(schema["items"], item)
+
+
+def _at(
+    value: t.Any, location: tuple[str, ...], path: Path_ = ()
+) -> t.Iterator[tuple[Path_, t.Any]]:
+    if value is None:
+        return
+    if not location:
+        yield path, value
+        return
+    step, rest = location[0], location[1:]
+    if step == ANY:
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                yield from _at(item, rest, (*path, i))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield from _at(item, rest, (*path, str(key)))
+    elif isinstance(value, dict) and step in value:
+        yield from _at(value[step], rest, (*path, step))
+
+
+def evaluate(rules: t.Sequence[Rule], body: t.Any) -> list[Violation]:
+    """The rules `body` breaks (transition rules are not evaluated)."""
+    out: list[Violation] = []
+    for rule in rules:
+        if rule.transition:
+            continue
+        for path, value in _at(body, rule.location):
+            failure = _failure(rule, value)
+            if failure is not None:
+                where = path + _field_path(rule.field_path)
+                out.append(Violation(where, failure, rule.rule))
+    return out
+
+
+def _failure(rule: Rule, value: t.Any) -> str | None:
+    try:
+        result: object = _program(rule.rule).evaluate({"self": json_to_cel(value)})
+    except CELEvalError as exc:
+        result = exc
+    if isinstance(result, CELEvalError):  # celpy may also return the error as the value
+        return f"{rule.message} (the rule could not be evaluated: {result.args[0]})"
+    if isinstance(result, celtypes.BoolType) and bool(result):
+        return None
+    return rule.message
+
+
+def _field_path(field_path: str | None) -> Path_:
+    if not field_path:
+        return ()
+    return tuple(p for p in field_path.replace("[", ".").replace("]", "").split(".") if p)

@@ -1,0 +1,118 @@
+"""Validate one object against its cluster's schemas: version contract, JSON Schema, then CEL.
+
+Each kind's validator and CEL rules are built once per cluster and reused for every object.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import jsonschema
+from jsonschema.exceptions import ValidationError
+
+from auditor.model import Finding, Resource
+from auditor.schemas import cel, versions
+from auditor.schemas.catalog import Schema, SchemaCatalog
+
+CATEGORY = "schema"
+
+
+@dataclass(frozen=True)
+class KindSchema:
+    schema: Schema
+    validator: jsonschema.Draft4Validator
+    rules: tuple[cel.Rule, ...]
+
+
+class ClusterValidator:
+    """Checks objects against the committed schemas of one cluster."""
+
+    def __init__(self, catalog: SchemaCatalog) -> None:
+        self.catalog = catalog
+        self.skipped: set[tuple[str, str, str]] = set()  # (apiVersion, kind, rule) not run
+
+    @functools.lru_cache(maxsize=256)  # noqa: B019 - one validator per cluster per run
+    def kind_schema(self, api_version: str, kind: str) -> KindSchema | None:
+        schema = self.catalog.schema(api_version, kind)
+        if schema is None:
+            return None
+        return KindSchema(schema, jsonschema.Draft4Validator(schema), tuple(cel.collect(schema)))
+
+    def check(self, resource: Resource) -> tuple[list[Finding], bool]:
+        """The findings about `resource`, and whether its structure is sound for policy checks."""
+        contract = versions.served(resource, self.catalog)
+        if contract is not None and contract.rule != "version-deprecated":
+            return [contract], False
+        findings = [contract] if contract is not None else []
+        kind = self.kind_schema(resource.api_version, resource.kind)
+        if kind is None:  # the index lists the kind but its schema file is gone
+            findings.append(
+                Finding.about(
+                    resource,
+                    "missing-schema",
+                    f"no schema file for {resource.api_version} {resource.kind} in "
+                    f"{self.catalog.root / self.catalog.cluster}; run `kueue-gitops schemas "
+                    f"fetch --cluster {self.catalog.cluster}`",
+                    CATEGORY,
+                )
+            )
+            return findings, False
+        structural = self._schema_findings(resource, kind)
+        findings += structural
+        if structural:
+            return findings, False
+        self.skipped.update(
+            (resource.api_version, resource.kind, r.rule) for r in kind.rules if r.transition
+        )
+        if kind.rules:
+            defaulted = cel.with_defaults(kind.schema, resource.body)
+            for v in cel.evaluate(kind.rules, defaulted):
+                findings.append(
+                    Finding.about(
+                        resource, "cel", f"{v.message} (rule: {v.rule})", "cel", path=v.path
+                    )
+                )
+        return findings, True
+
+    def _schema_findings(self, resource: Resource, kind: KindSchema) -> list[Finding]:
+        findings = []
+        for error in kind.validator.iter_errors(resource.body):
+            path = tuple(error.absolute_path)
+            for extra in _unexpected(error):
+                field_path = (*path, extra)
+                finding = versions.foreign_field(resource, self.catalog, field_path)
+                findings.append(
+                    finding
+                    or Finding.about(
+                        resource,
+                        "schema",
+                        f"unknown field {extra!r}: the schema of {resource.api_version} "
+                        f"{resource.kind} has no such field here",
+                        CATEGORY,
+                        path=field_path,
+                    )
+                )
+            if error.validator != "additionalProperties":
+                findings.append(
+                    Finding.about(resource, "schema", _message(error), CATEGORY, path=path)
+                )
+        return findings
+
+
+def _unexpected(error: ValidationError) -> list[str]:
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+        return []
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    known = set(schema.get("properties") or {})
+    return sorted(str(k) for k in error.instance if k not in known)
+
+
+def _message(error: ValidationError) -> str:
+    if error.context:  # anyOf / oneOf: the alternative that got furthest says the most
+        best = jsonschema.exceptions.best_match(error.context)
+        if best is not None:
+            error = best
+    where = ".".join(str(p) for p in error.absolute_path)
+    message = error.message if len(error.message) < 200 else error.message[:197] + "..."
+    return f"{where + ': ' if where else ''}{message}"

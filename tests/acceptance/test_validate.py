@@ -1,0 +1,189 @@
+"""`kueue-gitops validate` through the CLI, on a private copy of this repository."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import tarfile
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, run_line
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """The committed repository (what CI sees), free of work in progress in the tree."""
+    archive = subprocess.run(
+        ["git", "archive", "HEAD", "clusters", "tenants", "schemas"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tmp_path, filter="data")
+    return tmp_path
+
+
+def validate(repo: Path, *args: str, **kw: t.Any) -> t.Any:
+    return run_line(["kueue-gitops", "--repo", str(repo), "validate", *args], **kw)
+
+
+# What this engine reports; the policy checks (their own tests) add other categories.
+ENGINE = {"schema", "cel", "version", "input", "layout"}
+
+
+def findings(repo: Path, *args: str) -> list[dict[str, t.Any]]:
+    result = validate(repo, "-o", "json", *args)
+    assert "Traceback" not in result.output
+    found = json.loads(result.stdout)["findings"]
+    return [f for f in found if f["category"] in ENGINE]
+
+
+def append(repo: Path, file: str, text: str) -> None:
+    path = repo / file
+    path.write_text(path.read_text() + text)
+
+
+CQ_V1BETA2_WITH_COHORT = """
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: half-migrated
+spec:
+  cohort: ai-shared
+  namespaceSelector: {matchLabels: {platform.example.com/kueue: enabled}}
+"""
+
+
+def test_the_repository_itself_validates_clean(repo: Path) -> None:
+    result = validate(repo, "-o", "json")
+    report = json.loads(result.stdout)
+    assert [f for f in report["findings"] if f["category"] in ENGINE] == []
+    assert result.exit_code == (0 if report["status"] == "clean" else 1)
+    assert [c["name"] for c in report["clusters"]] == ["gpu-prod", "gpu-staging"]
+
+
+def test_a_schema_violation_names_file_line_and_field(repo: Path) -> None:
+    path = repo / "clusters/gpu-prod/clusterqueues.yaml"
+    text = path.read_text().replace("queueingStrategy: BestEffortFIFO", "queueingStrategy: Fast", 1)
+    path.write_text(text)
+    line = text.splitlines().index("  queueingStrategy: Fast") + 1
+    [found] = [f for f in findings(repo) if f["rule"] == "schema"]
+    assert found["file"] == "clusters/gpu-prod/clusterqueues.yaml" and found["line"] == line
+    assert found["path"] == "spec.queueingStrategy" and "Fast" in found["message"]
+    assert found["cluster"] == "gpu-prod" and found["severity"] == "error"
+
+
+def test_an_unknown_field_is_an_error_at_its_line(repo: Path) -> None:
+    path = repo / "tenants/team-a/gpu-prod/localqueues.yaml"
+    path.write_text(path.read_text() + "  clusterQueeu: typo\n")
+    [found] = [f for f in findings(repo) if f["rule"] == "schema"]
+    assert found["path"] == "spec.clusterQueeu"
+    assert found["line"] == len(path.read_text().splitlines())
+
+
+def test_a_field_of_the_other_version_says_to_use_that_versions_schema(repo: Path) -> None:
+    append(repo, "clusters/gpu-prod/clusterqueues.yaml", CQ_V1BETA2_WITH_COHORT)
+    [found] = [f for f in findings(repo) if f["rule"] == "field-of-other-version"]
+    assert found["path"] == "spec.cohort" and found["category"] == "version"
+    assert "v1beta2 schema" in found["message"] and "cohortName" in found["message"]
+    assert "apiVersion string alone does not migrate" in found["message"]
+
+
+def test_the_reverse_v1beta2_field_in_a_v1beta1_object(repo: Path) -> None:
+    append(
+        repo,
+        "clusters/gpu-prod/clusterqueues.yaml",
+        CQ_V1BETA2_WITH_COHORT.replace("v1beta2", "v1beta1").replace("cohort:", "cohortName:"),
+    )
+    found = {f["rule"]: f for f in findings(repo) if f["name"] == "half-migrated"}
+    assert found["field-of-other-version"]["path"] == "spec.cohortName"
+    assert "v1beta1 schema" in found["field-of-other-version"]["message"]
+    assert found["version-deprecated"]["severity"] == "warning"
+
+
+def test_a_version_the_cluster_does_not_serve_is_an_error(repo: Path) -> None:
+    append(
+        repo,
+        "clusters/gpu-staging/cohorts.yaml",
+        "---\napiVersion: kueue.x-k8s.io/v1\nkind: Cohort\nmetadata: {name: future}\n",
+    )
+    [found] = [f for f in findings(repo) if f["rule"] == "version-not-served"]
+    assert found["cluster"] == "gpu-staging" and "v1beta1, v1beta2" in found["message"]
+
+
+def test_a_deprecated_version_warns_and_fails_only_under_strict(repo: Path) -> None:
+    path = repo / "clusters/gpu-prod/cohorts.yaml"
+    before = validate(repo, "--cluster", "gpu-prod").exit_code
+    path.write_text(path.read_text().replace("v1beta2", "v1beta1"))
+    [found] = findings(repo, "--cluster", "gpu-prod")
+    assert found["rule"] == "version-deprecated" and found["severity"] == "warning"
+    assert validate(repo, "--cluster", "gpu-prod").exit_code == before
+    assert validate(repo, "--strict", "--cluster", "gpu-prod").exit_code == 1
+
+
+def test_a_broken_cel_rule_is_caught_offline(repo: Path) -> None:
+    append(
+        repo,
+        "clusters/gpu-prod/clusterqueues.yaml",
+        """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: lonely
+spec:
+  namespaceSelector: {matchLabels: {platform.example.com/kueue: enabled}}
+  resourceGroups:
+    - coveredResources: [cpu]
+      flavors:
+        - name: cpu-only
+          resources:
+            - name: cpu
+              nominalQuota: "1"
+              borrowingLimit: "1"
+""",
+    )
+    [found] = [f for f in findings(repo) if f["rule"] == "cel"]
+    assert found["name"] == "lonely" and found["category"] == "cel"
+    assert "borrowingLimit must be nil when cohort is empty" in found["message"]
+
+
+def test_cluster_option_restricts_the_run(repo: Path) -> None:
+    append(repo, "clusters/gpu-prod/clusterqueues.yaml", CQ_V1BETA2_WITH_COHORT)
+    assert findings(repo, "--cluster", "gpu-staging") == []
+    result = validate(repo, "--cluster", "nope")
+    assert result.exit_code == 2 and "no cluster 'nope'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("output", "expect"),
+    [
+        ("text", "clusters/gpu-prod/clusterqueues.yaml:"),
+        ("markdown", "clusterqueues.yaml"),
+        ("sarif", '"ruleId": "field-of-other-version"'),
+        ("junit", "<testsuite"),
+        ("github", "::error file=clusters/gpu-prod/clusterqueues.yaml,line="),
+    ],
+)
+def test_every_format_carries_the_finding(repo: Path, output: str, expect: str) -> None:
+    append(repo, "clusters/gpu-prod/clusterqueues.yaml", CQ_V1BETA2_WITH_COHORT)
+    result = validate(repo, "-o", output)
+    assert result.exit_code == 1
+    assert expect in result.stdout
+
+
+def test_auto_format_is_github_under_actions(repo: Path) -> None:
+    append(repo, "clusters/gpu-prod/clusterqueues.yaml", CQ_V1BETA2_WITH_COHORT)
+    assert "::error " in validate(repo, env={"GITHUB_ACTIONS": "true"}).stdout
+    assert "::error " not in validate(repo, env={"GITHUB_ACTIONS": ""}).stdout
+
+
+def test_missing_schemas_is_a_configuration_error(repo_copy: Path) -> None:
+    result = validate(repo_copy)
+    assert result.exit_code == 2
+    assert "kueue-gitops schemas fetch --cluster gpu-prod" in result.stderr
