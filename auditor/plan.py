@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import typing as t
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
+from auditor import quantity as quantities
 from auditor.model import ClusterResult, Report, Resource, ResourceKey, format_path
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
@@ -22,32 +23,17 @@ _COVERED = {
     "ClusterQueue": ("spec.resourceGroups", "spec.cohortName", "spec.cohort"),
     "Cohort": ("spec.resourceGroups", "spec.parentName"),
 }
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 
 
 def quantity(raw: object) -> Decimal:
-    """A Kubernetes quantity's value, so that `1Ti` equals `1024Gi` (private until quantity.py)."""
-    text = str(raw).strip()
-    try:
-        for suffix, power in _BINARY.items():
-            if text.endswith(suffix):
-                return Decimal(text[: -len(suffix)]) * Decimal(1024) ** power
-        for suffix, exp in _DECIMAL.items():
-            if text.endswith(suffix):
-                return Decimal(text[: -len(suffix)]).scaleb(exp)
-        return Decimal(text)
-    except InvalidOperation:
-        raise ValueError(f"{raw!r} is not a quantity") from None
+    """A quantity's value, so that `1Ti` equals `1024Gi` (QuantityError, a ValueError, if bad)."""
+    return quantities.parse(raw).value
 
 
 def show(value: Decimal, *, binary: bool) -> str:
-    """A value as a person writes it: binary suffixes for memory-like values, else plain."""
-    if binary and value and value == value.to_integral_value():
-        for suffix, power in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
-            if value % 1024**power == 0:
-                return f"{int(value / 1024**power)}{suffix}"
-    return f"{value.normalize():f}"
+    """A value as the API server prints it, in binary units for memory-like values."""
+    fmt = quantities.Format.BINARY_SI if binary else quantities.Format.DECIMAL_SI
+    return quantities.Quantity(value, fmt).canonical()
 
 
 @dataclass
@@ -299,7 +285,7 @@ def _direction(name: str, was: t.Any, now: t.Any) -> tuple[str, str | None]:
         diff = quantity(now) - quantity(was)
     except ValueError:
         return "changed", None
-    binary = any(str(v).endswith(tuple(_BINARY)) for v in (was, now))
+    binary = any(quantities.parse(v).format is quantities.Format.BINARY_SI for v in (was, now))
     sign = "+" if diff > 0 else "-" if diff < 0 else "±"
     return ("increased" if diff > 0 else "decreased"), sign + show(abs(diff), binary=binary)
 
