@@ -14,8 +14,7 @@ import pytest
 from tests.conftest import ROOT, run_line
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def committed_repo(tmp_path: Path) -> Path:
     """The committed repository (what CI sees), free of work in progress in the tree."""
     archive = subprocess.run(
         ["git", "archive", "HEAD", "clusters", "tenants", "schemas"],
@@ -26,6 +25,11 @@ def repo(tmp_path: Path) -> Path:
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(tmp_path, filter="data")
     return tmp_path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return committed_repo(tmp_path / "repo")
 
 
 def validate(repo: Path, *args: str, **kw: t.Any) -> t.Any:
