@@ -58,11 +58,15 @@ class Quantity:
             return _base1024(int(self.value))
         return _base1000(self.value, exponent_form=self.format is Format.DECIMAL_EXPONENT)
 
+    # Like Quantity.Add in apimachinery: the left format stays, unless the left side is zero.
     def __add__(self, other: Quantity) -> Quantity:
-        return Quantity(_CONTEXT.add(self.value, other.value), self.format)
+        return Quantity(_CONTEXT.add(self.value, other.value), self._format_with(other))
 
     def __sub__(self, other: Quantity) -> Quantity:
-        return Quantity(_CONTEXT.subtract(self.value, other.value), self.format)
+        return Quantity(_CONTEXT.subtract(self.value, other.value), self._format_with(other))
+
+    def _format_with(self, other: Quantity) -> Format:
+        return other.format if self.value == 0 else self.format
 
 
 ZERO = Quantity(Decimal(0))

@@ -238,7 +238,11 @@ def _capacity(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding]
         if total <= declared:
             continue
         cq, entry, _ = max(parts, key=lambda p: p[2])
-        shares = ", ".join(f"{q.name} {n}" for q, _, n in parts)
+        by_holder: dict[str, Quantity] = defaultdict(lambda: ZERO)
+        for holder, _, nominal in parts:
+            name = holder.name if holder.kind == "ClusterQueue" else f"cohort {holder.name}"
+            by_holder[name] += nominal
+        shares = ", ".join(f"{name} {q}" for name, q in by_holder.items())
         yield Finding.about(
             cq,
             "capacity-exceeded",

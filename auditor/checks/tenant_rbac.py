@@ -84,26 +84,34 @@ def problems(role: Resource) -> t.Iterator[Problem]:
             found = ", ".join(sorted(verbs & ESCALATION_VERBS))
             yield "rbac-escalation-verb", f"the verb(s) {found}", (*at, "verbs")
         writes = sorted(verbs & WRITE_VERBS)
+        hits: dict[str, list[str]] = {}
         for group in fields["apiGroups"]:
             for resource in fields["resources"]:
-                base = resource.split("/")[0]
-                what = f"{', '.join(writes)} on {resource} ({group or 'core'})"
-                if writes and (
-                    group == KUEUE or (group == "scheduling.k8s.io" and base == "priorityclasses")
-                ):
-                    yield "rbac-platform-write", what, (*at, "resources")
-                elif writes and group == "" and base == "namespaces":
-                    yield "rbac-namespace-write", what, (*at, "resources")
-                elif writes and group == RBAC and base in RBAC_RESOURCES:
-                    yield "rbac-rbac-write", what, (*at, "resources")
-                elif group == "" and resource == "pods" and "create" in verbs:
-                    yield "rbac-pod-create", "create on pods", (*at, "verbs")
+                rule_id = _classify(group, resource, writes, verbs)
+                if rule_id:
+                    hits.setdefault(rule_id, []).append(f"{resource}.{group}".rstrip("."))
+        for rule_id, resources in hits.items():
+            granted = "create" if rule_id == "rbac-pod-create" else ", ".join(writes)
+            yield rule_id, f"{granted} on {', '.join(resources)}", (*at, "resources")
+
+
+def _classify(group: str, resource: str, writes: list[str], verbs: set[str]) -> str | None:
+    base = resource.split("/")[0]
+    if writes and (group == KUEUE or (group == "scheduling.k8s.io" and base == "priorityclasses")):
+        return "rbac-platform-write"
+    if writes and group == "" and base == "namespaces":
+        return "rbac-namespace-write"
+    if writes and group == RBAC and base in RBAC_RESOURCES:
+        return "rbac-rbac-write"
+    if group == "" and resource == "pods" and "create" in verbs:
+        return "rbac-pod-create"
+    return None
 
 
 ADVICE = {
     "rbac-wildcard": "name the groups, resources and verbs",
     "rbac-escalation-verb": "these let a tenant grant itself more than it has",
-    "rbac-platform-write": "quota and priority objects change only through this repository",
+    "rbac-platform-write": "Kueue and priority objects change only through this repository",
     "rbac-namespace-write": "relabelling a namespace is admission; the platform owns the labels",
     "rbac-rbac-write": "tenants may not hand out access",
     "rbac-pod-create": "bare Pods bypass Kueue's admission; submit Jobs instead",

@@ -65,6 +65,7 @@ def test_quantities_compare_by_value_whatever_the_suffix() -> None:
     assert parse("1Gi").value == Decimal(2**30)
     assert (parse("1Gi") + parse("1Gi")).canonical() == "2Gi"
     assert (parse("16") - parse("8")).canonical() == "8"
+    assert (parse("0") + parse("1Ti")).canonical() == "1Ti"  # a zero start takes the other format
 
 
 def test_only_canonical_strings_count_as_canonical() -> None:
