@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from auditor import status as live_status
+from auditor.cli.codeowners import codeowners
 from auditor.cli.drift import drift
 from auditor.cli.options import Context, cluster_access, pass_context
 from auditor.cli.plan import plan
@@ -67,6 +68,7 @@ def status(ctx: Context, cluster: str, kubeconfig: str | None, context: str | No
 
 
 cli.add_command(sandbox)
+cli.add_command(codeowners)
 cli.add_command(validate)
 cli.add_command(schemas)
 cli.add_command(drift)

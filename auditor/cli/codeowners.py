@@ -1,0 +1,47 @@
+"""`kueue-gitops codeowners`: write CODEOWNERS from the profiles, or check it is current."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from auditor import codeowners as generator
+from auditor.cli.options import Context, pass_context
+from auditor.errors import ConfigError
+from auditor.model import Report
+from auditor.report import REPORTER_BY_NAME
+
+
+@click.command()
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 when CODEOWNERS is stale or leaves a repository path unowned.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    default="text",
+    show_default=True,
+    type=click.Choice(list(REPORTER_BY_NAME)),
+    help="Report format of --check.",
+)
+@pass_context
+def codeowners(ctx: Context, check: bool, output: str) -> None:
+    """Generate CODEOWNERS: the platform owns all, each tenant team its LocalQueues."""
+    repo = ctx.repository()
+    if check:
+        report = Report("codeowners", findings=generator.check(repo))
+        REPORTER_BY_NAME[output](report, sys.stdout)
+        click.get_current_context().exit(report.exit_code)
+    if repo.root is None:
+        raise ConfigError("codeowners writes into a working tree; pass --repo DIR")
+    target = repo.root / generator.FILE
+    text = generator.render(repo)
+    unchanged = target.is_file() and target.read_text() == text
+    if not unchanged:
+        target.write_text(text)
+    rules = len(generator.rules(repo))
+    click.echo(f"{target}: {rules} rules, {'unchanged' if unchanged else 'written'}")
