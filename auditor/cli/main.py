@@ -16,6 +16,7 @@ from auditor.cli.codeowners import codeowners
 from auditor.cli.drift import drift
 from auditor.cli.options import Context, cluster_access, pass_context
 from auditor.cli.plan import plan
+from auditor.cli.runbook import export_workloads, hold, resume
 from auditor.cli.sandbox import sandbox
 from auditor.cli.validate import schemas, validate
 from auditor.errors import AuditorError
@@ -72,6 +73,9 @@ cli.add_command(codeowners)
 cli.add_command(validate)
 cli.add_command(schemas)
 cli.add_command(drift)
+cli.add_command(hold)
+cli.add_command(resume)
+cli.add_command(export_workloads)
 cli.add_command(plan)
 
 

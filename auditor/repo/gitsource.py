@@ -92,3 +92,36 @@ def revision(root: Path, rev: str) -> t.Iterator[Repository]:
         yield Repository(tree, f"{rev} ({tree.commit.hexsha[:12]})")
     finally:
         repo.close()
+
+
+def commit_on_new_branch(root: Path, branch: str, files: dict[str, bytes], message: str) -> str:
+    """Switch the working tree to a new `branch` at HEAD, write `files` there, commit only them.
+
+    Paths are relative to the kueue-gitops repository at `root`. Refuses, touching nothing, when
+    the index already holds staged changes (they would ride along) or a file to write has local
+    changes (they would be lost). Returns the new commit's sha.
+    """
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise ConfigError(f"{root} is not inside a git repository: cannot commit") from exc
+    try:
+        top = Path(repo.working_tree_dir or root).resolve()
+        paths = [(root.resolve() / rel).relative_to(top).as_posix() for rel in files]
+        if repo.head.is_valid() and repo.index.diff("HEAD"):
+            raise ConfigError("the git index holds staged changes; commit or unstage them first")
+        dirty = sorted(set(paths) & {d.a_path for d in repo.index.diff(None)})
+        if dirty:
+            raise ConfigError(f"uncommitted changes in {', '.join(dirty)}; commit them first")
+        if branch in repo.heads:
+            raise ConfigError(f"branch {branch} already exists")
+        try:
+            repo.git.checkout("-b", branch)
+        except git.GitCommandError as exc:
+            raise ConfigError(f"cannot create branch {branch}: {exc.stderr.strip()}") from exc
+        for rel, data in files.items():
+            (root / rel).write_bytes(data)
+        repo.index.add(paths)
+        return str(repo.index.commit(message).hexsha)
+    finally:
+        repo.close()

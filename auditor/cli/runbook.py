@@ -1,0 +1,125 @@
+"""`kueue-gitops hold`, `resume` and `export-workloads`: the stop-admission runbook."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from auditor import runbook
+from auditor import workloads as wl
+from auditor.cli.options import Context, cluster_access, pass_context
+from auditor.errors import ConfigError
+from auditor.live.access import connect
+from auditor.live.kube import KubeCluster
+from auditor.repo.layout import Repository
+
+
+def _live(
+    repo: Repository,
+    cluster_queue: str,
+    cluster: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+) -> dict[str, KubeCluster]:
+    names = sorted({t.cluster for t in runbook.targets(repo, cluster_queue, cluster)})
+    if context and len(names) > 1:
+        raise ConfigError(
+            f"--context reaches one cluster but {cluster_queue} is on {', '.join(names)}; "
+            "add --cluster"
+        )
+    return {
+        name: connect(repo.cluster(name), kubeconfig=kubeconfig, context=context) for name in names
+    }
+
+
+def _runbook_command(hold: bool) -> click.Command:
+    verb = "hold" if hold else "resume"
+
+    @click.command(name=verb)
+    @click.argument("cluster_queue", metavar="CQ")
+    @click.option("--cluster", metavar="NAME", help="Only this cluster (default: every one).")
+    @click.option(
+        "--apply",
+        "apply_live",
+        is_flag=True,
+        help="Also patch the live ClusterQueue now, before Argo CD syncs the commit.",
+    )
+    @click.option("--branch", metavar="NAME", help=f"Branch to create (default: {verb}/CQ-TIME).")
+    @cluster_access
+    @pass_context
+    def command(
+        ctx: Context,
+        cluster_queue: str,
+        cluster: str | None,
+        apply_live: bool,
+        branch: str | None,
+        kubeconfig: str | None,
+        context: str | None,
+    ) -> None:
+        repo = ctx.repository()
+        live = _live(repo, cluster_queue, cluster, kubeconfig, context) if apply_live else None
+        outcome = runbook.run(
+            repo, cluster_queue, hold=hold, cluster=cluster, live=live, branch=branch
+        )
+        for target in outcome.changed:
+            click.echo(
+                f"{verb}: {target.file}:{target.line} ClusterQueue {cluster_queue} "
+                f"({target.cluster})"
+            )
+        for target, why in outcome.unchanged:
+            click.echo(f"unchanged: {target.file}:{target.line} ({target.cluster}): {why}")
+        for name in outcome.applied:
+            click.echo(
+                f"live: ClusterQueue {cluster_queue} on {name} patched "
+                f"(stopPolicy {'Hold' if hold else 'removed'})"
+            )
+        if outcome.commit:
+            click.echo(
+                f"committed {outcome.commit[:12]} on new branch {outcome.branch}; "
+                "push it and open a pull request"
+            )
+        else:
+            click.echo("nothing to commit: the repository already says so")
+
+    command.help = (
+        "Stop admission to ClusterQueue CQ through the repository (stopPolicy: Hold).\n\n"
+        "Edits one line per cluster file, preserving comments and formatting, and commits it "
+        "on a new branch. Admitted Workloads keep running; nothing is deleted."
+        if hold
+        else "Resume admission to ClusterQueue CQ: undo `hold` in the repository.\n\n"
+        "Removes the line `hold` added (the file is then byte-for-byte as before), on a new "
+        "branch with a commit. Use --apply if the hold was applied live."
+    )
+    return command
+
+
+hold = _runbook_command(hold=True)
+resume = _runbook_command(hold=False)
+
+
+@click.command(name="export-workloads")
+@click.option("--cluster", required=True, metavar="NAME", help="Repo cluster to read.")
+@click.option(
+    "-o",
+    "--output-dir",
+    "output_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Folder for the timestamped JSON file.",
+)
+@cluster_access
+@pass_context
+def export_workloads(
+    ctx: Context, cluster: str, output_dir: Path, kubeconfig: str | None, context: str | None
+) -> None:
+    """Snapshot every Workload's state, and a preemption audit, before a rollback.
+
+    Writes workloads-CLUSTER-TIME.json: queue, priority, conditions, admission, evictions and
+    preemption of each Workload, and each preemption's victim, preemptor priority and reason.
+    """
+    profile = ctx.repository().cluster(cluster)
+    snap = wl.snapshot(connect(profile, kubeconfig=kubeconfig, context=context))
+    path = wl.write(snap, output_dir)
+    click.echo(f"{path}: {wl.summary(snap)}")

@@ -1,0 +1,160 @@
+"""A snapshot of every Workload on a cluster before a rollback, and who preempted whom.
+
+One paginated LIST of Workloads. Each Workload keeps what a person needs afterwards: its queue,
+priority, conditions, admission, evictions and preemption. The preemption audit joins each
+victim's `Preempted` condition (Kueue writes the preemptor's UID into its message) to the
+preemptor's Workload, for the preemptor's priority.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import typing as t
+from pathlib import Path
+
+from auditor.errors import ConfigError
+
+if t.TYPE_CHECKING:
+    from auditor.live.kube import KubeCluster
+
+Json = dict[str, t.Any]
+WORKLOAD_API = "kueue.x-k8s.io/v1beta2"
+# pkg/scheduler/preemption: "Preempted to accommodate a workload (UID: <uid>, JobUID: ...) ..."
+PREEMPTOR_UID = re.compile(r"accommodate a workload \(UID: ([^,)\s]+)")
+
+
+def _conditions(wl: Json) -> dict[str, Json]:
+    return {c["type"]: c for c in (wl.get("status") or {}).get("conditions") or []}
+
+
+def _true(cond: Json | None) -> bool:
+    return bool(cond and cond.get("status") == "True")
+
+
+def state_of(wl: Json) -> str:
+    """finished, evicted, admitted, reserved (quota held, checks pending), inactive or pending."""
+    conds = _conditions(wl)
+    if _true(conds.get("Finished")):
+        return "finished"
+    if _true(conds.get("Evicted")):
+        return "evicted"
+    if _true(conds.get("Admitted")):
+        return "admitted"
+    if _true(conds.get("QuotaReserved")):
+        return "reserved"
+    if (wl.get("spec") or {}).get("active") is False:
+        return "inactive"
+    return "pending"
+
+
+def _ref(wl: Json) -> str:
+    meta = wl["metadata"]
+    return f"{meta.get('namespace')}/{meta['name']}"
+
+
+def record(wl: Json) -> Json:
+    """One Workload's state, as written to the snapshot."""
+    spec, status, meta = wl.get("spec") or {}, wl.get("status") or {}, wl["metadata"]
+    preempted = _conditions(wl).get("Preempted")
+    return {
+        "namespace": meta.get("namespace"),
+        "name": meta["name"],
+        "uid": meta.get("uid"),
+        "state": state_of(wl),
+        "queue": spec.get("queueName"),
+        "clusterQueue": (status.get("admission") or {}).get("clusterQueue"),
+        "priority": spec.get("priority"),
+        "priorityClass": (spec.get("priorityClassRef") or {}).get("name"),
+        "active": spec.get("active", True),
+        "conditions": [
+            {k: c.get(k) for k in ("type", "status", "reason", "message", "lastTransitionTime")}
+            for c in status.get("conditions") or []
+        ],
+        "admission": status.get("admission"),
+        "admissionChecks": status.get("admissionChecks") or [],
+        "evictions": (status.get("schedulingStats") or {}).get("evictions") or [],
+        "requeueState": status.get("requeueState"),
+        "preemption": (
+            {
+                "status": preempted.get("status"),
+                "reason": preempted.get("reason"),
+                "message": preempted.get("message"),
+                "at": preempted.get("lastTransitionTime"),
+            }
+            if preempted
+            else None
+        ),
+    }
+
+
+def preemption_audit(workloads: list[Json]) -> list[Json]:
+    """Each preempted Workload, the Workload that preempted it, both priorities, and why."""
+    by_uid = {w["metadata"].get("uid"): w for w in workloads}
+    out = []
+    for wl in workloads:
+        cond = _conditions(wl).get("Preempted")
+        if not cond:
+            continue
+        found = PREEMPTOR_UID.search(cond.get("message") or "")
+        uid = found.group(1) if found else None
+        preemptor = by_uid.get(uid) if uid else None
+        out.append(
+            {
+                "victim": _ref(wl),
+                "victimPriority": (wl.get("spec") or {}).get("priority"),
+                "clusterQueue": ((wl.get("status") or {}).get("admission") or {}).get(
+                    "clusterQueue"
+                )
+                or (wl.get("spec") or {}).get("queueName"),
+                "reason": cond.get("reason"),
+                "message": cond.get("message"),
+                "at": cond.get("lastTransitionTime"),
+                "preemptorUid": uid,
+                "preemptor": _ref(preemptor) if preemptor else None,
+                "preemptorPriority": (preemptor.get("spec") or {}).get("priority")
+                if preemptor
+                else None,
+                "preemptorFound": preemptor is not None,
+            }
+        )
+    return sorted(out, key=lambda p: (p["at"] or "", p["victim"]))
+
+
+def snapshot(cluster: KubeCluster, now: dt.datetime | None = None) -> Json:
+    workloads = sorted(cluster.list(WORKLOAD_API, "Workload"), key=_ref)
+    taken = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
+    return {
+        "schemaVersion": 1,
+        "cluster": cluster.name,
+        "server": cluster.server,
+        "exportedAt": taken.isoformat().replace("+00:00", "Z"),
+        "workloads": [record(w) for w in workloads],
+        "preemptions": preemption_audit(workloads),
+    }
+
+
+def write(snap: Json, folder: Path) -> Path:
+    """Write the snapshot to `folder` as workloads-<cluster>-<UTC time>.json; never overwrite."""
+    stamp = snap["exportedAt"].replace("-", "").replace(":", "")
+    path = folder / f"workloads-{snap['cluster']}-{stamp}.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with path.open("x", encoding="utf-8") as out:
+            json.dump(snap, out, indent=2)
+            out.write("\n")
+    except FileExistsError:
+        raise ConfigError(f"{path} already exists; a snapshot is never overwritten") from None
+    return path
+
+
+def summary(snap: Json) -> str:
+    counts: dict[str, int] = {}
+    for w in snap["workloads"]:
+        counts[w["state"]] = counts.get(w["state"], 0) + 1
+    states = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none"
+    return (
+        f"{len(snap['workloads'])} Workloads on {snap['cluster']} ({states}); "
+        f"{len(snap['preemptions'])} preemptions"
+    )

@@ -1,0 +1,162 @@
+"""hold and resume on temporary git repositories made from this repository's content."""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from auditor import runbook
+from auditor.repo.layout import Repository
+from tests.conftest import run_line
+
+PROD = "clusters/gpu-prod/clusterqueues.yaml"
+STAGING = "clusters/gpu-staging/clusterqueues.yaml"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.fixture
+def git_repo(repo_copy: Path) -> Path:
+    git(repo_copy, "init", "-q", "-b", "main")
+    git(repo_copy, "config", "user.email", "oncall@example.org")
+    git(repo_copy, "config", "user.name", "On Call")
+    git(repo_copy, "add", ".")
+    git(repo_copy, "commit", "-q", "-m", "base")
+    return repo_copy
+
+
+def changed_lines(before: str, after: str) -> list[str]:
+    return [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+
+
+def test_hold_changes_exactly_one_line_per_cluster_on_a_new_branch(git_repo: Path) -> None:
+    before = {f: (git_repo / f).read_text() for f in (PROD, STAGING)}
+    result = run_line(["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq"])
+    assert result.exit_code == 0, result.output
+    branch = git(git_repo, "branch", "--show-current")
+    assert branch.startswith("hold/team-a-cq-")
+    assert f"new branch {branch}" in result.output
+    for f in (PROD, STAGING):
+        diff = changed_lines(before[f], (git_repo / f).read_text())
+        assert diff == [f"+  stopPolicy: Hold  {runbook.MARKER}"], f
+    assert git(git_repo, "diff", "--name-only", "main", "HEAD").split() == [PROD, STAGING]
+    assert git(git_repo, "status", "--porcelain") == ""
+    message = git(git_repo, "log", "-1", "--format=%B")
+    assert message.startswith(
+        "hold: stop admission to ClusterQueue team-a-cq on gpu-prod, gpu-staging"
+    )
+    assert "Already applied" not in message
+
+
+def test_the_held_queue_is_the_one_named_and_the_yaml_still_loads(git_repo: Path) -> None:
+    run_line(
+        ["kueue-gitops", "--repo", str(git_repo), "hold", "team-b-cq", "--cluster", "gpu-prod"]
+    )
+    text = (git_repo / PROD).read_text()
+    assert runbook.stop_policy(text, PROD, "team-b-cq") == "Hold"
+    assert runbook.stop_policy(text, PROD, "team-a-cq") is None
+    assert runbook.stop_policy((git_repo / STAGING).read_text(), STAGING, "team-b-cq") is None
+    loaded = Repository.open(git_repo).load()
+    assert loaded.findings == []
+    [held] = [r for r in loaded.resources if r.file == PROD and r.name == "team-b-cq"]
+    assert held.body["spec"]["stopPolicy"] == "Hold"
+
+
+def test_hold_then_resume_leaves_the_file_byte_for_byte_as_it_was(git_repo: Path) -> None:
+    original = {f: (git_repo / f).read_bytes() for f in (PROD, STAGING)}
+    assert run_line(["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq"]).exit_code == 0
+    result = run_line(["kueue-gitops", "--repo", str(git_repo), "resume", "team-a-cq"])
+    assert result.exit_code == 0, result.output
+    assert git(git_repo, "branch", "--show-current").startswith("resume/team-a-cq-")
+    for f in (PROD, STAGING):
+        assert (git_repo / f).read_bytes() == original[f]
+        assert git(git_repo, "show", f"HEAD:{f}").encode() + b"\n" == original[f]
+    assert git(git_repo, "diff", "main", "HEAD") == ""
+
+
+def test_an_explicit_stop_policy_line_keeps_its_comment_and_comes_back(git_repo: Path) -> None:
+    path = git_repo / PROD
+    text = path.read_text().replace(
+        "  queueingStrategy: BestEffortFIFO\n",
+        "  queueingStrategy: BestEffortFIFO\n  stopPolicy: None   # set by the platform\n",
+        1,
+    )
+    path.write_text(text)
+    git(git_repo, "commit", "-qam", "explicit stopPolicy")
+    run_line(
+        ["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq", "--cluster", "gpu-prod"]
+    )
+    held = path.read_text()
+    assert changed_lines(text, held) == [
+        "-  stopPolicy: None   # set by the platform",
+        "+  stopPolicy: Hold   # set by the platform",
+    ]
+    run_line(
+        ["kueue-gitops", "--repo", str(git_repo), "resume", "team-a-cq", "--cluster", "gpu-prod"]
+    )
+    assert path.read_text() == text
+
+
+def test_holding_a_held_queue_commits_nothing(git_repo: Path) -> None:
+    run_line(["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq"])
+    head = git(git_repo, "rev-parse", "HEAD")
+    result = run_line(["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq"])
+    assert result.exit_code == 0
+    assert "already stopPolicy: Hold" in result.output
+    assert "nothing to commit" in result.output
+    assert git(git_repo, "rev-parse", "HEAD") == head
+
+
+def test_an_unknown_queue_is_a_configuration_error(git_repo: Path) -> None:
+    result = run_line(["kueue-gitops", "--repo", str(git_repo), "hold", "no-such-cq"])
+    assert result.exit_code == 2
+    assert "no ClusterQueue 'no-such-cq' in clusters/" in result.stderr
+    assert git(git_repo, "branch", "--show-current") == "main"
+
+
+def test_staged_changes_are_never_swept_into_the_hold_commit(git_repo: Path) -> None:
+    (git_repo / "notes.txt").write_text("work in progress\n")
+    git(git_repo, "add", "notes.txt")
+    result = run_line(["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq"])
+    assert result.exit_code == 2
+    assert "staged changes" in result.stderr
+    assert git(git_repo, "branch", "--show-current") == "main"
+    assert git(git_repo, "diff", "--name-only") == ""  # the queue files untouched
+
+
+def test_local_edits_to_the_queue_file_are_never_overwritten(git_repo: Path) -> None:
+    path = git_repo / STAGING
+    path.write_text(path.read_text() + "# my local note\n")
+    result = run_line(["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq"])
+    assert result.exit_code == 2
+    assert f"uncommitted changes in {STAGING}" in result.stderr
+    assert path.read_text().endswith("# my local note\n")
+    assert git(git_repo, "branch", "--show-current") == "main"
+
+
+def test_a_flow_style_spec_is_refused_rather_than_reformatted() -> None:
+    text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\nspec: {}\n"
+    with pytest.raises(Exception, match="no block-style spec"):
+        runbook.set_stop_policy(text, "q.yaml", "q", "Hold")
+
+
+def test_crlf_files_keep_their_line_endings() -> None:
+    text = (
+        "apiVersion: kueue.x-k8s.io/v1beta2\r\nkind: ClusterQueue\r\nmetadata:\r\n  name: q\r\n"
+        "spec:\r\n  cohortName: pool\r\n"
+    )
+    held = runbook.set_stop_policy(text, "q.yaml", "q", "Hold")
+    assert held.count("\r\n") == text.count("\r\n") + 1
+    assert "\n" not in held.replace("\r\n", "")
+    assert runbook.set_stop_policy(held, "q.yaml", "q", None) == text
