@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from auditor.checks import (
+    alert_coverage,
     default_localqueue,
     localqueue_target,
     namespace_selector,
@@ -56,6 +57,7 @@ _MODULES: tuple[ModuleType, ...] = (
     quantities,
     stop_policy,
     default_localqueue,
+    alert_coverage,
 )
 
 CHECKS: dict[str, ModuleType] = {m.ID: m for m in _MODULES}

@@ -36,6 +36,7 @@ class ClusterProfile:
     tenant_label: str | None
     capacity: dict[str, dict[str, t.Any]]
     verify_allowed: bool = False
+    alerts: dict[str, dict[str, dict[str, t.Any]]] = field(default_factory=dict)  # name -> ranges
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ def cluster_profile(resource: Resource, folder: str) -> ClusterProfile:
         tenant_label=spec.get("tenantLabel"),
         capacity=spec["capacity"],
         verify_allowed=bool(spec.get("verify", {}).get("allowed")),
+        alerts=spec.get("alerts", {}),
     )
 
 

@@ -152,17 +152,28 @@ def _copy_kueue_crds(testenv: Path, dest: Path) -> None:
 
 @dataclass(frozen=True)
 class CrdSet:
-    """CRDs a sandbox installs only when asked, from a Go module pinned under testenv/."""
+    """CRDs a sandbox installs, from a Go module pinned under testenv/ (when asked, or always)."""
 
     module_dir: str  # the pinning module, relative to testenv/
     module: str
     folder: str  # where the CRDs sit inside that module
+    files: str = "*.yaml"
+    always: bool = False  # installed into every sandbox at `up`
 
 
 # Every CRD set a sandbox can add to Kueue's (which ships with the build itself).
 CRD_SETS: dict[str, CrdSet] = {
     "argocd": CrdSet("tools/argocd", "github.com/argoproj/argo-cd/v3", "manifests/crds"),
+    # clusters/<c>/alerts.yaml holds PrometheusRules, so every synced sandbox needs their CRD.
+    "prometheus-operator": CrdSet(
+        "tools/prometheus-operator",
+        "github.com/prometheus-operator/prometheus-operator",
+        "example/prometheus-operator-crd",
+        files="monitoring.coreos.com_prometheusrules.yaml",
+        always=True,
+    ),
 }
+ALWAYS_CRD_SETS = tuple(name for name, found in CRD_SETS.items() if found.always)
 
 
 def crd_set_files(testenv: Path, name: str) -> list[Path]:
@@ -173,7 +184,7 @@ def crd_set_files(testenv: Path, name: str) -> list[Path]:
     info = json.loads(_go("mod", "download", "-json", found.module, cwd=testenv / found.module_dir))
     if info.get("Error"):
         raise SandboxError(f"cannot download {found.module}: {info['Error']}")
-    files = sorted((Path(info["Dir"]) / found.folder).glob("*.yaml"))
+    files = sorted((Path(info["Dir"]) / found.folder).glob(found.files))
     if not files:
         raise SandboxError(f"no CRDs in {found.module} at {found.folder}")
     return files

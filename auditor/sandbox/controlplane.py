@@ -26,7 +26,7 @@ import yaml
 from auditor.errors import SandboxError
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import crds, pki
-from auditor.sandbox.build import Toolchain, cache_root, crd_set_files
+from auditor.sandbox.build import ALWAYS_CRD_SETS, Toolchain, cache_root, crd_set_files
 
 READY_TIMEOUT = 120.0
 ADMIN_USER = "kueue-gitops-admin"
@@ -169,7 +169,7 @@ class Sandbox:
             self._wait_ready(ca.cert_path, admin, timeout)
             say(f"sandbox {self.name}: installing {len(toolchain.kueue_crds)} Kueue CRDs")
             crds.install(self.connect(), crds.load_crds(toolchain.kueue_crds))
-            self.install_crd_sets(toolchain.testenv, crd_sets)
+            self.install_crd_sets(toolchain.testenv, [*ALWAYS_CRD_SETS, *crd_sets])
         except BaseException:
             self.down()  # never leave half a sandbox running
             raise

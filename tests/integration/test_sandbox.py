@@ -85,7 +85,8 @@ def test_cli_lifecycle_two_sandboxes_side_by_side(
             ]
         )
         assert applied.exit_code == 0, applied.output
-        assert "18 applied, 0 rejected" in applied.output
+        staged = Repository.open(ROOT).load(["gpu-staging"]).for_cluster("gpu-staging")
+        assert f"{len(staged)} applied, 0 rejected" in applied.output
         pids = list((one.state() or pytest.fail("no state")).pids.values())
     finally:
         down = run_line(["kueue-gitops", "sandbox", "down", "--all"])
