@@ -1,0 +1,184 @@
+"""When drift cannot read everything: exit 3, the cluster and kind named, nothing claimed clean.
+
+Also: the audit runs under the repo's own least-privilege auditor ClusterRole.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from pathlib import Path
+
+import pytest
+import yaml
+
+from auditor import drift
+from auditor.errors import ClusterAccessError
+from auditor.live import access
+from auditor.live.kube import KubeCluster
+from auditor.repo.layout import Repository
+from auditor.repo.profiles import ClusterProfile
+from auditor.sandbox import Sandbox, Toolchain
+from tests.conftest import run_line, start_sandbox
+from tests.integration.test_drift import CLUSTER, KUEUE, RBAC, drift_json, servable_repo, sync
+
+Json = dict[str, t.Any]
+
+
+@pytest.fixture(scope="module")
+def synced(
+    toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> t.Iterator[tuple[Sandbox, Path]]:
+    box = start_sandbox(toolchain, sandboxes_dir, "drift-faults")
+    repo = servable_repo(tmp_path_factory.mktemp("faults-repo"), box.connect())
+    sync(box, repo)
+    yield box, repo
+    box.down()
+
+
+def test_the_audit_runs_under_the_repos_read_only_auditor_role(
+    synced: tuple[Sandbox, Path],
+) -> None:
+    box, repo = synced
+    auditor = box.credentials("kueue-gitops-auditor")
+    code, report = drift_json(repo, auditor)
+    assert (code, report["status"], report["findings"]) == (0, "clean", [])
+    with pytest.raises(ClusterAccessError, match="forbidden"):
+        box.connect(auditor).list("v1", "Secret")  # read-only, and never Secrets
+    with pytest.raises(ClusterAccessError, match="forbidden"):
+        box.connect(auditor).patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {}})
+
+
+def test_a_forbidden_kind_makes_the_report_incomplete_and_is_never_called_clean(
+    synced: tuple[Sandbox, Path],
+) -> None:
+    box, repo = synced
+    admin = box.connect()
+    rules = admin.get(RBAC, "ClusterRole", "kueue-gitops:auditor")["rules"]
+    for r in rules:  # the same role, without LocalQueues
+        r["resources"] = [x for x in r["resources"] if x != "localqueues"]
+    made = [
+        admin.create(
+            {
+                "apiVersion": RBAC,
+                "kind": "ClusterRole",
+                "metadata": {"name": "half-auditor"},
+                "rules": rules,
+            }
+        ),
+        admin.create(
+            {
+                "apiVersion": RBAC,
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "half-auditor"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "half-auditor",
+                },
+                "subjects": [{"kind": "User", "name": "half-auditor"}],
+            }
+        ),
+    ]
+    admin.delete(KUEUE, "LocalQueue", "batch", "team-a")  # drift it cannot see
+    admin.patch(KUEUE, "ClusterQueue", "team-b-cq", {"spec": {"cohortName": "elsewhere"}})
+    try:
+        code, report = drift_json(repo, box.credentials("half-auditor"))
+    finally:
+        for obj in made:
+            admin.delete(RBAC, obj["kind"], obj["metadata"]["name"])
+        sync(box, repo)
+    assert code == 3
+    assert report["status"] == "incomplete"
+    [cluster] = report["clusters"]
+    assert cluster["status"] == "incomplete"
+    assert any("LIST LocalQueue" in e and "forbidden" in e for e in cluster["errors"])
+    assert [f["kind"] for f in report["findings"]] == ["ClusterQueue"]  # what it could read
+    text = run_line(
+        [
+            "kueue-gitops",
+            "--repo",
+            str(repo),
+            "drift",
+            "--cluster",
+            CLUSTER,
+            "--kubeconfig",
+            str(box.credentials("half-auditor")),
+        ]
+    )
+    assert text.exit_code == 3
+    assert "INCOMPLETE gpu-prod: LIST LocalQueue" in text.output
+
+
+def _kubeconfig_with_a_dead_cluster(box: Sandbox, dest: Path) -> Path:
+    """A kubeconfig whose gpu-prod context reaches the sandbox and gpu-staging reaches nothing."""
+    doc = yaml.safe_load(box.kubeconfig.read_text())
+    [cluster], [context] = doc["clusters"], doc["contexts"]
+    dead = {"name": "dead", "cluster": {**cluster["cluster"], "server": "https://127.0.0.1:9"}}
+    doc["clusters"] = [{**cluster, "name": "prod"}, dead]
+    doc["contexts"] = [
+        {"name": "gpu-prod", "context": {**context["context"], "cluster": "prod"}},
+        {"name": "gpu-staging", "context": {**context["context"], "cluster": "dead"}},
+    ]
+    doc["current-context"] = "gpu-prod"
+    dest.write_text(yaml.safe_dump(doc))
+    return dest
+
+
+def test_an_unreachable_second_cluster_leaves_the_first_audited(
+    synced: tuple[Sandbox, Path], tmp_path: Path
+) -> None:
+    box, repo = synced
+    kubeconfig = str(_kubeconfig_with_a_dead_cluster(box, tmp_path / "kc"))
+
+    def connect(profile: ClusterProfile) -> KubeCluster:  # each profile's own context
+        return access.connect(profile, kubeconfig=kubeconfig, context=profile.context)
+
+    report = drift.audit(Repository.open(repo), ["gpu-prod", "gpu-staging"], connect)
+    assert report.exit_code == 3
+    out = report.to_json()
+    clusters = {c["name"]: c for c in out["clusters"]}
+    assert clusters["gpu-prod"] == {"name": "gpu-prod", "status": "ok", "errors": []}
+    assert clusters["gpu-staging"]["status"] == "incomplete"
+    assert "unreachable" in clusters["gpu-staging"]["errors"][0]
+    assert out["status"] == "incomplete"
+    assert out["findings"] == []  # gpu-prod is clean; gpu-staging is not called anything
+
+
+class _StopsMidAudit(KubeCluster):
+    """The real client; the sandbox's API server is stopped right after the third LIST."""
+
+    box: Sandbox
+    lists = 0
+
+    def list(self, api_version: str, kind: str, *, page_size: int = 500) -> list[Json]:
+        items = super().list(api_version, kind, page_size=page_size)
+        self.lists += 1
+        if self.lists == 3:
+            self.box.down()
+        return items
+
+
+def test_the_api_server_stopped_mid_audit(
+    toolchain: Toolchain, sandboxes_dir: Path, tmp_path: Path
+) -> None:
+    box = start_sandbox(toolchain, sandboxes_dir, "drift-stopped")
+    try:
+        repo = servable_repo(tmp_path, box.connect())
+        sync(box, repo)
+
+        def connect(profile: ClusterProfile) -> KubeCluster:
+            cluster = _StopsMidAudit(box.connect().api, profile.name)
+            cluster.box = box
+            return cluster
+
+        report = drift.audit(Repository.open(repo), [CLUSTER], connect)
+    finally:
+        box.down()
+    assert report.exit_code == 3
+    [cluster] = report.clusters
+    assert cluster.status == "incomplete"
+    read = {"Namespace", "PriorityClass", "ClusterRole"}
+    assert "unreachable" in cluster.errors[0] and "ClusterRoleBinding" in cluster.errors[0]
+    assert "LocalQueue" in cluster.errors[1] and "ClusterQueue" in cluster.errors[1]
+    assert [f for f in report.findings if f.kind not in read] == []
+    assert report.findings == []
