@@ -31,22 +31,22 @@ def named(ctx: CheckContext, kind: str, group: str = KUEUE) -> dict[str, Resourc
     }
 
 
-def namespace_owner(ctx: CheckContext, namespace: str) -> TenantProfile | None:
-    """The tenant whose profile lists `namespace` on this cluster."""
-    for tenant in ctx.tenants.values():
-        on = tenant.clusters.get(ctx.cluster.name)
-        if on is not None and namespace in on.namespaces:
-            return tenant
-    return None
-
-
-def queue_tenants(ctx: CheckContext, cluster_queue: str) -> list[TenantProfile]:
-    """A ClusterQueue's tenants: those whose profile lists it for this cluster."""
-    return [
-        tenant
+def namespace_owners(ctx: CheckContext) -> dict[str, TenantProfile]:
+    """Each namespace on this cluster that a tenant profile lists, with that tenant."""
+    return {
+        namespace: tenant
         for tenant in ctx.tenants.values()
-        if cluster_queue in getattr(tenant.clusters.get(ctx.cluster.name), "cluster_queues", ())
-    ]
+        for namespace in getattr(tenant.clusters.get(ctx.cluster.name), "namespaces", ())
+    }
+
+
+def queue_tenants(ctx: CheckContext) -> dict[str, list[TenantProfile]]:
+    """Each ClusterQueue's tenants: those whose profile lists it for this cluster."""
+    out: dict[str, list[TenantProfile]] = {}
+    for tenant in ctx.tenants.values():
+        for cq in getattr(tenant.clusters.get(ctx.cluster.name), "cluster_queues", ()):
+            out.setdefault(cq, []).append(tenant)
+    return out
 
 
 def labels_of(resource: Resource) -> dict[str, str]:

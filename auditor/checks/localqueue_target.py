@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.checks._common import KUEUE, labels_of, named, namespace_owner, selects, spec_of
+from auditor.checks._common import KUEUE, labels_of, named, namespace_owners, selects, spec_of
 from auditor.model import Finding
 
 if t.TYPE_CHECKING:
@@ -44,6 +44,7 @@ PATH = ["spec", "clusterQueue"]
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
     cluster_queues = named(ctx, "ClusterQueue")
     namespaces = named(ctx, "Namespace", group="")
+    owners = namespace_owners(ctx)
     for queue in ctx.of_kind("LocalQueue"):
         if queue.key.group != KUEUE:
             continue
@@ -60,7 +61,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             )
             continue
         namespace = queue.namespace or ""
-        tenant = namespace_owner(ctx, namespace)
+        tenant = owners.get(namespace)
         on = tenant.clusters.get(ctx.cluster.name) if tenant else None
         if tenant is None or on is None or cq.name not in on.cluster_queues:
             who = (

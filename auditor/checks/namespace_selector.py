@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.checks._common import KUEUE, labels_of, namespace_owner, requires_label, spec_of
+from auditor.checks._common import KUEUE, labels_of, namespace_owners, requires_label, spec_of
 from auditor.model import Finding
 
 if t.TYPE_CHECKING:
@@ -72,8 +72,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 CATEGORY,
                 path=["spec", "namespaceSelector"],
             )
+    owners = namespace_owners(ctx)
     for ns in ctx.of_kind("Namespace"):
-        if labels_of(ns).get(key) == value and namespace_owner(ctx, ns.name) is None:
+        if labels_of(ns).get(key) == value and ns.name not in owners:
             yield Finding.about(
                 ns,
                 "admission-label-unowned",

@@ -51,6 +51,7 @@ def _policy(preemption: dict[str, t.Any], path: tuple[str, ...]) -> t.Any:
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
+    tenants_of = queue_tenants(ctx)
     for cq in ctx.of_kind("ClusterQueue"):
         preemption = spec_of(cq).get("preemption")
         if cq.key.group != KUEUE or not isinstance(preemption, dict):
@@ -58,7 +59,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         active = [p for p in POLICIES if _policy(preemption, p) not in (None, "Never")]
         if not active:
             continue
-        tenants = queue_tenants(ctx, cq.name)
+        tenants = tenants_of.get(cq.name, [])
         unsafe = [tenant.name for tenant in tenants if not tenant.preemption_safe]
         if tenants and not unsafe:
             continue

@@ -60,12 +60,13 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                     CATEGORY,
                     path=["kind"],
                 )
+    defined_by_use = {use: named(ctx, kind, group) for use, (kind, group) in KINDS.items()}
     for tenant in ctx.tenants.values():
         if ctx.cluster.name not in tenant.clusters:
             continue
         levels = {"workload": tenant.workload_priority_classes, "pod": tenant.pod_priority_classes}
-        for use, (kind, group) in KINDS.items():
-            defined = named(ctx, kind, group)
+        for use, (kind, _) in KINDS.items():
+            defined = defined_by_use[use]
             for i, level in enumerate(levels[use]):
                 if level not in defined:
                     yield about_profile(

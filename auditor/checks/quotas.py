@@ -193,13 +193,16 @@ def _borrowing(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding
         name = holder.name if holder.kind == "Cohort" else spec_of(holder).get("cohortName")
         return roots.get(str(name), str(name)) if name else None
 
-    supply: dict[tuple[str, Pool], list[tuple[Resource, Quantity]]] = defaultdict(list)
+    supply: dict[tuple[str, Pool], Quantity] = defaultdict(lambda: ZERO)
+    own: dict[tuple[str, str, str], Quantity] = defaultdict(lambda: ZERO)  # a CQ's own share
     for holder in holders:
         tree = tree_of(holder)
         if tree is not None:
             for entry in quota_entries(holder):
-                key = (tree, (entry.flavor, entry.resource))
-                supply[key].append((holder, _lendable(entry, holder.kind)))
+                lendable = _lendable(entry, holder.kind)
+                supply[(tree, (entry.flavor, entry.resource))] += lendable
+                if holder.kind == "ClusterQueue":
+                    own[(holder.name, entry.flavor, entry.resource)] += lendable
     for cq in holders:
         tree = tree_of(cq)
         if cq.kind != "ClusterQueue" or tree is None:
@@ -208,8 +211,10 @@ def _borrowing(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding
             limit = entry.quantity("borrowingLimit")
             if limit is None:
                 continue
-            others = supply[(tree, (entry.flavor, entry.resource))]
-            total = sum((q for holder, q in others if holder is not cq), ZERO)
+            total = (
+                supply[(tree, (entry.flavor, entry.resource))]
+                - own[(cq.name, entry.flavor, entry.resource)]
+            )
             if limit > total:
                 yield Finding.about(
                     cq,

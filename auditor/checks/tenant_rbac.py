@@ -125,11 +125,18 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             yield Finding.about(
                 role, rule, f"Role {role.name} grants {what}; {ADVICE[rule]}", CATEGORY, path=path
             )
+    roles = {
+        (r.kind, r.namespace, r.name): r
+        for r in ctx.of_kind("Role", "ClusterRole")
+        if r.key.group == RBAC
+    }
     for binding in (r for r in tenant_objects if r.kind == "RoleBinding"):
-        yield from _judge_binding(ctx, binding)
+        yield from _judge_binding(ctx, binding, roles)
 
 
-def _judge_binding(ctx: CheckContext, binding: Resource) -> t.Iterator[Finding]:
+def _judge_binding(
+    ctx: CheckContext, binding: Resource, roles: dict[tuple[str, str | None, str], Resource]
+) -> t.Iterator[Finding]:
     ref = binding.body.get("roleRef")
     ref = ref if isinstance(ref, dict) else {}
     kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
@@ -147,17 +154,7 @@ def _judge_binding(ctx: CheckContext, binding: Resource) -> t.Iterator[Finding]:
         return
     if kind == "ClusterRole" and name in BUILTIN_READ:
         return
-    role = next(
-        (
-            r
-            for r in ctx.of_kind(kind)
-            if kind in ("Role", "ClusterRole")
-            and r.key.group == RBAC
-            and r.name == name
-            and (kind == "ClusterRole" or r.namespace == binding.namespace)
-        ),
-        None,
-    )
+    role = roles.get((kind, binding.namespace if kind == "Role" else None, name))
     if role is not None and role.tenant:
         return  # a Role in a tenant folder is judged where it is written
     if role is None or "aggregationRule" in role.body:
