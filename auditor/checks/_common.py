@@ -54,23 +54,36 @@ def labels_of(resource: Resource) -> dict[str, str]:
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
 
 
+def _parts(selector: dict[str, t.Any]) -> tuple[dict[str, t.Any], list[dict[str, t.Any]]]:
+    labels = selector.get("matchLabels")
+    exprs = selector.get("matchExpressions")
+    return (
+        labels if isinstance(labels, dict) else {},
+        [e for e in exprs if isinstance(e, dict)] if isinstance(exprs, list) else [],
+    )
+
+
+def _values(expr: dict[str, t.Any]) -> list[str]:
+    values = expr.get("values")
+    return [str(v) for v in values] if isinstance(values, list) else []
+
+
 def selects(selector: t.Any, labels: dict[str, str]) -> bool:
     """Kubernetes LabelSelector semantics, with Kueue's reading of nil: it selects nothing."""
     if not isinstance(selector, dict):
         return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(str(key)) != str(value):
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op = expr.get("key"), expr.get("operator")
-        values = [str(v) for v in expr.get("values") or []]
-        present = key in labels
+    match_labels, exprs = _parts(selector)
+    if any(labels.get(str(k)) != str(v) for k, v in match_labels.items()):
+        return False
+    for expr in exprs:
+        key = str(expr.get("key"))
+        present, value = key in labels, labels.get(key, "")
         ok = {
-            "In": present and labels.get(key) in values,
-            "NotIn": not present or labels.get(key) not in values,
+            "In": present and value in _values(expr),
+            "NotIn": not present or value not in _values(expr),
             "Exists": present,
             "DoesNotExist": not present,
-        }.get(op, False)
+        }.get(expr.get("operator"), False)
         if not ok:
             return False
     return True
@@ -80,14 +93,15 @@ def requires_label(selector: t.Any, key: str, value: str) -> bool:
     """True when every namespace the selector matches carries `key=value`."""
     if not isinstance(selector, dict):
         return False
-    if str((selector.get("matchLabels") or {}).get(key)) == value:
+    match_labels, exprs = _parts(selector)
+    if key in match_labels and str(match_labels[key]) == value:
         return True
     return any(
         expr.get("key") == key
         and expr.get("operator") == "In"
-        and expr.get("values")
-        and all(str(v) == value for v in expr["values"])
-        for expr in selector.get("matchExpressions") or []
+        and _values(expr)
+        and all(v == value for v in _values(expr))
+        for expr in exprs
     )
 
 

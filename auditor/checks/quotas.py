@@ -82,7 +82,8 @@ def _shape(holder: Resource, flavors: set[str], cluster: str) -> t.Iterator[Find
     for g, group in enumerate(groups if isinstance(groups, list) else []):
         if not isinstance(group, dict):
             continue
-        covered = [str(c) for c in group.get("coveredResources") or []]
+        raw = group.get("coveredResources")
+        covered = [str(c) for c in raw] if isinstance(raw, list) else []
         for c, name in enumerate(covered):
             if name in seen_resources:
                 yield Finding.about(
@@ -93,7 +94,8 @@ def _shape(holder: Resource, flavors: set[str], cluster: str) -> t.Iterator[Find
                     path=["spec", "resourceGroups", g, "coveredResources", c],
                 )
             seen_resources.add(name)
-        for f, flavor in enumerate(group.get("flavors") or []):
+        raw_flavors = group.get("flavors")
+        for f, flavor in enumerate(raw_flavors if isinstance(raw_flavors, list) else []):
             if not isinstance(flavor, dict):
                 continue
             path: list[str | int] = ["spec", "resourceGroups", g, "flavors", f]
