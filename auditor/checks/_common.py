@@ -83,7 +83,7 @@ def selects(selector: t.Any, labels: dict[str, str]) -> bool:
             "NotIn": not present or value not in _values(expr),
             "Exists": present,
             "DoesNotExist": not present,
-        }.get(expr.get("operator"), False)
+        }.get(str(expr.get("operator")), False)
         if not ok:
             return False
     return True
