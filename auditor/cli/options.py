@@ -51,3 +51,27 @@ def output_format(func: F) -> F:
         type=click.Choice(["text", "json", "markdown"]),
         help="Report format.",
     )(func)
+
+
+def _gateway_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value and not value.startswith(("http://", "https://")):
+        raise click.BadParameter(f"{value!r} is not an http:// or https:// URL")
+    return value
+
+
+def metrics_output(func: F) -> F:
+    """--metrics-file and --pushgateway: the results as Prometheus metrics (auditor.metrics)."""
+    func = click.option(
+        "--pushgateway",
+        metavar="URL",
+        callback=_gateway_url,
+        help="Push the results as metrics to this Prometheus Pushgateway "
+        "(job kueue-gitops, one group per command and cluster).",
+    )(func)
+    func = click.option(
+        "--metrics-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="FILE",
+        help="Write the results as metrics for node_exporter's textfile collector (*.prom).",
+    )(func)
+    return func
