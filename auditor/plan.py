@@ -1,7 +1,9 @@
 """What a change between two revisions does to each cluster, in cluster terms.
 
 Per cluster: quota deltas per ClusterQueue (and Cohort), flavor and resource, compared by value;
-cohort moves; namespaces that gain or lose admission; objects added, removed or changed.
+cohort moves; namespaces that gain or lose admission; effective RBAC powers gained or lost (the
+powers auditor.rbac watches, through the repo's roles and bindings); objects added, removed or
+changed.
 plan_live.py then weighs the risky ones against live usage.
 """
 
@@ -13,6 +15,7 @@ from decimal import Decimal
 
 from auditor import quantity as quantities
 from auditor.model import ClusterResult, Report, Resource, ResourceKey, format_path
+from auditor.rbac import powers
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
 
@@ -164,6 +167,7 @@ def _changes(plan: ClusterPlan) -> t.Iterator[Change]:
         if key.kind == "Namespace":
             yield from _admission(plan, key, old, new)
         yield from _object_change(plan.name, key, old, new)
+    yield from _rbac_changes(plan)
 
 
 def _object_change(
@@ -352,3 +356,46 @@ def _admission(
         file=where.file,
         line=where.line_of(("metadata", "labels", label)),
     )
+
+
+# -- RBAC powers ----------------------------------------------------------------------------
+
+RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+
+
+def _held(side: Side) -> dict[tuple[powers.Subject, powers.Power], powers.Grant]:
+    bodies = [r.body for r in side.objects.values() if r.kind in RBAC_KINDS]
+    held: dict[tuple[powers.Subject, powers.Power], powers.Grant] = {}
+    for grant in powers.grants(bodies):
+        held.setdefault((grant.subject, grant.power), grant)
+    return held
+
+
+def _rbac_changes(plan: ClusterPlan) -> t.Iterator[Change]:
+    before, after = _held(plan.base), _held(plan.head)
+    for action, pairs, held, side in (
+        ("gains", after.keys() - before.keys(), after, plan.head),
+        ("loses", before.keys() - after.keys(), before, plan.base),
+    ):
+        for pair in sorted(pairs):
+            grant = held[pair]
+            meta = grant.binding.get("metadata") or {}
+            key = ResourceKey(
+                "rbac.authorization.k8s.io",
+                str(grant.binding.get("kind")),
+                meta.get("namespace"),
+                str(meta.get("name")),
+            )
+            where = side.objects.get(key)
+            yield Change(
+                plan.name,
+                "rbac",
+                action,
+                key,
+                f"{grant.subject} {action} {grant.power} (through {key} → role {grant.role})",
+                path=str(grant.power),
+                before=action == "loses",
+                after=action == "gains",
+                file=where.file if where else None,
+                line=where.line if where else None,
+            )

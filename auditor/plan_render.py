@@ -100,8 +100,7 @@ def _cluster_markdown(plan: Plan, cluster: ClusterPlan, out: t.TextIO) -> None:
         if chosen:
             out.write(f"**{title}**\n\n")
             for c in chosen:
-                mark = c.action
-                out.write(f"- **{mark}** {_cell(c.summary)} {_at(c.file, c.line)}\n")
+                out.write(f"- {_cell(c.summary)} {_at(c.file, c.line)}\n")
             out.write("\n")
     if cluster.live_checked:
         out.write("_Checked against live usage._\n")

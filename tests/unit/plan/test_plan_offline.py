@@ -249,3 +249,34 @@ def test_not_a_git_repository_is_a_usage_error(repo_copy: t.Any) -> None:
     result = run_line(["kueue-gitops", "--repo", str(repo_copy), "plan", "--base", "HEAD"])
     assert result.exit_code == 2
     assert "is not inside a git repository" in result.stderr
+
+
+def test_rbac_powers_gained_and_lost_through_roles_and_bindings(revs: Revisions) -> None:
+    revs.write(
+        "clusters/gpu-prod/quota-editors.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n"
+        "  name: quota-editor\nrules:\n  - apiGroups: [kueue.x-k8s.io]\n"
+        "    resources: [clusterqueues]\n    verbs: [get, patch]\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+        "  name: team-a-edits-quota\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n"
+        "  kind: ClusterRole\n  name: quota-editor\nsubjects:\n"
+        "  - apiGroup: rbac.authorization.k8s.io\n    kind: Group\n    name: example-org:team-a\n",
+    )
+    head = revs.commit("let team-a edit quota")
+    _, doc = plan(revs, "--base", "base", "--head", head)
+    [gained] = changes(doc, "rbac")
+    assert (gained["action"], gained["kind"], gained["name"], gained["path"]) == (
+        "gains",
+        "ClusterRoleBinding",
+        "team-a-edits-quota",
+        "patch clusterqueues.kueue.x-k8s.io cluster-wide",
+    )
+    assert gained["summary"].startswith("Group example-org:team-a gains patch clusterqueues")
+    assert gained["file"] == "clusters/gpu-prod/quota-editors.yaml"
+    # Taking the verb back out of the role is a loss, with no binding touched.
+    revs.edit("clusters/gpu-prod/quota-editors.yaml", "verbs: [get, patch]", "verbs: [get]")
+    later = revs.commit("read only")
+    _, doc = plan(revs, "--base", head, "--head", later)
+    assert [(c["action"], c["path"]) for c in changes(doc, "rbac")] == [
+        ("loses", "patch clusterqueues.kueue.x-k8s.io cluster-wide")
+    ]
