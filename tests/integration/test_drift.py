@@ -31,13 +31,21 @@ Json = dict[str, t.Any]
 
 
 def servable_repo(dest: Path, cluster: KubeCluster) -> Path:
-    """clusters/ and tenants/ copied to `dest`, minus files of kinds the sandbox does not serve.
+    """The repo copied to `dest`, minus manifests and schemas of kinds the sandbox does not serve.
 
-    The sandbox runs Kueue's CRDs only; manifests for other operators would be reported as
+    The sandbox serves Kueue's CRDs; manifests for other operators would be reported as
     missing by every audit, which is right for a real cluster but not what these tests study.
     """
-    for folder in ("clusters", "tenants"):
+    for folder in ("clusters", "tenants", "schemas"):
         shutil.copytree(ROOT / folder, dest / folder)
+    for index_file in dest.glob("schemas/*/index.json"):
+        index = json.loads(index_file.read_text())
+        for name, entry in list(index["kinds"].items()):
+            try:
+                cluster.resource(f"{entry['group']}/{entry['served'][0]}", entry["kind"])
+            except KindNotServed:
+                del index["kinds"][name]
+        index_file.write_text(json.dumps(index))
     for path in sorted(dest.glob("**/*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             if path.name == "profile.yaml" or not isinstance(doc, dict):
@@ -380,3 +388,24 @@ def test_a_deleted_object_is_missing_and_text_and_markdown_say_so(
     assert "LocalQueue team-b/batch (missing)" in text.output
     markdown = run_line([*base, "--cluster", CLUSTER, "-o", "markdown"])
     assert "| LocalQueue team-b/batch |" in markdown.output
+
+
+def test_a_crd_changed_live_is_schema_drift(clean: tuple[Sandbox, Path]) -> None:
+    box, repo = clean
+    cluster = box.connect()
+    crd_api, name = "apiextensions.k8s.io/v1", "cohorts.kueue.x-k8s.io"
+    versions = cluster.get(crd_api, "CustomResourceDefinition", name)["spec"]["versions"]
+    changed = copy.deepcopy(versions)
+    for version in changed:
+        version["served"] = version["name"] == "v1beta2"  # v1beta1 quietly dropped
+    cluster.patch(crd_api, "CustomResourceDefinition", name, {"spec": {"versions": changed}})
+    try:
+        code, report = drift_json(repo, box.kubeconfig)
+    finally:
+        cluster.patch(crd_api, "CustomResourceDefinition", name, {"spec": {"versions": versions}})
+    assert code == 1
+    assert brief(report) == [("version", "modified", "CustomResourceDefinition", None, name, None)]
+    [finding] = report["findings"]
+    assert finding["rule"] == "schema-drift"
+    assert "serves ['v1beta2'] live but ['v1beta1', 'v1beta2'] in schemas/" in finding["message"]
+    assert finding["file"] == "schemas/gpu-prod/index.json"
