@@ -84,7 +84,8 @@ def _documents(text: str, file: str) -> list[t.Any]:
         raise ConfigError(f"{file}: not valid YAML: {exc}") from exc
 
 
-def _spec_of(text: str, file: str, name: str) -> CommentedMap:
+def _spec_of(text: str, file: str, name: str) -> tuple[CommentedMap, int]:
+    """ClusterQueue `name`'s spec mapping, and the 0-based line of its `spec:` key."""
     for doc in _documents(text, file):
         if (
             isinstance(doc, CommentedMap)
@@ -93,17 +94,18 @@ def _spec_of(text: str, file: str, name: str) -> CommentedMap:
         ):
             spec = doc.get("spec")
             # block style: the mapping starts on a line below `spec:` (flow `{...}` does not)
-            if not isinstance(spec, CommentedMap) or spec.lc.line <= doc.lc.key("spec")[0]:
+            key_line = doc.lc.key("spec")[0]
+            if not isinstance(spec, CommentedMap) or spec.lc.line <= key_line:
                 raise ConfigError(
                     f"{file}: ClusterQueue {name} has no block-style spec to edit; edit it by hand"
                 )
-            return spec
+            return spec, key_line
     raise ConfigError(f"{file}: no ClusterQueue {name}")
 
 
 def set_stop_policy(text: str, file: str, name: str, policy: str | None) -> str:
     """`text` with ClusterQueue `name`'s stopPolicy set to `policy` (None: resumed), one line."""
-    spec = _spec_of(text, file, name)
+    spec, key_line = _spec_of(text, file, name)
     lines = text.splitlines(keepends=True)
     if "stopPolicy" in spec:
         row = spec.lc.key("stopPolicy")[0]
@@ -115,9 +117,9 @@ def set_stop_policy(text: str, file: str, name: str, policy: str | None) -> str:
                 r"^(\s*stopPolicy:\s*)(['\"]?)[A-Za-z]*\2", rf"\g<1>\g<2>{value}\g<2>", lines[row]
             )
     elif policy is not None:
-        row, col = spec.lc.line, spec.lc.col
+        # right below `spec:`, so no comment is parted from the key it describes
         newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
-        lines.insert(row, f"{' ' * col}stopPolicy: {policy}  {MARKER}{newline}")
+        lines.insert(key_line + 1, f"{' ' * spec.lc.col}stopPolicy: {policy}  {MARKER}{newline}")
     changed = "".join(lines)
     _verify(text, changed, file, name, policy)
     return changed
@@ -133,14 +135,14 @@ def _verify(before: str, after: str, file: str, name: str, policy: str | None) -
                 (doc.get("spec") or {}).pop("stopPolicy", None)
         return docs
 
-    got = _spec_of(after, file, name).get("stopPolicy")
+    got = _spec_of(after, file, name)[0].get("stopPolicy")
     ok = got == policy if policy else got in (None, "None")
     if not ok or without_stop_policy(before) != without_stop_policy(after):
         raise ConfigError(f"{file}: could not set stopPolicy of {name} in one line; edit by hand")
 
 
 def stop_policy(text: str, file: str, name: str) -> str | None:
-    value = _spec_of(text, file, name).get("stopPolicy")
+    value = _spec_of(text, file, name)[0].get("stopPolicy")
     return str(value) if value is not None else None
 
 

@@ -160,3 +160,17 @@ def test_crlf_files_keep_their_line_endings() -> None:
     assert held.count("\r\n") == text.count("\r\n") + 1
     assert "\n" not in held.replace("\r\n", "")
     assert runbook.set_stop_policy(held, "q.yaml", "q", None) == text
+
+
+def test_the_hold_line_goes_right_below_spec_so_comments_stay_with_their_keys() -> None:
+    text = (
+        "kind: ClusterQueue\nmetadata:\n  name: q\nspec:   # quota\n"
+        "    # the pool it borrows from\n    cohortName: pool\n"
+    )
+    held = runbook.set_stop_policy(text, "q.yaml", "q", "Hold")
+    assert held.splitlines()[3:6] == [
+        "spec:   # quota",
+        f"    stopPolicy: Hold  {runbook.MARKER}",
+        "    # the pool it borrows from",
+    ]
+    assert runbook.set_stop_policy(held, "q.yaml", "q", None) == text
