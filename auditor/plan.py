@@ -39,6 +39,12 @@ def show(value: Decimal, *, binary: bool) -> str:
     return quantities.Quantity(value, fmt).canonical()
 
 
+def is_binary(*values: object) -> bool:
+    """Whether any of the quantities is written in binary units (memory-like)."""
+    binary = quantities.Format.BINARY_SI
+    return any(v is not None and quantities.parse(v).format is binary for v in values)
+
+
 @dataclass
 class Change:
     """One thing the change does to a cluster; `before`/`after` are None when absent."""
@@ -289,7 +295,7 @@ def _direction(name: str, was: t.Any, now: t.Any) -> tuple[str, str | None]:
         diff = quantity(now) - quantity(was)
     except ValueError:
         return "changed", None
-    binary = any(quantities.parse(v).format is quantities.Format.BINARY_SI for v in (was, now))
+    binary = is_binary(was, now)
     sign = "+" if diff > 0 else "-" if diff < 0 else "±"
     return ("increased" if diff > 0 else "decreased"), sign + show(abs(diff), binary=binary)
 

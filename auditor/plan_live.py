@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from auditor.errors import ClusterAccessError
 from auditor.model import ClusterResult, Finding, Resource, ResourceKey, Severity
-from auditor.plan import Change, ClusterPlan, Plan, quantity, show
+from auditor.plan import Change, ClusterPlan, Plan, is_binary, quantity, show
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -234,7 +234,7 @@ def _quota_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterato
     if used <= quota:
         return
     flavor, resource = change.cell
-    binary = str(change.before).endswith("i") or str(change.after).endswith("i")
+    binary = is_binary(change.before, change.after)
     over = used - quota
     victims = _first_exposed(usage, change.key.name, change.cell, over)
     policy = _exposure(plan, cq)
@@ -245,8 +245,8 @@ def _quota_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterato
         category="quota",
         severity=Severity.WARNING,
         message=f"{change.key.name} {flavor} {resource} nominalQuota "
-        f"{change.before} → {change.after if change.after is not None else 'none'} is "
-        f"{show(over, binary=binary)} below the {show(used, binary=binary)} in use; {policy}"
+        f"{change.before} → {change.after if change.after is not None else 'none'} is below the "
+        f"{show(used, binary=binary)} in use ({show(over, binary=binary)} over); {policy}"
         + (
             f"; first exposed: {', '.join(_victim(w, change.cell, binary) for w in victims)}"
             if victims

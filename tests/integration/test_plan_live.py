@@ -179,7 +179,7 @@ def test_quota_cut_below_use_warns_how_much_and_who_is_exposed_first(
     assert (warning["inUse"], warning["over"]) == ("14", "6")
     # Kueue's victim order: lowest priority first, most recently admitted first among equals.
     assert [w["name"] for w in warning["exposedWorkloads"]] == ["late-sweep", "sweep"]
-    assert "6 below the 14 in use" in warning["message"]
+    assert "16 → 8 is below the 14 in use (6 over)" in warning["message"]
     assert "reclaimed by team-b-cq (reclaimWithinCohort: LowerPriority)" in warning["message"]
     assert "withinClusterQueue: LowerPriority" in warning["message"]
     assert warning["file"] == CQS and warning["line"] == revs.line_of(
