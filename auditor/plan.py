@@ -111,6 +111,7 @@ class Plan:
     head: str
     clusters: list[ClusterPlan]
     report: Report
+    live: bool = False  # whether the plan was weighed against live usage (plan_live.check)
 
     def to_json(self) -> dict[str, t.Any]:
         out = self.report.to_json()

@@ -140,6 +140,7 @@ def needs_live(change: Change) -> bool:
 
 def check(plan: Plan, connect: t.Callable[[ClusterProfile], KubeCluster]) -> None:
     """Add live findings to the plan; a cluster that cannot be read makes it incomplete."""
+    plan.live = True
     results = {r.name: r for r in plan.report.clusters}
     for cluster in plan.clusters:
         result = results.setdefault(cluster.name, ClusterResult(cluster.name))

@@ -45,8 +45,8 @@ def text(plan: Plan, stream: t.TextIO) -> None:
     for c in plan.report.clusters:
         for error in c.errors:
             stream.write(f"INCOMPLETE {c.name}: {error}\n")
-    if not any(c.live_checked for c in plan.clusters) and not plan.report.incomplete:
-        stream.write("(not checked against live usage)\n")
+    if not plan.live:
+        stream.write("(offline: not weighed against live usage; --live does)\n")
     stream.write(f"plan: {plan.report.status}: {_headline(plan)}\n")
 
 
@@ -104,6 +104,8 @@ def _cluster_markdown(plan: Plan, cluster: ClusterPlan, out: t.TextIO) -> None:
             out.write("\n")
     if cluster.live_checked:
         out.write("_Checked against live usage._\n")
+    elif plan.live and not any(c.name == cluster.name and c.errors for c in plan.report.clusters):
+        out.write("_Nothing here needs live usage (no cut, removal or admission loss)._\n")
 
 
 def markdown(plan: Plan, stream: t.TextIO) -> None:
@@ -123,5 +125,5 @@ def markdown(plan: Plan, stream: t.TextIO) -> None:
             _cluster_markdown(plan, cluster, stream)
     if not plan.change_count:
         stream.write("\nNo change to any cluster.\n")
-    elif not any(c.live_checked for c in plan.clusters) and not plan.report.incomplete:
+    elif not plan.live:
         stream.write("\n_Not checked against live usage (offline)._\n")
