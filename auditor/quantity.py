@@ -5,6 +5,10 @@
 and keep the family of their suffix (binary `Ki`..`Ei`, decimal `n`..`E`, or an `e` exponent).
 Canonical form follows `Quantity.CanonicalizeBytes`: binary values below 1Ki or not whole print
 as decimal; decimal values print with the largest SI suffix (or exponent) that keeps an integer.
+
+`printed(text)` is what the API server sends back for a manifest's text: apimachinery keeps the
+text itself when its fast parse path deems it canonical (so `+5`, `1E3` and `05` survive), and
+prints the canonical form otherwise. A test holds both against a real kube-apiserver.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from decimal import Decimal
 
 _CONTEXT = decimal.Context(prec=200)  # far beyond any quantity: every step below stays exact
 _NANO = Decimal("1e-9")
+_INT64 = 2**63
 
 # The CRDs' own pattern for int-or-string quantities.
 _PATTERN = re.compile(
@@ -46,9 +51,14 @@ class Quantity:
 
     value: Decimal
     format: Format = field(default=Format.DECIMAL_SI, compare=False)
+    text: str | None = field(default=None, compare=False)  # parsed text the server would keep
 
     def __str__(self) -> str:
         return self.canonical()
+
+    def printed(self) -> str:
+        """What the API server prints for the text this quantity was parsed from."""
+        return self.text if self.text is not None else self.canonical()
 
     def canonical(self) -> str:
         """The text the API server prints for this quantity."""
@@ -93,16 +103,52 @@ def parse(raw: object) -> Quantity:
         value, fmt = number.scaleb(int(exponent), _CONTEXT), Format.DECIMAL_EXPONENT
     # Like apimachinery: below a nano unit, round away from zero.
     value = value.quantize(_NANO, rounding=decimal.ROUND_UP, context=_CONTEXT)
-    return Quantity(value.normalize(_CONTEXT), fmt)
+    kept = text if _kept(match["number"], suffix, fmt) else None
+    return Quantity(value.normalize(_CONTEXT), fmt, kept)
 
 
 def canonical(raw: object) -> str:
+    """The canonical text of a quantity's value (`Quantity.String()` of a computed quantity)."""
     return parse(raw).canonical()
 
 
-def is_canonical(raw: object) -> bool:
-    """True for the exact text the API server would print back (a string, never a number)."""
-    return isinstance(raw, str) and canonical(raw) == raw
+def printed(raw: object) -> str:
+    """What the API server sends back for this manifest value (always a string)."""
+    return parse(raw).printed()
+
+
+def round_trips(raw: object) -> bool:
+    """True when the API server would print this manifest value back unchanged."""
+    return isinstance(raw, str) and printed(raw) == raw
+
+
+def _kept(number: str, suffix: str, fmt: Format) -> bool:
+    """ParseQuantity's fast path keeps the text it deems canonical (apimachinery quantity.go)."""
+    if number == "0" and not suffix:
+        return True
+    whole, _, fraction = number.lstrip("+-").partition(".")
+    digits = whole.lstrip("0") or "0"
+    shifted = digits + fraction
+    if fmt is Format.BINARY_SI:
+        exponent = _BINARY[suffix]
+        precision = 15 - len(digits) - int(exponent * 3 / 10) - 1
+        value = int(shifted)
+        return (
+            "." not in number
+            and precision >= 0
+            and value << exponent < _INT64
+            and value & 0x07 != 0
+        )
+    exponent = _DECIMAL[suffix] if fmt is Format.DECIMAL_SI else int(Decimal(suffix[1:]))
+    scale = exponent - len(fraction)
+    return (
+        18 - len(digits) - len(fraction) >= 0
+        and scale >= -9
+        and int(shifted) < _INT64
+        and scale % 3 == 0
+        and not shifted.endswith("000")
+        and shifted[0] != "0"
+    )
 
 
 def _is_whole(value: Decimal) -> bool:

@@ -1,8 +1,8 @@
-"""Quantities are written in the canonical form the API server prints back.
+"""Quantities are written the way the API server prints them back.
 
 Kueue re-encodes ClusterQueues (its webhook) and converted objects, so `1000m` comes back as `1`
-and `3072Mi` as `3Gi`; Argo CD then shows the object as OutOfSync forever. Non-canonical text
-warns with the canonical value; text that is no quantity at all is an error.
+and `3072Mi` as `3Gi`; Argo CD then shows the object as OutOfSync forever. Text the server would
+rewrite warns with the value it would print; text that is no quantity at all is an error.
 
 Passes (clusters/gpu-prod/cohorts.yaml)::
 
@@ -35,7 +35,7 @@ import typing as t
 
 from auditor.checks._common import KUEUE, quota_entries, spec_of
 from auditor.model import Finding, Resource
-from auditor.quantity import QuantityError, canonical
+from auditor.quantity import QuantityError, printed
 
 if t.TYPE_CHECKING:
     from auditor.checks import CheckContext
@@ -63,7 +63,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             continue
         for path, raw in _quantities(resource):
             try:
-                text = canonical(raw)
+                text = printed(raw)
             except QuantityError as exc:
                 yield Finding.about(resource, "quantity-invalid", str(exc), CATEGORY, path=path)
                 continue

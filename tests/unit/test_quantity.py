@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from auditor.quantity import QuantityError, canonical, is_canonical, parse
+from auditor.quantity import QuantityError, canonical, parse, printed, round_trips
 
 
 @pytest.mark.parametrize(
@@ -68,11 +68,38 @@ def test_quantities_compare_by_value_whatever_the_suffix() -> None:
     assert (parse("0") + parse("1Ti")).canonical() == "1Ti"  # a zero start takes the other format
 
 
-def test_only_canonical_strings_count_as_canonical() -> None:
-    assert is_canonical("3Gi")
-    assert is_canonical("500m")
-    assert not is_canonical("3072Mi")
-    assert not is_canonical(9)  # the server stores a string
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # text apimachinery's fast path deems canonical is kept as written
+        ("+5", "+5"),
+        ("1.", "1."),
+        ("1E3", "1E3"),
+        ("05", "05"),
+        ("+3Gi", "+3Gi"),
+        ("1025Ki", "1025Ki"),
+        ("0", "0"),
+        # anything else is printed in canonical form
+        ("1000", "1k"),
+        ("1.50", "1500m"),
+        ("1.5Gi", "1536Mi"),
+        ("00", "0"),
+        ("-0", "0"),
+        ("1e-12", "1e-9"),
+        (9, "9"),
+        (0.5, "500m"),
+    ],
+)
+def test_printed_is_what_the_api_server_sends_back(text: str | float, expected: str) -> None:
+    assert printed(text) == expected
+
+
+def test_only_strings_printed_back_unchanged_round_trip() -> None:
+    assert round_trips("3Gi")
+    assert round_trips("500m")
+    assert round_trips("+5")  # odd, but the server keeps it: Argo CD sees no difference
+    assert not round_trips("3072Mi")
+    assert not round_trips(9)  # the server stores a string
 
 
 @pytest.mark.parametrize("bad", ["", "abc", "1 Gi", "1K", "1Gb", "--1", "1e1.5", "Gi", None, True])
