@@ -5,9 +5,10 @@ grants, resolved from this cluster's objects in the repository (the platform's C
 `kueue-gitops:tenant-submitter` lives in `clusters/<cluster>/rbac.yaml`). Errors: writes to Kueue
 objects (ClusterQueues, ResourceFlavors, Cohorts, WorkloadPriorityClasses, or LocalQueues outside
 Git) and PriorityClasses; writes to namespaces (relabelling one is admission); writes to roles or
-bindings; `bind`, `escalate`, `impersonate`; wildcards; bindings to `admin`, `edit`,
-`cluster-admin`, or to a role the repository does not define. Creating Pods warns: bare Pods
-bypass Kueue's admission.
+bindings; any other write that is not job submission (the job kinds Kueue integrates: batch
+Jobs, JobSets, Kubeflow and Ray jobs, ...); `bind`, `escalate`, `impersonate`; wildcards;
+bindings to `admin`, `edit`, `cluster-admin`, or to a role the repository does not define.
+Creating Pods warns: bare Pods bypass Kueue's admission.
 
 Passes (tenants/team-a/gpu-prod/rbac.yaml)::
 
@@ -47,6 +48,7 @@ LEVELS = {
     "rbac-platform-write": "error",
     "rbac-namespace-write": "error",
     "rbac-rbac-write": "error",
+    "rbac-write-not-submission": "error",
     "rbac-builtin-role": "error",
     "rbac-unresolved-role": "error",
     "rbac-pod-create": "warning",
@@ -58,8 +60,28 @@ ESCALATION_VERBS = frozenset({"bind", "escalate", "impersonate"})
 RBAC_RESOURCES = frozenset({"roles", "rolebindings", "clusterroles", "clusterrolebindings"})
 BUILTIN_ADMIN = frozenset({"admin", "edit", "cluster-admin"})
 BUILTIN_READ = frozenset({"view"})  # read-only, no Secrets: nothing to object to
+# Job submission: the job kinds Kueue's integrations queue (their /status is the controller's).
+JOB_RESOURCES = frozenset(
+    {
+        ("batch", "jobs"),
+        ("jobset.x-k8s.io", "jobsets"),
+        ("trainer.kubeflow.org", "trainjobs"),
+        ("ray.io", "rayjobs"),
+        ("ray.io", "rayclusters"),
+        ("ray.io", "rayservices"),
+        ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+        ("sparkoperator.k8s.io", "sparkapplications"),
+        *(
+            ("kubeflow.org", kind)
+            for kind in ("mpijobs", "pytorchjobs", "tfjobs", "xgboostjobs", "paddlejobs", "jaxjobs")
+        ),
+    }
+)
 
 Problem = tuple[str, str, tuple[str | int, ...]]  # (rule, what is wrong, path inside the role)
+
+JOB_GROUPS = frozenset(g for g, _ in JOB_RESOURCES)
+JOB_NAMES = frozenset(r for _, r in JOB_RESOURCES)
 
 
 def _strings(rule: dict[str, t.Any], key: str) -> list[str]:
@@ -87,25 +109,30 @@ def problems(role: Resource) -> t.Iterator[Problem]:
         hits: dict[str, list[str]] = {}
         for group in fields["apiGroups"]:
             for resource in fields["resources"]:
-                rule_id = _classify(group, resource, writes, verbs)
-                if rule_id:
+                for rule_id in _classify(group, resource, writes):
                     hits.setdefault(rule_id, []).append(f"{resource}.{group}".rstrip("."))
         for rule_id, resources in hits.items():
             granted = "create" if rule_id == "rbac-pod-create" else ", ".join(writes)
             yield rule_id, f"{granted} on {', '.join(resources)}", (*at, "resources")
 
 
-def _classify(group: str, resource: str, writes: list[str], verbs: set[str]) -> str | None:
+def _classify(group: str, resource: str, writes: list[str]) -> list[str]:
+    """The rules a write on (group, resource) breaks; reads break none."""
     base = resource.split("/")[0]
-    if writes and (group == KUEUE or (group == "scheduling.k8s.io" and base == "priorityclasses")):
-        return "rbac-platform-write"
-    if writes and group == "" and base == "namespaces":
-        return "rbac-namespace-write"
-    if writes and group == RBAC and base in RBAC_RESOURCES:
-        return "rbac-rbac-write"
-    if group == "" and resource == "pods" and "create" in verbs:
-        return "rbac-pod-create"
-    return None
+    # RBAC grants the cross product of groups and resources; combinations of job groups and job
+    # resources that do not exist (jobs.ray.io) grant nothing, so they pass too.
+    if not writes or (group in JOB_GROUPS and resource in JOB_NAMES):
+        return []
+    if group == KUEUE or (group == "scheduling.k8s.io" and base == "priorityclasses"):
+        return ["rbac-platform-write"]
+    if group == "" and base == "namespaces":
+        return ["rbac-namespace-write"]
+    if group == RBAC and base in RBAC_RESOURCES:
+        return ["rbac-rbac-write"]
+    if group == "" and resource == "pods":
+        found = ["rbac-pod-create"] if "create" in writes else []
+        return found + (["rbac-write-not-submission"] if set(writes) - {"create"} else [])
+    return ["rbac-write-not-submission"]
 
 
 ADVICE = {
@@ -114,6 +141,7 @@ ADVICE = {
     "rbac-platform-write": "Kueue and priority objects change only through this repository",
     "rbac-namespace-write": "relabelling a namespace is admission; the platform owns the labels",
     "rbac-rbac-write": "tenants may not hand out access",
+    "rbac-write-not-submission": "tenants may only submit jobs and read; ask the platform team",
     "rbac-pod-create": "bare Pods bypass Kueue's admission; submit Jobs instead",
 }
 

@@ -71,6 +71,16 @@ def test_binding_the_platform_submitter_role_passes(repo_copy: Path) -> None:
             "the verb(s) impersonate",
         ),
         (
+            "  - {apiGroups: [''], resources: [secrets, configmaps], verbs: [create]}\n",
+            "rbac-write-not-submission",
+            "create on secrets, configmaps; tenants may only submit jobs and read",
+        ),
+        (
+            "  - {apiGroups: [batch], resources: [jobs/status], verbs: [patch]}\n",
+            "rbac-write-not-submission",
+            "patch on jobs/status.batch",
+        ),
+        (
             "  - {apiGroups: [batch], resources: ['*'], verbs: [get]}\n",
             "rbac-wildcard",
             "a wildcard in resources",
@@ -91,6 +101,20 @@ def test_a_tenant_role_granting_more_than_submission_is_an_error(
         (expected, "error", ROLE, 5),
         contains=says,
     )
+
+
+def test_submitting_and_reading_jobs_of_every_integration_passes(repo_copy: Path) -> None:
+    write(
+        repo_copy,
+        ROLE,
+        role(
+            "  - {apiGroups: [batch, jobset.x-k8s.io, kubeflow.org, ray.io],"
+            " resources: [jobs, jobsets, pytorchjobs, rayjobs], verbs: [create, delete, patch]}\n"
+            "  - {apiGroups: ['', kueue.x-k8s.io], resources: [pods, pods/log, workloads],"
+            " verbs: [get, list, watch]}\n"
+        ),
+    )
+    assert run_check(repo_copy, "tenant-rbac") == []
 
 
 def test_creating_pods_directly_warns(repo_copy: Path) -> None:
