@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from auditor import validate as engine
+from auditor.validate import validate as validate_repo
 from auditor.cli.options import Context, cluster_access, pass_context
 from auditor.live.access import connect
 from auditor.report import REPORTER_BY_NAME
@@ -103,7 +103,7 @@ def validate(
     server judges it too; rejections are findings.
     """
     repo = ctx.repository()
-    report = engine.validate(
+    report = validate_repo(
         repo,
         _schemas_dir(ctx, schemas_dir),
         clusters=list(clusters) or None,

@@ -1,13 +1,18 @@
 """Validate one object against its cluster's schemas: version contract, JSON Schema, then CEL.
 
-Each kind's validator and CEL rules are built once per cluster and reused for every object.
+Each kind's validators and CEL rules are built once per cluster and reused for every object.
+Most objects are valid, so a code-generated validator (fastjsonschema, ~70x faster) answers
+first; only an object it rejects goes through jsonschema, whose errors make the findings.
 """
 
 from __future__ import annotations
 
 import functools
+import re
+import typing as t
 from dataclasses import dataclass
 
+import fastjsonschema
 import jsonschema
 from jsonschema.exceptions import ValidationError
 
@@ -16,13 +21,22 @@ from auditor.schemas import cel, versions
 from auditor.schemas.catalog import Schema, SchemaCatalog
 
 CATEGORY = "schema"
+DRAFT4 = "http://json-schema.org/draft-04/schema#"  # OpenAPI 3.0's dialect; boolean exclusiveMin
 
 
 @dataclass(frozen=True)
 class KindSchema:
     schema: Schema
     validator: jsonschema.Draft4Validator
+    fast: t.Callable[[t.Any], t.Any]  # raises JsonSchemaException when the object is invalid
     rules: tuple[cel.Rule, ...]
+
+    def is_valid(self, body: t.Any) -> bool:
+        try:
+            self.fast(body)
+        except fastjsonschema.JsonSchemaException:
+            return False
+        return True
 
 
 class ClusterValidator:
@@ -37,7 +51,15 @@ class ClusterValidator:
         schema = self.catalog.schema(api_version, kind)
         if schema is None:
             return None
-        return KindSchema(schema, jsonschema.Draft4Validator(schema), tuple(cel.collect(schema)))
+        schema = python_patterns(schema)
+        return KindSchema(
+            schema,
+            jsonschema.Draft4Validator(schema),
+            fastjsonschema.compile(
+                {**schema, "$schema": DRAFT4}, use_default=False, use_formats=False
+            ),
+            tuple(cel.collect(schema)),
+        )
 
     def check(self, resource: Resource) -> tuple[list[Finding], bool]:
         """The findings about `resource`, and whether its structure is sound for policy checks."""
@@ -76,7 +98,9 @@ class ClusterValidator:
         return findings, True
 
     def _schema_findings(self, resource: Resource, kind: KindSchema) -> list[Finding]:
-        findings = []
+        findings: list[Finding] = []
+        if kind.is_valid(resource.body):
+            return findings
         for error in kind.validator.iter_errors(resource.body):
             path = tuple(error.absolute_path)
             for extra in _unexpected(error):
@@ -98,6 +122,22 @@ class ClusterValidator:
                     Finding.about(resource, "schema", _message(error), CATEGORY, path=path)
                 )
         return findings
+
+
+def python_patterns(node: t.Any) -> t.Any:
+    """A copy with patterns Python's re accepts: Go's RE2 allows `^(?i)...`, Python wants the
+    global flag first (same meaning, as the flag applies to the whole pattern either way)."""
+    if isinstance(node, list):
+        return [python_patterns(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: python_patterns(v) for k, v in node.items()}
+    pattern = out.get("pattern")
+    if isinstance(pattern, str):
+        flags = re.findall(r"\(\?[aiLmsux]+\)", pattern)
+        if flags and not pattern.startswith(flags[0]):
+            out["pattern"] = "".join(flags) + re.sub(r"\(\?[aiLmsux]+\)", "", pattern)
+    return out
 
 
 def _unexpected(error: ValidationError) -> list[str]:

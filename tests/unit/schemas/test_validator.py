@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import copy
+import typing as t
+
+import pytest
+
+from auditor.repo.manifests import load_bytes
+from auditor.schemas.catalog import SchemaCatalog
+from auditor.schemas.validator import ClusterValidator, python_patterns
+from tests.conftest import ROOT
+
+CATALOG = SchemaCatalog(ROOT / "schemas", "gpu-prod")
+VALIDATOR = ClusterValidator(CATALOG)  # shared: compiling each kind once keeps this test fast
+KINDS = sorted(
+    (f"{e['group']}/{v}" if e["group"] else v, e["kind"])
+    for e in CATALOG.index["kinds"].values()
+    for v in e["served"]
+)
+
+
+@pytest.mark.parametrize(("api_version", "kind"), KINDS)
+def test_every_committed_schema_compiles_for_both_validators(api_version: str, kind: str) -> None:
+    assert ClusterValidator(CATALOG).kind_schema(api_version, kind) is not None
+
+
+def samples() -> t.Iterator[tuple[str, dict[str, t.Any]]]:
+    files = [*(ROOT / "tests/data/cel").glob("*.yaml"), *(ROOT / "clusters").rglob("*.yaml")]
+    files += (ROOT / "tenants").rglob("*.yaml")
+    for path in sorted(files):
+        for resource in load_bytes(path.read_bytes(), str(path))[0]:
+            if resource.kind.endswith("Profile"):
+                continue
+            yield str(path.relative_to(ROOT)), resource.body
+            broken = copy.deepcopy(resource.body)
+            broken.setdefault("metadata", {})["labels"] = {"a": 1}  # wrong type
+            yield f"{path.name} (label type)", broken
+            broken = copy.deepcopy(resource.body)
+            broken["spec" if "spec" in broken else "metadata"]["unknownField"] = True
+            yield f"{path.name} (unknown field)", broken
+
+
+@pytest.mark.parametrize(("name", "body"), list(samples()), ids=lambda v: str(v)[:40])
+def test_the_fast_path_agrees_with_jsonschema(name: str, body: dict[str, t.Any]) -> None:
+    kind = VALIDATOR.kind_schema(body["apiVersion"], body["kind"])
+    if kind is None:
+        pytest.fail(f"{name}: no schema for {body['apiVersion']} {body['kind']}")
+    assert kind.is_valid(body) == kind.validator.is_valid(body)
+
+
+def test_go_style_inline_flags_are_moved_to_the_front() -> None:
+    schema = {"properties": {"kind": {"type": "string", "pattern": "^(?i)[a-z]+$"}}}
+    assert python_patterns(schema)["properties"]["kind"]["pattern"] == "(?i)^[a-z]+$"
+
+
+def test_a_bad_object_still_gets_detailed_findings() -> None:
+    [resource], _ = load_bytes(
+        b"apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+        b"metadata: {name: q, namespace: n}\nspec:\n  clusterQueue: 7\n",
+        "lq.yaml",
+    )
+    findings, sound = ClusterValidator(CATALOG).check(resource)
+    assert not sound
+    assert [(f.rule, f.line, f.path) for f in findings] == [("schema", 5, "spec.clusterQueue")]
