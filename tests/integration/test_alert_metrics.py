@@ -1,0 +1,239 @@
+"""Every metric the alert rules read exists, with the labels they match on, where it comes from.
+
+A renamed metric or label must break a test, not an on-call night. The sources:
+- the API server's admission-webhook metrics: scraped from the sandbox's real kube-apiserver
+  after it failed to call a webhook named like Kueue's;
+- Kueue's metrics: declared in pkg/metrics/metrics.go of the pinned sigs.k8s.io/kueue module
+  (the sandbox's Kueue controller runs with its metrics server off, so not scraped yet);
+- kube_kueue_*: the kube-state-metrics config shipped next to the rules in alerts.yaml;
+- kueue_gitops_*: what `auditor.metrics` writes, parsed back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from auditor import metrics
+from auditor.errors import ClusterAccessError
+from auditor.model import ClusterResult, Finding, Report
+from auditor.repo.layout import Repository
+from auditor.sandbox import Sandbox
+from tests.conftest import ROOT
+
+SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?")
+MATCHER = re.compile(r"([a-zA-Z_]\w*)\s*(?:=~|!~|!=|=)\s*\"")
+# `by (labels) (metric...` and `by (labels) (rate(metric...`: labels the metric itself must carry.
+AGGREGATED = re.compile(r"\bby\s*\(([^)]*)\)\s*\(\s*(?:rate\(|increase\()?\s*([a-zA-Z_:][\w:]*)")
+LABEL_LISTS = re.compile(r"\b(?:by|on|without|ignoring|group_left|group_right)\s*\([^)]*\)")
+NOT_METRICS = {
+    "by", "on", "without", "ignoring", "group_left", "group_right", "and", "or", "unless",
+    "sum", "max", "min", "rate", "increase", "time", "absent", "clamp_min", "label_replace",
+    "histogram_quantile", "bool",
+}  # fmt: skip
+
+Used = dict[str, set[str]]  # metric -> label names its selectors match on
+
+
+def used_metrics(cluster: str) -> Used:
+    """Metric names the cluster's rules read (not the ones they record), with matched labels."""
+    resources = Repository.open(ROOT).load([cluster]).for_cluster(cluster)
+    rules = [
+        rule
+        for r in resources
+        if r.kind == "PrometheusRule"
+        for group in r.body["spec"]["groups"]
+        for rule in group["rules"]
+    ]
+    recorded = {rule["record"] for rule in rules if "record" in rule}
+    used: Used = {}
+    for rule in rules:
+        expr = re.sub(r'"[^"]*"', '""', rule["expr"])  # no names inside label values
+        for labels, name in AGGREGATED.findall(expr):
+            if name not in NOT_METRICS and name not in recorded:
+                used.setdefault(name, set()).update(re.findall(r"\w+", labels))
+        expr = LABEL_LISTS.sub(" ", expr)  # by (...), on (...): label names, not metrics
+        for name, braces in SELECTOR.findall(expr):
+            if name in NOT_METRICS or name in recorded:
+                continue
+            labels = set(MATCHER.findall(braces.replace('""', '"x"'))) if braces else set()
+            used.setdefault(name, set()).update(labels)
+    return used
+
+
+def of_source(used: Used, prefix: str) -> Used:
+    return {name: labels for name, labels in used.items() if name.startswith(prefix)}
+
+
+@pytest.fixture(scope="module")
+def used() -> Used:
+    return used_metrics("gpu-prod")
+
+
+def test_the_rules_read_metrics_from_the_four_sources_only(used: Used) -> None:
+    prefixes = ("apiserver_admission_webhook_", "kueue_gitops_", "kube_kueue_", "kueue_")
+    assert [name for name in used if not name.startswith(prefixes)] == []
+    assert "kueue_cluster_queue_status" in used
+    assert used["kueue_cluster_queue_status"] == {"cluster_queue", "status"}
+
+
+def kueue_declared() -> Used:
+    """Kueue's metric names and labels, read from the pinned module's pkg/metrics/metrics.go."""
+    info = subprocess.run(
+        ["go", "mod", "download", "-json", "sigs.k8s.io/kueue"],
+        cwd=ROOT / "testenv",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    source = (Path(json.loads(info.stdout)["Dir"]) / "pkg/metrics/metrics.go").read_text()
+    declared: Used = {}
+    block = re.compile(
+        r"Subsystem:\s*constants\.KueueName,\s*Name:\s*\"(\w+)\".*?\[\]string\{([^}]*)\}", re.S
+    )
+    for name, labels in block.findall(source):
+        names = set(re.findall(r"\"(\w+)\"", labels))
+        for suffix in ("", "_bucket", "_sum", "_count"):  # a histogram's series
+            declared[f"kueue_{name}{suffix}"] = names | ({"le"} if suffix == "_bucket" else set())
+    return declared
+
+
+def test_kueue_metrics_and_labels_are_declared_by_the_pinned_kueue(used: Used) -> None:
+    declared = kueue_declared()
+    assert "kueue_admission_wait_time_seconds_bucket" in declared  # the parser found them
+    wanted = {
+        name: labels
+        for name, labels in of_source(used, "kueue_").items()
+        if not name.startswith("kueue_gitops_")
+    }
+    missing = {name: labels - declared.get(name, set()) for name, labels in wanted.items()}
+    assert {
+        name: labels for name, labels in missing.items() if name not in declared or labels
+    } == {}
+
+
+def test_kube_state_metrics_names_and_labels_come_from_the_shipped_config(used: Used) -> None:
+    resources = Repository.open(ROOT).load(["gpu-prod"]).for_cluster("gpu-prod")
+    [config_map] = [r for r in resources if r.kind == "ConfigMap"]
+    config = yaml.safe_load(config_map.body["data"]["kueue-custom-resource-state.yaml"])
+    produced: Used = {}
+    for resource in config["spec"]["resources"]:
+        base = set(resource.get("labelsFromPath", {})) | {
+            "customresource_group",
+            "customresource_kind",
+            "customresource_version",
+        }
+        for metric in resource["metrics"]:
+            each = metric["each"]
+            own = each.get(each["type"].lower(), {}).get("labelsFromPath", {})
+            produced[f"{resource['metricNamePrefix']}_{metric['name']}"] = base | set(own)
+    wanted = of_source(used, "kube_kueue_")
+    assert wanted, "the rules read no kube_kueue_ metric"
+    missing = {n: ls - produced.get(n, {"<metric>"}) for n, ls in wanted.items()}
+    assert {n: ls for n, ls in missing.items() if ls} == {}
+
+
+def test_the_auditors_own_metrics_are_what_export_writes(used: Used, tmp_path: Path) -> None:
+    report = Report(
+        "drift",
+        findings=[Finding("x", "m", "quota", cluster="gpu-prod")],
+        clusters=[ClusterResult("gpu-prod")],
+    )
+    out = tmp_path / "drift.prom"
+    metrics.export(report, metrics_file=out)
+    written: Used = {}
+    for family in text_string_to_metric_families(out.read_text()):
+        for sample in family.samples:
+            written.setdefault(sample.name, set()).update(sample.labels)
+    wanted = of_source(used, "kueue_gitops_")
+    missing = {n: ls - written.get(n, {"<metric>"}) for n, ls in wanted.items()}
+    assert {n: ls for n, ls in missing.items() if ls} == {}
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _webhook(name: str, resource: str, policy: str, port: int) -> dict[str, t.Any]:
+    return {
+        "name": name,
+        "clientConfig": {"url": f"https://127.0.0.1:{port}/{name}"},
+        "rules": [
+            {
+                "apiGroups": ["kueue.x-k8s.io"],
+                "apiVersions": ["v1beta2"],
+                "operations": ["CREATE"],
+                "resources": [resource],
+            }
+        ],
+        "failurePolicy": policy,
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "timeoutSeconds": 2,
+    }
+
+
+def test_webhook_metrics_and_labels_are_what_the_real_api_server_exposes(
+    used: Used, fresh_sandbox: Sandbox
+) -> None:
+    admin = fresh_sandbox.connect()
+    port = _closed_port()  # nothing listens: every call fails, as when Kueue is down
+    admin.apply(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "kueue-webhook-probe"},
+            "webhooks": [
+                _webhook("vclusterqueue.kb.io", "clusterqueues", "Fail", port),
+                _webhook("vcohort.kb.io", "cohorts", "Ignore", port),
+            ],
+        },
+        manager="test",
+    )
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "spec": {}}
+    deadline = time.monotonic() + 30
+    for attempt in range(1000):  # until the API server has picked the webhooks up
+        body = {**cq, "metadata": {"name": f"probe-{attempt}"}}
+        try:
+            admin.apply(body, manager="test")
+        except ClusterAccessError as exc:
+            assert "failed calling webhook" in str(exc)
+            break
+        assert time.monotonic() < deadline, "the webhook never took effect"
+        time.sleep(0.2)
+    admin.apply(
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "open"}},
+        manager="test",
+    )  # failurePolicy Ignore: admitted, counted as failing open
+    text = admin.request("GET", "/metrics", decode=False).decode()
+    # Read the exposition lines as they are: the Python parser renames counters to *_total.
+    exposed: dict[str, list[dict[str, str]]] = {}
+    for name, labels in re.findall(r"^(apiserver_admission_webhook_\w+)\{([^}]*)\}", text, re.M):
+        exposed.setdefault(name, []).append(dict(re.findall(r'(\w+)="([^"]*)"', labels)))
+    wanted = of_source(used, "apiserver_admission_webhook_")
+    assert set(wanted) == {
+        "apiserver_admission_webhook_rejection_count",
+        "apiserver_admission_webhook_request_total",
+        "apiserver_admission_webhook_fail_open_count",
+    }
+    for name, labels in wanted.items():
+        assert name in exposed, f"{name} not exposed by kube-apiserver"
+        assert any(labels <= set(s) for s in exposed[name]), (name, labels, exposed[name])
+    assert any(
+        s["name"] == "vclusterqueue.kb.io" and s["error_type"] == "calling_webhook_error"
+        for s in exposed["apiserver_admission_webhook_rejection_count"]
+    )
+    assert any(
+        s["name"] == "vcohort.kb.io" for s in exposed["apiserver_admission_webhook_fail_open_count"]
+    )
