@@ -2,8 +2,9 @@
 
 Kueue reads an absent selector as "no namespace" (the queue admits nothing: a warning) and `{}`
 as "every namespace" (an error). Any selector must require the cluster's admission label, so an
-unlabelled namespace can never submit work; and a namespace carrying that label must belong to a
-tenant profile, or nobody answers for the work it submits.
+unlabelled namespace can never submit work. A namespace carrying that label must belong to a
+tenant profile, or nobody answers for the work it submits. Where the cluster profile names a
+tenant label, a namespace's value for it must be its owner's name: selectors match on it.
 
 Passes (clusters/gpu-prod/clusterqueues.yaml)::
 
@@ -40,6 +41,7 @@ LEVELS = {
     "namespace-selector-absent": "warning",
     "namespace-selector-too-broad": "error",
     "admission-label-unowned": "error",
+    "tenant-label-mismatch": "error",
 }
 
 
@@ -73,8 +75,19 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 path=["spec", "namespaceSelector"],
             )
     owners = namespace_owners(ctx)
+    tenant_label = ctx.cluster.tenant_label
     for ns in ctx.of_kind("Namespace"):
-        if labels_of(ns).get(key) == value and ns.name not in owners:
+        labels, owner = labels_of(ns), owners.get(ns.name)
+        if tenant_label and owner and labels.get(tenant_label, owner.name) != owner.name:
+            yield Finding.about(
+                ns,
+                "tenant-label-mismatch",
+                f"namespace {ns.name} belongs to {owner.name} but its {tenant_label} label says "
+                f"{labels[tenant_label]!r}, so selectors meant for that tenant would admit it",
+                CATEGORY,
+                path=["metadata", "labels", tenant_label],
+            )
+        if labels.get(key) == value and owner is None:
             yield Finding.about(
                 ns,
                 "admission-label-unowned",

@@ -78,3 +78,16 @@ def test_an_admission_labelled_namespace_no_tenant_owns_is_an_error(repo_copy: P
         ("admission-label-unowned", "error", path, 6),
         contains="no tenant profile lists it on gpu-prod",
     )
+
+
+def test_a_tenant_label_naming_another_tenant_is_an_error(repo_copy: Path) -> None:
+    ns = "tenants/team-a/gpu-prod/namespace.yaml"
+    edit(
+        repo_copy, ns, "platform.example.com/tenant: team-a", "platform.example.com/tenant: team-b"
+    )
+    assert_findings(
+        run_check(repo_copy, "namespace-selector"),
+        ("tenant-label-mismatch", "error", ns, line_of(repo_copy, ns, "tenant: team-b")),
+        contains="namespace team-a belongs to team-a but its platform.example.com/tenant label "
+        "says 'team-b'",
+    )
