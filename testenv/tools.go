@@ -5,5 +5,7 @@ package tools
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	_ "sigs.k8s.io/kueue/cmd/kueue"
 )

@@ -19,6 +19,7 @@ from auditor.cli.plan import plan
 from auditor.cli.runbook import export_workloads, hold, resume
 from auditor.cli.sandbox import sandbox
 from auditor.cli.validate import schemas, validate
+from auditor.cli.verify import verify
 from auditor.errors import AuditorError
 from auditor.live.access import connect
 
@@ -77,6 +78,7 @@ cli.add_command(hold)
 cli.add_command(resume)
 cli.add_command(export_workloads)
 cli.add_command(plan)
+cli.add_command(verify)
 
 
 def main() -> None:

@@ -54,8 +54,13 @@ def build(ctx: Context) -> None:
 @sandbox.command()
 @click.argument("names", nargs=-1)
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for /readyz.")
+@click.option(
+    "--with-kueue",
+    is_flag=True,
+    help="Also run Kueue (webhooks, conversion) and kube-controller-manager, e.g. for verify.",
+)
 @pass_context
-def up(ctx: Context, names: tuple[str, ...], timeout: float) -> None:
+def up(ctx: Context, names: tuple[str, ...], timeout: float, with_kueue: bool) -> None:
     """Build what is missing, then start a sandbox per NAME (default: every repo cluster).
 
     Each sandbox's kubeconfig context is its name, so a cluster profile's context reaches the
@@ -64,10 +69,16 @@ def up(ctx: Context, names: tuple[str, ...], timeout: float) -> None:
     toolchain = ensure_built(_testenv(ctx), log=lambda m: click.echo(m, err=True))
     for name in _names(ctx, names):
         box = Sandbox(name)
-        state = box.up(toolchain, timeout=timeout, log=lambda m: click.echo(m, err=True))
+        state = box.up(
+            toolchain,
+            timeout=timeout,
+            log=lambda m: click.echo(m, err=True),
+            with_kueue=with_kueue,
+        )
         click.echo(
             f"{name}: up at https://127.0.0.1:{state.api_port} "
-            f"(ready in {state.ready_seconds}s), kubeconfig {box.kubeconfig}"
+            f"(ready in {state.ready_seconds}s{' with Kueue' if with_kueue else ''}), "
+            f"kubeconfig {box.kubeconfig}"
         )
 
 

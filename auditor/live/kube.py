@@ -21,6 +21,7 @@ from auditor.errors import ClusterAccessError, ConfigError
 from auditor.model import group_of
 
 Json = dict[str, t.Any]
+Items = list[Json]  # spelled once here: inside KubeCluster, `list` is the method
 TIMEOUT = (5, 60)  # connect, read seconds: a down cluster fails fast, a large LIST may stream
 PAGE_SIZE = 500
 
@@ -76,8 +77,12 @@ class KubeCluster:
         body: t.Any = None,
         content_type: str = "application/json",
         what: str | None = None,
+        decode: bool = True,
     ) -> t.Any:
-        """Send one request and return the decoded JSON; failures become ClusterAccessError."""
+        """Send one request and return the decoded JSON (the raw bytes unless `decode`).
+
+        Failures become ClusterAccessError.
+        """
         headers = {"Accept": "application/json", "Content-Type": content_type}
         try:
             method, url, headers, body, _ = self.api.param_serialize(
@@ -109,6 +114,8 @@ class KubeCluster:
                 cluster=self.name,
                 kind=what,
             ) from exc
+        if not decode:
+            return data
         return json.loads(data) if data else None
 
     # -- discovery ----------------------------------------------------------------------------
@@ -253,10 +260,45 @@ class KubeCluster:
             ),
         )
 
-    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation: str | None = None,
+    ) -> None:
+        """Delete one object; `propagation` (Background, Foreground, Orphan) for its dependents."""
+        body = {"propagationPolicy": propagation} if propagation else None
         self.request(
-            "DELETE", self.path(api_version, kind, namespace, name), what=f"delete {kind} {name}"
+            "DELETE",
+            self.path(api_version, kind, namespace, name),
+            body=body,
+            what=f"delete {kind} {name}",
         )
+
+    def list_in(self, api_version: str, kind: str, namespace: str) -> Items:
+        """The objects of a kind in one namespace (one LIST; for small, scratch namespaces)."""
+        page = self.request("GET", self.path(api_version, kind, namespace), what=f"LIST {kind}")
+        return list(page.get("items", []))
+
+    def watch(
+        self, api_version: str, kind: str, *, namespace: str | None = None, seconds: int
+    ) -> Items:
+        """Every event on a kind for `seconds`, starting with the objects that exist.
+
+        The server ends the watch after `seconds` (below the read timeout); each event is
+        `{"type": ADDED|MODIFIED|DELETED, "object": {...}}`.
+        """
+        data = self.request(
+            "GET",
+            self.path(api_version, kind, namespace),
+            query=[("watch", "true"), ("timeoutSeconds", seconds)],
+            what=f"WATCH {kind}",
+            decode=False,
+        )
+        return [json.loads(line) for line in (data or b"").splitlines() if line.strip()]
 
 
 def _api_error(cluster: str, what: str, exc: ApiException) -> ClusterAccessError:

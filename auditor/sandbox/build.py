@@ -23,10 +23,18 @@ from auditor.errors import SandboxError
 BINARIES = {
     "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
     "etcd": "./etcd",
+    "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
+    "kueue": "sigs.k8s.io/kueue/cmd/kueue",
 }
 KEY_FILES = ("go.mod", "go.sum", "etcd/main.go")
 KUEUE_MODULE = "sigs.k8s.io/kueue"
 KUEUE_CRD_DIR = "config/components/crd/bases"
+# Upstream's install manifests the sandbox's Kueue is set up from (see sandbox/kueue.py).
+KUEUE_CONFIG = (
+    "config/components/webhook/manifests.yaml",
+    "config/components/rbac/role.yaml",
+    "config/components/rbac/manager_secrets_role.yaml",
+)
 
 
 def cache_root() -> Path:
@@ -63,6 +71,9 @@ class Toolchain:
     @property
     def kueue_crds(self) -> list[Path]:
         return sorted((self.root / "crds" / "kueue").glob("*.yaml"))
+
+    def kueue_config(self, name: str) -> Path:
+        return self.root / "kueue-config" / name
 
     @property
     def versions(self) -> dict[str, str]:
@@ -101,19 +112,21 @@ def ensure_built(testenv: Path, *, log: t.Callable[[str], None] | None = None) -
             return toolchain
         started = time.monotonic()
         k8s = _module_version(testenv, "k8s.io/kubernetes")
+        kueue = _module_version(testenv, KUEUE_MODULE)
         for name, package in BINARIES.items():
             say(f"building {name} from {package} (first build takes minutes)")
             _go(
                 "build",
                 "-trimpath",
                 "-ldflags",
-                _version_ldflags(k8s),
+                _version_ldflags(k8s, kueue),
                 "-o",
                 str(toolchain.binary(name)),
                 package,
                 cwd=testenv,
             )
         _copy_kueue_crds(testenv, toolchain.root / "crds" / "kueue")
+        _copy_kueue_config(testenv, toolchain.root / "kueue-config")
         versions = {
             m: _module_version(testenv, m)
             for m in ("k8s.io/kubernetes", "go.etcd.io/etcd/server/v3", KUEUE_MODULE)
@@ -123,8 +136,8 @@ def ensure_built(testenv: Path, *, log: t.Callable[[str], None] | None = None) -
     return toolchain
 
 
-def _version_ldflags(k8s: str) -> str:
-    """Stamp the release into the binaries, as upstream's build does, so clients see v1.X.Y."""
+def _version_ldflags(k8s: str, kueue: str) -> str:
+    """Stamp the releases into the binaries, as upstream's builds do, so clients see v1.X.Y."""
     major, minor = k8s.lstrip("v").split(".")[:2]
     pkg = "k8s.io/component-base/version"
     return " ".join(
@@ -133,15 +146,26 @@ def _version_ldflags(k8s: str) -> str:
             f"-X {pkg}.gitMajor={major}",
             f"-X {pkg}.gitMinor={minor}",
             f"-X {pkg}.gitTreeState=clean",
+            f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={kueue}",
             "-s",
             "-w",
         ]
     )
 
 
+def _kueue_dir(testenv: Path) -> Path:
+    return Path(json.loads(_go("mod", "download", "-json", KUEUE_MODULE, cwd=testenv))["Dir"])
+
+
+def _copy_kueue_config(testenv: Path, dest: Path) -> None:
+    source = _kueue_dir(testenv)
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in KUEUE_CONFIG:
+        shutil.copyfile(source / name, dest / Path(name).name)
+
+
 def _copy_kueue_crds(testenv: Path, dest: Path) -> None:
-    module_dir = _go("mod", "download", "-json", KUEUE_MODULE, cwd=testenv)
-    source = Path(json.loads(module_dir)["Dir"]) / KUEUE_CRD_DIR
+    source = _kueue_dir(testenv) / KUEUE_CRD_DIR
     crds = sorted(source.glob("*.yaml"))
     if not crds:
         raise SandboxError(f"no Kueue CRDs found in the module at {source}")

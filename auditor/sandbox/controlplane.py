@@ -25,7 +25,7 @@ import yaml
 
 from auditor.errors import SandboxError
 from auditor.live.kube import KubeCluster
-from auditor.sandbox import crds, pki
+from auditor.sandbox import crds, kueue, pki
 from auditor.sandbox.build import ALWAYS_CRD_SETS, Toolchain, cache_root, crd_set_files
 
 READY_TIMEOUT = 120.0
@@ -97,6 +97,7 @@ class Sandbox:
         timeout: float = READY_TIMEOUT,
         log: t.Callable[[str], None] | None = None,
         crd_sets: t.Sequence[str] = (),
+        with_kueue: bool = False,
     ) -> SandboxState:
         say = log or (lambda _m: None)
         if self.running():
@@ -170,6 +171,9 @@ class Sandbox:
             say(f"sandbox {self.name}: installing {len(toolchain.kueue_crds)} Kueue CRDs")
             crds.install(self.connect(), crds.load_crds(toolchain.kueue_crds))
             self.install_crd_sets(toolchain.testenv, [*ALWAYS_CRD_SETS, *crd_sets])
+            if with_kueue:
+                kueue.start(self, toolchain, log=say)
+                state = self.state() or state  # start() recorded the processes it spawned
         except BaseException:
             self.down()  # never leave half a sandbox running
             raise
@@ -191,6 +195,18 @@ class Sandbox:
                     stopped.append(name)
             self.state_file.unlink(missing_ok=True)
         return stopped
+
+    def spawn(self, name: str, argv: list[str]) -> int:
+        """Start one more process of this sandbox; `down` stops it before the API server."""
+        st = self.state()
+        assert st is not None
+        st.pids[name] = self._spawn(name, argv)
+        self._save(st)
+        return st.pids[name]
+
+    def process_alive(self, name: str) -> bool:
+        st = self.state()
+        return bool(st and name in st.pids and _alive(st.pids[name]))
 
     def install_crd_sets(self, testenv: Path, names: t.Iterable[str]) -> None:
         """Add CRD sets from `build.CRD_SETS` (e.g. Argo CD's) to this running sandbox."""

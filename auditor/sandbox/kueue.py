@@ -1,0 +1,307 @@
+"""Run Kueue's controller manager and kube-controller-manager against a running sandbox.
+
+Kueue runs as it does on a cluster, with three local substitutions:
+- It manages its own certificates (internalCertManagement), as the default install does. Its
+  webhook configurations and the CRDs' conversion stanzas name the Service
+  `kueue-webhook-service`, which here is an ExternalName Service for `localhost`: the API server
+  resolves such a Service to its external name and the webhook's port, so it calls Kueue on
+  loopback while verifying the certificate for `kueue-webhook-service.kueue-system.svc`, the
+  name Kueue signs. (Turning internal certificates off would make Kueue read its metrics
+  certificate from the fixed path /etc/kueue/metrics/certs, which one host cannot give to two
+  sandboxes.)
+- It authenticates with a client certificate of its own and is authorized by upstream's
+  ClusterRole, read from the pinned module, bound to that identity.
+- Only the batch/v1 Job integration is on, and webhooks of other integrations are left out.
+
+kube-controller-manager runs the controllers that probe Jobs need: the Job controller creates
+Pods (they stay Pending: no scheduler, no kubelet), the garbage collector removes a Job's Pods and
+Workload, and the namespace controller empties deleted namespaces.
+"""
+
+from __future__ import annotations
+
+import base64
+import socket
+import ssl
+import time
+import typing as t
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from auditor.errors import ClusterAccessError, SandboxError
+from auditor.sandbox.build import Toolchain
+
+if t.TYPE_CHECKING:
+    from auditor.live.kube import KubeCluster
+    from auditor.sandbox.controlplane import Sandbox
+
+NAMESPACE = "kueue-system"
+SERVICE = "kueue-webhook-service"
+SECRET = "kueue-webhook-server-cert"
+KUEUE_USER = "kueue-controller-manager"
+KCM_USER = "system:kube-controller-manager"  # bound to its role by the API server's bootstrap RBAC
+MANAGER = "kueue-gitops-sandbox"
+CRD_API = "apiextensions.k8s.io/v1"
+# The CRDs whose versions differ, so upstream serves them through Kueue's conversion webhook.
+CONVERTED = ("clusterqueues", "localqueues", "cohorts", "workloads", "multikueueclusters")
+# Webhooks of the API groups the sandbox's Kueue serves (the batch/v1 Job integration only).
+WEBHOOK_GROUPS = {"kueue.x-k8s.io", "batch"}
+KCM_CONTROLLERS = (
+    "job-controller",
+    "garbage-collector-controller",
+    "namespace-controller",
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+)
+READY_TIMEOUT = 120.0
+
+
+def start(
+    box: Sandbox,
+    toolchain: Toolchain,
+    *,
+    timeout: float = READY_TIMEOUT,
+    log: t.Callable[[str], None] | None = None,
+) -> float:
+    """Start Kueue and kube-controller-manager in `box`; return the seconds until both serve."""
+    say = log or (lambda _m: None)
+    started = time.monotonic()
+    admin = box.connect()
+    webhook_port, health_port = _free_port(), _free_port()
+    _install(admin, toolchain, webhook_port)
+    folder = box.dir / "kueue"
+    folder.mkdir(exist_ok=True)
+    (folder / "certs").mkdir(exist_ok=True)
+    config = folder / "config.yaml"
+    config.write_text(yaml.safe_dump(_configuration(folder, webhook_port, health_port)))
+    say(f"sandbox {box.name}: starting kube-controller-manager and Kueue")
+    box.spawn(
+        "kube-controller-manager",
+        [
+            str(toolchain.binary("kube-controller-manager")),
+            f"--kubeconfig={box.credentials(KCM_USER)}",
+            f"--controllers={','.join(KCM_CONTROLLERS)}",
+            "--use-service-account-credentials=true",  # each controller under its own role
+            f"--service-account-private-key-file={box.pki / 'service-account.key'}",
+            f"--root-ca-file={box.pki / 'ca.crt'}",
+            "--leader-elect=false",
+            "--secure-port=0",
+        ],
+    )
+    box.spawn(
+        "kueue",
+        [
+            str(toolchain.binary("kueue")),
+            f"--config={config}",
+            f"--kubeconfig={box.credentials(KUEUE_USER)}",
+            # The visibility API server binds a fixed port and is not needed to admit work.
+            "--feature-gates=VisibilityOnDemand=false",
+        ],
+    )
+    deadline = started + timeout
+    _wait(box, "Kueue's certificate", deadline, lambda: _mount_secret(admin, folder / "certs"))
+    _wait(box, "Kueue /readyz", deadline, lambda: _kueue_ready(health_port))
+    _wait(box, "Kueue's CA in the CRDs", deadline, lambda: _ca_injected(admin))
+    _wait(box, "conversion through Kueue", deadline, lambda: _converts(admin))
+    _wait(box, "kube-controller-manager", deadline, lambda: _kcm_ready(admin))
+    return round(time.monotonic() - started, 2)
+
+
+def _install(admin: KubeCluster, toolchain: Toolchain, webhook_port: int) -> None:
+    """Namespace, the ExternalName Service, RBAC, webhooks and conversion stanzas, as admin."""
+    for body in [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": SERVICE, "namespace": NAMESPACE},
+            "spec": {
+                "type": "ExternalName",
+                "externalName": "localhost",
+                "ports": [{"name": "webhook", "port": webhook_port}],
+            },
+        },
+        # Kueue's certificate rotator fills this Secret; upstream installs it empty too.
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": SECRET, "namespace": NAMESPACE},
+        },
+        *_rbac(toolchain),
+        *_webhooks(toolchain, webhook_port),
+    ]:
+        admin.apply(body, manager=MANAGER)
+    for plural in CONVERTED:
+        admin.patch(
+            CRD_API,
+            "CustomResourceDefinition",
+            f"{plural}.kueue.x-k8s.io",
+            {"spec": {"conversion": _conversion(webhook_port)}},
+            manager=MANAGER,
+        )
+
+
+def _conversion(port: int) -> dict[str, t.Any]:
+    return {
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {"service": _service_ref("/convert", port)},
+        },
+    }
+
+
+def _service_ref(path: str, port: int) -> dict[str, t.Any]:
+    return {"name": SERVICE, "namespace": NAMESPACE, "path": path, "port": port}
+
+
+def _upstream(toolchain: Toolchain, name: str) -> list[dict[str, t.Any]]:
+    return [d for d in yaml.safe_load_all(toolchain.kueue_config(name).read_text()) if d]
+
+
+def _rbac(toolchain: Toolchain) -> list[dict[str, t.Any]]:
+    """Upstream's manager ClusterRole and secrets Role, bound to Kueue's client identity."""
+    [role] = _upstream(toolchain, "role.yaml")
+    [secrets] = _upstream(toolchain, "manager_secrets_role.yaml")
+    role["metadata"] = {"name": "kueue-manager-role"}
+    secrets["metadata"] = {"name": "kueue-manager-secrets-role", "namespace": NAMESPACE}
+    subject = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": KUEUE_USER}]
+    bindings = [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": body["kind"] + "Binding",
+            "metadata": body["metadata"],
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": body["kind"],
+                "name": body["metadata"]["name"],
+            },
+            "subjects": subject,
+        }
+        for body in (role, secrets)
+    ]
+    return [role, secrets, *bindings]
+
+
+def _webhooks(toolchain: Toolchain, port: int) -> list[dict[str, t.Any]]:
+    """Upstream's webhook configurations under the names Kueue injects its CA into."""
+    out = []
+    for config in _upstream(toolchain, "manifests.yaml"):
+        kind = "mutating" if config["kind"].startswith("Mutating") else "validating"
+        config["metadata"] = {"name": f"kueue-{kind}-webhook-configuration"}
+        hooks = [
+            h
+            for h in config["webhooks"]
+            if {g for rule in h["rules"] for g in rule["apiGroups"]} <= WEBHOOK_GROUPS
+        ]
+        for hook in hooks:
+            hook["clientConfig"] = {
+                "service": _service_ref(hook["clientConfig"]["service"]["path"], port)
+            }
+        config["webhooks"] = hooks
+        out.append(config)
+    return out
+
+
+def _configuration(folder: Path, webhook_port: int, health_port: int) -> dict[str, t.Any]:
+    """Kueue's configuration file: upstream defaults, with loopback ports and local paths."""
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "namespace": NAMESPACE,
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"},
+        "metrics": {"bindAddress": "0"},  # no metrics server: nothing scrapes a sandbox
+        "webhook": {"host": "127.0.0.1", "port": webhook_port, "certDir": str(folder / "certs")},
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": True},
+        "integrations": {"frameworks": ["batch/job"]},
+        "clientConnection": {"qps": 50, "burst": 100},
+    }
+
+
+# -- readiness ---------------------------------------------------------------------------------
+
+
+def _wait(box: Sandbox, what: str, deadline: float, ready: t.Callable[[], bool]) -> None:
+    while time.monotonic() < deadline:
+        for name in ("kueue", "kube-controller-manager"):
+            if not box.process_alive(name):
+                raise SandboxError(
+                    f"{name} exited while starting in sandbox {box.name}; last lines of "
+                    f"{box.logs / (name + '.log')}:\n{box._tail(name)}"
+                )
+        if ready():
+            return
+        time.sleep(0.25)
+    raise SandboxError(
+        f"sandbox {box.name}: {what} not ready in time; last lines of "
+        f"{box.logs / 'kueue.log'}:\n{box._tail('kueue')}"
+    )
+
+
+def _mount_secret(admin: KubeCluster, folder: Path) -> bool:
+    """Write the certificate Secret into Kueue's certDir once it is filled.
+
+    On a cluster the kubelet mounts this Secret into the pod; Kueue waits for the files.
+    """
+    data = admin.get("v1", "Secret", SECRET, NAMESPACE).get("data") or {}
+    if not {"tls.crt", "tls.key"} <= data.keys():
+        return False
+    for key, value in data.items():
+        (folder / key).write_bytes(base64.b64decode(value))
+    return True
+
+
+def _kueue_ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError, ssl.SSLError):
+        return False
+
+
+def _ca_injected(admin: KubeCluster) -> bool:
+    for plural in CONVERTED:
+        crd = admin.get(CRD_API, "CustomResourceDefinition", f"{plural}.kueue.x-k8s.io")
+        bundle = crd["spec"]["conversion"]["webhook"]["clientConfig"].get("caBundle")
+        if not bundle or b"CERTIFICATE" not in base64.b64decode(bundle):
+            return False
+    return True
+
+
+def _converts(admin: KubeCluster) -> bool:
+    """A v1beta1 read of a converted kind answers, so the API server reaches the webhook."""
+    try:
+        admin.request("GET", "/apis/kueue.x-k8s.io/v1beta1/clusterqueues", what="conversion")
+        admin.apply(_probe_cohort(), manager=MANAGER, dry_run=True)
+    except ClusterAccessError:
+        return False
+    return True
+
+
+def _probe_cohort() -> dict[str, t.Any]:
+    # A dry-run create goes through the validating webhook of Cohorts (and stores nothing).
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "Cohort",
+        "metadata": {"name": "kueue-gitops-sandbox-probe"},
+        "spec": {},
+    }
+
+
+def _kcm_ready(admin: KubeCluster) -> bool:
+    """The service-account controller made `default` in `default`: the manager is working."""
+    try:
+        admin.get("v1", "ServiceAccount", "default", "default")
+    except ClusterAccessError:
+        return False
+    return True
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

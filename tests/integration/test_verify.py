@@ -1,0 +1,206 @@
+"""`verify` against the sandbox with a real Kueue: every scenario's outcome, and a broken config."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+import yaml
+
+from auditor.repo.layout import Repository
+from auditor.sandbox import Sandbox
+from auditor.sync import apply_all
+from auditor.verify import RUN_LABEL
+from tests.conftest import ROOT, run_line
+
+KUEUE = "kueue.x-k8s.io/v1beta2"
+Json = dict[str, t.Any]
+
+
+def _verify(box: Sandbox, repo: Path = ROOT, *extra: str) -> tuple[int, Json]:
+    result = run_line(
+        [
+            "kueue-gitops",
+            "--repo",
+            str(repo),
+            "verify",
+            "--cluster",
+            "gpu-staging",
+            "--kubeconfig",
+            str(box.kubeconfig),
+            "-o",
+            "json",
+            *extra,
+        ]
+    )
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _checks(report: Json) -> dict[str, Json]:
+    return {c["check"]: c for c in report["checks"]}
+
+
+def _conditions(workload: Json) -> dict[str, tuple[str, str]]:
+    return {c["type"]: (c["status"], c["reason"]) for c in workload["conditions"]}
+
+
+def _leftovers(box: Sandbox) -> list[str]:
+    return [
+        n["metadata"]["name"]
+        for n in box.connect().list("v1", "Namespace")
+        if RUN_LABEL in (n["metadata"].get("labels") or {})
+    ]
+
+
+@pytest.fixture(scope="module")
+def verified(kueue_sandbox: Sandbox) -> tuple[int, Json]:
+    """One run of verify on the repo's own gpu-staging configuration."""
+    return _verify(kueue_sandbox)
+
+
+def test_the_repo_configuration_passes_every_check(verified: tuple[int, Json]) -> None:
+    code, report = verified
+    assert code == 0, report
+    assert report["status"] == "clean"
+    assert report["findings"] == []
+    assert {name: c["status"] for name, c in _checks(report).items()} == {
+        "nominal-quota": "passed",
+        "borrowing-limit": "passed",
+        "preemption": "passed",
+        "stop-policy-hold": "passed",
+        "unlabelled-namespace": "passed",
+        "cleanup": "passed",
+    }
+
+
+def test_jobs_within_nominal_quota_are_admitted_without_borrowing(
+    verified: tuple[int, Json],
+) -> None:
+    check = _checks(verified[1])["nominal-quota"]
+    # team-a-cq: 4 GPUs of a100 nominal, so 4 one-GPU probes, all admitted.
+    assert len(check["workloads"]) == 4
+    assert all(_conditions(w)["Admitted"] == ("True", "Admitted") for w in check["workloads"])
+    assert "borrowing 0" in check["summary"]
+
+
+def test_borrowing_stops_at_the_borrowing_limit(verified: tuple[int, Json]) -> None:
+    check = _checks(verified[1])["borrowing-limit"]
+    states = [_conditions(w)["QuotaReserved"] for w in check["workloads"]]
+    # 4 nominal + borrowingLimit 2 admitted; the 7th stays pending with QuotaReserved=False.
+    assert states.count(("True", "QuotaReserved")) == 6
+    assert states.count(("False", "Pending")) == 1
+    assert "borrowing 2 nvidia.com/gpu" in check["summary"]
+
+
+def test_a_higher_priority_job_preempts_only_lower_priority_victims(
+    verified: tuple[int, Json],
+) -> None:
+    check = _checks(verified[1])["preemption"]
+    initiator, *victims = check["workloads"]
+    assert initiator["priority"] == 10000  # batch-critical, in team-b's queue
+    assert _conditions(initiator)["Admitted"] == ("True", "Admitted")
+    assert victims, "nothing was preempted"
+    for victim in victims:
+        assert victim["priority"] < initiator["priority"]
+        conditions = _conditions(victim)
+        assert conditions["Evicted"] == ("True", "Preempted")
+        assert conditions["Preempted"] == ("True", "InCohortReclamation")
+
+
+def test_stop_policy_hold_keeps_admitted_work_and_resume_admits_again(
+    verified: tuple[int, Json], kueue_sandbox: Sandbox
+) -> None:
+    check = _checks(verified[1])["stop-policy-hold"]
+    kept, resumed = check["workloads"]
+    assert _conditions(kept)["Admitted"] == ("True", "Admitted")
+    assert "Evicted" not in _conditions(kept)
+    assert _conditions(resumed)["QuotaReserved"][0] == "True"
+    assert "held for 5s" in check["summary"]
+    cq = kueue_sandbox.connect().get(KUEUE, "ClusterQueue", "team-a-cq")
+    assert cq["spec"].get("stopPolicy", "None") == "None"  # restored
+
+
+def test_a_job_from_an_unlabelled_namespace_is_never_admitted(
+    verified: tuple[int, Json],
+) -> None:
+    check = _checks(verified[1])["unlabelled-namespace"]
+    [workload] = check["workloads"]
+    assert workload["namespace"].endswith("-unlabelled")
+    assert _conditions(workload)["QuotaReserved"] == ("False", "Pending")
+    assert "created 0 Pod(s)" in check["summary"]
+    assert "doesn't match ClusterQueue selector" in check["summary"]
+
+
+def test_everything_created_is_deleted(verified: tuple[int, Json], kueue_sandbox: Sandbox) -> None:
+    assert _checks(verified[1])["cleanup"]["status"] == "passed"
+    assert _leftovers(kueue_sandbox) == []
+
+
+def test_a_namespace_selector_of_everything_fails_the_unlabelled_check(
+    verified: tuple[int, Json], kueue_sandbox: Sandbox, repo_copy: Path
+) -> None:
+    # A broken commit: team-a-cq selects every namespace. Synced as Argo CD would, then verified.
+    path = repo_copy / "clusters" / "gpu-staging" / "clusterqueues.yaml"
+    docs = list(yaml.safe_load_all(path.read_text()))
+    for doc in docs:
+        if doc["metadata"]["name"] == "team-a-cq":
+            doc["spec"]["namespaceSelector"] = {}
+    path.write_text(yaml.safe_dump_all(docs))
+    _sync(kueue_sandbox, repo_copy)
+    try:
+        code, report = _verify(kueue_sandbox, repo_copy)
+    finally:
+        _sync(kueue_sandbox, ROOT)
+    assert code == 1
+    check = _checks(report)["unlabelled-namespace"]
+    assert check["status"] == "failed"
+    assert "was ADMITTED" in check["summary"]
+    [finding] = report["findings"]
+    assert finding["rule"] == "verify-unlabelled-namespace"
+    assert finding["category"] == "label"
+    assert (finding["kind"], finding["name"]) == ("ClusterQueue", "team-a-cq")
+    assert _leftovers(kueue_sandbox) == []
+
+
+def test_an_interrupted_run_still_cleans_up(
+    verified: tuple[int, Json], kueue_sandbox: Sandbox
+) -> None:
+    argv = [sys.executable, "-m", "auditor", "--repo", str(ROOT), "verify", "--cluster"]
+    argv += ["gpu-staging", "--kubeconfig", str(kueue_sandbox.kubeconfig), "-o", "json"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _leftovers(kueue_sandbox) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _leftovers(kueue_sandbox), "verify never created its namespaces"
+        time.sleep(3)  # in the middle of the checks, with probe Jobs admitted
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 3, err
+    report = json.loads(out)
+    assert report["status"] == "incomplete"
+    assert "interrupted by signal" in report["clusters"][0]["errors"][0]
+    assert _checks(report)["cleanup"]["status"] == "passed"
+    assert _leftovers(kueue_sandbox) == []
+    cq = kueue_sandbox.connect().get(KUEUE, "ClusterQueue", "team-a-cq")
+    assert cq["spec"].get("stopPolicy", "None") == "None"
+
+
+def test_refuses_a_cluster_whose_profile_does_not_allow_it() -> None:
+    result = run_line(["kueue-gitops", "--repo", str(ROOT), "verify", "--cluster", "gpu-prod"])
+    assert result.exit_code == 2
+    assert "does not allow verify" in result.stderr
+    assert "clusters/gpu-prod/profile.yaml" in result.stderr
+
+
+def _sync(box: Sandbox, repo: Path) -> None:
+    resources = Repository.open(repo).load(["gpu-staging"]).for_cluster("gpu-staging")
+    assert [r.error for r in apply_all(box.connect(), resources) if r.error] == []
