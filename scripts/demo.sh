@@ -9,7 +9,8 @@ trap 'step "stopping the sandboxes"; kueue-gitops sandbox down' EXIT
 
 step "building the control plane (cached after the first run) and starting gpu-prod and gpu-staging"
 kueue-gitops sandbox build
-kueue-gitops sandbox up
+kueue-gitops sandbox up gpu-prod
+kueue-gitops sandbox up --with-kueue gpu-staging   # Kueue itself runs here: verify probes it
 eval "$(kueue-gitops sandbox env)"   # each sandbox answers to its cluster profile's context
 
 for cluster in gpu-prod gpu-staging; do
@@ -18,3 +19,6 @@ for cluster in gpu-prod gpu-staging; do
   step "what $cluster holds now"
   kueue-gitops status --cluster "$cluster"
 done
+
+step "verify on gpu-staging: probe Jobs against the real Kueue (quota, borrowing, preemption, labels, Hold)"
+kueue-gitops verify --cluster gpu-staging
