@@ -3,17 +3,21 @@
 Per cluster: the version contract, JSON Schema and CEL rules from the committed schemas/, then
 the policy checks on the objects whose structure is sound. With a connector, each object is
 also dry-run applied (server-side apply, dryRun=All) so the real API server judges it.
+Clusters are independent, so each gets a forked worker process when there are cores for it.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import typing as t
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from auditor import checks, sync
 from auditor.errors import ClusterAccessError, ConfigError
 from auditor.model import ClusterResult, Finding, Report, Resource
-from auditor.repo.layout import Repository
+from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator
@@ -35,43 +39,86 @@ def validate(
     strict: bool = False,
     server_side: Connector | None = None,
     note: Note | None = None,
+    jobs: int | None = None,
 ) -> Report:
-    say = note or (lambda _m: None)
+    """Validate the clusters' objects; one process per cluster when there are cores to spare."""
     names = clusters or sorted(repo.clusters)
-    loaded = repo.load(names)
-    report = Report("validate", strict=strict)
-    report.findings.extend(loaded.findings)
     for name in names:
-        profile = repo.cluster(name)
-        catalog = SchemaCatalog(schemas, name)
-        if not catalog.index:
+        repo.cluster(name)
+        if not SchemaCatalog(schemas, name).index:
             raise ConfigError(
                 f"no schemas for cluster {name} in {schemas}: run "
                 f"`kueue-gitops schemas fetch --cluster {name}`"
             )
-        resources = loaded.for_cluster(name)
-        validator = ClusterValidator(catalog)
-        sound: list[Resource] = []
-        for resource in resources:
-            found, ok = validator.check(resource)
-            for finding in found:
-                finding.cluster = name
-            report.findings.extend(found)
-            if ok:
-                sound.append(resource)
-        if validator.skipped:
-            say(
-                f"{name}: {len(validator.skipped)} CEL transition rule(s) (oldSelf) not checked "
-                "offline: they only apply when an object changes on the server"
-            )
-        report.findings.extend(
-            checks.run(checks.CheckContext(repo, profile, tuple(sound), repo.tenants))
-        )
-        result = ClusterResult(name)
-        if server_side is not None:
-            report.findings.extend(_dry_run(server_side, profile, resources, result, say))
+    repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
+    workers = min(len(names), jobs or os.cpu_count() or 1)
+    if workers > 1 and server_side is None and repo.root is not None:
+        global _JOB
+        _JOB = (repo, schemas)  # a forked worker inherits it: nothing to pickle but the name
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            results = list(pool.map(_cluster_job, names))
+        _JOB = None
+    else:
+        loaded = repo.load(names)  # one walk of the tree for every cluster
+        results = [_cluster(repo, schemas, name, server_side, loaded) for name in names]
+        results[0][1][:0] = loaded.findings
+    report = Report("validate", strict=strict)
+    seen: set[tuple[t.Any, ...]] = set()
+    for result, findings, notes in results:
+        for finding in findings:
+            ident = tuple(sorted(finding.to_json().items(), key=str))
+            if ident not in seen:  # layout findings come from every cluster's load
+                seen.add(ident)
+                report.findings.append(finding)
+        for message in notes:
+            (note or (lambda _m: None))(message)
         report.clusters.append(result)
     return report
+
+
+_JOB: tuple[Repository, Path] | None = None
+Outcome = tuple[ClusterResult, list[Finding], list[str]]
+
+
+def _cluster_job(name: str) -> Outcome:
+    assert _JOB is not None
+    return _cluster(*_JOB, name, None)
+
+
+def _cluster(
+    repo: Repository,
+    schemas: Path,
+    name: str,
+    server_side: Connector | None,
+    loaded: Loaded | None = None,
+) -> Outcome:
+    """Validate and check one cluster's objects (loading them unless given); dry-run on ask."""
+    notes: list[str] = []
+    profile = repo.cluster(name)
+    findings: list[Finding] = []
+    if loaded is None:
+        loaded = repo.load([name])
+        findings += loaded.findings
+    resources = loaded.for_cluster(name)
+    validator = ClusterValidator(SchemaCatalog(schemas, name))
+    sound: list[Resource] = []
+    for resource in resources:
+        found, ok = validator.check(resource)
+        for finding in found:
+            finding.cluster = name
+        findings.extend(found)
+        if ok:
+            sound.append(resource)
+    if validator.skipped:
+        notes.append(
+            f"{name}: {len(validator.skipped)} CEL transition rule(s) (oldSelf) not checked "
+            "offline: they only apply when an object changes on the server"
+        )
+    findings.extend(checks.run(checks.CheckContext(repo, profile, tuple(sound), repo.tenants)))
+    result = ClusterResult(name)
+    if server_side is not None:
+        findings.extend(_dry_run(server_side, profile, resources, result, notes.append))
+    return result, findings, notes
 
 
 def _dry_run(

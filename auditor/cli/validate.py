@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from auditor.validate import validate as validate_repo
 from auditor.cli.options import Context, cluster_access, pass_context
 from auditor.live.access import connect
 from auditor.report import REPORTER_BY_NAME
 from auditor.schemas import fetch as fetching
+from auditor.validate import validate as validate_repo
 
 FORMATS = ["auto", *REPORTER_BY_NAME]
 
@@ -83,6 +83,11 @@ def fetch(
     is_flag=True,
     help="Also dry-run apply every object against the cluster (or a sandbox).",
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes, one cluster each (default: the number of cores).",
+)
 @cluster_access
 @schemas_option
 @pass_context
@@ -92,6 +97,7 @@ def validate(
     output: str,
     strict: bool,
     server_side: bool,
+    jobs: int | None,
     kubeconfig: str | None,
     context: str | None,
     schemas_dir: Path | None,
@@ -114,6 +120,7 @@ def validate(
             else None
         ),
         note=lambda message: click.echo(f"note: {message}", err=True),
+        jobs=jobs,
     )
     if output == "auto":
         output = "github" if os.environ.get("GITHUB_ACTIONS") else "text"
