@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import typing as t
 from dataclasses import dataclass
 
@@ -130,8 +131,15 @@ def evaluate(rules: t.Sequence[Rule], body: t.Any) -> list[Violation]:
 
 
 def _failure(rule: Rule, value: t.Any) -> str | None:
+    # Rules are pure functions of `self`: equal values (defaults, copied specs) share a verdict.
+    key = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return _verdict(rule, key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _verdict(rule: Rule, value_json: str) -> str | None:
     try:
-        result: object = _program(rule.rule).evaluate({"self": json_to_cel(value)})
+        result: object = _program(rule.rule).evaluate({"self": json_to_cel(json.loads(value_json))})
     except CELEvalError as exc:
         result = exc
     if isinstance(result, CELEvalError):  # celpy may also return the error as the value

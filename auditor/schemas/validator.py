@@ -87,7 +87,7 @@ class ClusterValidator:
         self.skipped.update(
             (resource.api_version, resource.kind, r.rule) for r in kind.rules if r.transition
         )
-        if kind.rules:
+        if any(not r.transition for r in kind.rules):
             defaulted = cel.with_defaults(kind.schema, resource.body)
             for v in cel.evaluate(kind.rules, defaulted):
                 findings.append(
