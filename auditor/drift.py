@@ -22,6 +22,7 @@ kind named, and nothing of that kind is compared: never reported as clean when n
 from __future__ import annotations
 
 import typing as t
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from auditor.diff import classify, managed
 from auditor.diff.drift import DriftItem, Op, diff
 from auditor.diff.normalize import Schema, normalize
 from auditor.errors import ClusterAccessError
-from auditor.live.kube import KindNotServed, KubeCluster
+from auditor.live.kube import KindNotServed, KubeCluster, status_of
 from auditor.model import (
     ClusterResult,
     Finding,
@@ -76,6 +77,8 @@ class Live:
     read: set[str] = field(default_factory=set)  # kinds read completely
     crds: list[Json] = field(default_factory=list)
     not_served: dict[str, str] = field(default_factory=dict)  # kind -> why
+    unreachable: bool = False
+    cluster: KubeCluster | None = None
     errors: list[str] = field(default_factory=list)
 
 
@@ -87,10 +90,13 @@ def key_of(obj: Json) -> ResourceKey:
     )  # fmt: skip
 
 
-def read(cluster: KubeCluster, kinds: list[tuple[str, str]]) -> Live:
+def read(cluster: KubeCluster, kinds: list[tuple[str, str]], into: Live | None = None) -> Live:
     """One paginated LIST per kind; a failed LIST is recorded and the kind left unread."""
-    live = Live()
-    for api_version, kind in [*kinds, CRD]:
+    live = into or Live()
+    for api_version, kind in kinds:
+        if live.unreachable:
+            live.errors.append(f"LIST {kind} ({api_version}) not attempted: cluster unreachable")
+            continue
         try:
             items = cluster.list(api_version, kind)
         except KindNotServed as exc:
@@ -99,11 +105,7 @@ def read(cluster: KubeCluster, kinds: list[tuple[str, str]]) -> Live:
             continue
         except ClusterAccessError as exc:
             live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
-            if "unreachable" in str(exc):
-                rest = [k for _, k in [*kinds, CRD] if k not in live.read and k != kind]
-                if rest:
-                    live.errors.append(f"not read either: {', '.join(rest)}")
-                break
+            live.unreachable = status_of(exc) is None  # no HTTP answer at all
             continue
         live.read.add(kind)
         if (api_version, kind) == CRD:
@@ -129,10 +131,14 @@ class LiveSchemas:
                     self.crds[ident] = schema
 
     def schema(self, api_version: str, kind: str) -> Schema | None:
-        found = self.catalog.schema(api_version, kind) if self.catalog else None
-        if found:
-            return found
+        """A CRD's schema; None for built-in kinds, whose OpenAPI `default: {}` marks Go zero
+        values the server does not store (their real defaults are in normalize.CORE_DEFAULTS)."""
         group, _, version = api_version.rpartition("/")
+        entry = self.catalog.kind(group, kind) if self.catalog else None
+        if entry and entry.get("crd"):
+            found = self.catalog.schema(api_version, kind) if self.catalog else None
+            if found:
+                return found
         return self.crds.get((group, kind, version))
 
 
@@ -143,35 +149,57 @@ def audit(
     *,
     schemas_root: Path | None = None,
 ) -> Report:
-    """The drift report over `clusters` (each audited even when another fails)."""
+    """The drift report over `clusters` (each audited even when another fails).
+
+    The clusters are read in parallel, and while the repository loads: the watched kinds do
+    not depend on it. The repo's other kinds are read once it is loaded.
+    """
     report = Report("drift")
-    loaded = repo.load(clusters)
-    for name in clusters:
-        profile = repo.cluster(name)
-        result = ClusterResult(name)
-        report.clusters.append(result)
-        desired = loaded.for_cluster(name)
-        try:
-            cluster = connect(profile)
-            live = read(cluster, _kinds(profile, desired))
-        except ClusterAccessError as exc:
-            result.status, result.errors = "incomplete", [str(exc)]
-            continue
-        if live.errors:
-            result.status, result.errors = "incomplete", live.errors
-        catalog = SchemaCatalog(schemas_root, name) if schemas_root else None
-        report.findings.extend(compare(profile, desired, live, LiveSchemas(catalog, live.crds)))
+    profiles = [repo.cluster(name) for name in clusters]
+    with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
+        early = [pool.submit(_read_watched, connect, p) for p in profiles]
+        loaded = repo.load(clusters)
+        report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
+        for profile, future in zip(profiles, early, strict=True):
+            result = ClusterResult(profile.name)
+            report.clusters.append(result)
+            desired = loaded.for_cluster(profile.name)
+            try:
+                live = future.result()
+            except ClusterAccessError as exc:
+                result.status, result.errors = "incomplete", [str(exc)]
+                continue
+            if live.cluster is not None:
+                rest = [k for k in kinds_to_read(profile, desired) if k not in _first(profile)]
+                read(live.cluster, rest, live)
+            if live.errors:
+                result.status, result.errors = "incomplete", live.errors
+            catalog = SchemaCatalog(schemas_root, profile.name) if schemas_root else None
+            schemas = LiveSchemas(catalog, live.crds)
+            report.findings.extend(compare(profile, desired, live, schemas))
     return report
 
 
-def _kinds(profile: ClusterProfile, desired: list[Resource]) -> list[tuple[str, str]]:
+def _first(profile: ClusterProfile) -> list[tuple[str, str]]:
+    return [*watched_kinds(profile), CRD]
+
+
+def _read_watched(connect: Connector, profile: ClusterProfile) -> Live:
+    cluster = connect(profile)
+    live = read(cluster, _first(profile))
+    live.cluster = cluster
+    return live
+
+
+def kinds_to_read(profile: ClusterProfile, desired: list[Resource]) -> list[tuple[str, str]]:
+    """The watched kinds, the repo's other kinds, and CRDs (for defaults and schema drift)."""
     kinds = watched_kinds(profile)
     seen = {k for _, k in kinds}
     for resource in desired:
         if resource.kind not in seen:
             seen.add(resource.kind)
             kinds.append((resource.api_version, resource.kind))
-    return kinds
+    return [*kinds, CRD]
 
 
 def compare(

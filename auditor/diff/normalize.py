@@ -65,18 +65,21 @@ class Normalized:
 
 
 def normalize(obj: Json, schema: Schema | None = None) -> Normalized:
-    """The comparable form of one object, desired or live alike."""
-    body = copy.deepcopy(obj)
-    group = str(body.get("apiVersion", "")).rpartition("/")[0]
-    kind = str(body.get("kind", ""))
-    body.pop("status", None)
-    body["metadata"] = _metadata(body.get("metadata") or {}, kind)
-    full_schema = _merge(schema or {}, CORE_DEFAULTS.get((group, kind), {}))
-    apply_defaults(body, full_schema)
+    """The comparable form of one object, desired or live alike (the input is not changed)."""
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    kind = str(obj.get("kind", ""))
+    root = _node(schema or EMPTY, CORE_DEFAULTS.get((group, kind)))
+    out = Normalized({})
+    for key, value in obj.items():
+        if key == "metadata":
+            out.body[key] = _metadata(value or {}, kind)
+        elif key != "status":
+            out.body[key] = _shape(value, root.child(key), (key,), out.originals)
+    for key, default in root.defaults.items():
+        if key not in obj and key not in ("metadata", "status"):
+            out.body[key] = _shape(default, root.child(key), (key,), out.originals)
     if group == RBAC_GROUP:
-        _rbac_defaults(body)
-    out = Normalized(body)
-    out.body = t.cast(Json, _shape(body, full_schema, (), out.originals))
+        _rbac_defaults(out.body)
     return out
 
 
@@ -106,6 +109,70 @@ def _rbac_defaults(body: Json) -> None:
             subject["apiGroup"] = RBAC_GROUP
 
 
+class _Node:
+    """What normalizing needs from one schema node, worked out once per node and cached.
+
+    Reads a CRD's openAPIV3Schema and the JSON Schema converted from it alike, looking through
+    allOf/anyOf/oneOf branches.
+    """
+
+    def __init__(self, schema: Schema, extra: Schema | None = None) -> None:
+        branches = [schema, extra] if extra else [schema]
+        for key in ("allOf", "anyOf", "oneOf"):
+            branches += [b for b in schema.get(key) or [] if isinstance(b, dict)]
+        self.props: dict[str, list[Schema]] = {}
+        self.defaults: dict[str, t.Any] = {}
+        self.additional: Schema | None = None
+        self.items: Schema | None = None
+        self.map_keys: list[str] | None = None
+        self.list_type = schema.get("x-kubernetes-list-type")
+        types = {b.get("type") for b in schema.get("anyOf") or [] if isinstance(b, dict)}
+        self.quantity = bool(schema.get("x-kubernetes-int-or-string")) or types == {
+            "integer",
+            "string",
+        }
+        self.empty = not schema and not extra
+        for branch in branches:
+            for key, sub in (branch.get("properties") or {}).items():
+                if isinstance(sub, dict):
+                    self.props.setdefault(key, []).append(sub)
+                    if "default" in sub and key not in self.defaults:
+                        self.defaults[key] = sub["default"]
+            if isinstance(branch.get("additionalProperties"), dict) and self.additional is None:
+                self.additional = branch["additionalProperties"]
+            if isinstance(branch.get("items"), dict) and self.items is None:
+                self.items = branch["items"]
+            if branch.get("x-kubernetes-list-type") == "map" and not self.map_keys:
+                self.map_keys = list(branch.get("x-kubernetes-list-map-keys") or []) or None
+        self._children: dict[str, _Node] = {}
+
+    def child(self, key: str) -> _Node:
+        found = self._children.get(key)
+        if found is None:
+            subs = self.props.get(key) or ([self.additional] if self.additional else [])
+            merged = subs[0] if subs else EMPTY
+            for sub in subs[1:]:
+                merged = _merge(merged, sub)
+            found = self._children[key] = _node(merged)
+        return found
+
+    def item(self) -> _Node:
+        return _node(self.items or EMPTY)
+
+
+EMPTY: Schema = {}
+_NODES: dict[tuple[int, int], tuple[Schema, Schema | None, _Node]] = {}
+
+
+def _node(schema: Schema, extra: Schema | None = None) -> _Node:
+    """The cached node of a schema (kept alive with it, so the id stays unique)."""
+    key = (id(schema), id(extra))
+    hit = _NODES.get(key)
+    if hit is None or hit[0] is not schema or hit[1] is not extra:
+        hit = _NODES[key] = (schema, extra, _Node(schema, extra))
+    return hit[2]
+
+
 def _merge(a: Schema, b: Schema) -> Schema:
     if not b:
         return a
@@ -118,90 +185,36 @@ def _merge(a: Schema, b: Schema) -> Schema:
     return out
 
 
-def _branches(schema: Schema) -> list[Schema]:
-    """The schema and the alternatives it composes (allOf/anyOf/oneOf), for lookups."""
-    out = [schema]
-    for key in ("allOf", "anyOf", "oneOf"):
-        out.extend(s for s in schema.get(key) or [] if isinstance(s, dict))
-    return out
-
-
-def _child(schema: Schema, key: str) -> Schema:
-    for branch in _branches(schema):
-        props = branch.get("properties") or {}
-        if key in props:
-            return t.cast(Schema, props[key])
-    for branch in _branches(schema):
-        extra = branch.get("additionalProperties")
-        if isinstance(extra, dict):
-            return extra
-    return {}
-
-
-def _items(schema: Schema) -> Schema:
-    for branch in _branches(schema):
-        items = branch.get("items")
-        if isinstance(items, dict):
-            return items
-    return {}
-
-
-def apply_defaults(value: t.Any, schema: Schema) -> None:
-    """Fill absent fields with their schema `default`, as the API server's structural defaulting.
-
-    Works on a CRD's openAPIV3Schema and on the JSON Schema converted from it alike.
-    """
-    if isinstance(value, dict):
-        for branch in _branches(schema):
-            for key, sub in (branch.get("properties") or {}).items():
-                if key not in value and isinstance(sub, dict) and "default" in sub:
-                    value[key] = copy.deepcopy(sub["default"])
-        for key, sub_value in value.items():
-            apply_defaults(sub_value, _child(schema, key))
-    elif isinstance(value, list):
-        items = _items(schema)
-        for item in value:
-            apply_defaults(item, items)
-
-
-def _is_quantity(schema: Schema, key: str | int) -> bool:
-    if schema.get("x-kubernetes-int-or-string"):
-        return True
-    types = {b.get("type") for b in schema.get("anyOf") or [] if isinstance(b, dict)}
-    if types == {"integer", "string"}:
-        return True
-    return not schema and key in QUANTITY_FIELDS
-
-
-def _map_keys(schema: Schema, key: str | int, items: list[t.Any]) -> list[str] | None:
-    for branch in _branches(schema):
-        if branch.get("x-kubernetes-list-type") == "map" and branch.get(
-            "x-kubernetes-list-map-keys"
-        ):
-            return list(branch["x-kubernetes-list-map-keys"])
-    named = key in NAMED_LISTS and all(isinstance(i, dict) and "name" in i for i in items)
-    return ["name"] if named and not schema.get("x-kubernetes-list-type") else None
-
-
 def list_map_key(item: Json, keys: list[str]) -> str:
     return "[" + ",".join(str(item.get(k, "")) for k in keys) + "]"
 
 
-def _shape(value: t.Any, schema: Schema, path: Path, originals: dict[Path, t.Any]) -> t.Any:
-    key = path[-1] if path else ""
+def _shape(value: t.Any, node: _Node, path: Path, originals: dict[Path, t.Any]) -> t.Any:
+    """A new value: defaults filled, list-maps keyed, quantities spelled one way."""
     if isinstance(value, dict):
-        return {k: _shape(v, _child(schema, k), (*path, k), originals) for k, v in value.items()}
+        out = {k: _shape(v, node.child(k), (*path, k), originals) for k, v in value.items()}
+        for key, default in node.defaults.items():
+            if key not in value:
+                out[key] = _shape(default, node.child(key), (*path, key), originals)
+        return out
     if isinstance(value, list):
-        items = _items(schema)
-        keys = _map_keys(schema, key, value)
+        item = node.item()
+        keys = node.map_keys
+        if (
+            keys is None
+            and node.list_type is None
+            and path[-1] in NAMED_LISTS
+            and all(isinstance(i, dict) and "name" in i for i in value)
+        ):
+            keys = ["name"]  # no schema: the list-maps we know are keyed by name
         if keys:
-            out: dict[str, t.Any] = {}
-            for item in value:
-                name = list_map_key(item, keys)
-                out[name] = _shape(item, items, (*path, name), originals)
-            return out
-        return [_shape(v, items, (*path, i), originals) for i, v in enumerate(value)]
-    if _is_quantity(schema, key):
+            shaped = {}
+            for entry in value:
+                name = list_map_key(entry, keys)
+                shaped[name] = _shape(entry, item, (*path, name), originals)
+            return shaped
+        return [_shape(v, item, (*path, i), originals) for i, v in enumerate(value)]
+    if node.quantity or (node.empty and path[-1] in QUANTITY_FIELDS):
         parsed = quantity_value(value)
         if parsed is not None:
             originals[path] = value

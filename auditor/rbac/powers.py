@@ -138,22 +138,30 @@ def grants(objects: t.Iterable[Json]) -> list[Grant]:
         (r["metadata"].get("namespace"), r["metadata"]["name"]): r.get("rules") or []
         for r in by_kind["Role"]
     }
+    reach: dict[tuple[str, str | None, str], list[tuple[str, str, str, bool]]] = {}
     out: list[Grant] = []
     for binding in by_kind["ClusterRoleBinding"] + by_kind["RoleBinding"]:
         ref = binding.get("roleRef") or {}
         namespace = binding["metadata"].get("namespace")
-        if ref.get("kind") == "ClusterRole":
-            rules = cluster_rules.get(ref.get("name", ""), [])
-        else:
-            rules = role_rules.get((namespace, ref.get("name", "")), [])
-        for group, resource, verbs, namespaced in WATCHED:
+        ident = (ref.get("kind", ""), namespace if ref.get("kind") == "Role" else None,
+                 ref.get("name", ""))  # fmt: skip
+        if ident not in reach:  # thousands of bindings share a handful of roles
+            if ident[0] == "ClusterRole":
+                rules = cluster_rules.get(ident[2], [])
+            else:
+                rules = role_rules.get((namespace, ident[2]), [])
+            reach[ident] = [
+                (verb, group, resource, namespaced)
+                for group, resource, verbs, namespaced in WATCHED
+                for verb in verbs
+                if any(_matches(rule, verb, group, resource) for rule in rules)
+            ]
+        for verb, group, resource, namespaced in reach[ident]:
             if namespace and not namespaced:
                 continue  # a RoleBinding cannot reach a cluster-scoped object
-            for verb in verbs:
-                if any(_matches(rule, verb, group, resource) for rule in rules):
-                    power = Power(verb, group, resource, namespace)
-                    for subject in _subjects(binding):
-                        out.append(Grant(subject, power, binding, ref.get("name", "")))
+            power = Power(verb, group, resource, namespace)
+            for subject in _subjects(binding):
+                out.append(Grant(subject, power, binding, ident[2]))
     return out
 
 

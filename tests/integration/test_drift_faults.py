@@ -178,7 +178,9 @@ def test_the_api_server_stopped_mid_audit(
     [cluster] = report.clusters
     assert cluster.status == "incomplete"
     read = {"Namespace", "PriorityClass", "ClusterRole"}
-    assert "unreachable" in cluster.errors[0] and "ClusterRoleBinding" in cluster.errors[0]
-    assert "LocalQueue" in cluster.errors[1] and "ClusterQueue" in cluster.errors[1]
+    assert "unreachable" in cluster.errors[0] and "LIST ClusterRoleBinding" in cluster.errors[0]
+    for kind in ("Role", "RoleBinding", "ClusterQueue", "LocalQueue", "CustomResourceDefinition"):
+        assert any(e.startswith(f"LIST {kind} ") for e in cluster.errors), kind
+    assert not any(e.startswith(f"LIST {kind} ") for kind in read for e in cluster.errors)
     assert [f for f in report.findings if f.kind not in read] == []
     assert report.findings == []

@@ -6,7 +6,7 @@ import typing as t
 
 import pytest
 
-from auditor.diff.normalize import apply_defaults, normalize, quantity_value
+from auditor.diff.normalize import normalize, quantity_value
 
 CQ_SCHEMA: dict[str, t.Any] = {
     "type": "object",
@@ -106,10 +106,13 @@ def test_schema_defaults_fill_the_desired_side_like_the_api_server() -> None:
     assert normalize(cq("1", stopPolicy="Hold"), CQ_SCHEMA).body != normalize(live, CQ_SCHEMA).body
 
 
-def test_defaults_apply_to_nested_defaults_and_list_items() -> None:
-    body: dict[str, t.Any] = {"spec": {}}
-    apply_defaults(body, CQ_SCHEMA)
-    assert body == {"spec": {"stopPolicy": "None", "preemption": {"withinClusterQueue": "Never"}}}
+def test_defaults_apply_inside_defaults_and_leave_the_input_alone() -> None:
+    body: dict[str, t.Any] = {"kind": "ClusterQueue", "spec": {}}
+    assert normalize(body, CQ_SCHEMA).body == {
+        "kind": "ClusterQueue",
+        "spec": {"stopPolicy": "None", "preemption": {"withinClusterQueue": "Never"}},
+    }
+    assert body == {"kind": "ClusterQueue", "spec": {}}
 
 
 def test_nil_namespace_selector_is_not_the_empty_one() -> None:

@@ -1,0 +1,255 @@
+"""Drift benchmark: our `drift` against the raw LISTs it needs and against `kubectl diff`.
+
+One run: start a sandbox, generate a repo of N tenant namespaces (each with a LocalQueue and a
+RoleBinding) over M ClusterQueues, sync it as Argo CD would, then time, each in its own process
+on the same cluster and the same manifests:
+
+  raw LISTs      the paginated LISTs the audit needs, through our client, nothing else
+  drift          `kueue-gitops drift -o json` end to end (load repo, read, normalize, compare)
+  kubectl diff   `kubectl diff --server-side` over the same manifests (kubectl built from
+                 k8s.io/kubernetes/cmd/kubectl at the control plane's version)
+
+and print medians, ratios and each process's peak memory (max RSS).
+
+    .venv/bin/python bench/drift/run.py [--tenants 2000] [--cluster-queues 50] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from auditor import drift  # noqa: E402
+from auditor.repo.layout import Repository  # noqa: E402
+from auditor.sandbox import Sandbox, ensure_built  # noqa: E402
+from auditor.sandbox.build import ensure_tool  # noqa: E402
+from auditor.sync import apply_all  # noqa: E402
+
+CLUSTER = "gpu-prod"
+KUEUE = "kueue.x-k8s.io/v1beta2"
+PLATFORM_FILES = ("resourceflavors.yaml", "cohorts.yaml", "priorityclasses.yaml", "rbac.yaml")
+
+
+def dump(path: Path, docs: list[dict[str, object]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+
+
+def cluster_queue(name: str) -> dict[str, object]:
+    resources = [
+        {"name": "cpu", "nominalQuota": "64"},
+        {"name": "memory", "nominalQuota": "256Gi"},
+        {"name": "nvidia.com/gpu", "nominalQuota": "4", "borrowingLimit": "2"},
+    ]
+    return {
+        "apiVersion": KUEUE,
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": {
+            "cohortName": "ai-shared",
+            "namespaceSelector": {"matchLabels": {"bench.example.com/cq": name}},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                    "flavors": [{"name": "a100", "resources": resources}],
+                }
+            ],
+        },
+    }
+
+
+def generate(dest: Path, tenants: int, queues: int) -> Path:
+    """A repo: the real platform files for gpu-prod plus generated queues and tenants."""
+    platform = dest / "clusters" / CLUSTER
+    platform.mkdir(parents=True)
+    for name in ("profile.yaml", *PLATFORM_FILES):
+        shutil.copy(ROOT / "clusters" / CLUSTER / name, platform / name)
+    cq_names = [f"bench-cq-{i:03d}" for i in range(queues)]
+    dump(platform / "clusterqueues.yaml", [cluster_queue(n) for n in cq_names])
+    per_queue = -(-tenants // queues)
+    for q, cq in enumerate(cq_names):
+        tenant = f"bench-{q:03d}"
+        namespaces = [
+            f"{tenant}-ns-{i:03d}" for i in range(per_queue) if q * per_queue + i < tenants
+        ]
+        profile = {
+            "apiVersion": "kueue-gitops.io/v1alpha1",
+            "kind": "TenantProfile",
+            "metadata": {"name": tenant},
+            "spec": {
+                "owners": [f"@example-org/{tenant}"],
+                "group": f"example-org:{tenant}",
+                "clusters": {CLUSTER: {"namespaces": namespaces, "clusterQueues": [cq]}},
+            },
+        }
+        dump(dest / "tenants" / tenant / "profile.yaml", [profile])
+        docs: list[dict[str, object]] = []
+        for ns in namespaces:
+            labels = {"platform.example.com/kueue": "enabled", "bench.example.com/cq": cq}
+            docs += [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": ns, "labels": labels},
+                },
+                {
+                    "apiVersion": KUEUE,
+                    "kind": "LocalQueue",
+                    "metadata": {"name": "batch", "namespace": ns},
+                    "spec": {"clusterQueue": cq},
+                },
+                {
+                    "apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": "RoleBinding",
+                    "metadata": {"name": "submitters", "namespace": ns},
+                    "roleRef": {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "ClusterRole",
+                        "name": "kueue-gitops:tenant-submitter",
+                    },
+                    "subjects": [
+                        {
+                            "apiGroup": "rbac.authorization.k8s.io",
+                            "kind": "Group",
+                            "name": f"example-org:{tenant}",
+                        }
+                    ],
+                },
+            ]
+        dump(dest / "tenants" / tenant / CLUSTER / "tenant.yaml", docs)
+    return dest
+
+
+def manifests_only(repo: Path, dest: Path) -> Path:
+    """The same manifests for kubectl, without the profiles it cannot read."""
+    for path in sorted(repo.glob("**/*.yaml")):
+        if path.name != "profile.yaml":
+            target = dest / path.relative_to(repo)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, target)
+    return dest
+
+
+RAW_LISTS = """
+import sys
+from auditor.live.kube import KubeCluster
+cluster = KubeCluster.connect("bench", kubeconfig=sys.argv[1])
+for spec in sys.argv[2:]:
+    api_version, kind = spec.split(",")
+    cluster.list(api_version, kind)
+"""
+
+
+def measure(argv: list[str], expect: set[int]) -> tuple[float, float]:
+    """Seconds and peak RSS (MiB) of one process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    took = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if code not in expect:
+        raise SystemExit(f"{argv[0]} exited {code}:\n{out[-2000:]}\n{err[-2000:]}")
+    return took, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tenants", type=int, default=2000, help="tenant namespaces")
+    parser.add_argument("--cluster-queues", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    toolchain = ensure_built(ROOT / "testenv", log=print)
+    kubectl = ensure_tool(ROOT / "testenv", "kubectl", "k8s.io/kubernetes/cmd/kubectl", log=print)
+    work = Path(tempfile.mkdtemp(prefix="bench-drift-"))
+    box = Sandbox("bench-drift", root=work / "sandboxes")
+    box.up(toolchain)
+    try:
+        repo = generate(work / "repo", args.tenants, args.cluster_queues)
+        manifests = manifests_only(repo, work / "manifests")
+        resources = Repository.open(repo).load([CLUSTER]).for_cluster(CLUSTER)
+        started = time.perf_counter()
+        failed = [a for a in apply_all(box.connect(), resources) if a.error]
+        if failed:
+            raise SystemExit(f"sync failed: {failed[0].resource.key}: {failed[0].error}")
+        print(
+            f"corpus: {len(resources)} objects ({args.tenants} namespaces, LocalQueues and "
+            f"RoleBindings; {args.cluster_queues} ClusterQueues); synced in "
+            f"{time.perf_counter() - started:.1f}s"
+        )
+        profile = Repository.open(repo).cluster(CLUSTER)
+        kinds = drift.kinds_to_read(profile, resources)
+        kubeconfig = str(box.kubeconfig)
+        python = sys.executable
+        kueue_gitops = str(Path(python).with_name("kueue-gitops"))
+        runs = {
+            "raw LISTs": (
+                [python, "-c", RAW_LISTS, kubeconfig, *(f"{v},{k}" for v, k in kinds)],
+                {0},
+            ),
+            "drift": (
+                [
+                    kueue_gitops,
+                    "--repo",
+                    str(repo),
+                    "drift",
+                    "--cluster",
+                    CLUSTER,
+                    "--kubeconfig",
+                    kubeconfig,
+                    "-o",
+                    "json",
+                ],
+                {0},
+            ),
+            "kubectl diff": (
+                [
+                    str(kubectl),
+                    "--kubeconfig",
+                    kubeconfig,
+                    "diff",
+                    "--server-side",
+                    "--force-conflicts",
+                    "-R",
+                    "-f",
+                    str(manifests),
+                ],
+                {0, 1},
+            ),
+        }
+        results: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
+        for _ in range(args.repeat):
+            for name, (argv, expect) in runs.items():
+                results[name].append(measure(argv, expect))
+        seconds = {n: statistics.median(s for s, _ in r) for n, r in results.items()}
+        memory = {n: max(m for _, m in r) for n, r in results.items()}
+        print(f"\n{'':14} {'median s':>9} {'peak MiB':>9}   (of {args.repeat} runs)")
+        for name in runs:
+            print(f"{name:14} {seconds[name]:9.2f} {memory[name]:9.0f}")
+        print(
+            f"\ndrift / raw LISTs    = {seconds['drift'] / seconds['raw LISTs']:.2f}x "
+            "(goal <= 1.5x)"
+            f"\nkubectl diff / drift = {seconds['kubectl diff'] / seconds['drift']:.1f}x "
+            "(goal >= 10x)"
+        )
+    finally:
+        box.down()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
