@@ -62,11 +62,11 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             continue
         namespace = queue.namespace or ""
         tenant = owners.get(namespace)
-        on = tenant.clusters.get(ctx.cluster.name) if tenant else None
-        if tenant is None or on is None or cq.name not in on.cluster_queues:
+        allowed = tenant.clusters[ctx.cluster.name].cluster_queues if tenant else ()
+        if cq.name not in allowed:
             who = (
                 f"the profile of {tenant.name} ({tenant.file}) lists "
-                f"{', '.join(on.cluster_queues) if on else 'none'} on {ctx.cluster.name}"
+                f"{', '.join(allowed) or 'none'} on {ctx.cluster.name}"
                 if tenant
                 else f"no tenant profile lists namespace {namespace!r} on {ctx.cluster.name}"
             )
@@ -94,7 +94,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             reason = (
                 "has no namespaceSelector (it admits nothing)"
                 if selector is None
-                else ("has a namespaceSelector that does not match its labels")
+                else "has a namespaceSelector that does not match its labels"
             )
             yield Finding.about(
                 queue,

@@ -64,7 +64,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             what = (
                 "{} admits every namespace"
                 if spec["namespaceSelector"] == {}
-                else ("this selector can match a namespace")
+                else "this selector can match a namespace"
             )
             yield Finding.about(
                 cq,
