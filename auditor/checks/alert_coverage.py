@@ -4,7 +4,8 @@ The alert set tells flavor, quota, admission-check, webhook, stop-policy and dri
 apart, and records the SLO signals (see the README's "Alerts and SLOs"). A cluster without one of
 them fails silently on exactly that failure, so a missing rule is an error. The cluster profile's
 `alerts` block bounds each alert's `for` and its numeric threshold (the first comparison with a
-number in its expression), so a pull request cannot quietly make an alert deaf.
+number in its expression), so a pull request cannot quietly make an alert deaf; and a rule that
+selects `cluster="..."` must name its own cluster, not the one it was copied from.
 
 Passes (clusters/gpu-prod/alerts-extra.yaml)::
 
@@ -50,6 +51,7 @@ LEVELS = {
     "alert-missing": "error",
     "alert-runbook-missing": "error",
     "alert-threshold-out-of-range": "error",
+    "alert-other-cluster": "error",
 }
 GROUP = "monitoring.coreos.com"
 
@@ -79,6 +81,7 @@ RECORDS = (
 
 _DURATION = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
 _SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+_CLUSTER = re.compile(r'\bcluster\s*=\s*"([^"]*)"')
 _THRESHOLD = re.compile(r"[<>]=?\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
 Path = tuple[str | int, ...]
@@ -113,6 +116,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
     for resource in objects:
         for rule, path in rules(resource):
             seen.add(str(rule.get("alert") or rule.get("record") or ""))
+            yield from _other_cluster(ctx, resource, rule, path)
             if "alert" in rule:
                 yield from _judge(ctx, resource, rule, path)
     wanted = (*ALERTS, *sorted(set(ctx.cluster.alerts) - set(ALERTS)), *RECORDS)
@@ -126,6 +130,23 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             yield Finding.about(objects[0], "alert-missing", message, CATEGORY)
         else:
             yield Finding("alert-missing", message, CATEGORY, file=ctx.cluster.file, line=1)
+
+
+def _other_cluster(
+    ctx: CheckContext, resource: Resource, rule: dict[str, t.Any], path: Path
+) -> t.Iterator[Finding]:
+    """A rule copied from another cluster's file still watches that cluster's audit metrics."""
+    others = sorted(set(_CLUSTER.findall(str(rule.get("expr", "")))) - {ctx.cluster.name})
+    if others:
+        name = rule.get("alert") or rule.get("record")
+        yield Finding.about(
+            resource,
+            "alert-other-cluster",
+            f"rule {name} selects cluster={others[0]!r} but is synced to {ctx.cluster.name}; "
+            f'select cluster="{ctx.cluster.name}"',
+            CATEGORY,
+            path=[*path, "expr"],
+        )
 
 
 def _judge(

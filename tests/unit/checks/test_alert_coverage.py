@@ -108,6 +108,19 @@ def test_an_alert_without_a_runbook_is_an_error(repo_copy: Path) -> None:
     )
 
 
+def test_a_rule_copied_from_another_cluster_is_an_error(repo_copy: Path) -> None:
+    staging = "clusters/gpu-staging/alerts.yaml"
+    (repo_copy / staging).write_text((repo_copy / PROD).read_text())
+    findings = run_check(repo_copy, "alert-coverage", "gpu-staging")
+    assert {f.rule for f in findings} == {"alert-other-cluster"}
+    assert len(findings) == 2  # the drift alert and the stale-audit alert
+    assert all("cluster='gpu-prod'" in f.message for f in findings)
+    assert {f.line for f in findings} == {
+        line_of(repo_copy, staging, "- alert: KueueGitOpsDriftDetected") + 1,
+        line_of(repo_copy, staging, "- alert: KueueGitOpsAuditStale") + 1,
+    }
+
+
 def test_a_profile_range_that_is_not_a_duration_is_a_configuration_error(
     repo_copy: Path,
 ) -> None:
