@@ -107,7 +107,9 @@ def start(
     _wait(box, "Kueue's CA in the CRDs", deadline, lambda: _ca_injected(admin))
     _wait(box, "conversion through Kueue", deadline, lambda: _converts(admin))
     _wait(box, "kube-controller-manager", deadline, lambda: _kcm_ready(admin))
-    return round(time.monotonic() - started, 2)
+    took = round(time.monotonic() - started, 2)
+    say(f"sandbox {box.name}: Kueue and kube-controller-manager ready after {took}s")
+    return took
 
 
 def _install(admin: KubeCluster, toolchain: Toolchain, webhook_port: int) -> None:
@@ -213,7 +215,8 @@ def _configuration(folder: Path, webhook_port: int, health_port: int) -> dict[st
         "kind": "Configuration",
         "namespace": NAMESPACE,
         "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"},
-        "metrics": {"bindAddress": "0"},  # no metrics server: nothing scrapes a sandbox
+        # Scraped by tests/integration/test_alert_metrics.py (bearer token, TokenReview + SAR).
+        "metrics": {"bindAddress": f"127.0.0.1:{_free_port()}", "enableClusterQueueResources": True},
         "webhook": {"host": "127.0.0.1", "port": webhook_port, "certDir": str(folder / "certs")},
         "leaderElection": {"leaderElect": False},
         "internalCertManagement": {"enable": True},

@@ -204,3 +204,20 @@ def test_refuses_a_cluster_whose_profile_does_not_allow_it() -> None:
 def _sync(box: Sandbox, repo: Path) -> None:
     resources = Repository.open(repo).load(["gpu-staging"]).for_cluster("gpu-staging")
     assert [r.error for r in apply_all(box.connect(), resources) if r.error] == []
+
+
+def test_a_cluster_without_kueue_is_incomplete_never_clean(fresh_sandbox: Sandbox) -> None:
+    # The CRDs and the repo's queues are there, but no Kueue runs to turn Jobs into Workloads.
+    _sync(fresh_sandbox, ROOT)
+    code, report = _verify(fresh_sandbox, ROOT, "--timeout", "5")
+    assert code == 3
+    assert report["status"] == "incomplete"
+    assert "is Kueue running" in report["clusters"][0]["errors"][0]
+    # Cleanup still ran: its namespaces are being deleted (no namespace controller finishes it).
+    namespaces = [
+        n
+        for n in fresh_sandbox.connect().list("v1", "Namespace")
+        if RUN_LABEL in (n["metadata"].get("labels") or {})
+    ]
+    assert namespaces
+    assert all(n["metadata"].get("deletionTimestamp") for n in namespaces)

@@ -1,178 +1,36 @@
-"""`verify`: does a live cluster's Kueue admit work the way the repository means it to?
-
-Small probe Jobs, sized from the live ClusterQueues' quotas, go through scratch namespaces made
-for the run (one per tenant, plus one without the admission label). Each check reports what Kueue
-did with the Workload conditions it saw:
-
-- quota: Jobs within nominal quota are admitted without borrowing; Jobs that need borrowing are
-  admitted up to the borrowingLimit (or what the cohort can lend) and no further, the next one
-  stays pending with QuotaReserved=False;
-- preemption: a higher-priority Job in the cohort preempts, every victim has a lower priority
-  than the initiator, and the victims carry the Evicted/Preempted reasons;
-- unlabelled namespace: a Job from a namespace without the admission label is never admitted and
-  never creates a Pod, watched for a bounded time;
-- stop policy: `stopPolicy: Hold` stops new admissions while admitted Workloads keep running, and
-  resuming admits again.
-
-Everything the run creates is deleted at the end, and a changed stopPolicy is restored, also when a
-check fails or the run is interrupted (SIGINT or SIGTERM). No scheduler or kubelet is needed: Kueue
-admits on quota, and the probe Pods may stay Pending.
-"""
+"""One verify run: the scenarios, and the bookkeeping that lets cleanup remove what it made."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import math
-import secrets
-import signal
-import threading
 import time
 import typing as t
-from dataclasses import dataclass, field
 
 from auditor import quantity
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.model import ClusterResult, Finding, Report
 from auditor.quantity import Quantity
 from auditor.repo.profiles import ClusterProfile, TenantProfile
+from auditor.verify import workloads as wl
+from auditor.verify.objects import (
+    KUEUE,
+    MANAGER,
+    MAX_UNITS,
+    PRIORITY_LABEL,
+    PROBE_IMAGE,
+    QUEUE_LABEL,
+    RUN_LABEL,
+    Check,
+    Json,
+    Probe,
+    Tenant,
+)
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
-Json = dict[str, t.Any]
-KUEUE = "kueue.x-k8s.io/v1beta2"
-RUN_LABEL = "kueue-gitops.io/verify-run"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-MANAGER = "kueue-gitops-verify"
-PROBE_IMAGE = "registry.k8s.io/pause:3.10"  # never pulled in a sandbox: no kubelet runs there
-MAX_UNITS = 8  # a quota of at most this many whole units is probed one unit a Job
 
-
-class Interrupted(Exception):
-    """SIGTERM arrived; raised so cleanup runs as for Ctrl-C."""
-
-
-@dataclass
-class Check:
-    """One scenario's outcome, with the Workloads it looked at."""
-
-    name: str
-    category: str
-    passed: bool | None  # None: not applicable to this cluster's configuration
-    summary: str
-    cluster_queue: str | None = None
-    workloads: list[Json] = field(default_factory=list)
-
-    def to_json(self) -> Json:
-        status = "skipped" if self.passed is None else "passed" if self.passed else "failed"
-        return {
-            "check": self.name,
-            "status": status,
-            "summary": self.summary,
-            "clusterQueue": self.cluster_queue,
-            "workloads": self.workloads,
-        }
-
-
-@dataclass
-class Verification:
-    report: Report
-    checks: list[Check]
-    seconds: float
-
-    def to_json(self) -> Json:
-        return {
-            **self.report.to_json(),
-            "checks": [c.to_json() for c in self.checks],
-            "seconds": self.seconds,
-        }
-
-
-@dataclass(frozen=True)
-class Probe:
-    """What every probe Job asks for: `unit` of one resource, pinned to one flavor."""
-
-    flavor: str
-    resource: str
-    unit: Quantity
-    node_selector: dict[str, str]
-    tolerations: list[Json]
-
-    def units(self, amount: Quantity) -> int:
-        return max(0, math.floor(amount.value / self.unit.value))
-
-
-@dataclass
-class Tenant:
-    """A tenant's side of the run: its ClusterQueue and its scratch namespace."""
-
-    name: str
-    cq: Json
-    namespace: str
-    labels: dict[str, str]
-
-    @property
-    def cq_name(self) -> str:
-        return str(self.cq["metadata"]["name"])
-
-
-def run(
-    cluster: KubeCluster,
-    profile: ClusterProfile,
-    tenants: list[TenantProfile],
-    *,
-    timeout: float = 60.0,
-    watch_seconds: int = 10,
-    hold_seconds: float = 5.0,
-) -> Verification:
-    """Run every check against `cluster`; refuse (ConfigError) unless its profile allows it."""
-    if not profile.verify_allowed:
-        raise ConfigError(
-            f"{profile.file}: cluster {profile.name} does not allow verify "
-            "(spec.verify.allowed is not true); probe Jobs never run there"
-        )
-    started = time.monotonic()
-    run_id = secrets.token_hex(3)
-    session = _Session(cluster, profile, run_id, timeout)
-    checks: list[Check] = []
-    report = Report("verify", clusters=[ClusterResult(profile.name)])
-    main = threading.current_thread() is threading.main_thread()  # signals go to it only
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted) if main else None
-    try:
-        try:
-            checks += session.run_all(tenants, watch_seconds, hold_seconds)
-        finally:
-            checks.append(session.cleanup())
-    except (ClusterAccessError, Interrupted, KeyboardInterrupt) as exc:
-        report.clusters[0].status = "incomplete"
-        report.clusters[0].errors.append(str(exc) or type(exc).__name__)
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
-    report.findings = [_finding(profile.name, c) for c in checks if c.passed is False]
-    return Verification(report, checks, round(time.monotonic() - started, 1))
-
-
-def _raise_interrupted(signum: int, frame: object) -> None:
-    raise Interrupted(f"interrupted by signal {signum}")
-
-
-def _finding(cluster: str, check: Check) -> Finding:
-    return Finding(
-        rule=f"verify-{check.name}",
-        message=check.summary,
-        category=check.category,
-        cluster=cluster,
-        api_version=KUEUE if check.cluster_queue else None,
-        kind="ClusterQueue" if check.cluster_queue else None,
-        name=check.cluster_queue,
-        extra={"workloads": check.workloads},
-    )
-
-
-class _Session:
+class Session:
     """The state of one run: what it created, so cleanup can remove exactly that."""
 
     def __init__(self, cluster: KubeCluster, profile: ClusterProfile, run_id: str, timeout: float):
@@ -207,13 +65,13 @@ class _Session:
         return checks
 
     def check_quota(self, tenant: Tenant, probe: Probe, low: str | None) -> list[Check]:
-        quota = _quota(tenant.cq, probe)
-        used = _usage(tenant.cq, probe)
+        quota = wl.quota(tenant.cq, probe)
+        used = wl.usage(tenant.cq, probe)
         nominal_jobs = probe.units(quota["nominalQuota"] - used)
         within = self.submit(tenant, probe, nominal_jobs, low, "nominal")
         seen = self.wait_settled(tenant.namespace, within)
-        admitted = [w for w in seen if _true(w, "QuotaReserved")]
-        borrowed = _borrowed(self.cq_reserving(tenant, len(admitted)), probe)
+        admitted = [w for w in seen if wl.is_true(w, "QuotaReserved")]
+        borrowed = wl.borrowed(self.cq_reserving(tenant, len(admitted)), probe)
         nominal = Check(
             "nominal-quota",
             "quota",
@@ -222,7 +80,7 @@ class _Session:
             f"the nominal quota {quota['nominalQuota']} of flavor {probe.flavor} admitted, "
             f"borrowing {borrowed}",
             tenant.cq_name,
-            _observed(seen),
+            wl.observed(seen),
         )
         lendable = self._lendable(tenant.cq, probe)
         if lendable is None:
@@ -240,9 +98,9 @@ class _Session:
         borrow_jobs = probe.units(lendable if ceiling is None else min(ceiling, lendable))
         extra = self.submit(tenant, probe, borrow_jobs + 1, low, "borrow")
         seen = self.wait_settled(tenant.namespace, within + extra)
-        admitted = [w for w in seen if _true(w, "QuotaReserved")]
-        pending = [w for w in seen if _false(w, "QuotaReserved")]
-        borrowed = _borrowed(self.cq_reserving(tenant, len(admitted)), probe)
+        admitted = [w for w in seen if wl.is_true(w, "QuotaReserved")]
+        pending = [w for w in seen if wl.is_false(w, "QuotaReserved")]
+        borrowed = wl.borrowed(self.cq_reserving(tenant, len(admitted)), probe)
         expected = probe.unit.value * borrow_jobs
         ok = (
             len(admitted) == nominal_jobs + borrow_jobs
@@ -260,7 +118,7 @@ class _Session:
                 f"borrowingLimit {ceiling or 'unset'}, the cohort can lend {lendable}); "
                 f"{len(pending)} beyond it pending with QuotaReserved=False (expected 1)",
                 tenant.cq_name,
-                _observed(seen),
+                wl.observed(seen),
             ),
         ]
 
@@ -269,7 +127,7 @@ class _Session:
     ) -> Check:
         """A high-priority Job reclaims quota in the cohort (or preempts within the queue)."""
         peer = next(
-            (p for p in peers if _cohort(p.cq) and _cohort(p.cq) == _cohort(tenant.cq)), None
+            (p for p in peers if wl.cohort(p.cq) and wl.cohort(p.cq) == wl.cohort(tenant.cq)), None
         )
         initiator_side = peer or tenant
         policy = initiator_side.cq["spec"].get("preemption") or {}
@@ -285,27 +143,29 @@ class _Session:
                 else f"ClusterQueue {initiator_side.cq_name} never preempts"
             )
             return Check("preemption", "preemption", None, f"not checked: {why}", tenant.cq_name)
-        size = _quota(initiator_side.cq, probe)["nominalQuota"] if peer else probe.unit
+        size = wl.quota(initiator_side.cq, probe)["nominalQuota"] if peer else probe.unit
         jobs = self.submit(initiator_side, probe, 1, high, "preemptor", amount=size)
         deadline = time.monotonic() + self.timeout
         initiator: Json = {}
         while time.monotonic() < deadline:
             [initiator] = self.workloads(initiator_side.namespace, jobs) or [{}]
-            if initiator and _true(initiator, "QuotaReserved"):
+            if initiator and wl.is_true(initiator, "QuotaReserved"):
                 break
             time.sleep(0.25)
         everything = self.workloads(tenant.namespace) + (
             self.workloads(peer.namespace) if peer else []
         )
-        victims = [w for w in everything if _evicted_by_preemption(w)]
+        victims = [w for w in everything if wl.evicted_by_preemption(w)]
         top = int((initiator.get("spec") or {}).get("priority") or 0)
         lower = [w for w in victims if int(w["spec"].get("priority") or 0) < top]
         # Kueue records both: Evicted (reason Preempted) and Preempted (why: the preemption kind).
         recorded = [
-            w for w in victims if _reason(w, "Evicted") == "Preempted" and _true(w, "Preempted")
+            w
+            for w in victims
+            if wl.reason(w, "Evicted") == "Preempted" and wl.is_true(w, "Preempted")
         ]
-        reasons = sorted({_reason(w, "Preempted") or "?" for w in victims})
-        admitted = bool(initiator) and _true(initiator, "QuotaReserved")
+        reasons = sorted({wl.reason(w, "Preempted") or "?" for w in victims})
+        admitted = bool(initiator) and wl.is_true(initiator, "QuotaReserved")
         where = f"in ClusterQueue {peer.cq_name}" if peer else "in the same ClusterQueue"
         return Check(
             "preemption",
@@ -315,7 +175,7 @@ class _Session:
             f"{len(victims)} victim(s), {len(lower)} of lower priority, {len(recorded)} with "
             f"Evicted=Preempted and Preempted={', '.join(reasons) or 'none'}",
             initiator_side.cq_name,
-            _observed([initiator, *victims] if initiator else victims),
+            wl.observed([initiator, *victims] if initiator else victims),
         )
 
     def check_stop_policy(
@@ -324,22 +184,22 @@ class _Session:
         running = self.submit(tenant, probe, 1, low, "running")
         self.wait_settled(tenant.namespace, running, want_admitted=True)
         self.set_stop_policy(tenant.cq_name, "Hold")
-        self._wait_for(lambda: _reason(self._cq(tenant.cq_name), "Active") == "Stopped")
+        self._wait_for(lambda: wl.reason(self._cq(tenant.cq_name), "Active") == "Stopped")
         held = self.submit(tenant, probe, 1, low, "held")
         end = time.monotonic() + hold_seconds
         admitted_while_held = False
         while time.monotonic() < end:
             admitted_while_held |= any(
-                _true(w, "QuotaReserved") for w in self.workloads(tenant.namespace, held)
+                wl.is_true(w, "QuotaReserved") for w in self.workloads(tenant.namespace, held)
             )
             time.sleep(0.25)
         kept = self.workloads(tenant.namespace, running)
         kept_running = bool(kept) and all(
-            _true(w, "Admitted") and not _true(w, "Evicted") for w in kept
+            wl.is_true(w, "Admitted") and not wl.is_true(w, "Evicted") for w in kept
         )
         self.restore_stop_policy(tenant.cq_name)
         resumed = self.wait_settled(tenant.namespace, held, want_admitted=True)
-        readmitted = bool(resumed) and all(_true(w, "QuotaReserved") for w in resumed)
+        readmitted = bool(resumed) and all(wl.is_true(w, "QuotaReserved") for w in resumed)
         return Check(
             "stop-policy-hold",
             "stop-policy",
@@ -350,7 +210,7 @@ class _Session:
             f"{hold_seconds:.0f}s, and after resuming it was "
             + ("admitted" if readmitted else "NOT admitted"),
             tenant.cq_name,
-            _observed([*kept, *resumed]),
+            wl.observed([*kept, *resumed]),
         )
 
     def check_unlabelled(
@@ -373,11 +233,13 @@ class _Session:
             pod_events = [e["object"] for e in pods.result() if e.get("type") != "ERROR"]
         seen = {w["metadata"]["name"]: w for w in events}  # the last state of each
         # Admitted at any moment of the watch fails the check, even if it was undone later.
-        admitted = [w for w in events if _true(w, "QuotaReserved") or _true(w, "Admitted")]
+        admitted = [
+            w for w in events if wl.is_true(w, "QuotaReserved") or wl.is_true(w, "Admitted")
+        ]
         created = sorted({p["metadata"]["name"] for p in pod_events})
         reasons = sorted(
             {
-                f"{_reason(w, 'QuotaReserved')}: {_message(w, 'QuotaReserved')}"
+                f"{wl.reason(w, 'QuotaReserved')}: {wl.message(w, 'QuotaReserved')}"
                 for w in seen.values()
             }
         )
@@ -390,7 +252,7 @@ class _Session:
             f"{len(created)} Pod(s) in {seconds}s"
             + (f"; Kueue said {'; '.join(reasons)}" if reasons and not admitted else ""),
             tenant.cq_name,
-            _observed(admitted[-1:] or list(seen.values())),
+            wl.observed(admitted[-1:] or list(seen.values())),
         )
 
     # -- cleanup -------------------------------------------------------------------------------
@@ -548,7 +410,7 @@ class _Session:
         found = self.cluster.list_in(KUEUE, "Workload", namespace)
         if jobs is None:
             return found
-        return [w for w in found if _owner(w) in jobs]
+        return [w for w in found if wl.owner(w) in jobs]
 
     def wait_settled(
         self, namespace: str, jobs: list[str], *, want_admitted: bool = False
@@ -559,10 +421,17 @@ class _Session:
         def settled() -> bool:
             nonlocal seen
             seen = self.workloads(namespace, jobs)
-            decided = _true if want_admitted else _decided
+            decided = wl.is_true if want_admitted else wl.decided
             return len(seen) == len(jobs) and all(decided(w, "QuotaReserved") for w in seen)
 
         self._wait_for(settled, quiet=True)
+        if jobs and not seen:
+            # Not a finding: with no Workload at all, Kueue never looked at the Jobs.
+            raise ClusterAccessError(
+                f"cluster {self.profile.name}: no Workload appeared for the probe Jobs in "
+                f"{namespace} within {self.timeout:.0f}s; is Kueue running and managing Jobs?",
+                cluster=self.profile.name,
+            )
         return seen
 
     def cq_reserving(self, tenant: Tenant, count: int) -> Json:
@@ -654,117 +523,20 @@ class _Session:
         The other members' lendingLimit (or whole nominal quota) less their usage, plus the
         Cohort object's own quota. Parent cohorts are not followed.
         """
-        cohort = _cohort(cq)
+        cohort = wl.cohort(cq)
         if not cohort:
             return None
         lendable = quantity.ZERO
         for other in self.cluster.list(KUEUE, "ClusterQueue"):
-            if other["metadata"]["name"] == cq["metadata"]["name"] or _cohort(other) != cohort:
+            if other["metadata"]["name"] == cq["metadata"]["name"] or wl.cohort(other) != cohort:
                 continue
-            quota = _quota(other, probe, missing_ok=True)
+            quota = wl.quota(other, probe, missing_ok=True)
             if quota:
                 lend = quota.get("lendingLimit") or quota["nominalQuota"]
-                free = max(quota["nominalQuota"] - _usage(other, probe), quantity.ZERO)
+                free = max(quota["nominalQuota"] - wl.usage(other, probe), quantity.ZERO)
                 lendable = lendable + min(lend, free)
         with contextlib.suppress(ClusterAccessError):
-            pool = _quota(self.cluster.get(KUEUE, "Cohort", cohort), probe, missing_ok=True)
+            pool = wl.quota(self.cluster.get(KUEUE, "Cohort", cohort), probe, missing_ok=True)
             if pool:
                 lendable = lendable + pool["nominalQuota"]
         return lendable
-
-
-# -- reading Kueue's objects -------------------------------------------------------------------
-
-
-def _cohort(cq: Json) -> str | None:
-    return (cq.get("spec") or {}).get("cohortName")
-
-
-def _quota(obj: Json, probe: Probe, *, missing_ok: bool = False) -> dict[str, Quantity]:
-    for group in (obj.get("spec") or {}).get("resourceGroups") or []:
-        for flavor in group["flavors"]:
-            if flavor["name"] != probe.flavor:
-                continue
-            for res in flavor["resources"]:
-                if res["name"] == probe.resource:
-                    return {
-                        k: quantity.parse(res[k])
-                        for k in ("nominalQuota", "borrowingLimit", "lendingLimit")
-                        if res.get(k) is not None
-                    }
-    if missing_ok:
-        return {}
-    raise ConfigError(f"{obj['metadata']['name']} has no {probe.resource} quota in {probe.flavor}")
-
-
-def _flavor_status(cq: Json, probe: Probe, field_name: str, key: str) -> Quantity:
-    for flavor in (cq.get("status") or {}).get(field_name) or []:
-        if flavor["name"] == probe.flavor:
-            for res in flavor["resources"]:
-                if res["name"] == probe.resource:
-                    return quantity.parse(res.get(key) or "0")
-    return quantity.ZERO
-
-
-def _usage(cq: Json, probe: Probe) -> Quantity:
-    return _flavor_status(cq, probe, "flavorsReservation", "total")
-
-
-def _borrowed(cq: Json, probe: Probe) -> Quantity:
-    return _flavor_status(cq, probe, "flavorsReservation", "borrowed")
-
-
-def _condition(obj: Json, kind: str) -> Json:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == kind:
-            return dict(cond)
-    return {}
-
-
-def _true(obj: Json, kind: str) -> bool:
-    return _condition(obj, kind).get("status") == "True"
-
-
-def _false(obj: Json, kind: str) -> bool:
-    return _condition(obj, kind).get("status") == "False"
-
-
-def _decided(obj: Json, kind: str) -> bool:
-    return _true(obj, kind) or _false(obj, kind)
-
-
-def _reason(obj: Json, kind: str) -> str | None:
-    return _condition(obj, kind).get("reason")
-
-
-def _message(obj: Json, kind: str) -> str:
-    return str(_condition(obj, kind).get("message") or "")
-
-
-def _evicted_by_preemption(w: Json) -> bool:
-    return _true(w, "Preempted") or (_condition(w, "Evicted").get("reason") == "Preempted")
-
-
-def _owner(w: Json) -> str | None:
-    for ref in w["metadata"].get("ownerReferences") or []:
-        if ref.get("kind") == "Job":
-            return str(ref["name"])
-    return None
-
-
-def _observed(workloads: list[Json]) -> list[Json]:
-    """What a report shows of each Workload: its Job, priority and conditions."""
-    return [
-        {
-            "namespace": w["metadata"].get("namespace"),
-            "name": w["metadata"]["name"],
-            "job": _owner(w),
-            "priority": (w.get("spec") or {}).get("priority"),
-            "conditions": [
-                {k: c.get(k) for k in ("type", "status", "reason", "message")}
-                for c in (w.get("status") or {}).get("conditions") or []
-            ],
-        }
-        for w in workloads
-        if w
-    ]

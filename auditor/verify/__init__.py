@@ -1,0 +1,112 @@
+"""`verify`: does a live cluster's Kueue admit work the way the repository means it to?
+
+Small probe Jobs, sized from the live ClusterQueues' quotas, go through scratch namespaces made
+for the run (one per tenant, plus one without the admission label). Each check reports what Kueue
+did with the Workload conditions it saw:
+
+- quota: Jobs within nominal quota are admitted without borrowing; Jobs that need borrowing are
+  admitted up to the borrowingLimit (or what the cohort can lend) and no further, the next one
+  stays pending with QuotaReserved=False;
+- preemption: a higher-priority Job in the cohort preempts, every victim has a lower priority
+  than the initiator, and the victims carry the Evicted/Preempted reasons;
+- unlabelled namespace: a Job from a namespace without the admission label is never admitted and
+  never creates a Pod, watched for a bounded time;
+- stop policy: `stopPolicy: Hold` stops new admissions while admitted Workloads keep running, and
+  resuming admits again.
+
+Everything the run creates is deleted at the end, and a changed stopPolicy is restored, also when a
+check fails or the run is interrupted (SIGINT or SIGTERM). No scheduler or kubelet is needed: Kueue
+admits on quota, and the probe Pods may stay Pending.
+"""
+
+from __future__ import annotations
+
+import secrets
+import signal
+import threading
+import time
+import typing as t
+from dataclasses import dataclass
+
+from auditor.errors import ClusterAccessError, ConfigError
+from auditor.model import ClusterResult, Finding, Report
+from auditor.repo.profiles import ClusterProfile, TenantProfile
+from auditor.verify.objects import KUEUE, RUN_LABEL, Check, Json
+from auditor.verify.session import Session
+
+if t.TYPE_CHECKING:
+    from auditor.live.kube import KubeCluster
+
+__all__ = ["RUN_LABEL", "Check", "Interrupted", "Verification", "run"]
+
+
+class Interrupted(Exception):
+    """SIGTERM arrived; raised so cleanup runs as for Ctrl-C."""
+
+
+@dataclass
+class Verification:
+    report: Report
+    checks: list[Check]
+    seconds: float
+
+    def to_json(self) -> Json:
+        return {
+            **self.report.to_json(),
+            "checks": [c.to_json() for c in self.checks],
+            "seconds": self.seconds,
+        }
+
+
+def run(
+    cluster: KubeCluster,
+    profile: ClusterProfile,
+    tenants: list[TenantProfile],
+    *,
+    timeout: float = 60.0,
+    watch_seconds: int = 10,
+    hold_seconds: float = 5.0,
+) -> Verification:
+    """Run every check against `cluster`; refuse (ConfigError) unless its profile allows it."""
+    if not profile.verify_allowed:
+        raise ConfigError(
+            f"{profile.file}: cluster {profile.name} does not allow verify "
+            "(spec.verify.allowed is not true); probe Jobs never run there"
+        )
+    started = time.monotonic()
+    run_id = secrets.token_hex(3)
+    session = Session(cluster, profile, run_id, timeout)
+    checks: list[Check] = []
+    report = Report("verify", clusters=[ClusterResult(profile.name)])
+    main = threading.current_thread() is threading.main_thread()  # signals go to it only
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted) if main else None
+    try:
+        try:
+            checks += session.run_all(tenants, watch_seconds, hold_seconds)
+        finally:
+            checks.append(session.cleanup())
+    except (ClusterAccessError, Interrupted, KeyboardInterrupt) as exc:
+        report.clusters[0].status = "incomplete"
+        report.clusters[0].errors.append(str(exc) or type(exc).__name__)
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+    report.findings = [_finding(profile.name, c) for c in checks if c.passed is False]
+    return Verification(report, checks, round(time.monotonic() - started, 1))
+
+
+def _raise_interrupted(signum: int, frame: object) -> None:
+    raise Interrupted(f"interrupted by signal {signum}")
+
+
+def _finding(cluster: str, check: Check) -> Finding:
+    return Finding(
+        rule=f"verify-{check.name}",
+        message=check.summary,
+        category=check.category,
+        cluster=cluster,
+        api_version=KUEUE if check.cluster_queue else None,
+        kind="ClusterQueue" if check.cluster_queue else None,
+        name=check.cluster_queue,
+        extra={"workloads": check.workloads},
+    )

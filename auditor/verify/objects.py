@@ -1,0 +1,68 @@
+"""What one verify run works with: its constants, probes, tenants and check results."""
+
+from __future__ import annotations
+
+import math
+import typing as t
+from dataclasses import dataclass, field
+
+from auditor.quantity import Quantity
+
+Json = dict[str, t.Any]
+KUEUE = "kueue.x-k8s.io/v1beta2"
+RUN_LABEL = "kueue-gitops.io/verify-run"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+MANAGER = "kueue-gitops-verify"
+PROBE_IMAGE = "registry.k8s.io/pause:3.10"  # never pulled in a sandbox: no kubelet runs there
+MAX_UNITS = 8  # a quota of at most this many whole units is probed one unit a Job
+
+
+@dataclass
+class Check:
+    """One scenario's outcome, with the Workloads it looked at."""
+
+    name: str
+    category: str
+    passed: bool | None  # None: not applicable to this cluster's configuration
+    summary: str
+    cluster_queue: str | None = None
+    workloads: list[Json] = field(default_factory=list)
+
+    def to_json(self) -> Json:
+        status = "skipped" if self.passed is None else "passed" if self.passed else "failed"
+        return {
+            "check": self.name,
+            "status": status,
+            "summary": self.summary,
+            "clusterQueue": self.cluster_queue,
+            "workloads": self.workloads,
+        }
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What every probe Job asks for: `unit` of one resource, pinned to one flavor."""
+
+    flavor: str
+    resource: str
+    unit: Quantity
+    node_selector: dict[str, str]
+    tolerations: list[Json]
+
+    def units(self, amount: Quantity) -> int:
+        return max(0, math.floor(amount.value / self.unit.value))
+
+
+@dataclass
+class Tenant:
+    """A tenant's side of the run: its ClusterQueue and its scratch namespace."""
+
+    name: str
+    cq: Json
+    namespace: str
+    labels: dict[str, str]
+
+    @property
+    def cq_name(self) -> str:
+        return str(self.cq["metadata"]["name"])
