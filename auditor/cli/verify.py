@@ -10,7 +10,6 @@ import click
 
 from auditor import verify as conformance
 from auditor.cli.options import Context, cluster_access, pass_context
-from auditor.errors import ConfigError
 from auditor.live.access import connect
 from auditor.report import REPORTER_BY_NAME
 
@@ -58,11 +57,7 @@ def verify(
     """
     repo = ctx.repository()
     profile = repo.cluster(cluster)
-    if not profile.verify_allowed:
-        raise ConfigError(
-            f"{profile.file}: cluster {cluster} does not allow verify (spec.verify.allowed is "
-            "not true); probe Jobs never run there"
-        )
+    conformance.ensure_allowed(profile)  # before any connection is made
     tenants = [repo.tenants[name] for name in sorted(repo.tenants)]
     live = connect(profile, kubeconfig=kubeconfig, context=context)
     result = conformance.run(live, profile, tenants, timeout=timeout, watch_seconds=watch_seconds)

@@ -37,7 +37,7 @@ from auditor.verify.session import Session
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
-__all__ = ["RUN_LABEL", "Check", "Interrupted", "Verification", "run"]
+__all__ = ["RUN_LABEL", "Check", "Interrupted", "Verification", "ensure_allowed", "run"]
 
 
 class Interrupted(Exception):
@@ -58,6 +58,15 @@ class Verification:
         }
 
 
+def ensure_allowed(profile: ClusterProfile) -> None:
+    """Probe Jobs run only where the cluster's profile says `verify: {allowed: true}`."""
+    if not profile.verify_allowed:
+        raise ConfigError(
+            f"{profile.file}: cluster {profile.name} does not allow verify "
+            "(spec.verify.allowed is not true); probe Jobs never run there"
+        )
+
+
 def run(
     cluster: KubeCluster,
     profile: ClusterProfile,
@@ -68,11 +77,7 @@ def run(
     hold_seconds: float = 5.0,
 ) -> Verification:
     """Run every check against `cluster`; refuse (ConfigError) unless its profile allows it."""
-    if not profile.verify_allowed:
-        raise ConfigError(
-            f"{profile.file}: cluster {profile.name} does not allow verify "
-            "(spec.verify.allowed is not true); probe Jobs never run there"
-        )
+    ensure_allowed(profile)
     started = time.monotonic()
     run_id = secrets.token_hex(3)
     session = Session(cluster, profile, run_id, timeout)

@@ -54,7 +54,7 @@ class Session:
                 "verify needs one to probe"
             )
         first = tenants[0]
-        probe = self._probe(first.cq)
+        probe = self.size_probe(first.cq)
         low, high = self._priorities()
         checks = [*self.check_quota(first, probe, low)]
         checks.append(self.check_preemption(first, tenants[1:], probe, low, high))
@@ -479,7 +479,7 @@ class Session:
     def _cq(self, name: str) -> Json:
         return self.cluster.get(KUEUE, "ClusterQueue", name)
 
-    def _probe(self, cq: Json) -> Probe:
+    def size_probe(self, cq: Json) -> Probe:
         """The flavor and resource to probe: one with a borrowingLimit if any, else any quota."""
         candidates = [
             (flavor["name"], res)
