@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,10 +31,18 @@ from bench.validate.generate import CLUSTERS, ROOT, generate
 KUBECONFORM = "github.com/yannh/kubeconform/cmd/kubeconform"
 
 
+CPU: list[float] = []  # CPU seconds (user + system, all processes and threads) of each run
+
+
 def timed(argv: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Wall seconds of one run; its CPU seconds go to CPU (less sensitive to a busy machine)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
-    return time.perf_counter() - started, proc
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall, proc
 
 
 def ours(repo: Path) -> tuple[float, int]:
@@ -75,11 +84,13 @@ def main() -> None:
         objects = generate(repo, args.tenants)
         print(f"corpus: {objects} objects, {args.tenants} tenants on {len(CLUSTERS)} clusters")
         print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-        our_times, peer_times = [], []
+        our_times, peer_times, our_cpu, peer_cpu = [], [], [], []
         for _ in range(args.rounds):
             seconds, findings = ours(repo)
             our_times.append(seconds)
+            our_cpu.append(CPU[-1])
             runs = peer(binary, repo)
+            peer_cpu.append(sum(CPU[-len(runs) :]))
             checked = sum(n for _, n in runs)
             if checked != objects:
                 raise SystemExit(f"kubeconform validated {checked} objects, expected {objects}")
@@ -94,6 +105,11 @@ def main() -> None:
             "(schema only)"
         )
         print(f"ratio (ours / kubeconform, objects/s): {theirs / mine:.2f}")
+        cpu_mine, cpu_theirs = statistics.median(our_cpu), statistics.median(peer_cpu)
+        print(
+            f"CPU seconds: ours {cpu_mine:.2f}, kubeconform {cpu_theirs:.2f}; "
+            f"ratio per CPU-second {cpu_theirs / cpu_mine:.2f}"
+        )
 
 
 if __name__ == "__main__":
