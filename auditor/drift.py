@@ -13,7 +13,8 @@ the report:
 - Namespaces: only those carrying the admission label (they can admit work nobody approved).
 - RBAC objects: through the powers they give. A subject holding a watched power that neither
   the repo nor the API server's bootstrap policy (objects labelled
-  kubernetes.io/bootstrapping=rbac-defaults, and RBAC in kube-* namespaces) gives it.
+  kubernetes.io/bootstrapping=rbac-defaults, and RBAC in kube-* namespaces) gives it, unless
+  the cluster profile trusts it (`drift.trustedSubjects`: Kueue's own controller, say).
 
 A LIST that fails (forbidden, unreachable, timeout) makes the cluster `incomplete` with the
 kind named, and nothing of that kind is compared: never reported as clean when not read.
@@ -427,8 +428,9 @@ def _powers(profile: ClusterProfile, desired: list[Resource], live: Live) -> lis
     wanted += [o for o in rbac_live if key_of(o) not in repo_rbac and _role_or_baseline(o)]
     allowed = {(g.subject, g.power) for g in powers.grants(wanted)}
     extra: dict[tuple[ResourceKey, powers.Subject], list[powers.Grant]] = {}
+    trusted = set(profile.trusted_subjects)
     for grant in powers.grants(rbac_live):
-        if (grant.subject, grant.power) not in allowed:
+        if (grant.subject, grant.power) not in allowed and str(grant.subject) not in trusted:
             extra.setdefault((key_of(grant.binding), grant.subject), []).append(grant)
     findings = []
     for (key, subject), found in sorted(extra.items()):

@@ -36,6 +36,7 @@ class ClusterProfile:
     tenant_label: str | None
     capacity: dict[str, dict[str, t.Any]]
     verify_allowed: bool = False
+    trusted_subjects: tuple[str, ...] = ()  # drift does not report their RBAC powers
     alerts: dict[str, dict[str, dict[str, t.Any]]] = field(default_factory=dict)  # name -> ranges
 
 
@@ -95,6 +96,7 @@ def cluster_profile(resource: Resource, folder: str) -> ClusterProfile:
         tenant_label=spec.get("tenantLabel"),
         capacity=spec["capacity"],
         verify_allowed=bool(spec.get("verify", {}).get("allowed")),
+        trusted_subjects=tuple(spec.get("drift", {}).get("trustedSubjects", [])),
         alerts=spec.get("alerts", {}),
     )
 

@@ -66,10 +66,12 @@ def sync(box: Sandbox, repo: Path) -> None:
     assert failed == []
 
 
-def drift_json(repo: Path, kubeconfig: Path | str, *extra: str) -> tuple[int, Json]:
+def drift_json(
+    repo: Path, kubeconfig: Path | str, *extra: str, cluster: str = CLUSTER
+) -> tuple[int, Json]:
     result = run_line(
         [
-            *("kueue-gitops", "--repo", str(repo), "drift", "--cluster", CLUSTER),
+            *("kueue-gitops", "--repo", str(repo), "drift", "--cluster", cluster),
             *("--kubeconfig", str(kubeconfig), "-o", "json", *extra),
         ]
     )
@@ -409,3 +411,37 @@ def test_a_crd_changed_live_is_schema_drift(clean: tuple[Sandbox, Path]) -> None
     assert finding["rule"] == "schema-drift"
     assert "serves ['v1beta2'] live but ['v1beta1', 'v1beta2'] in schemas/" in finding["message"]
     assert finding["file"] == "schemas/gpu-prod/index.json"
+
+
+def test_clean_after_a_real_kueue_rewrote_what_it_admitted(
+    toolchain: Toolchain, sandboxes_dir: Path, tmp_path: Path
+) -> None:
+    """Kueue's webhooks and controllers run: finalizers added, quantities re-encoded."""
+    box = Sandbox("drift-kueue", root=sandboxes_dir)
+    try:
+        box.up(toolchain, with_kueue=True)
+    except Exception as exc:
+        pytest.fail(f"the Kueue sandbox could not start: {exc}", pytrace=False)
+    try:
+        repo = servable_repo(tmp_path, box.connect())
+        profile = repo / "clusters" / "gpu-staging" / "profile.yaml"
+        # The sandbox runs Kueue as a user of its own; a site declares its Kueue identity so.
+        profile.write_text(
+            profile.read_text().replace(
+                "      - ServiceAccount kueue-system/kueue-controller-manager",
+                "      - ServiceAccount kueue-system/kueue-controller-manager\n"
+                "      - User kueue-controller-manager",
+            )
+        )
+        resources = Repository.open(repo).load(["gpu-staging"]).for_cluster("gpu-staging")
+        assert [a.error for a in apply_all(box.connect(), resources) if a.error] == []
+        cq = box.connect().get(KUEUE, "ClusterQueue", "team-a-cq")
+        assert cq["metadata"]["finalizers"] == ["kueue.x-k8s.io/resource-in-use"]
+        code, report = drift_json(repo, box.kubeconfig, cluster="gpu-staging")
+        assert (code, report["findings"]) == (0, [])
+        box.connect().patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": "Hold"}})
+        code, report = drift_json(repo, box.kubeconfig, cluster="gpu-staging")
+        assert code == 1
+        assert [f["path"] for f in report["findings"]] == ["spec.stopPolicy"]
+    finally:
+        box.down()
