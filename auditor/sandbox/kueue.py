@@ -216,7 +216,10 @@ def _configuration(folder: Path, webhook_port: int, health_port: int) -> dict[st
         "namespace": NAMESPACE,
         "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"},
         # Scraped by tests/integration/test_alert_metrics.py (bearer token, TokenReview + SAR).
-        "metrics": {"bindAddress": f"127.0.0.1:{_free_port()}", "enableClusterQueueResources": True},
+        "metrics": {
+            "bindAddress": f"127.0.0.1:{_free_port()}",
+            "enableClusterQueueResources": True,  # quota and usage per flavor, for borrowing
+        },
         "webhook": {"host": "127.0.0.1", "port": webhook_port, "certDir": str(folder / "certs")},
         "leaderElection": {"leaderElect": False},
         "internalCertManagement": {"enable": True},

@@ -3,8 +3,9 @@
 A renamed metric or label must break a test, not an on-call night. The sources:
 - the API server's admission-webhook metrics: scraped from the sandbox's real kube-apiserver
   after it failed to call a webhook named like Kueue's;
-- Kueue's metrics: declared in pkg/metrics/metrics.go of the pinned sigs.k8s.io/kueue module
-  (the sandbox's Kueue controller runs with its metrics server off, so not scraped yet);
+- Kueue's metrics: scraped from the real Kueue controller of a sandbox after it admitted, held
+  back and evicted work; the few that need a preemption are checked against their declaration
+  in pkg/metrics/metrics.go of the pinned sigs.k8s.io/kueue module;
 - kube_kueue_*: the kube-state-metrics config shipped next to the rules in alerts.yaml;
 - kueue_gitops_*: what `auditor.metrics` writes, parsed back.
 """
@@ -12,11 +13,14 @@ A renamed metric or label must break a test, not an on-call night. The sources:
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
+import ssl
 import subprocess
 import time
 import typing as t
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,7 +31,8 @@ from auditor import metrics
 from auditor.errors import ClusterAccessError
 from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.layout import Repository
-from auditor.sandbox import Sandbox
+from auditor.sandbox import Sandbox, Toolchain
+from auditor.sync import apply_all
 from tests.conftest import ROOT
 
 SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?")
@@ -236,4 +241,191 @@ def test_webhook_metrics_and_labels_are_what_the_real_api_server_exposes(
     )
     assert any(
         s["name"] == "vcohort.kb.io" for s in exposed["apiserver_admission_webhook_fail_open_count"]
+    )
+
+
+# -- the real Kueue controller ----------------------------------------------------------------
+
+KUEUE = "kueue.x-k8s.io/v1beta2"
+RBAC = "rbac.authorization.k8s.io/v1"
+Exposed = dict[str, list[dict[str, str]]]
+
+
+def exposition(text: str, prefix: str) -> Exposed:
+    """Samples as {name: [labels...]}, read from the lines as they are (the Python parser
+    renames counters without `_total`)."""
+    out: Exposed = {}
+    for name, labels in re.findall(rf"^({prefix}\w*)(?:\{{([^}}]*)\}})? ", text, re.M):
+        out.setdefault(name, []).append(dict(re.findall(r'(\w+)="([^"]*)"', labels)))
+    return out
+
+
+def _job(name: str, cpu: str) -> dict[str, t.Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": "team-a",
+            "labels": {"kueue.x-k8s.io/queue-name": "batch"},
+        },
+        "spec": {
+            "suspend": True,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}
+                    ],
+                }
+            },
+        },
+    }
+
+
+class Scraper:
+    """Reads Kueue's /metrics as Prometheus does: HTTPS with a ServiceAccount's bearer token,
+    which Kueue checks with a TokenReview and a SubjectAccessReview against the API server."""
+
+    def __init__(self, box: Sandbox) -> None:
+        admin = box.connect()
+        config = yaml.safe_load((box.dir / "kueue" / "config.yaml").read_text())
+        self.url = f"https://{config['metrics']['bindAddress']}/metrics"
+        for body in self._rbac():
+            admin.apply(body, manager="test")
+        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+        path = "/api/v1/namespaces/kueue-system/serviceaccounts/prometheus/token"
+        self.token = admin.request("POST", path, body=request)["status"]["token"]
+
+    @staticmethod
+    def _rbac() -> list[dict[str, t.Any]]:
+        def role(name: str, rule: dict[str, t.Any]) -> dict[str, t.Any]:
+            return {
+                "apiVersion": RBAC,
+                "kind": "ClusterRole",
+                "metadata": {"name": name},
+                "rules": [rule],
+            }
+
+        def bind(name: str, subject: dict[str, str]) -> dict[str, t.Any]:
+            ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
+            return {
+                "apiVersion": RBAC,
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": ref,
+                "subjects": [subject],
+            }
+
+        scraper = {"kind": "ServiceAccount", "name": "prometheus", "namespace": "kueue-system"}
+        kueue = {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "User",
+            "name": "kueue-controller-manager",
+        }
+        return [
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": "prometheus", "namespace": "kueue-system"},
+            },
+            role("test-metrics-reader", {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}),
+            bind("test-metrics-reader", scraper),
+            # What upstream's metrics_auth_role grants Kueue: checking who scrapes.
+            role(
+                "test-kueue-metrics-auth",
+                {
+                    "apiGroups": ["authentication.k8s.io", "authorization.k8s.io"],
+                    "resources": ["tokenreviews", "subjectaccessreviews"],
+                    "verbs": ["create"],
+                },
+            ),
+            bind("test-kueue-metrics-auth", kueue),
+        ]
+
+    def scrape(self) -> str:
+        tls = ssl.create_default_context()
+        tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE  # Kueue's self-signed cert
+        request = urllib.request.Request(
+            self.url, headers={"Authorization": f"Bearer {self.token}"}
+        )
+        with urllib.request.urlopen(request, context=tls, timeout=10) as resp:
+            return t.cast(bytes, resp.read()).decode()
+
+    def until(self, ready: t.Callable[[Exposed], bool], what: str, timeout: float = 90) -> Exposed:
+        deadline = time.monotonic() + timeout
+        while True:
+            exposed = exposition(self.scrape(), "kueue_")
+            if ready(exposed):
+                return exposed
+            assert time.monotonic() < deadline, f"Kueue's /metrics never showed {what}"
+            time.sleep(1)
+
+
+def has(exposed: Exposed, metric: str, /, **labels: str) -> bool:
+    return any(labels.items() <= s.items() for s in exposed.get(metric, []))
+
+
+@pytest.fixture(scope="module")
+def kueue_box(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
+    """A Kueue sandbox of this module's own (it stops a queue), synced from gpu-staging."""
+    box = Sandbox(f"metrics-{os.getpid()}", root=sandboxes_dir)
+    try:
+        box.up(toolchain, with_kueue=True)
+    except Exception as exc:
+        pytest.fail(f"the Kueue sandbox could not start: {exc}", pytrace=False)
+    try:
+        resources = Repository.open(ROOT).load(["gpu-staging"]).for_cluster("gpu-staging")
+        assert [r.error for r in apply_all(box.connect(), resources) if r.error] == []
+        yield box
+    finally:
+        box.down()
+
+
+def test_kueue_metrics_and_labels_are_what_the_real_controller_exposes(
+    used: Used, kueue_box: Sandbox
+) -> None:
+    admin = kueue_box.connect()
+    scraper = Scraper(kueue_box)
+    admin.create(_job("fits", "1"))
+    admin.create(_job("too-big", "100000"))  # more CPU than any flavor and the cohort hold
+    admitted = scraper.until(
+        lambda e: (
+            has(e, "kueue_admitted_active_workloads", cluster_queue="team-a-cq")
+            and has(e, "kueue_admission_wait_time_seconds_bucket", cluster_queue="team-a-cq")
+            and has(e, "kueue_pending_workloads", cluster_queue="team-a-cq", status="inadmissible")
+        ),
+        "an admission and an inadmissible workload",
+    )
+    # Hold and drain the LocalQueue: the admitted workload is evicted, as a runbook hold does.
+    admin.patch(
+        KUEUE,
+        "LocalQueue",
+        "batch",
+        {"spec": {"stopPolicy": "HoldAndDrain"}},
+        namespace="team-a",
+        manager="test",
+    )
+    evicted = scraper.until(
+        lambda e: (
+            has(e, "kueue_evicted_workloads_total", reason="LocalQueueStopped")
+            and has(e, "kueue_local_queue_evicted_workloads_total", reason="LocalQueueStopped")
+            and has(e, "kueue_local_queue_status", name="batch", active="False")
+        ),
+        "the eviction of a held LocalQueue",
+    )
+    # Kueue drops a LocalQueue's series once it stops, so both scrapes count.
+    exposed = {n: admitted.get(n, []) + evicted.get(n, []) for n in {*admitted, *evicted}}
+    wanted = {n: ls for n, ls in of_source(used, "kueue_").items() if not n.startswith("kueue_g")}
+    # Only a preemption moves this counter; its declaration is checked above.
+    assert set(wanted) - set(exposed) == {"kueue_preempted_workloads_total"}
+    for name in set(wanted) & set(exposed):
+        assert any(wanted[name] <= set(s) for s in exposed[name]), (name, wanted[name])
+    assert has(exposed, "kueue_cluster_queue_status", cluster_queue="team-a-cq", status="active")
+    assert has(
+        exposed,
+        "kueue_cluster_queue_nominal_quota",
+        cluster_queue="team-a-cq",
+        flavor="cpu-only",
+        resource="cpu",
     )
