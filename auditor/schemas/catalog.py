@@ -36,6 +36,11 @@ class SchemaCatalog:
         self.cluster = cluster
 
     @property
+    def folder(self) -> str:
+        """The cluster's schema folder as people see it, e.g. `schemas/gpu-prod`."""
+        return f"{self.root.name}/{self.cluster}"
+
+    @property
     def index_path(self) -> Path:
         return self.root / self.cluster / INDEX_FILE
 

@@ -74,7 +74,7 @@ class ClusterValidator:
                     resource,
                     "missing-schema",
                     f"no schema file for {resource.api_version} {resource.kind} in "
-                    f"{self.catalog.root / self.catalog.cluster}; run `kueue-gitops schemas "
+                    f"{self.catalog.folder}/; run `kueue-gitops schemas "
                     f"fetch --cluster {self.catalog.cluster}`",
                     CATEGORY,
                 )

@@ -31,7 +31,7 @@ def served(resource: Resource, catalog: SchemaCatalog) -> Finding | None:
             resource,
             "unknown-kind",
             f"cluster {catalog.cluster} serves no {resource.kind} in "
-            f"{group or 'the core group'}: no schema in {catalog.root / catalog.cluster} "
+            f"{group or 'the core group'}: no schema in {catalog.folder}/ "
             "(a typo, or run `kueue-gitops schemas fetch` after installing its CRD)",
             CATEGORY,
             path=("kind",),
@@ -74,6 +74,7 @@ def foreign_field(
             continue
         field = format_path(path)
         own = schema_path(catalog.root, catalog.cluster, group, resource.kind, version)
+        own = own.relative_to(catalog.root.parent)
         instead = RENAMED.get((resource.kind, field))
         return Finding.about(
             resource,

@@ -97,6 +97,7 @@ def test_a_field_of_the_other_version_says_to_use_that_versions_schema(repo: Pat
     assert found["path"] == "spec.cohort" and found["category"] == "version"
     assert "v1beta2 schema" in found["message"] and "cohortName" in found["message"]
     assert "apiVersion string alone does not migrate" in found["message"]
+    assert "(schemas/gpu-prod/kueue.x-k8s.io/clusterqueue_v1beta2.json" in found["message"]
 
 
 def test_the_reverse_v1beta2_field_in_a_v1beta1_object(repo: Path) -> None:
