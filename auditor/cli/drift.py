@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from auditor import drift as drift_audit
-from auditor.cli.options import Context, cluster_access, output_format, pass_context
+from auditor.cli.options import (
+    Context,
+    cluster_access,
+    metrics_output,
+    output_format,
+    pass_context,
+)
 from auditor.live.access import connect
 from auditor.live.kube import KubeCluster
+from auditor.metrics import export as export_metrics
 from auditor.repo.profiles import ClusterProfile
 from auditor.report import REPORTER_BY_NAME
 
@@ -24,6 +32,7 @@ from auditor.report import REPORTER_BY_NAME
 )
 @cluster_access
 @output_format
+@metrics_output
 @pass_context
 def drift(
     ctx: Context,
@@ -31,6 +40,8 @@ def drift(
     kubeconfig: str | None,
     context: str | None,
     output: str,
+    metrics_file: Path | None,
+    pushgateway: str | None,
 ) -> None:
     """Report every difference between the repo and the live clusters that matters.
 
@@ -45,5 +56,6 @@ def drift(
     schemas = repo.root / "schemas" if repo.root else None
     report = drift_audit.audit(repo, names, reach, schemas_root=schemas)
     REPORTER_BY_NAME[output](report, sys.stdout)
+    export_metrics(report, metrics_file=metrics_file, pushgateway=pushgateway)
     ctx_click = click.get_current_context()
     ctx_click.exit(report.exit_code)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, cluster_access, pass_context
+from auditor.cli.options import Context, cluster_access, metrics_output, pass_context
 from auditor.live.access import connect
+from auditor.metrics import export as export_metrics
 from auditor.report import REPORTER_BY_NAME
 from auditor.schemas import fetch as fetching
 from auditor.validate import validate as validate_repo
@@ -90,6 +91,7 @@ def fetch(
 )
 @cluster_access
 @schemas_option
+@metrics_output
 @pass_context
 def validate(
     ctx: Context,
@@ -101,6 +103,8 @@ def validate(
     kubeconfig: str | None,
     context: str | None,
     schemas_dir: Path | None,
+    metrics_file: Path | None,
+    pushgateway: str | None,
 ) -> None:
     """Schemas, CEL rules, the API version contract and the policy checks, offline.
 
@@ -125,6 +129,7 @@ def validate(
     if output == "auto":
         output = "github" if os.environ.get("GITHUB_ACTIONS") else "text"
     REPORTER_BY_NAME[output](report, sys.stdout)
+    export_metrics(report, metrics_file=metrics_file, pushgateway=pushgateway)
     ctx_exit(report.exit_code)
 
 
