@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from auditor import quantity as quantities
-from auditor.model import ClusterResult, Report, Resource, ResourceKey, format_path
+from auditor.model import ClusterResult, Finding, Report, Resource, ResourceKey, format_path
 from auditor.rbac import powers
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
@@ -150,8 +150,48 @@ def build(base: Repository, head: Repository, clusters: t.Sequence[str] = ()) ->
             Side(head.clusters.get(name), _by_key(head_loaded.for_cluster(name))),
         )
         plan.changes = list(_changes(plan))
+        report.findings.extend(_immutable(plan))
         plans.append(plan)
     return Plan(base.label, head.label, plans, report)
+
+
+# Fields the API server refuses to change on an existing object (CEL `self == oldSelf`): a sync
+# of such a change fails until the object is deleted and created anew.
+IMMUTABLE: dict[str, tuple[str, ...]] = {
+    "LocalQueue": ("spec.clusterQueue",),
+    "AdmissionCheck": ("spec.controllerName",),
+    "Topology": ("spec.levels",),
+}
+IMMUTABLE_WITH_TOPOLOGY = ("spec.topologyName", "spec.nodeLabels", "spec.tolerations")
+
+
+def _field(body: t.Any, path: tuple[str, ...]) -> t.Any:
+    for part in path:
+        body = body.get(part) if isinstance(body, dict) else None
+    return body
+
+
+def _immutable(plan: ClusterPlan) -> t.Iterator[Finding]:
+    for key, new in sorted(plan.head.objects.items()):
+        old = plan.base.objects.get(key)
+        if old is None:
+            continue
+        fields: tuple[str, ...] = IMMUTABLE.get(key.kind, ())
+        if key.kind == "ResourceFlavor" and _field(old.body, ("spec", "topologyName")):
+            fields = IMMUTABLE_WITH_TOPOLOGY
+        for name in fields:
+            path = tuple(name.split("."))
+            if _field(old.body, path) != _field(new.body, path):
+                yield Finding.about(
+                    new,
+                    "plan-immutable-field",
+                    f"{key} changes {name}, which the API server refuses to change on an "
+                    "existing object, so the sync will fail; hold admission, then remove the "
+                    "object and add it anew in separate changes",
+                    "immutable",
+                    path=path,
+                    cluster=plan.name,
+                )
 
 
 def _load(repo: Repository, names: list[str]) -> Loaded:
@@ -173,13 +213,14 @@ def _changes(plan: ClusterPlan) -> t.Iterator[Change]:
             yield from _cohort_move(plan.name, key, old, new)
         if key.kind == "Namespace":
             yield from _admission(plan, key, old, new)
-        yield from _object_change(plan.name, key, old, new)
+        yield from _object_change(plan, key, old, new)
     yield from _rbac_changes(plan)
 
 
 def _object_change(
-    cluster: str, key: ResourceKey, old: Resource | None, new: Resource | None
+    plan: ClusterPlan, key: ResourceKey, old: Resource | None, new: Resource | None
 ) -> t.Iterator[Change]:
+    cluster = plan.name
     if old is None and new is not None:
         yield Change(
             cluster, "object", "added", key, f"{key} is added", file=new.file, line=new.line
@@ -190,6 +231,8 @@ def _object_change(
         )
     elif old is not None and new is not None:
         covered = _COVERED.get(key.kind, ())
+        if key.kind == "Namespace":  # the admission label has a section of its own
+            covered = (format_path(("metadata", "labels", plan.profile.admission_label[0])),)
         paths = [
             p
             for p in _diff_paths(old.body, new.body)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor.errors import ClusterAccessError
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
@@ -289,3 +290,16 @@ def test_unreachable_cluster_is_incomplete_never_clean(
     assert (result.exit_code, doc["status"]) == (3, "incomplete")
     [prod] = [c for c in doc["clusters"] if c["name"] == "gpu-prod"]
     assert prod["status"] == "incomplete" and "unreachable" in prod["errors"][0]
+
+
+def test_the_field_plan_calls_immutable_is_refused_by_the_real_api_server(
+    busy_cluster: Sandbox,
+) -> None:
+    moved = {
+        "apiVersion": KUEUE,
+        "kind": "LocalQueue",
+        "metadata": {"name": "batch", "namespace": "team-a"},
+        "spec": {"clusterQueue": "team-b-cq"},
+    }
+    with pytest.raises(ClusterAccessError, match="immutable"):
+        busy_cluster.connect().apply(moved, manager="argocd-controller")

@@ -111,8 +111,7 @@ def test_cohort_move_admission_and_objects(revs: Revisions) -> None:
         ("gpu-prod", "added", "Namespace", None, "team-a-extra"),
         ("gpu-prod", "added", "LocalQueue", "team-a-extra", "batch"),
         ("gpu-prod", "removed", "LocalQueue", "team-b", "batch"),
-        ("gpu-staging", "changed", "Namespace", None, "team-b"),
-    }
+    }  # the namespace's label change is its admission change, not listed twice
 
 
 def test_reads_revisions_without_touching_the_working_tree(revs: Revisions) -> None:
@@ -280,3 +279,19 @@ def test_rbac_powers_gained_and_lost_through_roles_and_bindings(revs: Revisions)
     assert [(c["action"], c["path"]) for c in changes(doc, "rbac")] == [
         ("loses", "patch clusterqueues.kueue.x-k8s.io cluster-wide")
     ]
+
+
+def test_changing_an_immutable_field_is_an_error_at_its_line(revs: Revisions) -> None:
+    lqs = "tenants/team-a/gpu-prod/localqueues.yaml"
+    revs.edit(lqs, "clusterQueue: team-a-cq", "clusterQueue: team-b-cq")
+    head = revs.commit("move the queue")
+    code, doc = plan(revs, "--base", "base", "--head", head)
+    assert (code, doc["status"]) == (1, "findings")
+    [finding] = doc["findings"]
+    assert (finding["rule"], finding["cluster"], finding["path"]) == (
+        "plan-immutable-field",
+        "gpu-prod",
+        "spec.clusterQueue",
+    )
+    assert (finding["file"], finding["line"]) == (lqs, revs.line_of(lqs, "clusterQueue:"))
+    assert "refuses to change" in finding["message"]
