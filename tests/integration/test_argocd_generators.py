@@ -191,6 +191,7 @@ def test_every_synced_object_is_permitted_by_its_applications_project(
     projects = argocd_objects("AppProject")
     refused = []
     for name, app in generated_applications().items():
+        assert app["spec"]["project"] in projects, f"{name}: no AppProject in argocd/"
         project = projects[app["spec"]["project"]]
         assert permitted_destination(project, app), f"{name}: destination not permitted"
         refused += [
