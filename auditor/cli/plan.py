@@ -46,9 +46,10 @@ def plan(
     live: bool,
     output: str,
 ) -> None:
-    """Quota deltas, cohort moves, admission and objects changed between --base and --head.
+    """Quota, cohorts, admission, RBAC powers and objects changed from --base to --head.
 
-    Reads both revisions from git without touching the working tree. With --live, a quota cut
+    Reads both revisions from git without touching the working tree. A change to a field the API
+    server cannot change on an existing object is an error. With --live, a quota cut
     below what is in use warns which Workloads it exposes, and removing a queue or a namespace's
     admission while Workloads are pending or admitted there is an error.
     """
