@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from auditor.errors import ClusterAccessError, ConfigError
 from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.profiles import ClusterProfile, TenantProfile
+from auditor.verify import scenarios
 from auditor.verify.objects import KUEUE, RUN_LABEL, Check, Json
-from auditor.verify.session import Session
+from auditor.verify.scratch import Scratch
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -80,16 +81,16 @@ def run(
     ensure_allowed(profile)
     started = time.monotonic()
     run_id = secrets.token_hex(3)
-    session = Session(cluster, profile, run_id, timeout)
+    scratch = Scratch(cluster, profile, run_id, timeout)
     checks: list[Check] = []
     report = Report("verify", clusters=[ClusterResult(profile.name)])
     main = threading.current_thread() is threading.main_thread()  # signals go to it only
     previous = signal.signal(signal.SIGTERM, _raise_interrupted) if main else None
     try:
         try:
-            checks += session.run_all(tenants, watch_seconds, hold_seconds)
+            checks += scenarios.run_all(scratch, tenants, watch_seconds, hold_seconds)
         finally:
-            checks.append(session.cleanup())
+            checks.append(scratch.cleanup())
     except (ClusterAccessError, Interrupted, KeyboardInterrupt) as exc:
         report.clusters[0].status = "incomplete"
         report.clusters[0].errors.append(str(exc) or type(exc).__name__)

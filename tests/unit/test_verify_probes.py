@@ -10,7 +10,7 @@ from auditor import quantity
 from auditor.repo.profiles import ClusterProfile
 from auditor.verify import workloads as wl
 from auditor.verify.objects import Probe
-from auditor.verify.session import Session
+from auditor.verify.scratch import Scratch
 
 Json = dict[str, t.Any]
 
@@ -61,7 +61,7 @@ def _cq(*resources: Json, flavor: str = "a100") -> Json:
     }
 
 
-def _session() -> Session:
+def _session() -> Scratch:
     profile = ClusterProfile(
         name="gpu-staging",
         file="clusters/gpu-staging/profile.yaml",
@@ -73,7 +73,7 @@ def _session() -> Session:
         capacity={},
         verify_allowed=True,
     )
-    return Session(t.cast(t.Any, FakeCluster()), profile, "run1", timeout=1.0)
+    return Scratch(t.cast(t.Any, FakeCluster()), profile, "run1", timeout=1.0)
 
 
 def test_the_resource_with_a_borrowing_limit_is_probed_one_whole_unit_a_job() -> None:

@@ -1,8 +1,7 @@
-"""One verify run: the scenarios, and the bookkeeping that lets cleanup remove what it made."""
+"""What a verify run makes on the cluster (namespaces, queues, Jobs, a stopPolicy), and undoes."""
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import time
 import typing as t
@@ -10,7 +9,7 @@ import typing as t
 from auditor import quantity
 from auditor.errors import ClusterAccessError, ConfigError
 from auditor.quantity import Quantity
-from auditor.repo.profiles import ClusterProfile, TenantProfile
+from auditor.repo.profiles import ClusterProfile, TenantCluster, TenantProfile
 from auditor.verify import workloads as wl
 from auditor.verify.objects import (
     KUEUE,
@@ -30,8 +29,8 @@ if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
 
-class Session:
-    """The state of one run: what it created, so cleanup can remove exactly that."""
+class Scratch:
+    """The objects of one run, so cleanup can remove exactly those; and the reads it needs."""
 
     def __init__(self, cluster: KubeCluster, profile: ClusterProfile, run_id: str, timeout: float):
         self.cluster = cluster
@@ -42,230 +41,20 @@ class Session:
         self.stop_policies: dict[str, str | None] = {}  # ClusterQueues we changed: the old value
         self.jobs = 0
 
-    # -- the checks ----------------------------------------------------------------------------
-
-    def run_all(
-        self, profiles: list[TenantProfile], watch_seconds: int, hold_seconds: float
-    ) -> list[Check]:
-        tenants = self._tenants(profiles)
-        if not tenants:
-            raise ConfigError(
-                f"cluster {self.profile.name}: no tenant profile names a ClusterQueue on it; "
-                "verify needs one to probe"
-            )
-        first = tenants[0]
-        probe = self.size_probe(first.cq)
-        low, high = self._priorities()
-        checks = [*self.check_quota(first, probe, low)]
-        checks.append(self.check_preemption(first, tenants[1:], probe, low, high))
-        self.clear(first, *tenants[1:])
-        checks.append(self.check_stop_policy(first, probe, low, hold_seconds))
-        self.clear(first)
-        checks.append(self.check_unlabelled(first, probe, low, watch_seconds))
-        return checks
-
-    def check_quota(self, tenant: Tenant, probe: Probe, low: str | None) -> list[Check]:
-        quota = wl.quota(tenant.cq, probe)
-        used = wl.usage(tenant.cq, probe)
-        nominal_jobs = probe.units(quota["nominalQuota"] - used)
-        within = self.submit(tenant, probe, nominal_jobs, low, "nominal")
-        seen = self.wait_settled(tenant.namespace, within)
-        admitted = [w for w in seen if wl.is_true(w, "QuotaReserved")]
-        borrowed = wl.borrowed(self.cq_reserving(tenant, len(admitted)), probe)
-        nominal = Check(
-            "nominal-quota",
-            "quota",
-            len(admitted) == nominal_jobs and borrowed.value == 0,
-            f"{len(admitted)} of {nominal_jobs} Jobs of {probe.unit} {probe.resource} within "
-            f"the nominal quota {quota['nominalQuota']} of flavor {probe.flavor} admitted, "
-            f"borrowing {borrowed}",
-            tenant.cq_name,
-            wl.observed(seen),
-        )
-        lendable = self._lendable(tenant.cq, probe)
-        if lendable is None:
-            return [
-                nominal,
-                Check(
-                    "borrowing-limit",
-                    "quota",
-                    None,
-                    f"ClusterQueue {tenant.cq_name} is in no cohort: there is nothing to borrow",
-                    tenant.cq_name,
-                ),
-            ]
-        ceiling = quota.get("borrowingLimit")
-        borrow_jobs = probe.units(lendable if ceiling is None else min(ceiling, lendable))
-        extra = self.submit(tenant, probe, borrow_jobs + 1, low, "borrow")
-        seen = self.wait_settled(tenant.namespace, within + extra)
-        admitted = [w for w in seen if wl.is_true(w, "QuotaReserved")]
-        pending = [w for w in seen if wl.is_false(w, "QuotaReserved")]
-        borrowed = wl.borrowed(self.cq_reserving(tenant, len(admitted)), probe)
-        expected = probe.unit.value * borrow_jobs
-        ok = (
-            len(admitted) == nominal_jobs + borrow_jobs
-            and len(pending) == 1
-            and borrowed.value == expected
-        )
-        return [
-            nominal,
-            Check(
-                "borrowing-limit",
-                "quota",
-                ok,
-                f"{len(admitted)} of {nominal_jobs + borrow_jobs + 1} Jobs admitted, borrowing "
-                f"{borrowed} {probe.resource} (expected {quantity.Quantity(expected)}: "
-                f"borrowingLimit {ceiling or 'unset'}, the cohort can lend {lendable}); "
-                f"{len(pending)} beyond it pending with QuotaReserved=False (expected 1)",
-                tenant.cq_name,
-                wl.observed(seen),
-            ),
-        ]
-
-    def check_preemption(
-        self, tenant: Tenant, peers: list[Tenant], probe: Probe, low: str | None, high: str | None
-    ) -> Check:
-        """A high-priority Job reclaims quota in the cohort (or preempts within the queue)."""
-        peer = next(
-            (p for p in peers if wl.cohort(p.cq) and wl.cohort(p.cq) == wl.cohort(tenant.cq)), None
-        )
-        initiator_side = peer or tenant
-        policy = initiator_side.cq["spec"].get("preemption") or {}
-        allowed = (
-            policy.get("reclaimWithinCohort", "Never") != "Never"
-            if peer
-            else policy.get("withinClusterQueue", "Never") != "Never"
-        )
-        if not (low and high) or not allowed:
-            why = (
-                "fewer than two WorkloadPriorityClasses with different values"
-                if not (low and high)
-                else f"ClusterQueue {initiator_side.cq_name} never preempts"
-            )
-            return Check("preemption", "preemption", None, f"not checked: {why}", tenant.cq_name)
-        size = wl.quota(initiator_side.cq, probe)["nominalQuota"] if peer else probe.unit
-        jobs = self.submit(initiator_side, probe, 1, high, "preemptor", amount=size)
-        deadline = time.monotonic() + self.timeout
-        initiator: Json = {}
-        while time.monotonic() < deadline:
-            [initiator] = self.workloads(initiator_side.namespace, jobs) or [{}]
-            if initiator and wl.is_true(initiator, "QuotaReserved"):
-                break
-            time.sleep(0.25)
-        everything = self.workloads(tenant.namespace) + (
-            self.workloads(peer.namespace) if peer else []
-        )
-        victims = [w for w in everything if wl.evicted_by_preemption(w)]
-        top = int((initiator.get("spec") or {}).get("priority") or 0)
-        lower = [w for w in victims if int(w["spec"].get("priority") or 0) < top]
-        # Kueue records both: Evicted (reason Preempted) and Preempted (why: the preemption kind).
-        recorded = [
-            w
-            for w in victims
-            if wl.reason(w, "Evicted") == "Preempted" and wl.is_true(w, "Preempted")
-        ]
-        reasons = sorted({wl.reason(w, "Preempted") or "?" for w in victims})
-        admitted = bool(initiator) and wl.is_true(initiator, "QuotaReserved")
-        where = f"in ClusterQueue {peer.cq_name}" if peer else "in the same ClusterQueue"
-        return Check(
-            "preemption",
-            "preemption",
-            admitted and bool(victims) and victims == lower == recorded,
-            f"a priority-{top} Job {where} was {'admitted' if admitted else 'NOT admitted'}; "
-            f"{len(victims)} victim(s), {len(lower)} of lower priority, {len(recorded)} with "
-            f"Evicted=Preempted and Preempted={', '.join(reasons) or 'none'}",
-            initiator_side.cq_name,
-            wl.observed([initiator, *victims] if initiator else victims),
-        )
-
-    def check_stop_policy(
-        self, tenant: Tenant, probe: Probe, low: str | None, hold_seconds: float
-    ) -> Check:
-        running = self.submit(tenant, probe, 1, low, "running")
-        self.wait_settled(tenant.namespace, running, want_admitted=True)
-        self.set_stop_policy(tenant.cq_name, "Hold")
-        self._wait_for(lambda: wl.reason(self._cq(tenant.cq_name), "Active") == "Stopped")
-        held = self.submit(tenant, probe, 1, low, "held")
-        end = time.monotonic() + hold_seconds
-        admitted_while_held = False
-        while time.monotonic() < end:
-            admitted_while_held |= any(
-                wl.is_true(w, "QuotaReserved") for w in self.workloads(tenant.namespace, held)
-            )
-            time.sleep(0.25)
-        kept = self.workloads(tenant.namespace, running)
-        kept_running = bool(kept) and all(
-            wl.is_true(w, "Admitted") and not wl.is_true(w, "Evicted") for w in kept
-        )
-        self.restore_stop_policy(tenant.cq_name)
-        resumed = self.wait_settled(tenant.namespace, held, want_admitted=True)
-        readmitted = bool(resumed) and all(wl.is_true(w, "QuotaReserved") for w in resumed)
-        return Check(
-            "stop-policy-hold",
-            "stop-policy",
-            kept_running and not admitted_while_held and readmitted,
-            "under stopPolicy Hold the admitted Workload "
-            + ("kept running" if kept_running else "LOST its admission")
-            + f", a new one was {'ADMITTED' if admitted_while_held else 'held'} for "
-            f"{hold_seconds:.0f}s, and after resuming it was "
-            + ("admitted" if readmitted else "NOT admitted"),
-            tenant.cq_name,
-            wl.observed([*kept, *resumed]),
-        )
-
-    def check_unlabelled(
-        self, tenant: Tenant, probe: Probe, low: str | None, seconds: int
-    ) -> Check:
-        key, _value = self.profile.admission_label
-        labels = {k: v for k, v in tenant.labels.items() if k != key}
-        outsider = Tenant(tenant.name, tenant.cq, f"{tenant.namespace}-unlabelled", labels)
-        self.make_namespace(outsider)
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            workloads = pool.submit(
-                self.cluster.watch, KUEUE, "Workload", namespace=outsider.namespace, seconds=seconds
-            )
-            pods = pool.submit(
-                self.cluster.watch, "v1", "Pod", namespace=outsider.namespace, seconds=seconds
-            )
-            # A watch opens with the objects that exist, so none is missed if it opens late.
-            self.submit(outsider, probe, 1, low, "outsider")
-            events = [e["object"] for e in workloads.result() if e.get("type") != "ERROR"]
-            pod_events = [e["object"] for e in pods.result() if e.get("type") != "ERROR"]
-        seen = {w["metadata"]["name"]: w for w in events}  # the last state of each
-        # Admitted at any moment of the watch fails the check, even if it was undone later.
-        admitted = [
-            w for w in events if wl.is_true(w, "QuotaReserved") or wl.is_true(w, "Admitted")
-        ]
-        created = sorted({p["metadata"]["name"] for p in pod_events})
-        reasons = sorted(
-            {
-                f"{wl.reason(w, 'QuotaReserved')}: {wl.message(w, 'QuotaReserved')}"
-                for w in seen.values()
-            }
-        )
-        return Check(
-            "unlabelled-namespace",
-            "label",
-            not admitted and not created,
-            f"a Job in namespace {outsider.namespace} (without {key}) was "
-            f"{'ADMITTED' if admitted else 'not admitted'} and created "
-            f"{len(created)} Pod(s) in {seconds}s"
-            + (f"; Kueue said {'; '.join(reasons)}" if reasons and not admitted else ""),
-            tenant.cq_name,
-            wl.observed(admitted[-1:] or list(seen.values())),
-        )
-
     # -- cleanup -------------------------------------------------------------------------------
 
     def cleanup(self) -> Check:
         """Restore every stopPolicy changed and delete every namespace made; report leftovers."""
         problems: list[str] = []
+        restored = 0
         for cq in list(self.stop_policies):
             try:
                 self.restore_stop_policy(cq)
+                restored += 1
             except ClusterAccessError as exc:
                 problems.append(f"stopPolicy of {cq} not restored: {exc}")
-        for ns in self.namespaces:
+        # By label too: a namespace created just before an interrupt may not be recorded yet.
+        for ns in sorted({*self.namespaces, *self._left_namespaces()}):
             with contextlib.suppress(ClusterAccessError):  # already gone is fine
                 self.cluster.delete("v1", "Namespace", ns, propagation="Background")
         deadline = time.monotonic() + self.timeout
@@ -281,7 +70,7 @@ class Session:
             not problems,
             "; ".join(problems)
             or f"deleted {len(self.namespaces)} scratch namespace(s) with their {self.jobs} Job(s)"
-            + (f", restored stopPolicy of {len(self.stop_policies)}" if self.stop_policies else ""),
+            + (f", restored the stopPolicy of {restored} ClusterQueue(s)" if restored else ""),
         )
 
     def _left_namespaces(self) -> list[str]:
@@ -302,17 +91,17 @@ class Session:
                     tenant.namespace,
                     propagation="Background",
                 )
-        self._wait_for(lambda: not any(self.workloads(t.namespace) for t in tenants))
+        self.wait_for(lambda: not any(self.workloads(t.namespace) for t in tenants))
 
     # -- building blocks -----------------------------------------------------------------------
 
-    def _tenants(self, profiles: list[TenantProfile]) -> list[Tenant]:
+    def tenants(self, profiles: list[TenantProfile]) -> list[Tenant]:
         out = []
         for tp in profiles:
             placement = tp.clusters.get(self.profile.name)
             if not placement or not placement.cluster_queues:
                 continue
-            cq = self._cq(placement.cluster_queues[0])
+            cq = self.cq(placement.cluster_queues[0])
             tenant = Tenant(
                 tp.name, cq, f"kueue-verify-{self.run_id}-{tp.name}", self._labels(tp, placement)
             )
@@ -320,7 +109,7 @@ class Session:
             out.append(tenant)
         return out
 
-    def _labels(self, tp: TenantProfile, placement: t.Any) -> dict[str, str]:
+    def _labels(self, tp: TenantProfile, placement: TenantCluster) -> dict[str, str]:
         """The labels of the tenant's own namespace, so the ClusterQueue selects the scratch one."""
         key, value = self.profile.admission_label
         labels = {key: value}
@@ -424,7 +213,7 @@ class Session:
             decided = wl.is_true if want_admitted else wl.decided
             return len(seen) == len(jobs) and all(decided(w, "QuotaReserved") for w in seen)
 
-        self._wait_for(settled, quiet=True)
+        self.wait_for(settled, quiet=True)
         if jobs and not seen:
             # Not a finding: with no Workload at all, Kueue never looked at the Jobs.
             raise ClusterAccessError(
@@ -444,13 +233,13 @@ class Session:
 
         def caught_up() -> bool:
             nonlocal cq
-            cq = self._cq(tenant.cq_name)
+            cq = self.cq(tenant.cq_name)
             return int((cq.get("status") or {}).get("reservingWorkloads") or 0) == base + count
 
-        self._wait_for(caught_up, quiet=True)
+        self.wait_for(caught_up, quiet=True)
         return cq
 
-    def _wait_for(self, ready: t.Callable[[], bool], *, quiet: bool = False) -> None:
+    def wait_for(self, ready: t.Callable[[], bool], *, quiet: bool = False) -> None:
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             if ready():
@@ -464,7 +253,7 @@ class Session:
 
     def set_stop_policy(self, cq: str, policy: str) -> None:
         if cq not in self.stop_policies:
-            self.stop_policies[cq] = self._cq(cq)["spec"].get("stopPolicy")
+            self.stop_policies[cq] = self.cq(cq)["spec"].get("stopPolicy")
         self.cluster.patch(
             KUEUE, "ClusterQueue", cq, {"spec": {"stopPolicy": policy}}, manager=MANAGER
         )
@@ -476,7 +265,7 @@ class Session:
                 KUEUE, "ClusterQueue", cq, {"spec": {"stopPolicy": old or "None"}}, manager=MANAGER
             )
 
-    def _cq(self, name: str) -> Json:
+    def cq(self, name: str) -> Json:
         return self.cluster.get(KUEUE, "ClusterQueue", name)
 
     def size_probe(self, cq: Json) -> Probe:
@@ -509,7 +298,7 @@ class Session:
             ],
         )
 
-    def _priorities(self) -> tuple[str | None, str | None]:
+    def priorities(self) -> tuple[str | None, str | None]:
         classes = sorted(
             self.cluster.list(KUEUE, "WorkloadPriorityClass"), key=lambda c: int(c["value"])
         )
@@ -517,7 +306,7 @@ class Session:
             return (classes[0]["metadata"]["name"] if classes else None), None
         return classes[0]["metadata"]["name"], classes[-1]["metadata"]["name"]
 
-    def _lendable(self, cq: Json, probe: Probe) -> Quantity | None:
+    def lendable(self, cq: Json, probe: Probe) -> Quantity | None:
         """What the rest of `cq`'s cohort can lend it now (None outside a cohort).
 
         The other members' lendingLimit (or whole nominal quota) less their usage, plus the

@@ -1,0 +1,230 @@
+"""The scenarios of a verify run, each submitting probe Jobs and judging what Kueue did."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+
+from auditor import quantity
+from auditor.errors import ConfigError
+from auditor.repo.profiles import TenantProfile
+from auditor.verify import workloads as wl
+from auditor.verify.objects import KUEUE, Check, Json, Probe, Tenant
+from auditor.verify.scratch import Scratch
+
+
+def run_all(
+    scratch: Scratch, profiles: list[TenantProfile], watch_seconds: int, hold_seconds: float
+) -> list[Check]:
+    tenants = scratch.tenants(profiles)
+    if not tenants:
+        raise ConfigError(
+            f"cluster {scratch.profile.name}: no tenant profile names a ClusterQueue on it; "
+            "verify needs one to probe"
+        )
+    first = tenants[0]
+    probe = scratch.size_probe(first.cq)
+    low, high = scratch.priorities()
+    checks = [*check_quota(scratch, first, probe, low)]
+    checks.append(check_preemption(scratch, first, tenants[1:], probe, low, high))
+    scratch.clear(first, *tenants[1:])
+    checks.append(check_stop_policy(scratch, first, probe, low, hold_seconds))
+    scratch.clear(first)
+    checks.append(check_unlabelled(scratch, first, probe, low, watch_seconds))
+    return checks
+
+
+def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None) -> list[Check]:
+    quota = wl.quota(tenant.cq, probe)
+    used = wl.usage(tenant.cq, probe)
+    nominal_jobs = probe.units(quota["nominalQuota"] - used)
+    within = scratch.submit(tenant, probe, nominal_jobs, low, "nominal")
+    seen = scratch.wait_settled(tenant.namespace, within)
+    admitted = [w for w in seen if wl.is_true(w, "QuotaReserved")]
+    borrowed = wl.borrowed(scratch.cq_reserving(tenant, len(admitted)), probe)
+    nominal = Check(
+        "nominal-quota",
+        "quota",
+        len(admitted) == nominal_jobs and borrowed.value == 0,
+        f"{len(admitted)} of {nominal_jobs} Jobs of {probe.unit} {probe.resource} within "
+        f"the nominal quota {quota['nominalQuota']} of flavor {probe.flavor} admitted, "
+        f"borrowing {borrowed}",
+        tenant.cq_name,
+        wl.observed(seen),
+    )
+    lendable = scratch.lendable(tenant.cq, probe)
+    if lendable is None:
+        return [
+            nominal,
+            Check(
+                "borrowing-limit",
+                "quota",
+                None,
+                f"ClusterQueue {tenant.cq_name} is in no cohort: there is nothing to borrow",
+                tenant.cq_name,
+            ),
+        ]
+    ceiling = quota.get("borrowingLimit")
+    borrow_jobs = probe.units(lendable if ceiling is None else min(ceiling, lendable))
+    extra = scratch.submit(tenant, probe, borrow_jobs + 1, low, "borrow")
+    seen = scratch.wait_settled(tenant.namespace, within + extra)
+    admitted = [w for w in seen if wl.is_true(w, "QuotaReserved")]
+    pending = [w for w in seen if wl.is_false(w, "QuotaReserved")]
+    borrowed = wl.borrowed(scratch.cq_reserving(tenant, len(admitted)), probe)
+    expected = probe.unit.value * borrow_jobs
+    ok = (
+        len(admitted) == nominal_jobs + borrow_jobs
+        and len(pending) == 1
+        and borrowed.value == expected
+    )
+    return [
+        nominal,
+        Check(
+            "borrowing-limit",
+            "quota",
+            ok,
+            f"{len(admitted)} of {nominal_jobs + borrow_jobs + 1} Jobs admitted, borrowing "
+            f"{borrowed} {probe.resource} (expected {quantity.Quantity(expected)}: "
+            f"borrowingLimit {ceiling or 'unset'}, the cohort can lend {lendable}); "
+            f"{len(pending)} beyond it pending with QuotaReserved=False (expected 1)",
+            tenant.cq_name,
+            wl.observed(seen),
+        ),
+    ]
+
+
+def check_preemption(
+    scratch: Scratch,
+    tenant: Tenant,
+    peers: list[Tenant],
+    probe: Probe,
+    low: str | None,
+    high: str | None,
+) -> Check:
+    """A high-priority Job reclaims quota in the cohort (or preempts within the queue)."""
+    peer = next(
+        (p for p in peers if wl.cohort(p.cq) and wl.cohort(p.cq) == wl.cohort(tenant.cq)), None
+    )
+    initiator_side = peer or tenant
+    policy = initiator_side.cq["spec"].get("preemption") or {}
+    allowed = (
+        policy.get("reclaimWithinCohort", "Never") != "Never"
+        if peer
+        else policy.get("withinClusterQueue", "Never") != "Never"
+    )
+    if not (low and high) or not allowed:
+        why = (
+            "fewer than two WorkloadPriorityClasses with different values"
+            if not (low and high)
+            else f"ClusterQueue {initiator_side.cq_name} never preempts"
+        )
+        return Check("preemption", "preemption", None, f"not checked: {why}", tenant.cq_name)
+    size = wl.quota(initiator_side.cq, probe)["nominalQuota"] if peer else probe.unit
+    jobs = scratch.submit(initiator_side, probe, 1, high, "preemptor", amount=size)
+    deadline = time.monotonic() + scratch.timeout
+    initiator: Json = {}
+    while time.monotonic() < deadline:
+        [initiator] = scratch.workloads(initiator_side.namespace, jobs) or [{}]
+        if initiator and wl.is_true(initiator, "QuotaReserved"):
+            break
+        time.sleep(0.25)
+    everything = scratch.workloads(tenant.namespace) + (
+        scratch.workloads(peer.namespace) if peer else []
+    )
+    victims = [w for w in everything if wl.evicted_by_preemption(w)]
+    top = int((initiator.get("spec") or {}).get("priority") or 0)
+    lower = [w for w in victims if int(w["spec"].get("priority") or 0) < top]
+    # Kueue records both: Evicted (reason Preempted) and Preempted (why: the preemption kind).
+    recorded = [
+        w for w in victims if wl.reason(w, "Evicted") == "Preempted" and wl.is_true(w, "Preempted")
+    ]
+    reasons = sorted({wl.reason(w, "Preempted") or "?" for w in victims})
+    admitted = bool(initiator) and wl.is_true(initiator, "QuotaReserved")
+    where = f"in ClusterQueue {peer.cq_name}" if peer else "in the same ClusterQueue"
+    return Check(
+        "preemption",
+        "preemption",
+        admitted and bool(victims) and victims == lower == recorded,
+        f"a priority-{top} Job {where} was {'admitted' if admitted else 'NOT admitted'}; "
+        f"{len(victims)} victim(s), {len(lower)} of lower priority, {len(recorded)} with "
+        f"Evicted=Preempted and Preempted={', '.join(reasons) or 'none'}",
+        initiator_side.cq_name,
+        wl.observed([initiator, *victims] if initiator else victims),
+    )
+
+
+def check_stop_policy(
+    scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None, hold_seconds: float
+) -> Check:
+    running = scratch.submit(tenant, probe, 1, low, "running")
+    scratch.wait_settled(tenant.namespace, running, want_admitted=True)
+    scratch.set_stop_policy(tenant.cq_name, "Hold")
+    scratch.wait_for(lambda: wl.reason(scratch.cq(tenant.cq_name), "Active") == "Stopped")
+    held = scratch.submit(tenant, probe, 1, low, "held")
+    end = time.monotonic() + hold_seconds
+    admitted_while_held = False
+    while time.monotonic() < end:
+        admitted_while_held |= any(
+            wl.is_true(w, "QuotaReserved") for w in scratch.workloads(tenant.namespace, held)
+        )
+        time.sleep(0.25)
+    kept = scratch.workloads(tenant.namespace, running)
+    kept_running = bool(kept) and all(
+        wl.is_true(w, "Admitted") and not wl.is_true(w, "Evicted") for w in kept
+    )
+    scratch.restore_stop_policy(tenant.cq_name)
+    resumed = scratch.wait_settled(tenant.namespace, held, want_admitted=True)
+    readmitted = bool(resumed) and all(wl.is_true(w, "QuotaReserved") for w in resumed)
+    return Check(
+        "stop-policy-hold",
+        "stop-policy",
+        kept_running and not admitted_while_held and readmitted,
+        "under stopPolicy Hold the admitted Workload "
+        + ("kept running" if kept_running else "LOST its admission")
+        + f", a new one was {'ADMITTED' if admitted_while_held else 'held'} for "
+        f"{hold_seconds:.0f}s, and after resuming it was "
+        + ("admitted" if readmitted else "NOT admitted"),
+        tenant.cq_name,
+        wl.observed([*kept, *resumed]),
+    )
+
+
+def check_unlabelled(
+    scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None, seconds: int
+) -> Check:
+    key, _value = scratch.profile.admission_label
+    labels = {k: v for k, v in tenant.labels.items() if k != key}
+    outsider = Tenant(tenant.name, tenant.cq, f"{tenant.namespace}-unlabelled", labels)
+    scratch.make_namespace(outsider)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        workloads = pool.submit(
+            scratch.cluster.watch, KUEUE, "Workload", namespace=outsider.namespace, seconds=seconds
+        )
+        pods = pool.submit(
+            scratch.cluster.watch, "v1", "Pod", namespace=outsider.namespace, seconds=seconds
+        )
+        # A watch opens with the objects that exist, so none is missed if it opens late.
+        scratch.submit(outsider, probe, 1, low, "outsider")
+        events = [e["object"] for e in workloads.result() if e.get("type") != "ERROR"]
+        pod_events = [e["object"] for e in pods.result() if e.get("type") != "ERROR"]
+    seen = {w["metadata"]["name"]: w for w in events}  # the last state of each
+    # Admitted at any moment of the watch fails the check, even if it was undone later.
+    admitted = [w for w in events if wl.is_true(w, "QuotaReserved") or wl.is_true(w, "Admitted")]
+    created = sorted({p["metadata"]["name"] for p in pod_events})
+    reasons = sorted(
+        {
+            f"{wl.reason(w, 'QuotaReserved')}: {wl.message(w, 'QuotaReserved')}"
+            for w in seen.values()
+        }
+    )
+    return Check(
+        "unlabelled-namespace",
+        "label",
+        not admitted and not created,
+        f"a Job in namespace {outsider.namespace} (without {key}) was "
+        f"{'ADMITTED' if admitted else 'not admitted'} and created "
+        f"{len(created)} Pod(s) in {seconds}s"
+        + (f"; Kueue said {'; '.join(reasons)}" if reasons and not admitted else ""),
+        tenant.cq_name,
+        wl.observed(admitted[-1:] or list(seen.values())),
+    )
