@@ -22,3 +22,42 @@ done
 
 step "verify on gpu-staging: probe Jobs against the real Kueue (quota, borrowing, preemption, labels, Hold)"
 kueue-gitops verify --cluster gpu-staging
+
+step "drift on gpu-prod right after the sync: nothing differs (exit 0)"
+kueue-gitops drift --cluster gpu-prod
+
+step "injecting drift into gpu-prod through the API, the way hand edits happen"
+python - <<'PY'
+from auditor.live.kube import KubeCluster
+
+cluster = KubeCluster.connect("gpu-prod", context="gpu-prod")
+KUEUE, RBAC = "kueue.x-k8s.io/v1beta2", "rbac.authorization.k8s.io/v1"
+cq = cluster.get(KUEUE, "ClusterQueue", "team-a-cq")
+groups = cq["spec"]["resourceGroups"]
+a100 = next(f for f in groups[0]["flavors"] if f["name"] == "a100")
+next(r for r in a100["resources"] if r["name"] == "nvidia.com/gpu")["nominalQuota"] = "24"
+cluster.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"resourceGroups": groups}},
+              manager="kubectl-edit")
+print("raised team-a-cq's a100 GPU quota from 16 to 24")
+cluster.patch(KUEUE, "ClusterQueue", "team-b-cq", {"spec": {"stopPolicy": "Hold"}},
+              manager="kubectl-edit")
+print("held team-b-cq by hand (stopPolicy: Hold)")
+cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+    "name": "scratch", "labels": {"platform.example.com/kueue": "enabled"}}})
+print("created namespace scratch with the admission label")
+cluster.create({"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": "cq-tweaker"},
+                "rules": [{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"],
+                           "verbs": ["patch"]}]})
+cluster.create({"apiVersion": RBAC, "kind": "ClusterRoleBinding",
+                "metadata": {"name": "team-a-cq-tweakers"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": "cq-tweaker"},
+                "subjects": [{"kind": "Group", "name": "example-org:team-a"}]})
+print("let group example-org:team-a patch ClusterQueues")
+PY
+
+step "drift on gpu-prod now: each change, its category, and who made it (exit 1)"
+kueue-gitops drift --cluster gpu-prod || echo "(drift exited $?: drift found)"
+
+step "the same report as markdown, the body of the scheduled drift issue"
+kueue-gitops drift --cluster gpu-prod -o markdown || true
