@@ -20,7 +20,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
 
-from auditor.errors import ConfigError
+from auditor.errors import ClusterAccessError, ConfigError
 from auditor.repo import gitsource
 from auditor.repo.layout import CLUSTERS, Repository
 
@@ -181,13 +181,23 @@ def run(
         outcome.changed.append(target)
     for name, cluster_client in (live or {}).items():
         # Stop (or restart) admission now, before Argo CD syncs the commit.
-        cluster_client.patch(
-            "kueue.x-k8s.io/v1beta2",
-            "ClusterQueue",
-            cluster_queue,
-            {"spec": {"stopPolicy": HOLD if hold else None}},
-            manager=RUNBOOK_MANAGER,
-        )
+        versions = repo.cluster(name).kueue_api_versions
+        version = "v1beta2" if "v1beta2" in versions else versions[0]
+        try:
+            cluster_client.patch(
+                f"kueue.x-k8s.io/{version}",
+                "ClusterQueue",
+                cluster_queue,
+                {"spec": {"stopPolicy": HOLD if hold else None}},
+                manager=RUNBOOK_MANAGER,
+            )
+        except ClusterAccessError as exc:
+            done = (
+                f"already patched live on {', '.join(outcome.applied)}; " if outcome.applied else ""
+            )
+            raise ClusterAccessError(
+                f"{exc} ({done}nothing committed)", cluster=exc.cluster, kind=exc.kind
+            ) from exc
         outcome.applied.append(name)
     if edits:
         stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%d-%H%M%S")
