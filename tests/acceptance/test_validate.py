@@ -192,3 +192,29 @@ def test_missing_schemas_is_a_configuration_error(repo_copy: Path) -> None:
     result = validate(repo_copy)
     assert result.exit_code == 2
     assert "kueue-gitops schemas fetch --cluster gpu-prod" in result.stderr
+
+
+def test_schemas_fetch_from_an_unreachable_cluster_exits_3(repo: Path, tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: dead\n"
+        "clusters: [{name: dead, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: dead, context: {cluster: dead, user: u}}]\n"
+    )
+    before = (repo / "schemas/gpu-prod/index.json").read_text()
+    result = run_line(
+        [
+            "kueue-gitops",
+            "--repo",
+            str(repo),
+            "schemas",
+            "fetch",
+            "--cluster",
+            "gpu-prod",
+            "--kubeconfig",
+            str(kubeconfig),
+        ]
+    )
+    assert result.exit_code == 3 and "unreachable" in result.stderr
+    assert (repo / "schemas/gpu-prod/index.json").read_text() == before  # nothing half-written
