@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.errors import ClusterAccessError
+from auditor.errors import ClusterAccessError, SandboxError
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox, Toolchain
+from auditor.sandbox.build import crd_set_files
 from tests.conftest import ROOT, start_sandbox
 
 Json = dict[str, t.Any]
@@ -88,3 +89,8 @@ def test_the_crds_really_validate_what_we_apply(
     change(broken["spec"])
     with pytest.raises(ClusterAccessError, match=message):
         argocd_sandbox.connect().apply(broken, manager="argocd-bootstrap")
+
+
+def test_an_unknown_crd_set_is_an_error_that_lists_the_known_ones(toolchain: Toolchain) -> None:
+    with pytest.raises(SandboxError, match="no CRD set 'argo'; known: argocd"):
+        crd_set_files(toolchain.testenv, "argo")
