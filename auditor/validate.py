@@ -8,6 +8,7 @@ Clusters are independent, so each gets a forked worker process when there are co
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import typing as t
@@ -52,6 +53,7 @@ def validate(
             )
     repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
     workers = min(len(names), jobs or os.cpu_count() or 1)
+    found: list[Finding] = []
     if workers > 1 and server_side is None and repo.root is not None:
         global _JOB
         _JOB = (repo, schemas)  # a forked worker inherits it: nothing to pickle but the name
@@ -60,19 +62,21 @@ def validate(
         _JOB = None
     else:
         loaded = repo.load(names)  # one walk of the tree for every cluster
+        found += loaded.findings
         results = [_cluster(repo, schemas, name, server_side, loaded) for name in names]
-        results[0][1][:0] = loaded.findings
     report = Report("validate", strict=strict)
-    seen: set[tuple[t.Any, ...]] = set()
     for result, findings, notes in results:
-        for finding in findings:
-            ident = tuple(sorted(finding.to_json().items(), key=str))
-            if ident not in seen:  # layout findings come from every cluster's load
-                seen.add(ident)
-                report.findings.append(finding)
+        found += findings
         for message in notes:
             (note or (lambda _m: None))(message)
         report.clusters.append(result)
+    seen: set[str] = set()
+    for finding in found:  # each worker's load reports the layout findings again
+        ident = json.dumps(finding.to_json(), sort_keys=True, default=str)
+        if ident not in seen:
+            seen.add(ident)
+            report.findings.append(finding)
+    report.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.cluster or "", f.rule))
     return report
 
 

@@ -218,3 +218,16 @@ def test_schemas_fetch_from_an_unreachable_cluster_exits_3(repo: Path, tmp_path:
     )
     assert result.exit_code == 3 and "unreachable" in result.stderr
     assert (repo / "schemas/gpu-prod/index.json").read_text() == before  # nothing half-written
+
+
+def test_one_process_or_one_per_cluster_report_the_same(repo: Path) -> None:
+    append(repo, "clusters/gpu-prod/clusterqueues.yaml", CQ_V1BETA2_WITH_COHORT)
+    (repo / "tenants/team-a/stray.yaml").write_text("apiVersion: v1\nkind: Namespace\n")
+    (repo / "tenants/team-b/gpu-staging/bad.yaml").write_text("a: [\n")
+    serial = validate(repo, "-o", "json", "--jobs", "1")
+    forked = validate(repo, "-o", "json", "--jobs", "2")
+    assert serial.exit_code == forked.exit_code == 1
+    assert json.loads(serial.stdout) == json.loads(forked.stdout)
+    rules = [f["rule"] for f in json.loads(serial.stdout)["findings"]]
+    assert rules.count("stray-manifest") == 1  # found by both clusters' loads, reported once
+    assert {"field-of-other-version", "yaml-syntax"} <= set(rules)
