@@ -209,10 +209,10 @@ def compare(
     """Every drift finding for one cluster, given what was read of it."""
     findings: list[Finding] = []
     by_key = {r.key: r for r in desired}
-    for resource in desired:
-        if resource.kind not in live.read:
+    for key, resource in by_key.items():
+        if key.kind not in live.read:
             continue  # not read: say nothing rather than something false
-        live_obj = live.objects.get(resource.key)
+        live_obj = live.objects.get(key)
         if resource.kind in live.not_served:
             findings.append(_not_served(profile, resource, live.not_served[resource.kind]))
         elif live_obj is None:

@@ -10,7 +10,6 @@ nil `namespaceSelector` stays distinct from `{}` (nothing empty is pruned inside
 
 from __future__ import annotations
 
-import copy
 import typing as t
 from dataclasses import dataclass, field
 
@@ -25,7 +24,6 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 ARGOCD_INSTANCE = "app.kubernetes.io/instance"
 ARGOCD_PREFIX = "argocd.argoproj.io/"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-KEPT_METADATA = ("name", "namespace", "labels", "annotations", "finalizers")
 
 # Quantity fields when no schema says so (the schema's int-or-string marker wins when present).
 QUANTITY_FIELDS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit", "weight"})
@@ -84,21 +82,28 @@ def normalize(obj: Json, schema: Schema | None = None) -> Normalized:
 
 
 def _metadata(meta: Json, kind: str) -> Json:
-    kept = {k: copy.deepcopy(meta[k]) for k in KEPT_METADATA if k in meta}
+    """Name, namespace, labels, annotations and finalizers, minus what servers and tools add."""
+    name = meta.get("name")
     labels = {
         k: v
-        for k, v in (kept.get("labels") or {}).items()
+        for k, v in (meta.get("labels") or {}).items()
         if k != ARGOCD_INSTANCE and not k.startswith(ARGOCD_PREFIX)
     }
-    if kind == "Namespace" and labels.get(NAMESPACE_NAME_LABEL) == meta.get("name"):
+    if kind == "Namespace" and labels.get(NAMESPACE_NAME_LABEL) == name:
         del labels[NAMESPACE_NAME_LABEL]  # the API server sets it on every namespace
     annotations = {
         k: v
-        for k, v in (kept.get("annotations") or {}).items()
+        for k, v in (meta.get("annotations") or {}).items()
         if k != LAST_APPLIED and not k.startswith(ARGOCD_PREFIX)
     }
-    finalizers = [f for f in kept.get("finalizers") or [] if f != KUEUE_FINALIZER]
-    kept.update(labels=labels, annotations=annotations, finalizers=finalizers)
+    finalizers = [f for f in meta.get("finalizers") or [] if f != KUEUE_FINALIZER]
+    kept = {
+        "name": name,
+        "namespace": meta.get("namespace"),
+        "labels": labels,
+        "annotations": annotations,
+        "finalizers": finalizers,
+    }
     return {k: v for k, v in kept.items() if v not in ({}, [], None)}
 
 
