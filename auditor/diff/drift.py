@@ -42,11 +42,14 @@ def _at(tree: t.Any, path: Path) -> t.Any:
     return tree
 
 
-def _shown(value: t.Any, path: Path, originals: dict[Path, t.Any]) -> t.Any:
-    """The value as written (a quantity's own spelling), or None when absent."""
+def _shown(value: t.Any, path: Path, side: Normalized) -> t.Any:
+    """The value as written (a quantity's own spelling), the defaulted value, or None."""
     if value is _MISSING:
         return None
-    return originals.get(path, value)
+    try:
+        return side.original(path)
+    except KeyError:
+        return value  # filled in by a default
 
 
 def diff(desired: Normalized, live: Normalized) -> list[DriftItem]:
@@ -63,11 +66,7 @@ def diff(desired: Normalized, live: Normalized) -> list[DriftItem]:
     for path in sorted(paths, key=lambda p: [str(x) for x in p]):
         want, have = _at(desired.body, path), _at(live.body, path)
         op = Op.ADD if want is _MISSING else Op.REMOVE if have is _MISSING else Op.CHANGE
-        items.append(
-            DriftItem(
-                op, path, _shown(want, path, desired.originals), _shown(have, path, live.originals)
-            )
-        )
+        items.append(DriftItem(op, path, _shown(want, path, desired), _shown(have, path, live)))
     return items
 
 

@@ -56,10 +56,31 @@ def quantity_value(value: t.Any) -> str | None:
 
 @dataclass
 class Normalized:
-    """An object ready to compare, and the original spelling of each quantity it held."""
+    """An object ready to compare, and the object it came from (for values as written)."""
 
     body: Json
-    originals: dict[Path, t.Any] = field(default_factory=dict)
+    source: Json = field(default_factory=dict)
+    root: _Node | None = None
+
+    def original(self, path: Path) -> t.Any:
+        """The value at a normalized path as the source wrote it; KeyError when absent."""
+        node, value = self.root or _node(EMPTY), t.cast(t.Any, self.source)
+        for part in path:
+            if isinstance(value, list) and isinstance(part, str):
+                keys = node.map_keys or ["name"]
+                found = [e for e in value if isinstance(e, dict) and list_map_key(e, keys) == part]
+                if not found:
+                    raise KeyError(part)
+                value, node = found[0], node.item()
+            elif isinstance(value, list) and isinstance(part, int):
+                if not 0 <= part < len(value):
+                    raise KeyError(part)
+                value, node = value[part], node.item()
+            elif isinstance(value, dict) and isinstance(part, str):
+                value, node = value[part], node.child(part)
+            else:
+                raise KeyError(part)
+        return value
 
 
 def normalize(obj: Json, schema: Schema | None = None) -> Normalized:
@@ -67,15 +88,15 @@ def normalize(obj: Json, schema: Schema | None = None) -> Normalized:
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     kind = str(obj.get("kind", ""))
     root = _node(schema or EMPTY, CORE_DEFAULTS.get((group, kind)))
-    out = Normalized({})
+    out = Normalized({}, obj, root)
     for key, value in obj.items():
         if key == "metadata":
             out.body[key] = _metadata(value or {}, kind)
         elif key != "status":
-            out.body[key] = _shape(value, root.child(key), (key,), out.originals)
+            out.body[key] = _shape(value, root.child(key), key)
     for key, default in root.defaults.items():
         if key not in obj and key not in ("metadata", "status"):
-            out.body[key] = _shape(default, root.child(key), (key,), out.originals)
+            out.body[key] = _shape(default, root.child(key), key)
     if group == RBAC_GROUP:
         _rbac_defaults(out.body)
     return out
@@ -194,13 +215,13 @@ def list_map_key(item: Json, keys: list[str]) -> str:
     return "[" + ",".join(str(item.get(k, "")) for k in keys) + "]"
 
 
-def _shape(value: t.Any, node: _Node, path: Path, originals: dict[Path, t.Any]) -> t.Any:
+def _shape(value: t.Any, node: _Node, key: str | int) -> t.Any:
     """A new value: defaults filled, list-maps keyed, quantities spelled one way."""
     if isinstance(value, dict):
-        out = {k: _shape(v, node.child(k), (*path, k), originals) for k, v in value.items()}
-        for key, default in node.defaults.items():
-            if key not in value:
-                out[key] = _shape(default, node.child(key), (*path, key), originals)
+        out = {k: _shape(v, node.child(k), k) for k, v in value.items()}
+        for name, default in node.defaults.items():
+            if name not in value:
+                out[name] = _shape(default, node.child(name), name)
         return out
     if isinstance(value, list):
         item = node.item()
@@ -208,20 +229,15 @@ def _shape(value: t.Any, node: _Node, path: Path, originals: dict[Path, t.Any]) 
         if (
             keys is None
             and node.list_type is None
-            and path[-1] in NAMED_LISTS
+            and key in NAMED_LISTS
             and all(isinstance(i, dict) and "name" in i for i in value)
         ):
             keys = ["name"]  # no schema: the list-maps we know are keyed by name
         if keys:
-            shaped = {}
-            for entry in value:
-                name = list_map_key(entry, keys)
-                shaped[name] = _shape(entry, item, (*path, name), originals)
-            return shaped
-        return [_shape(v, item, (*path, i), originals) for i, v in enumerate(value)]
-    if node.quantity or (node.empty and path[-1] in QUANTITY_FIELDS):
+            return {list_map_key(entry, keys): _shape(entry, item, key) for entry in value}
+        return [_shape(v, item, key) for v in value]
+    if node.quantity or (node.empty and key in QUANTITY_FIELDS):
         parsed = quantity_value(value)
         if parsed is not None:
-            originals[path] = value
             return parsed
     return value

@@ -17,7 +17,6 @@ and print medians, ratios and each process's peak memory (max RSS).
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -153,17 +152,26 @@ for spec in sys.argv[2:]:
 
 
 def measure(argv: list[str], expect: set[int]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and peak RSS (MiB) of one process."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    took = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    out = proc.stdout.read().decode() if proc.stdout else ""
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if code not in expect:
-        raise SystemExit(f"{argv[0]} exited {code}:\n{out[-2000:]}\n{err[-2000:]}")
-    return took, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    """Wall seconds, CPU seconds and peak RSS (MiB) of one process.
+
+    GNU time reports the peak: a child forked from this (large) process would otherwise count
+    our own resident memory in its ru_maxrss.
+    """
+    with tempfile.NamedTemporaryFile("r") as peak:
+        started = time.perf_counter()
+        proc = subprocess.run(
+            ["/usr/bin/time", "-f", "%M %U %S", "-o", peak.name, *argv],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        took = time.perf_counter() - started
+        if proc.returncode not in expect:
+            raise SystemExit(
+                f"{argv[0]} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+            )
+        kib, user, system = peak.read().split()[-3:]
+    return took, float(user) + float(system), int(kib) / 1024
 
 
 def in_process(box: Sandbox, repo: Path, kinds: list[tuple[str, str]]) -> dict[str, float]:

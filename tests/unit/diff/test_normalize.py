@@ -96,7 +96,7 @@ def test_different_quantities_stay_different_and_remember_their_spelling() -> No
     one, two = normalize(cq("1Ti"), CQ_SCHEMA), normalize(cq("2Ti"), CQ_SCHEMA)
     assert one.body != two.body
     path = ("spec", "resourceGroups", 0, "flavors", "[f]", "resources", "[memory]", "nominalQuota")
-    assert one.originals[path] == "1Ti"
+    assert one.original(path) == "1Ti"
 
 
 def test_schema_defaults_fill_the_desired_side_like_the_api_server() -> None:
