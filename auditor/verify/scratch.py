@@ -102,6 +102,15 @@ class Scratch:
             if not placement or not placement.cluster_queues:
                 continue
             cq = self.cq(placement.cluster_queues[0])
+            policy = cq["spec"].get("stopPolicy") or "None"
+            if policy != "None":
+                # Every check would fail for this one reason, and verify must not resume it.
+                raise ClusterAccessError(
+                    f"cluster {self.profile.name}: ClusterQueue {cq['metadata']['name']} has "
+                    f"stopPolicy {policy}; verify probes only a queue that admits",
+                    cluster=self.profile.name,
+                    kind="ClusterQueue",
+                )
             tenant = Tenant(
                 tp.name, cq, f"kueue-verify-{self.run_id}-{tp.name}", self._labels(tp, placement)
             )

@@ -221,3 +221,17 @@ def test_a_cluster_without_kueue_is_incomplete_never_clean(fresh_sandbox: Sandbo
     ]
     assert namespaces
     assert all(n["metadata"].get("deletionTimestamp") for n in namespaces)
+
+
+def test_a_held_cluster_queue_is_reported_not_probed(kueue_sandbox: Sandbox) -> None:
+    cluster = kueue_sandbox.connect()
+    hold = {"spec": {"stopPolicy": "Hold"}}
+    cluster.patch(KUEUE, "ClusterQueue", "team-a-cq", hold, manager="on-call")
+    try:
+        code, report = _verify(kueue_sandbox)
+    finally:
+        resume = {"spec": {"stopPolicy": "None"}}
+        cluster.patch(KUEUE, "ClusterQueue", "team-a-cq", resume, manager="on-call")
+    assert code == 3
+    assert "team-a-cq has stopPolicy Hold" in report["clusters"][0]["errors"][0]
+    assert _leftovers(kueue_sandbox) == []
