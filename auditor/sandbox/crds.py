@@ -23,9 +23,9 @@ def load_crds(paths: list[Path]) -> list[dict[str, t.Any]]:
     for path in paths:
         for doc in yaml.load_all(path.read_text(), Loader=_LOADER):
             if doc and doc.get("kind") == "CustomResourceDefinition":
-                # No Kueue webhook runs in this sandbox, so a conversion stanza pointing at its
-                # service would make every request in a non-storage version fail. Kueue's
-                # bases/ ship without it; drop it anyway so other sources behave the same.
+                # No Kueue webhook runs yet, so a conversion stanza pointing at its service
+                # would make every request in a non-storage version fail. Kueue's bases/ ship
+                # without it; drop it anyway. (sandbox/kueue.py adds it when Kueue runs.)
                 doc.get("spec", {}).pop("conversion", None)
                 crds.append(doc)
     return crds
