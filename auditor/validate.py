@@ -118,6 +118,11 @@ def _cluster(
             f"{name}: {len(validator.skipped)} CEL transition rule(s) (oldSelf) not checked "
             "offline: they only apply when an object changes on the server"
         )
+    if validator.unsupported:
+        notes.append(
+            f"{name}: {len(validator.unsupported)} CEL rule(s) not checked offline: they need "
+            f"a function the offline evaluator lacks, e.g. {sorted(validator.unsupported)[0]}"
+        )
     findings.extend(checks.run(checks.CheckContext(repo, profile, tuple(sound), repo.tenants)))
     result = ClusterResult(name)
     if server_side is not None:

@@ -2,7 +2,8 @@
 
 The API server applies structural defaults before it runs the rules, so we do too. Transition
 rules (those reading `oldSelf`) only run on updates; offline we see each object as a create, so
-they are skipped, and counted so the command can say so.
+they are skipped, and counted so the command can say so. So are rules needing a Kubernetes CEL
+function that neither celpy nor `cel_library` provides.
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ from dataclasses import dataclass
 import celpy
 from celpy import celtypes
 from celpy.adapter import json_to_cel
+from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
+
+from auditor import quantity as q
+from auditor.schemas.cel_library import FUNCTIONS
 
 Schema = dict[str, t.Any]
 Path_ = tuple[str | int, ...]
@@ -69,8 +74,12 @@ _ENV = celpy.Environment()
 
 
 @functools.lru_cache(maxsize=1024)
-def _program(rule: str) -> celpy.Runner:
-    return _ENV.program(_ENV.compile(rule))
+def _program(rule: str) -> celpy.Runner | None:
+    """The compiled rule, with the Kubernetes extensions; None when celpy cannot parse it."""
+    try:
+        return _ENV.program(_ENV.compile(rule), functions=FUNCTIONS)
+    except CELParseError:
+        return None
 
 
 def with_defaults(schema: Schema, value: t.Any) -> t.Any:
@@ -116,34 +125,47 @@ def _at(
         yield from _at(value[step], rest, (*path, step))
 
 
-def evaluate(rules: t.Sequence[Rule], body: t.Any) -> list[Violation]:
-    """The rules `body` breaks (transition rules are not evaluated)."""
+def evaluate(
+    rules: t.Sequence[Rule], body: t.Any, unsupported: set[str] | None = None
+) -> list[Violation]:
+    """The rules `body` breaks. Transition rules are not evaluated; rules that need a function
+    the offline evaluator lacks are not either, and go into `unsupported` (never guessed)."""
     out: list[Violation] = []
     for rule in rules:
         if rule.transition:
             continue
         for path, value in _at(body, rule.location):
-            failure = _failure(rule, value)
-            if failure is not None:
-                where = path + _field_path(rule.field_path)
-                out.append(Violation(where, failure, rule.rule))
+            # Rules are pure functions of `self`: equal values share a verdict.
+            key = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+            failure = _verdict(rule, key)
+            if failure is _UNSUPPORTED:
+                if unsupported is not None:
+                    unsupported.add(rule.rule)
+            elif failure is not None:
+                out.append(Violation(path + _field_path(rule.field_path), failure, rule.rule))
     return out
 
 
-def _failure(rule: Rule, value: t.Any) -> str | None:
-    # Rules are pure functions of `self`: equal values (defaults, copied specs) share a verdict.
-    key = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    return _verdict(rule, key)
+_UNSUPPORTED = "(not evaluated offline)"
 
 
 @functools.lru_cache(maxsize=4096)
 def _verdict(rule: Rule, value_json: str) -> str | None:
+    """None when the rule holds, else the message; _UNSUPPORTED when it cannot be judged."""
+    program = _program(rule.rule)
+    if program is None:
+        return _UNSUPPORTED
     try:
-        result: object = _program(rule.rule).evaluate({"self": json_to_cel(json.loads(value_json))})
+        result: object = program.evaluate({"self": json_to_cel(json.loads(value_json))})
     except CELEvalError as exc:
         result = exc
+    except (q.QuantityError, TypeError, ValueError) as exc:  # a bad argument, as on the server
+        return f"{rule.message} (the rule could not be evaluated: {exc})"
     if isinstance(result, CELEvalError):  # celpy may also return the error as the value
-        return f"{rule.message} (the rule could not be evaluated: {result.args[0]})"
+        reason = str(result.args[0]) if result.args else str(result)
+        if "undeclared reference" in reason:  # a function neither celpy nor we provide
+            return _UNSUPPORTED
+        return f"{rule.message} (the rule could not be evaluated: {reason})"
     if isinstance(result, celtypes.BoolType) and bool(result):
         return None
     return rule.message

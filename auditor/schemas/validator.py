@@ -44,7 +44,10 @@ class ClusterValidator:
 
     def __init__(self, catalog: SchemaCatalog) -> None:
         self.catalog = catalog
-        self.skipped: set[tuple[str, str, str]] = set()  # (apiVersion, kind, rule) not run
+        self.skipped: set[tuple[str, str, str]] = (
+            set()
+        )  # transition rules: (apiVersion, kind, rule)
+        self.unsupported: set[str] = set()  # rules needing a function we lack
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 - one validator per cluster per run
     def kind_schema(self, api_version: str, kind: str) -> KindSchema | None:
@@ -89,7 +92,7 @@ class ClusterValidator:
         )
         if any(not r.transition for r in kind.rules):
             defaulted = cel.with_defaults(kind.schema, resource.body)
-            for v in cel.evaluate(kind.rules, defaulted):
+            for v in cel.evaluate(kind.rules, defaulted, self.unsupported):
                 findings.append(
                     Finding.about(
                         resource, "cel", f"{v.message} (rule: {v.rule})", "cel", path=v.path

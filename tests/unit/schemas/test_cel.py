@@ -56,3 +56,33 @@ def test_list_rules_use_the_kubernetes_default_message() -> None:
 
 def test_transition_rules_are_not_evaluated_offline() -> None:
     assert cel.evaluate(RULES, {"spec": {"name": "a"}}) == []
+
+
+def rule(text: str) -> list[cel.Rule]:
+    return [cel.Rule((), text, "failed", None)]
+
+
+def test_kubernetes_string_list_and_quantity_extensions() -> None:
+    holds = [
+        "self.name.lowerAscii() == 'gpu'",
+        "self.name.split('.').size() == 1",
+        "isQuantity(self.q) && quantity(self.q).isGreaterThan(quantity('1Gi'))",
+        "quantity(self.q).compareTo(quantity('2048Mi')) == 0",
+        "self.nums.isSorted() && self.nums.sum() == 6 && self.nums.max() == 3",
+    ]
+    body = {"name": "GPU", "q": "2Gi", "nums": [1, 2, 3]}
+    for text in holds:
+        assert cel.evaluate(rule(text), body) == [], text
+    assert cel.evaluate(rule("quantity(self.q).isLessThan(quantity('1'))"), body) != []
+
+
+def test_a_rule_needing_a_missing_function_is_skipped_and_said() -> None:
+    unsupported: set[str] = set()
+    text = "self.name.format(['x']) == 'y'"
+    assert cel.evaluate(rule(text), {"name": "a"}, unsupported) == []
+    assert unsupported == {text}
+
+
+def test_a_runtime_error_fails_the_rule_as_on_the_server() -> None:
+    [violation] = cel.evaluate(rule("self.missing == 1"), {"name": "a"})
+    assert "could not be evaluated" in violation.message
