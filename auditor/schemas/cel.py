@@ -70,14 +70,17 @@ def collect(schema: Schema, location: tuple[str, ...] = ()) -> list[Rule]:
     return rules
 
 
-_ENV = celpy.Environment()
+@functools.cache
+def _environment() -> celpy.Environment:
+    return celpy.Environment()  # builds the CEL grammar's parser: ~0.1 s, so only when needed
 
 
 @functools.lru_cache(maxsize=1024)
 def _program(rule: str) -> celpy.Runner | None:
     """The compiled rule, with the Kubernetes extensions; None when celpy cannot parse it."""
+    env = _environment()
     try:
-        return _ENV.program(_ENV.compile(rule), functions=FUNCTIONS)
+        return env.program(env.compile(rule), functions=FUNCTIONS)
     except CELParseError:
         return None
 
