@@ -21,6 +21,7 @@ from auditor.schemas import cel, versions
 from auditor.schemas.catalog import Schema, SchemaCatalog
 
 CATEGORY = "schema"
+UNKNOWN_FIELD_RULES = ("unknown-field", "field-of-other-version")
 DRAFT4 = "http://json-schema.org/draft-04/schema#"  # OpenAPI 3.0's dialect; boolean exclusiveMin
 
 
@@ -85,8 +86,10 @@ class ClusterValidator:
             return findings, False
         structural = self._schema_findings(resource, kind)
         findings += structural
-        if structural:
+        if any(f.rule not in UNKNOWN_FIELD_RULES for f in structural):
             return findings, False
+        # Unknown fields alone leave the rest well-typed: the API server drops them and still
+        # runs the CEL rules, so we do too (but policy checks want a sound object).
         self.skipped.update(
             (resource.api_version, resource.kind, r.rule) for r in kind.rules if r.transition
         )
@@ -98,7 +101,7 @@ class ClusterValidator:
                         resource, "cel", f"{v.message} (rule: {v.rule})", "cel", path=v.path
                     )
                 )
-        return findings, True
+        return findings, not structural
 
     def _schema_findings(self, resource: Resource, kind: KindSchema) -> list[Finding]:
         findings: list[Finding] = []
@@ -113,7 +116,7 @@ class ClusterValidator:
                     finding
                     or Finding.about(
                         resource,
-                        "schema",
+                        "unknown-field",
                         f"unknown field {extra!r}: the schema of {resource.api_version} "
                         f"{resource.kind} has no such field here",
                         CATEGORY,

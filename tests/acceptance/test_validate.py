@@ -86,8 +86,8 @@ def test_a_schema_violation_names_file_line_and_field(repo: Path) -> None:
 def test_an_unknown_field_is_an_error_at_its_line(repo: Path) -> None:
     path = repo / "tenants/team-a/gpu-prod/localqueues.yaml"
     path.write_text(path.read_text() + "  clusterQueeu: typo\n")
-    [found] = [f for f in findings(repo) if f["rule"] == "schema"]
-    assert found["path"] == "spec.clusterQueeu"
+    [found] = [f for f in findings(repo) if f["rule"] == "unknown-field"]
+    assert found["path"] == "spec.clusterQueeu" and found["category"] == "schema"
     assert found["line"] == len(path.read_text().splitlines())
 
 
@@ -231,3 +231,13 @@ def test_one_process_or_one_per_cluster_report_the_same(repo: Path) -> None:
     rules = [f["rule"] for f in json.loads(serial.stdout)["findings"]]
     assert rules.count("stray-manifest") == 1  # found by both clusters' loads, reported once
     assert {"field-of-other-version", "yaml-syntax"} <= set(rules)
+
+
+def test_cel_rules_still_run_beside_unknown_fields_as_on_the_server(repo: Path) -> None:
+    append(
+        repo,
+        "clusters/gpu-prod/clusterqueues.yaml",
+        CQ_V1BETA2_WITH_COHORT + "  preemption:\n    borrowWithinCohort: {policy: LowerPriority}\n",
+    )
+    rules = {f["rule"] for f in findings(repo) if f["name"] == "half-migrated"}
+    assert rules == {"field-of-other-version", "cel"}
