@@ -30,6 +30,8 @@ Connector = t.Callable[[ClusterProfile], "KubeCluster"]
 Note = t.Callable[[str], None]
 # HTTP statuses meaning "the server judged the object and said no"; others mean we could not ask.
 REJECTED = (400, 422)
+# Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422.
+UNDECLARED_FIELD = "failed to create typed patch object"
 
 
 def validate(
@@ -130,6 +132,14 @@ def _cluster(
     return result, findings, notes
 
 
+def judged(exc: ClusterAccessError) -> bool:
+    """Whether the API server refused the object itself (as opposed to failing to answer)."""
+    from auditor.live.kube import status_of
+
+    status = status_of(exc)
+    return status in REJECTED or (status == 500 and UNDECLARED_FIELD in str(exc))
+
+
 def _dry_run(
     connector: Connector,
     profile: ClusterProfile,
@@ -158,7 +168,7 @@ def _dry_run(
                 if status == 404 and resource.namespace in created:
                     waiting.append(str(resource.key))  # its namespace is only dry-run created
                     continue
-                if not isinstance(exc, KindNotServed) and status not in (*REJECTED, 404):
+                if not (isinstance(exc, KindNotServed) or status == 404 or judged(exc)):
                     raise
                 findings.append(
                     Finding.about(

@@ -20,6 +20,7 @@ _BY_NAME = ("properties", "patternProperties", "definitions")
 _DROPPED = ("description", "example", "externalDocs")
 _INT_OR_STRING: list[Schema] = [{"type": "integer"}, {"type": "string"}]
 _REF_PREFIX = "#/components/schemas/"
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 def strict(node: Schema) -> Schema:
@@ -55,9 +56,20 @@ def strict(node: Schema) -> Schema:
     return out
 
 
-def from_crd(open_api_v3_schema: Schema) -> Schema:
-    """The JSON Schema of one CRD version."""
-    return strict(open_api_v3_schema)
+def from_crd(open_api_v3_schema: Schema, object_meta: Schema | None = None) -> Schema:
+    """The JSON Schema of one CRD version.
+
+    A CRD declares `metadata` as a bare object, yet the API server decodes it as ObjectMeta and,
+    with strict field validation, rejects unknown fields there; given ObjectMeta's schema (from
+    the same cluster's OpenAPI), a bare `metadata` becomes that.
+    """
+    out = strict(open_api_v3_schema)
+    properties = out.get("properties") or {}
+    if object_meta is not None and set(properties.get("metadata", {"x": 1})) <= {"type"}:
+        meta = dict(object_meta)
+        out["definitions"] = {**out.get("definitions", {}), **meta.pop("definitions", {})}
+        properties["metadata"] = meta
+    return out
 
 
 def from_openapi(components: dict[str, Schema], name: str) -> Schema:

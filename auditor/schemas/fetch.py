@@ -74,19 +74,19 @@ def kind_key(group: str, kind: str) -> str:
 
 def fetch(cluster: KubeCluster) -> Fetched:
     out = Fetched(cluster.name)
+    object_meta = _add_core(out, cluster)
     for crd in cluster.list(CRD_API, "CustomResourceDefinition"):
-        _add_crd(out, crd)
-    _add_core(out, cluster)
+        _add_crd(out, crd, object_meta)
     return out
 
 
-def _add_crd(out: Fetched, crd: dict[str, t.Any]) -> None:
+def _add_crd(out: Fetched, crd: dict[str, t.Any], object_meta: Schema | None) -> None:
     spec = crd["spec"]
     group, kind = spec["group"], spec["names"]["kind"]
     served = [v for v in spec["versions"] if v.get("served")]
     for version in served:
         raw = (version.get("schema") or {}).get("openAPIV3Schema") or {"type": "object"}
-        out.schemas[(group, kind, version["name"])] = convert.from_crd(raw)
+        out.schemas[(group, kind, version["name"])] = convert.from_crd(raw, object_meta)
     out.kinds[kind_key(group, kind)] = {
         "group": group,
         "kind": kind,
@@ -99,7 +99,9 @@ def _add_crd(out: Fetched, crd: dict[str, t.Any]) -> None:
     }
 
 
-def _add_core(out: Fetched, cluster: KubeCluster) -> None:
+def _add_core(out: Fetched, cluster: KubeCluster) -> Schema | None:
+    """Add the core kinds; return ObjectMeta's schema, which every object's metadata follows."""
+    object_meta: Schema | None = None
     paths = (cluster.request("GET", "/openapi/v3", what="OpenAPI discovery") or {}).get("paths", {})
     wanted = {(g, k) for g, k in CORE_KINDS}
     found: dict[tuple[str, str], list[str]] = {}
@@ -109,6 +111,8 @@ def _add_core(out: Fetched, cluster: KubeCluster) -> None:
             continue
         doc = cluster.request("GET", f"/openapi/v3/{path}", what=f"OpenAPI of {path}")
         components = (doc.get("components") or {}).get("schemas") or {}
+        if object_meta is None and convert.OBJECT_META in components:
+            object_meta = convert.from_openapi(components, convert.OBJECT_META)
         for name, definition in components.items():
             for gvk in definition.get("x-kubernetes-group-version-kind") or []:
                 key = (gvk.get("group", ""), gvk.get("kind", ""))
@@ -130,6 +134,7 @@ def _add_core(out: Fetched, cluster: KubeCluster) -> None:
             "served": sorted(set(versions)),
             "deprecated": [],
         }
+    return object_meta
 
 
 def _group_version(path: str) -> tuple[str, str | None]:

@@ -66,3 +66,24 @@ def test_an_unreachable_cluster_is_incomplete_not_clean(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert result.exit_code == 3 and report["status"] == "incomplete"
     assert "unreachable" in report["clusters"][0]["errors"][0]
+
+
+def test_an_unknown_field_is_a_rejection_not_an_incomplete_run(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """Server-side apply answers an undeclared field with HTTP 500; it is still a verdict."""
+    repo = committed_repo(tmp_path)
+    cohorts = repo / "clusters/gpu-prod/cohorts.yaml"
+    cohorts.write_text(cohorts.read_text().replace("spec: {}", "spec: {parent: typo}"))
+    result = run_line(
+        [*VALIDATE, str(repo), "validate", *SERVER_SIDE, "--kubeconfig", str(sandbox.kubeconfig)]
+    )
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1 and report["status"] == "findings"
+    [rejected] = [f for f in report["findings"] if f["rule"] == "server-side-rejected"]
+    assert (
+        rejected["kind"] == "Cohort" and ".spec.parent: field not declared" in rejected["message"]
+    )
+    assert [f["path"] for f in report["findings"] if f["rule"] == "unknown-field"] == [
+        "spec.parent"
+    ]

@@ -75,3 +75,22 @@ def test_openapi_definitions_are_bundled_and_references_rewritten() -> None:
     validator = jsonschema.Draft4Validator(schema)
     assert validator.is_valid({"meta": {"name": "a"}})
     assert not validator.is_valid({"meta": {"nmae": "a"}})
+
+
+def test_a_bare_crd_metadata_becomes_object_meta() -> None:
+    components = {
+        "meta.ObjectMeta": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "owner": {"allOf": [{"$ref": "#/components/schemas/meta.Owner"}]},
+            },
+        },
+        "meta.Owner": {"type": "object", "properties": {"uid": {"type": "string"}}},
+    }
+    object_meta = from_openapi(components, "meta.ObjectMeta")
+    crd = {"type": "object", "properties": {"metadata": {"type": "object"}}}
+    validator = jsonschema.Draft4Validator(from_crd(crd, object_meta))
+    assert validator.is_valid({"metadata": {"name": "a", "owner": {"uid": "1"}}})
+    assert not validator.is_valid({"metadata": {"nmae": "a"}})
+    assert not validator.is_valid({"metadata": {"owner": {"uid": 1}}})
