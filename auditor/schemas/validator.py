@@ -84,7 +84,7 @@ class ClusterValidator:
                 )
             )
             return findings, False
-        structural = self._schema_findings(resource, kind)
+        structural = self._schema_findings(resource, kind) + _name_findings(resource)
         findings += structural
         if any(f.rule not in UNKNOWN_FIELD_RULES for f in structural):
             return findings, False
@@ -128,6 +128,53 @@ class ClusterValidator:
                     Finding.about(resource, "schema", _message(error), CATEGORY, path=path)
                 )
         return findings
+
+
+# How the API server validates names (apimachinery's validation): most kinds take a DNS-1123
+# subdomain, a Namespace (and any namespace) a DNS-1123 label, RBAC objects a path segment.
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_PATH_SEGMENT_KINDS = {"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
+
+
+def _name_problem(kind: str, name: str) -> str | None:
+    if kind in _PATH_SEGMENT_KINDS:
+        if name in (".", "..") or "/" in name or "%" in name:
+            return "may not be '.' or '..' nor contain '/' or '%'"
+        return None
+    if kind == "Namespace":
+        ok = len(name) <= 63 and _DNS_LABEL.fullmatch(name)
+        return None if ok else "must be a DNS-1123 label (at most 63 of a-z, 0-9, '-')"
+    ok = len(name) <= 253 and _DNS_SUBDOMAIN.fullmatch(name)
+    return None if ok else "must be a DNS-1123 subdomain (at most 253 of a-z, 0-9, '-', '.')"
+
+
+def _name_findings(resource: Resource) -> list[Finding]:
+    """The names the API server would refuse, before anything else about the object."""
+    out = []
+    problem = _name_problem(resource.kind, resource.name)
+    if problem:
+        out.append(
+            Finding.about(
+                resource,
+                "invalid-name",
+                f"metadata.name {resource.name!r} {problem}",
+                CATEGORY,
+                path=("metadata", "name"),
+            )
+        )
+    namespace = resource.namespace
+    if namespace and _name_problem("Namespace", namespace):
+        out.append(
+            Finding.about(
+                resource,
+                "invalid-name",
+                f"metadata.namespace {namespace!r} must be a DNS-1123 label",
+                CATEGORY,
+                path=("metadata", "namespace"),
+            )
+        )
+    return out
 
 
 def python_patterns(node: t.Any) -> t.Any:
