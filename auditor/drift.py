@@ -29,7 +29,7 @@ from pathlib import Path
 
 from auditor.diff import classify, managed
 from auditor.diff.drift import DriftItem, Op, diff
-from auditor.diff.normalize import Schema, normalize
+from auditor.diff.normalize import Normalized, Schema, normalize
 from auditor.errors import ClusterAccessError
 from auditor.live.kube import KindNotServed, KubeCluster, status_of
 from auditor.model import (
@@ -281,14 +281,17 @@ def _modified(
     want, have = normalize(resource.body, schema), normalize(live_obj, schema)
     if want.body == have.body:
         return []
-    return [_field(profile, resource, live_obj, item) for item in diff(want, have)]
+    return [_field(profile, resource, live_obj, item, want) for item in diff(want, have)]
 
 
-def _field(profile: ClusterProfile, resource: Resource, live_obj: Json, item: DriftItem) -> Finding:
+def _field(
+    profile: ClusterProfile, resource: Resource, live_obj: Json, item: DriftItem, want: Normalized
+) -> Finding:
     category = classify.category(resource.kind, item.path)
     who = managed.changed_by(live_obj, item.path)
+    repo = f"{item.desired!r}" + ("" if _written(want, item.path) else " (the default)")
     what = {
-        Op.CHANGE: f"is {item.live!r} live but {item.desired!r} in the repo",
+        Op.CHANGE: f"is {item.live!r} live but {repo} in the repo",
         Op.ADD: f"is set live ({item.live!r}) but not in the repo",
         Op.REMOVE: f"is {item.desired!r} in the repo but absent live",
     }[item.op]
@@ -307,6 +310,14 @@ def _field(profile: ClusterProfile, resource: Resource, live_obj: Json, item: Dr
     )
     finding.line = resource.line_of(_file_path(resource.body, item.path))
     return finding
+
+
+def _written(side: Normalized, path: t.Sequence[str | int]) -> bool:
+    try:
+        side.original(tuple(path))
+    except KeyError:
+        return False
+    return True
 
 
 def _file_path(body: t.Any, path: t.Sequence[str | int]) -> list[str | int]:

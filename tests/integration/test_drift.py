@@ -234,6 +234,7 @@ def test_stop_policy_changed_by_hand(clean: tuple[Sandbox, Path]) -> None:
         ("stop-policy", "modified", "ClusterQueue", None, "team-a-cq", "spec.stopPolicy")
     ]
     assert report["findings"][0]["changedBy"]["manager"] == "kubectl-edit"
+    assert "is 'Hold' live but 'None' (the default) in the repo" in report["findings"][0]["message"]
 
 
 def test_admission_label_removed_from_a_tenant_namespace(clean: tuple[Sandbox, Path]) -> None:
@@ -445,3 +446,11 @@ def test_clean_after_a_real_kueue_rewrote_what_it_admitted(
         assert [f["path"] for f in report["findings"]] == ["spec.stopPolicy"]
     finally:
         box.down()
+
+
+def test_an_unknown_cluster_is_a_usage_error(tmp_path: Path) -> None:
+    for folder in ("clusters", "tenants"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    result = run_line(["kueue-gitops", "--repo", str(tmp_path), "drift", "--cluster", "nope"])
+    assert result.exit_code == 2
+    assert "no cluster 'nope' in clusters/" in result.stderr
