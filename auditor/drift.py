@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.diff import classify, managed
+from auditor.diff import classify, crds, managed
 from auditor.diff.drift import DriftItem, Op, diff
 from auditor.diff.normalize import Normalized, Schema, normalize
 from auditor.errors import ClusterAccessError
@@ -45,7 +45,6 @@ from auditor.rbac import powers
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
-from auditor.schemas.fetch import crd_fingerprint
 
 Json = dict[str, t.Any]
 RBAC = "rbac.authorization.k8s.io/v1"
@@ -227,50 +226,7 @@ def compare(
     if all(kind in live.read for kind in RBAC_KINDS):
         findings.extend(_powers(profile, desired, live))
     if schemas.catalog and schemas.catalog.index and CRD[1] in live.read:
-        findings.extend(_schema_drift(profile, schemas.catalog, live.crds))
-    return findings
-
-
-def _schema_drift(
-    profile: ClusterProfile, catalog: SchemaCatalog, crds: list[Json]
-) -> list[Finding]:
-    """Live CRDs that differ from schemas/ (the Kueue upgrade nobody committed)."""
-    index = catalog.index.get("kinds") or {}
-    recorded = {e["crd"]: e for e in index.values() if e.get("crd")}
-    groups = {e.get("group") for e in recorded.values()}
-    where = str(catalog.index_path.relative_to(catalog.root.parent))
-    live = {c["metadata"]["name"]: c for c in crds if (c.get("spec") or {}).get("group") in groups}
-    findings = []
-    for name in sorted(set(recorded) | set(live)):
-        entry, crd = recorded.get(name), live.get(name)
-        served = sorted(v["name"] for v in (crd or {}).get("spec", {}).get("versions", [])
-                        if v.get("served"))  # fmt: skip
-        if crd is None:
-            problem = "is in schemas/ but not installed on the cluster"
-        elif entry is None:
-            problem = "is installed on the cluster but not in schemas/"
-        elif sorted(entry.get("served") or []) != served:
-            problem = f"serves {served} live but {sorted(entry.get('served') or [])} in schemas/"
-        elif entry.get("hash") != crd_fingerprint(crd):
-            problem = "differs live from the schema fetched into schemas/ (fingerprint changed)"
-        else:
-            continue
-        findings.append(
-            Finding(
-                rule="schema-drift",
-                message=f"CRD {name} {problem}; run `kueue-gitops schemas fetch` and review the "
-                "change, or put the cluster back",
-                category="version",
-                cluster=profile.name,
-                api_version=CRD[0],
-                kind=CRD[1],
-                name=name,
-                file=where,
-                change="modified" if entry and crd else "missing" if entry else "unmanaged",
-                desired=entry.get("hash") if entry else None,
-                live=crd_fingerprint(crd) if crd else None,
-            )
-        )
+        findings.extend(crds.drift(profile.name, schemas.catalog, live.crds))
     return findings
 
 
