@@ -105,6 +105,8 @@ def normalize(obj: Json, schema: Schema | None = None) -> Normalized:
 def _metadata(meta: Json, kind: str) -> Json:
     """Name, namespace, labels, annotations and finalizers, minus what servers and tools add."""
     name = meta.get("name")
+    if "labels" not in meta and "annotations" not in meta and "finalizers" not in meta:
+        return {k: meta[k] for k in ("name", "namespace") if meta.get(k)}
     labels = {
         k: v
         for k, v in (meta.get("labels") or {}).items()
@@ -218,7 +220,12 @@ def list_map_key(item: Json, keys: list[str]) -> str:
 def _shape(value: t.Any, node: _Node, key: str | int) -> t.Any:
     """A new value: defaults filled, list-maps keyed, quantities spelled one way."""
     if isinstance(value, dict):
-        out = {k: _shape(v, node.child(k), k) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            child = node.child(k)
+            # Most leaves are plain strings: keep them without a call (the hot path).
+            plain = type(v) is str and not child.quantity and k not in QUANTITY_FIELDS
+            out[k] = v if plain else _shape(v, child, k)
         for name, default in node.defaults.items():
             if name not in value:
                 out[name] = _shape(default, node.child(name), name)
