@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from auditor.cli.options import Context, cluster_access, metrics_output, pass_context
-from auditor.live.access import connect
 from auditor.metrics import export as export_metrics
 from auditor.report import REPORTER_BY_NAME
 from auditor.schemas import fetch as fetching
@@ -51,6 +50,8 @@ def fetch(
     schemas_dir: Path | None,
 ) -> None:
     """Write schemas/CLUSTER/ from the cluster's served CRD versions and core OpenAPI."""
+    from auditor.live.access import connect  # the Kubernetes client only when a cluster is read
+
     profile = ctx.repository().cluster(cluster)
     live = connect(profile, kubeconfig=kubeconfig, context=context)
     fetched = fetching.fetch(live)
@@ -112,6 +113,9 @@ def validate(
     dryRun=All (through the profile's context, or --kubeconfig/--context), so the real API
     server judges it too; rejections are findings.
     """
+    if server_side:
+        from auditor.live.access import connect  # offline validation never loads the client
+
     repo = ctx.repository()
     report = validate_repo(
         repo,

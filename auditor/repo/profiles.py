@@ -6,11 +6,13 @@ configuration error (exit 2), because every later check would be built on it.
 
 from __future__ import annotations
 
+import functools
 import json
 import typing as t
 from dataclasses import dataclass, field
 from importlib import resources
 
+import fastjsonschema
 import jsonschema
 
 from auditor.errors import ConfigError
@@ -20,6 +22,13 @@ PROFILE_API_VERSION = "kueue-gitops.io/v1alpha1"
 PROFILE_FILE = "profile.yaml"
 
 
+@functools.cache
+def _fast_validator(name: str) -> t.Callable[[t.Any], t.Any]:
+    """Compiled once per run: a repo with thousands of tenants validates thousands of profiles."""
+    return t.cast(t.Callable[[t.Any], t.Any], fastjsonschema.compile(_schema(name)))
+
+
+@functools.cache
 def _schema(name: str) -> dict[str, t.Any]:
     text = resources.files("auditor.repo").joinpath(f"profile_schemas/{name}.json").read_text()
     return t.cast(dict[str, t.Any], json.loads(text))
@@ -65,8 +74,12 @@ class TenantProfile:
 
 
 def _validate(resource: Resource, schema_name: str, folder: str) -> dict[str, t.Any]:
-    validator = jsonschema.Draft202012Validator(_schema(schema_name))
-    errors = sorted(validator.iter_errors(resource.body), key=lambda e: list(e.absolute_path))
+    try:
+        _fast_validator(schema_name)(resource.body)
+        errors = []
+    except fastjsonschema.JsonSchemaException:  # let jsonschema say precisely what and where
+        validator = jsonschema.Draft202012Validator(_schema(schema_name))
+        errors = sorted(validator.iter_errors(resource.body), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         line = resource.line_of(list(err.absolute_path))
