@@ -11,8 +11,7 @@ from auditor.model import Finding, Report
 def _where(f: Finding) -> str:
     if f.file:
         return f"{f.file}:{f.line}" if f.line else f.file
-    obj = f"{f.kind} {f.namespace + '/' if f.namespace else ''}{f.name}" if f.kind else ""
-    return obj or "-"
+    return "(live only)" if f.change == "unmanaged" else "-"
 
 
 def _line(f: Finding) -> str:
