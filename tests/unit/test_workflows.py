@@ -132,8 +132,9 @@ def _parses(argv: list[str]) -> None:
     rest = list(argv)
     while isinstance(command, click.Group):
         name = rest.pop(0)
-        assert name in command.commands, f"kueue-gitops has no command {name!r} ({argv})"
-        command = command.commands[name]
+        sub = command.get_command(click.Context(command), name)
+        assert sub is not None, f"kueue-gitops has no command {name!r} ({argv})"
+        command = sub
     command.make_context(command.name or "", rest)
 
 
