@@ -89,7 +89,8 @@ class ClusterValidator:
         if any(f.rule not in UNKNOWN_FIELD_RULES for f in structural):
             return findings, False
         # Unknown fields alone leave the rest well-typed: the API server drops them and still
-        # runs the CEL rules, so we do too (but policy checks want a sound object).
+        # runs the CEL rules, so we do too, and the policy checks still see the object (hiding
+        # it would make every reference to it look dangling).
         self.skipped.update(
             (resource.api_version, resource.kind, r.rule) for r in kind.rules if r.transition
         )
@@ -101,7 +102,7 @@ class ClusterValidator:
                         resource, "cel", f"{v.message} (rule: {v.rule})", "cel", path=v.path
                     )
                 )
-        return findings, not structural
+        return findings, True
 
     def _schema_findings(self, resource: Resource, kind: KindSchema) -> list[Finding]:
         findings: list[Finding] = []

@@ -241,3 +241,18 @@ def test_cel_rules_still_run_beside_unknown_fields_as_on_the_server(repo: Path) 
     )
     rules = {f["rule"] for f in findings(repo) if f["name"] == "half-migrated"}
     assert rules == {"field-of-other-version", "cel"}
+
+
+def test_an_object_with_only_an_unknown_field_still_takes_part_in_the_policy_checks(
+    repo: Path,
+) -> None:
+    # A v1beta1 field in a v1beta2 ClusterQueue is an error of its own; it must not also make
+    # the queue look absent, which would blame the tenants' LocalQueues for a dangling reference.
+    cqs = repo / "clusters/gpu-prod/clusterqueues.yaml"
+    cqs.write_text(cqs.read_text().replace("cohortName: ai-shared", "cohort: ai-shared", 1))
+    result = validate(repo, "--cluster", "gpu-prod", "-o", "json")
+    rules = {f["rule"] for f in json.loads(result.stdout)["findings"]}
+    assert "field-of-other-version" in rules
+    assert "limit-without-cohort" in rules  # the checks saw the queue, without its cohort
+    assert "lq-cluster-queue-missing" not in rules
+    assert result.exit_code == 1
