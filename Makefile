@@ -23,7 +23,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 test: setup lint
-	$(BIN)/kueue-gitops sandbox build
+	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform
 	$(BIN)/pytest
 
 clean-sandboxes: setup

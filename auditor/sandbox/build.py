@@ -99,10 +99,15 @@ def _module_version(testenv: Path, module: str) -> str:
     return _go("list", "-m", "-f", "{{.Version}}", module, cwd=testenv).strip()
 
 
+def cached_toolchain(testenv: Path) -> Toolchain:
+    """Where the toolchain for these pins lives in the cache (built or not)."""
+    return Toolchain(cache_root() / "testenv" / cache_key(testenv), testenv)
+
+
 def ensure_built(testenv: Path, *, log: t.Callable[[str], None] | None = None) -> Toolchain:
     """Return the toolchain for `testenv`, building it first when the cache lacks it."""
     say = log or (lambda _msg: None)
-    toolchain = Toolchain(cache_root() / "testenv" / cache_key(testenv), testenv)
+    toolchain = cached_toolchain(testenv)
     if toolchain.is_complete():
         return toolchain
     toolchain.root.mkdir(parents=True, exist_ok=True)
@@ -212,6 +217,14 @@ def crd_set_files(testenv: Path, name: str) -> list[Path]:
     if not files:
         raise SandboxError(f"no CRDs in {found.module} at {found.folder}")
     return files
+
+
+# Peer and helper tools, each built from its own module under testenv/tools/<tool>/.
+TOOLS = {
+    "promtool": "github.com/prometheus/prometheus/cmd/promtool",
+    "kubeconform": "github.com/yannh/kubeconform/cmd/kubeconform",
+    "kubectl": "k8s.io/kubernetes/cmd/kubectl",
+}
 
 
 def ensure_tool(

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from auditor import drift  # noqa: E402
 from auditor.repo.layout import Repository  # noqa: E402
 from auditor.sandbox import Sandbox, ensure_built  # noqa: E402
-from auditor.sandbox.build import ensure_tool  # noqa: E402
+from auditor.sandbox.build import TOOLS, ensure_tool  # noqa: E402
 from auditor.sync import apply_all  # noqa: E402
 
 CLUSTER = "gpu-prod"
@@ -204,7 +204,7 @@ def main() -> None:
     args = parser.parse_args()
 
     toolchain = ensure_built(ROOT / "testenv", log=print)
-    kubectl = ensure_tool(ROOT / "testenv", "kubectl", "k8s.io/kubernetes/cmd/kubectl", log=print)
+    kubectl = ensure_tool(ROOT / "testenv", "kubectl", TOOLS["kubectl"], log=print)
     work = Path(tempfile.mkdtemp(prefix="bench-drift-"))
     box = Sandbox("bench-drift", root=work / "sandboxes")
     box.up(toolchain)

@@ -24,12 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from auditor.sandbox.build import ensure_tool
+from auditor.sandbox.build import TOOLS, ensure_tool
 from auditor.schemas.catalog import KUBECONFORM_TEMPLATE
 from bench.validate.generate import CLUSTERS, ROOT, generate
-
-KUBECONFORM = "github.com/yannh/kubeconform/cmd/kubeconform"
-
 
 CPU: list[float] = []  # CPU seconds (user + system, all processes and threads) of each run
 
@@ -78,7 +75,7 @@ def main() -> None:
     parser.add_argument("--tenants", type=int, default=1700)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    binary = ensure_tool(ROOT / "testenv", "kubeconform", KUBECONFORM, log=print)
+    binary = ensure_tool(ROOT / "testenv", "kubeconform", TOOLS["kubeconform"], log=print)
     with tempfile.TemporaryDirectory(prefix="kueue-gitops-bench-") as tmp:
         repo = Path(tmp)
         objects = generate(repo, args.tenants)

@@ -16,7 +16,7 @@ import yaml
 
 from auditor.checks import alert_coverage
 from auditor.repo.layout import Repository
-from auditor.sandbox.build import ensure_tool
+from auditor.sandbox.build import TOOLS, ensure_tool
 from tests.conftest import ROOT
 
 RULE_TESTS = ROOT / "tests" / "rules"
@@ -26,9 +26,7 @@ CLUSTERS = sorted(Repository.open(ROOT).clusters)
 @pytest.fixture(scope="session")
 def promtool() -> Path:
     try:
-        return ensure_tool(
-            ROOT / "testenv", "promtool", "github.com/prometheus/prometheus/cmd/promtool", log=print
-        )
+        return ensure_tool(ROOT / "testenv", "promtool", TOOLS["promtool"], log=print)
     except Exception as exc:
         pytest.fail(f"promtool could not be built: {exc}", pytrace=False)
 

@@ -10,19 +10,18 @@ from pathlib import Path
 import pytest
 
 from auditor.repo.layout import Repository
-from auditor.sandbox.build import ensure_tool
+from auditor.sandbox.build import TOOLS, ensure_tool
 from auditor.schemas.catalog import KUBECONFORM_TEMPLATE
 from tests.acceptance.test_validate import committed_repo
 from tests.conftest import ROOT
 
-PACKAGE = "github.com/yannh/kubeconform/cmd/kubeconform"
 SKIP = ["-skip", "ClusterProfile,TenantProfile"]  # our profiles are not Kubernetes objects
 
 
 @pytest.fixture(scope="module")
 def kubeconform() -> Path:
     try:
-        return ensure_tool(ROOT / "testenv", "kubeconform", PACKAGE)
+        return ensure_tool(ROOT / "testenv", "kubeconform", TOOLS["kubeconform"], log=print)
     except Exception as exc:
         pytest.fail(f"kubeconform could not be built: {exc}", pytrace=False)
 
