@@ -17,6 +17,7 @@ try:  # libyaml parses several times faster; fall back to pure Python where it i
 except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
+STR_TAG = "tag:yaml.org,2002:str"
 MAX_NODES = 200_000  # per document: far beyond any real manifest, far below an alias bomb
 Path_ = tuple[str | int, ...]
 
@@ -54,7 +55,7 @@ class _Builder:
                         "manifests: Kubernetes tools disagree on them",
                         key_node.start_mark.line + 1,
                     )
-                key = self.loader.construct_object(key_node)
+                key = self.scalar(key_node)
                 if not isinstance(key, str | int | float | bool) and key is not None:
                     raise _Problem(
                         "yaml-bad-key", "mapping keys must be scalars", key_node.start_mark.line + 1
@@ -72,6 +73,13 @@ class _Builder:
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self.scalar(node)
+
+    def scalar(self, node: yaml.Node) -> t.Any:
+        # Most scalars in manifests are plain strings: take them as they are, and leave the
+        # constructor (with its per-object bookkeeping) to ints, bools, nulls and the rest.
+        if node.tag == STR_TAG and isinstance(node, yaml.ScalarNode):
+            return node.value
         return self.loader.construct_object(node)
 
 
