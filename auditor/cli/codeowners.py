@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from auditor import codeowners as generator
-from auditor.cli.options import Context, pass_context
+from auditor.cli.options import Context, emit, output_format, pass_context
 from auditor.errors import ConfigError
 from auditor.model import Report
-from auditor.report import REPORTER_BY_NAME
 
 
 @click.command()
@@ -19,22 +16,14 @@ from auditor.report import REPORTER_BY_NAME
     is_flag=True,
     help="Write nothing; exit 1 when CODEOWNERS is stale or leaves a repository path unowned.",
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    default="text",
-    show_default=True,
-    type=click.Choice(list(REPORTER_BY_NAME)),
-    help="Report format of --check.",
-)
+@output_format
 @pass_context
 def codeowners(ctx: Context, check: bool, output: str) -> None:
     """Generate CODEOWNERS: the platform owns all, each tenant team its LocalQueues."""
     repo = ctx.repository()
     if check:
         report = Report("codeowners", findings=generator.check(repo))
-        REPORTER_BY_NAME[output](report, sys.stdout)
+        emit(report, output)
         click.get_current_context().exit(report.exit_code)
     if repo.root is None:
         raise ConfigError("codeowners writes into a working tree; pass --repo DIR")

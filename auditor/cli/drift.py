@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -11,6 +10,7 @@ from auditor import drift as drift_audit
 from auditor.cli.options import (
     Context,
     cluster_access,
+    emit,
     metrics_output,
     output_format,
     pass_context,
@@ -19,7 +19,6 @@ from auditor.live.access import connect
 from auditor.live.kube import KubeCluster
 from auditor.metrics import export as export_metrics
 from auditor.repo.profiles import ClusterProfile
-from auditor.report import REPORTER_BY_NAME
 
 
 @click.command()
@@ -55,7 +54,7 @@ def drift(
 
     schemas = repo.root / "schemas" if repo.root else None
     report = drift_audit.audit(repo, names, reach, schemas_root=schemas)
-    REPORTER_BY_NAME[output](report, sys.stdout)
+    emit(report, output)
     export_metrics(report, metrics_file=metrics_file, pushgateway=pushgateway)
     ctx_click = click.get_current_context()
     ctx_click.exit(report.exit_code)

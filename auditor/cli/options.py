@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
+from auditor.model import Report
 from auditor.repo.layout import Repository
+from auditor.report import REPORTER_BY_NAME
 
 
 @dataclass
@@ -41,16 +45,31 @@ def cluster_access(func: F) -> F:
     return func
 
 
+FORMATS = ("auto", "text", "json", "markdown", "sarif", "junit", "github")
+
+
 def output_format(func: F) -> F:
+    """-o/--output, the same formats for every report-producing command."""
     return click.option(
         "-o",
         "--output",
         "output",
-        default="text",
+        default="auto",
         show_default=True,
-        type=click.Choice(["text", "json", "markdown"]),
-        help="Report format.",
+        type=click.Choice(FORMATS),
+        help="Report format; auto is GitHub annotations under Actions, else text.",
     )(func)
+
+
+def resolve_format(output: str) -> str:
+    if output != "auto":
+        return output
+    return "github" if os.environ.get("GITHUB_ACTIONS") else "text"
+
+
+def emit(report: Report, output: str) -> None:
+    """Write `report` to stdout in `output` (auto resolved)."""
+    REPORTER_BY_NAME[resolve_format(output)](report, sys.stdout)
 
 
 def _gateway_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:

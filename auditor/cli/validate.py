@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, cluster_access, metrics_output, pass_context
+from auditor.cli.options import (
+    Context,
+    cluster_access,
+    emit,
+    metrics_output,
+    output_format,
+    pass_context,
+)
 from auditor.metrics import export as export_metrics
-from auditor.report import REPORTER_BY_NAME
 from auditor.schemas import fetch as fetching
 from auditor.validate import validate as validate_repo
-
-FORMATS = ["auto", *REPORTER_BY_NAME]
 
 
 def _schemas_dir(ctx: Context, given: Path | None) -> Path:
@@ -70,15 +72,7 @@ def fetch(
     multiple=True,
     help="Validate only for this cluster (repeatable; default: every cluster).",
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    default="auto",
-    show_default=True,
-    type=click.Choice(FORMATS),
-    help="Report format; auto is github under GitHub Actions, else text.",
-)
+@output_format
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
 @click.option(
     "--server-side",
@@ -130,9 +124,7 @@ def validate(
         note=lambda message: click.echo(f"note: {message}", err=True),
         jobs=jobs,
     )
-    if output == "auto":
-        output = "github" if os.environ.get("GITHUB_ACTIONS") else "text"
-    REPORTER_BY_NAME[output](report, sys.stdout)
+    emit(report, output)
     export_metrics(report, metrics_file=metrics_file, pushgateway=pushgateway)
     ctx_exit(report.exit_code)
 
