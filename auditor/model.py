@@ -60,6 +60,10 @@ class Resource:
     lines: dict[tuple[str | int, ...], int] = field(default_factory=dict)
     cluster: str | None = None  # the cluster folder it is synced to
     tenant: str | None = None  # the tenant folder it lives in, if any
+    # Computes `lines` when first needed (the loader defers them: most objects never need one).
+    line_source: t.Callable[[], dict[tuple[str | int, ...], int]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def api_version(self) -> str:
@@ -84,6 +88,8 @@ class Resource:
 
     def line_of(self, path: t.Sequence[str | int]) -> int:
         """The line of the deepest part of `path` that exists in the file."""
+        if self.line_source is not None:
+            self.lines, self.line_source = self.line_source(), None
         for end in range(len(path), 0, -1):
             found = self.lines.get(tuple(path[:end]))
             if found is not None:

@@ -18,6 +18,8 @@ except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 STR_TAG = "tag:yaml.org,2002:str"
+MAP_TAG = "tag:yaml.org,2002:map"
+SEQ_TAG = "tag:yaml.org,2002:seq"
 MAX_NODES = 200_000  # per document: far beyond any real manifest, far below an alias bomb
 Path_ = tuple[str | int, ...]
 
@@ -28,15 +30,49 @@ class _Problem(Exception):
         self.rule, self.message, self.line = rule, message, line
 
 
+_PLAIN_TAGS: dict[str, str] = {}  # plain scalar text -> its implicit tag (manifests repeat a lot)
+_PLAIN_TAGS_MAX = 100_000
+_NO_PATHS: dict[t.Any, None] = {}  # never filled
+
+
+class _Loader(_BaseLoader):
+    """libyaml's composer with a cheaper implicit-tag resolver.
+
+    The C composer calls back into Python to resolve the tag of every node. The safe resolver
+    has no path resolvers, so a node's tag depends only on its kind and, for plain scalars,
+    on its text: answer from a memo instead of trying the regular expressions every time.
+    """
+
+    def resolve(self, kind: type[yaml.Node], value: t.Any, implicit: t.Any) -> str:
+        if kind is yaml.ScalarNode:
+            if not implicit[0]:
+                return STR_TAG
+            tag = _PLAIN_TAGS.get(value)
+            if tag is None:
+                tag = t.cast(str, super().resolve(kind, value, implicit))  # type: ignore[no-untyped-call]
+                if len(_PLAIN_TAGS) >= _PLAIN_TAGS_MAX:
+                    _PLAIN_TAGS.clear()
+                _PLAIN_TAGS[value] = tag
+            return tag
+        if kind is yaml.MappingNode:
+            return MAP_TAG
+        return SEQ_TAG
+
+    # The composer tells the resolver where it descends and ascends, for path resolvers, which
+    # the safe loader has none of: builtins that accept the same arguments and do nothing cost
+    # a fraction of the Python methods they replace (called for every node).
+    descend_resolver = _NO_PATHS.get  # type: ignore[assignment]  # (parent, index) -> None
+    ascend_resolver = ().__len__  # type: ignore[assignment]  # () -> 0
+
+
 class _Builder:
-    """Build plain Python values from a composed node tree, recording each path's line."""
+    """Build plain Python values from a composed node tree (lines come later, on demand)."""
 
     def __init__(self, loader: _BaseLoader) -> None:
         self.loader = loader
-        self.lines: dict[Path_, int] = {}
         self.visited = 0
 
-    def build(self, node: yaml.Node, path: Path_ = ()) -> t.Any:
+    def build(self, node: yaml.Node) -> t.Any:
         self.visited += 1
         if self.visited > MAX_NODES:
             raise _Problem(
@@ -44,50 +80,108 @@ class _Builder:
                 f"document expands to more than {MAX_NODES} nodes (an alias bomb?)",
                 node.start_mark.line + 1,
             )
-        self.lines.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
+        kind = node.__class__
+        if kind is yaml.ScalarNode:
+            # Most scalars in manifests are plain strings: take them as they are, and leave the
+            # constructor (with its per-object bookkeeping) to ints, bools, nulls and the rest.
+            if node.tag == STR_TAG:
+                return node.value
+            return self.loader.construct_object(node)
+        if kind is yaml.MappingNode:
             out: dict[t.Any, t.Any] = {}
             for key_node, value_node in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    raise _Problem(
-                        "yaml-merge-key",
-                        "YAML merge keys (<<) are not allowed in "
-                        "manifests: Kubernetes tools disagree on them",
-                        key_node.start_mark.line + 1,
-                    )
-                key = self.scalar(key_node)
-                if not isinstance(key, str | int | float | bool) and key is not None:
-                    raise _Problem(
-                        "yaml-bad-key", "mapping keys must be scalars", key_node.start_mark.line + 1
-                    )
+                key = self.key(key_node)
                 if key in out:
                     raise _Problem(
                         "yaml-duplicate-key",
                         f"duplicate key {key!r} (first at line "
-                        f"{self.lines.get((*path, str(key)), '?')}); Kubernetes "
+                        f"{_first_key_line(self, node, key_node)}); Kubernetes "
                         "would silently keep only one of them",
                         key_node.start_mark.line + 1,
                     )
-                self.lines[(*path, str(key))] = key_node.start_mark.line + 1
-                out[key] = self.build(value_node, (*path, str(key)))
+                out[key] = self.build(value_node)
             return out
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self.scalar(node)
-
-    def scalar(self, node: yaml.Node) -> t.Any:
-        # Most scalars in manifests are plain strings: take them as they are, and leave the
-        # constructor (with its per-object bookkeeping) to ints, bools, nulls and the rest.
-        if node.tag == STR_TAG and isinstance(node, yaml.ScalarNode):
-            return node.value
+        if kind is yaml.SequenceNode:
+            return [self.build(item) for item in node.value]
         return self.loader.construct_object(node)
+
+    def key(self, key_node: yaml.Node) -> t.Any:
+        if key_node.tag == STR_TAG and key_node.__class__ is yaml.ScalarNode:
+            return key_node.value
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            raise _Problem(
+                "yaml-merge-key",
+                "YAML merge keys (<<) are not allowed in "
+                "manifests: Kubernetes tools disagree on them",
+                key_node.start_mark.line + 1,
+            )
+        key = self.loader.construct_object(key_node)
+        if not isinstance(key, str | int | float | bool) and key is not None:
+            raise _Problem(
+                "yaml-bad-key", "mapping keys must be scalars", key_node.start_mark.line + 1
+            )
+        return key
+
+
+def _first_key_line(builder: _Builder, node: yaml.Node, duplicate: yaml.Node) -> str:
+    """Where the key that `duplicate` repeats was written: the last earlier key of the same text."""
+    name, found = str(builder.key(duplicate)), "?"
+    for key_node, _value in node.value:
+        if key_node is duplicate:
+            break
+        if str(builder.key(key_node)) == name:
+            found = str(key_node.start_mark.line + 1)
+    return found
+
+
+def _record_lines(
+    loader: _BaseLoader, node: yaml.Node, path: Path_, lines: dict[Path_, int]
+) -> None:
+    """The line of every path in a document: a key's own line, an item's first line."""
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if key_node.tag == STR_TAG and isinstance(key_node, yaml.ScalarNode):
+                key = key_node.value
+            else:
+                key = str(loader.construct_object(key_node))
+            lines[(*path, key)] = key_node.start_mark.line + 1
+            _record_lines(loader, value_node, (*path, key), lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _record_lines(loader, item, (*path, i), lines)
+
+
+class _Lines:
+    """The lines of one document's fields, derived again from the file's text when first asked.
+
+    Keeping a dict of every field's line for every object costs a fifth of loading a large
+    repository, and most runs never ask for one: a finding does, for its object only.
+    """
+
+    __slots__ = ("index", "text")
+
+    def __init__(self, text: str, index: int) -> None:
+        self.text, self.index = text, index
+
+    def __call__(self) -> dict[Path_, int]:
+        loader = _Loader(self.text)
+        try:
+            for _ in range(self.index):
+                _next_document(loader)
+            lines: dict[Path_, int] = {}
+            _record_lines(loader, t.cast(yaml.Node, _next_document(loader)), (), lines)
+        finally:
+            loader.dispose()
+        return lines
 
 
 def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
     """Every mapping document in `text` as a Resource; everything wrong as a Finding."""
     resources: list[Resource] = []
     findings: list[Finding] = []
-    loader = _BaseLoader(text)
+    loader = _Loader(text)
+    index = -1
     try:
         while True:
             try:
@@ -97,6 +191,7 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
                 break
             if node is None:
                 break
+            index += 1
             builder = _Builder(loader)
             try:
                 body = builder.build(node)
@@ -119,7 +214,7 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
                     )
                 )
                 continue
-            resource = Resource(body, file, line, builder.lines)
+            resource = Resource(body, file, line, line_source=_Lines(text, index))
             missing = [
                 k
                 for k in ("apiVersion", "kind")
