@@ -117,6 +117,7 @@ class Repository:
             self._load_folder(out, f"{CLUSTERS}/{name}", cluster=name, tenant=None)
         for tenant in sorted(self.tenants):
             base = f"{TENANTS}/{tenant}"
+            files = self.tree.files(base)  # one walk of the tenant folder, then split by cluster
             for sub in self.tree.subfolders(base):
                 if sub not in self.clusters:
                     out.findings.append(
@@ -130,8 +131,15 @@ class Repository:
                         )
                     )
                 elif sub in wanted:
-                    self._load_folder(out, f"{base}/{sub}", cluster=sub, tenant=tenant)
-            for path in self.tree.files(base):
+                    inside = f"{base}/{sub}/"
+                    self._load_folder(
+                        out,
+                        f"{base}/{sub}",
+                        cluster=sub,
+                        tenant=tenant,
+                        files=[p for p in files if p.startswith(inside)],
+                    )
+            for path in files:
                 if posixpath.dirname(path) == base and posixpath.basename(path) != PROFILE_FILE:
                     out.findings.append(
                         Finding(
@@ -146,8 +154,16 @@ class Repository:
         _flag_duplicates(out)
         return out
 
-    def _load_folder(self, out: Loaded, folder: str, *, cluster: str, tenant: str | None) -> None:
-        for path in self.tree.files(folder):
+    def _load_folder(
+        self,
+        out: Loaded,
+        folder: str,
+        *,
+        cluster: str,
+        tenant: str | None,
+        files: list[str] | None = None,
+    ) -> None:
+        for path in self.tree.files(folder) if files is None else files:
             if path == f"{folder}/{PROFILE_FILE}":
                 continue
             try:
