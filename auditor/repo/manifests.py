@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover
 STR_TAG = "tag:yaml.org,2002:str"
 MAP_TAG = "tag:yaml.org,2002:map"
 SEQ_TAG = "tag:yaml.org,2002:seq"
+_SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 MAX_NODES = 200_000  # per document: far beyond any real manifest, far below an alias bomb
 Path_ = tuple[str | int, ...]
 
@@ -44,7 +45,7 @@ class _Loader(_BaseLoader):
     """
 
     def resolve(self, kind: type[yaml.Node], value: t.Any, implicit: t.Any) -> str:
-        if kind is yaml.ScalarNode:
+        if kind is _SCALAR:
             if not implicit[0]:
                 return STR_TAG
             tag = _PLAIN_TAGS.get(value)
@@ -54,7 +55,7 @@ class _Loader(_BaseLoader):
                     _PLAIN_TAGS.clear()
                 _PLAIN_TAGS[value] = tag
             return tag
-        if kind is yaml.MappingNode:
+        if kind is _MAPPING:
             return MAP_TAG
         return SEQ_TAG
 
@@ -81,16 +82,19 @@ class _Builder:
                 node.start_mark.line + 1,
             )
         kind = node.__class__
-        if kind is yaml.ScalarNode:
+        if kind is _SCALAR:
             # Most scalars in manifests are plain strings: take them as they are, and leave the
             # constructor (with its per-object bookkeeping) to ints, bools, nulls and the rest.
             if node.tag == STR_TAG:
                 return node.value
             return self.loader.construct_object(node)
-        if kind is yaml.MappingNode:
+        if kind is _MAPPING:
             out: dict[t.Any, t.Any] = {}
             for key_node, value_node in node.value:
-                key = self.key(key_node)
+                if key_node.tag == STR_TAG and key_node.__class__ is _SCALAR:
+                    key = key_node.value
+                else:
+                    key = self.key(key_node)
                 if key in out:
                     raise _Problem(
                         "yaml-duplicate-key",
@@ -99,9 +103,17 @@ class _Builder:
                         "would silently keep only one of them",
                         key_node.start_mark.line + 1,
                     )
-                out[key] = self.build(value_node)
+                if (
+                    value_node.tag == STR_TAG
+                    and value_node.__class__ is _SCALAR
+                    and self.visited < MAX_NODES
+                ):  # build(value_node), inlined for the commonest leaf
+                    self.visited += 1
+                    out[key] = value_node.value
+                else:
+                    out[key] = self.build(value_node)
             return out
-        if kind is yaml.SequenceNode:
+        if kind is _SEQUENCE:
             return [self.build(item) for item in node.value]
         return self.loader.construct_object(node)
 
