@@ -70,3 +70,21 @@ def test_non_utf8_file_names_the_byte_and_line() -> None:
     assert found == []
     assert (problem.rule, problem.line) == ("not-utf8", 2)
     assert "0xff" in problem.message
+
+
+def test_field_lines_of_a_later_document_survive_empty_and_bad_documents_before_it() -> None:
+    # lines are derived again from the text on first use: the document index must line up
+    text = "---\n---\n- a list\n---\n" + NAMESPACE + "  annotations: {1: one, 'x': [a, {b: c}]}\n"
+    [ns], problems = load_text(text, "f.yaml")
+    assert [p.rule for p in problems] == ["not-a-mapping"]
+    assert ns.line == 6
+    assert ns.line_of(["metadata", "labels", "platform.example.com/kueue"]) == 11
+    assert ns.line_of(["metadata", "annotations", "1"]) == 12
+    assert ns.line_of(["metadata", "annotations", "x", 1, "b"]) == 12
+    assert ns.line_of(["metadata", "annotations", "x", 7]) == 12
+
+
+def test_duplicate_key_names_the_line_of_the_first_one() -> None:
+    _, [problem] = load_text("a: 1\nb:\n  c: 2\n  d: 3\n  c: 4\n", "f.yaml")
+    assert (problem.rule, problem.line) == ("yaml-duplicate-key", 5)
+    assert "(first at line 3)" in problem.message
