@@ -164,28 +164,47 @@ def _record_lines(
             _record_lines(loader, item, (*path, i), lines)
 
 
-class _Lines:
-    """The lines of one document's fields, derived again from the file's text when first asked.
+class _FileLines:
+    """The field lines of a file's objects, derived again from its text when first asked for.
 
     Keeping a dict of every field's line for every object costs a fifth of loading a large
-    repository, and most runs never ask for one: a finding does, for its object only.
+    repository, and most runs never ask for one: a finding does, for its object only. The
+    first request composes the file once and records the lines of all its objects (those
+    documents built without a problem, so within MAX_NODES), not one pass per object.
     """
 
-    __slots__ = ("index", "text")
+    __slots__ = ("found", "text", "wanted")
 
-    def __init__(self, text: str, index: int) -> None:
-        self.text, self.index = text, index
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.wanted: list[int] = []  # indexes of the documents that became Resources
+        self.found: dict[int, dict[Path_, int]] | None = None
+
+    def document(self, index: int) -> dict[Path_, int]:
+        if self.found is None:
+            found: dict[int, dict[Path_, int]] = {}
+            loader = _Loader(self.text)
+            try:
+                for i in range(self.wanted[-1] + 1):
+                    node = t.cast(yaml.Node, _next_document(loader))
+                    if i in self.wanted:
+                        _record_lines(loader, node, (), found.setdefault(i, {}))
+            finally:
+                loader.dispose()
+            self.found, self.text = found, ""
+        return self.found[index]
+
+
+class _Lines:
+    """One object's `Resource.line_source`: its document's lines, from its file's _FileLines."""
+
+    __slots__ = ("file", "index")
+
+    def __init__(self, file: _FileLines, index: int) -> None:
+        self.file, self.index = file, index
 
     def __call__(self) -> dict[Path_, int]:
-        loader = _Loader(self.text)
-        try:
-            for _ in range(self.index):
-                _next_document(loader)
-            lines: dict[Path_, int] = {}
-            _record_lines(loader, t.cast(yaml.Node, _next_document(loader)), (), lines)
-        finally:
-            loader.dispose()
-        return lines
+        return self.file.document(self.index)
 
 
 def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
@@ -194,6 +213,7 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
     findings: list[Finding] = []
     loader = _Loader(text)
     index = -1
+    file_lines: _FileLines | None = None
     try:
         while True:
             try:
@@ -226,7 +246,9 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
                     )
                 )
                 continue
-            resource = Resource(body, file, line, line_source=_Lines(text, index))
+            file_lines = file_lines or _FileLines(text)
+            file_lines.wanted.append(index)
+            resource = Resource(body, file, line, line_source=_Lines(file_lines, index))
             missing = [
                 k
                 for k in ("apiVersion", "kind")
