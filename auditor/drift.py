@@ -348,8 +348,7 @@ def _unmanaged_matters(profile: ClusterProfile, obj: Json) -> bool:
     if kind == "PriorityClass":
         return not str(meta.get("name", "")).startswith("system-")
     if kind == "Namespace":
-        key, value = profile.admission_label
-        return (meta.get("labels") or {}).get(key) == value
+        return profile.admits(meta.get("labels"))
     return False  # RBAC: judged by the powers it gives, below
 
 

@@ -379,9 +379,7 @@ def _cohort_move(
 def admits(namespace: Resource | None, profile: ClusterProfile | None) -> bool:
     if namespace is None or profile is None:
         return False
-    label, value = profile.admission_label
-    labels = (namespace.body.get("metadata") or {}).get("labels") or {}
-    return bool(labels.get(label) == value)
+    return profile.admits((namespace.body.get("metadata") or {}).get("labels"))
 
 
 def _admission(

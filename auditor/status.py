@@ -43,7 +43,7 @@ def _quota_summary(cq: dict[str, t.Any]) -> str:
 
 
 def render_text(status: LiveStatus, profile: ClusterProfile) -> str:
-    key, value = profile.admission_label
+    key = profile.admission_label[0]
     lines = [f"cluster {profile.name}", "", "ClusterQueues:"]
     for cq in status.cluster_queues:
         spec, st = cq.get("spec", {}), cq.get("status", {})
@@ -63,6 +63,6 @@ def render_text(status: LiveStatus, profile: ClusterProfile) -> str:
     for ns in status.namespaces:
         labels = ns["metadata"].get("labels") or {}
         mark = labels.get(key)
-        state = "ADMITS WORK" if mark == value else "no admission"
+        state = "ADMITS WORK" if profile.admits(labels) else "no admission"
         lines.append(f"  {ns['metadata']['name']:<16} {key}={mark or '(absent)':<10} {state}")
     return "\n".join(lines)

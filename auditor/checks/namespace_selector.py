@@ -87,7 +87,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 CATEGORY,
                 path=["metadata", "labels", tenant_label],
             )
-        if labels.get(key) == value and owner is None:
+        if ctx.cluster.admits(labels) and owner is None:
             yield Finding.about(
                 ns,
                 "admission-label-unowned",

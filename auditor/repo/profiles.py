@@ -48,6 +48,11 @@ class ClusterProfile:
     trusted_subjects: tuple[str, ...] = ()  # drift does not report their RBAC powers
     alerts: dict[str, dict[str, dict[str, t.Any]]] = field(default_factory=dict)  # name -> ranges
 
+    def admits(self, labels: t.Mapping[str, t.Any] | None) -> bool:
+        """Whether a namespace with these labels may submit work: it carries the admission label."""
+        key, value = self.admission_label
+        return bool((labels or {}).get(key) == value)
+
 
 @dataclass(frozen=True)
 class TenantCluster:
