@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError, ManifestError
-from auditor.model import Finding, Report, Resource, ResourceKey, Severity
+from auditor.k8s.objects import ResourceKey
+from auditor.model import Finding, Report, Resource, Severity
 
 __all__ = [
     "AuditorError",

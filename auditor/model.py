@@ -6,48 +6,12 @@ import enum
 import typing as t
 from dataclasses import dataclass, field
 
-CLUSTER_SCOPED_KINDS = frozenset(
-    {
-        "Namespace",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "PriorityClass",
-        "ResourceFlavor",
-        "ClusterQueue",
-        "Cohort",
-        "WorkloadPriorityClass",
-        "AdmissionCheck",
-        "Topology",
-        "MultiKueueCluster",
-        "MultiKueueConfig",
-        "ProvisioningRequestConfig",
-        "CustomResourceDefinition",
-    }
-)
+from auditor.k8s.objects import ResourceKey, group_of
 
 
 class Severity(enum.StrEnum):
     ERROR = "error"
     WARNING = "warning"
-
-
-@dataclass(frozen=True, order=True)
-class ResourceKey:
-    """Identity of an object: group, kind, namespace and name (the version is not identity)."""
-
-    group: str
-    kind: str
-    namespace: str | None
-    name: str
-
-    def __str__(self) -> str:
-        kind = f"{self.kind}.{self.group}" if self.group else self.kind
-        where = f"{self.namespace}/" if self.namespace else ""
-        return f"{kind} {where}{self.name}"
-
-
-def group_of(api_version: str) -> str:
-    return api_version.rpartition("/")[0] if "/" in api_version else ""
 
 
 @dataclass

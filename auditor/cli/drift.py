@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from auditor import drift as drift_audit
 from auditor.cli.options import (
     Context,
     cluster_access,
@@ -15,10 +14,11 @@ from auditor.cli.options import (
     output_format,
     pass_context,
 )
+from auditor.drift import engine as drift_audit
 from auditor.live.access import connect
 from auditor.live.kube import KubeCluster
-from auditor.metrics import export as export_metrics
 from auditor.repo.profiles import ClusterProfile
+from auditor.report.metrics import export as export_metrics
 
 
 @click.command()

@@ -79,7 +79,7 @@ def _gateway_url(_ctx: click.Context, _param: click.Parameter, value: str | None
 
 
 def metrics_output(func: F) -> F:
-    """--metrics-file and --pushgateway: the results as Prometheus metrics (auditor.metrics)."""
+    """--metrics-file and --pushgateway: the results as Prometheus metrics."""
     func = click.option(
         "--pushgateway",
         metavar="URL",

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import click
 
-from auditor import plan_live, plan_render
 from auditor.cli.options import Context, cluster_access, pass_context
 from auditor.live.access import connect
-from auditor.plan import build
+from auditor.plan import live as plan_live
+from auditor.plan.offline import build
 from auditor.repo.gitsource import revision
 from auditor.repo.layout import find_root
+from auditor.report import plan as plan_render
 
 
 @click.command()

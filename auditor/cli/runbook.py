@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from auditor import runbook
-from auditor import workloads as wl
 from auditor.cli.options import Context, cluster_access, pass_context
 from auditor.errors import ConfigError
 from auditor.live.access import connect
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
+from auditor.runbook import export as wl
+from auditor.runbook import hold as runbook
 
 
 def _live(

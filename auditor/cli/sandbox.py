@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from auditor import sync
 from auditor.cli.options import Context, pass_context
 from auditor.errors import SandboxError
+from auditor.live import apply as sync
 from auditor.repo.layout import find_root
 from auditor.sandbox import Sandbox, ensure_built
 from auditor.sandbox.build import TOOLS, cached_toolchain, ensure_tool

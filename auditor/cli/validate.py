@@ -14,9 +14,9 @@ from auditor.cli.options import (
     output_format,
     pass_context,
 )
-from auditor.metrics import export as export_metrics
+from auditor.report.metrics import export as export_metrics
 from auditor.schemas import fetch as fetching
-from auditor.validate import validate as validate_repo
+from auditor.validate.engine import validate as validate_repo
 
 
 def _schemas_dir(ctx: Context, given: Path | None) -> Path:

@@ -18,7 +18,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.model import group_of
+from auditor.k8s.objects import group_of
 
 Json = dict[str, t.Any]
 Items = list[Json]  # spelled once here: inside KubeCluster, `list` is the method

@@ -20,7 +20,7 @@ from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
-from auditor import quantity as q
+from auditor.k8s import quantity as q
 from auditor.schemas.cel_library import FUNCTIONS
 
 Schema = dict[str, t.Any]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from celpy import celtypes
 
-from auditor import quantity as q
+from auditor.k8s import quantity as q
 
 
 @dataclass(frozen=True)

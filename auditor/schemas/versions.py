@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.model import Finding, Resource, Severity, format_path, group_of
+from auditor.k8s.objects import group_of
+from auditor.model import Finding, Resource, Severity, format_path
 from auditor.schemas.catalog import Schema, SchemaCatalog, schema_path
 
 CATEGORY = "version"

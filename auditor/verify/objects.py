@@ -6,7 +6,7 @@ import math
 import typing as t
 from dataclasses import dataclass, field
 
-from auditor.quantity import Quantity
+from auditor.k8s.quantity import Quantity
 
 Json = dict[str, t.Any]
 KUEUE = "kueue.x-k8s.io/v1beta2"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import concurrent.futures
 import time
 
-from auditor import quantity
 from auditor.errors import ConfigError
+from auditor.k8s import quantity
 from auditor.repo.profiles import TenantProfile
 from auditor.verify import workloads as wl
 from auditor.verify.objects import KUEUE, Check, Json, Probe, Tenant

@@ -6,9 +6,9 @@ import contextlib
 import time
 import typing as t
 
-from auditor import quantity
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.quantity import Quantity
+from auditor.k8s import quantity
+from auditor.k8s.quantity import Quantity
 from auditor.repo.profiles import ClusterProfile, TenantCluster, TenantProfile
 from auditor.verify import workloads as wl
 from auditor.verify.objects import (

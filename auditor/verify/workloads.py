@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from auditor import quantity
 from auditor.errors import ConfigError
-from auditor.quantity import Quantity
+from auditor.k8s import quantity
+from auditor.k8s.quantity import Quantity
 from auditor.verify.objects import Json, Probe
 
 

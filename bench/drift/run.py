@@ -31,10 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from auditor import drift  # noqa: E402
+from auditor.live.apply import apply_all  # noqa: E402
 from auditor.repo.layout import Repository  # noqa: E402
 from auditor.sandbox import Sandbox, ensure_built  # noqa: E402
 from auditor.sandbox.build import TOOLS, ensure_tool  # noqa: E402
-from auditor.sync import apply_all  # noqa: E402
 
 CLUSTER = "gpu-prod"
 KUEUE = "kueue.x-k8s.io/v1beta2"

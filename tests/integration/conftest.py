@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from auditor.sync import apply_all
 from tests.conftest import ROOT
 
 

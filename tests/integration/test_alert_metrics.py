@@ -7,7 +7,7 @@ A renamed metric or label must break a test, not an on-call night. The sources:
   back and evicted work; the few that need a preemption are checked against their declaration
   in pkg/metrics/metrics.go of the pinned sigs.k8s.io/kueue module;
 - kube_kueue_*: the kube-state-metrics config shipped next to the rules in alerts.yaml;
-- kueue_gitops_*: what `auditor.metrics` writes, parsed back.
+- kueue_gitops_*: what `auditor.report.metrics` writes, parsed back.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from auditor import metrics
 from auditor.errors import ClusterAccessError
+from auditor.live.apply import apply_all
 from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.layout import Repository
+from auditor.report import metrics
 from auditor.sandbox import Sandbox, Toolchain
-from auditor.sync import apply_all
 from tests.conftest import ROOT
 
 SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?")

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.checks import alert_coverage
 from auditor.repo.layout import Repository
 from auditor.sandbox.build import TOOLS, ensure_tool
+from auditor.validate.checks import alert_coverage
 from tests.conftest import ROOT
 
 RULE_TESTS = ROOT / "tests" / "rules"

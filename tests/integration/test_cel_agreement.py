@@ -19,7 +19,7 @@ from auditor.sandbox import Sandbox
 from auditor.schemas import cel
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator
-from auditor.validate import judged
+from auditor.validate.engine import judged
 from tests.conftest import ROOT
 
 CORPUS = ROOT / "tests/data/cel"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from auditor.live.apply import apply_all
 from auditor.live.kube import KindNotServed, KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from auditor.sync import apply_all
 from tests.conftest import ROOT, run_line, start_sandbox
 
 CLUSTER = "gpu-prod"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor import drift
+from auditor.drift import engine as drift
 from auditor.errors import ClusterAccessError
 from auditor.live import access
 from auditor.live.kube import KubeCluster

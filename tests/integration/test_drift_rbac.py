@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.rbac import powers
-from auditor.rbac.powers import Power, Subject
+from auditor.k8s import rbac as powers
+from auditor.k8s.rbac import Power, Subject
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import start_sandbox
 from tests.integration.test_drift import drift_json, servable_repo, sync

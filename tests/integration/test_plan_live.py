@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from auditor.errors import ClusterAccessError
+from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from auditor.sync import apply_all
 from tests.conftest import ROOT, run_line, start_sandbox
-from tests.unit.plan.conftest import Revisions
+from tests.unit.conftest import Revisions
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 CQS = "clusters/gpu-prod/clusterqueues.yaml"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.quantity import printed
+from auditor.k8s.quantity import printed
 from auditor.sandbox import Sandbox
 
 # Every non-negative form the unit tests cover, and a few the API server is picky about.

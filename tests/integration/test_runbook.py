@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
-from auditor.sync import apply_all
 from tests.conftest import run_line
 
 Json = dict[str, t.Any]

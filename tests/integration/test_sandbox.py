@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from auditor.errors import ClusterAccessError, SandboxError
+from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from auditor.sync import apply_all
 from tests.conftest import ROOT, run_line
 
 

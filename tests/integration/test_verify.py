@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
-from auditor.sync import apply_all
 from auditor.verify import RUN_LABEL
 from tests.conftest import ROOT, run_line
 

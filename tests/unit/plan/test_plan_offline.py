@@ -6,7 +6,7 @@ import json
 import typing as t
 
 from tests.conftest import run_line
-from tests.unit.plan.conftest import Revisions
+from tests.unit.conftest import Revisions
 
 CQS = "clusters/gpu-prod/clusterqueues.yaml"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor import runbook
 from auditor.repo.layout import Repository
+from auditor.runbook import hold as runbook
 from tests.conftest import run_line
 
 PROD = "clusters/gpu-prod/clusterqueues.yaml"

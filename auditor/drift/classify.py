@@ -1,0 +1,53 @@
+"""Which category a difference belongs to, from the object's kind and the field's path.
+
+Categories (ARCHITECTURE.md): quota, cohort, label, rbac, flavor, preemption, stop-policy,
+priority, version, other.
+"""
+
+from __future__ import annotations
+
+from auditor.drift.normalize import Path
+
+QUOTA_FIELDS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
+RBAC_KINDS = frozenset({"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"})
+PRIORITY_KINDS = frozenset({"PriorityClass", "WorkloadPriorityClass"})
+PREEMPTION_FIELDS = frozenset({"preemption", "flavorFungibility"})
+# A whole object missing or unmanaged: what it does to admission.
+OBJECT_CATEGORY = {
+    "ClusterQueue": "quota",
+    "LocalQueue": "quota",  # a queue is a door to some ClusterQueue's quota
+    "ResourceFlavor": "flavor",
+    "Cohort": "cohort",
+    "Namespace": "label",  # a namespace matters to Kueue through its admission label
+    "PriorityClass": "priority",
+    "WorkloadPriorityClass": "priority",
+}
+
+
+def category(kind: str, path: Path = ()) -> str:
+    """The category of a difference at `path` of an object of `kind` (whole object: path ())."""
+    names = {p for p in path if isinstance(p, str)}
+    if not path and kind in OBJECT_CATEGORY:
+        return OBJECT_CATEGORY[kind]
+    if kind in RBAC_KINDS:
+        return "rbac"
+    if path[:2] == ("metadata", "labels"):
+        return "label"
+    if kind == "Cohort" or "cohortName" in names:
+        return "cohort"
+    if names & QUOTA_FIELDS:
+        return "quota"
+    if kind == "ResourceFlavor" or path[-1:] == ("flavors",) or _is_flavor_entry(path):
+        return "flavor"
+    if names & PREEMPTION_FIELDS:
+        return "preemption"
+    if "stopPolicy" in names:
+        return "stop-policy"
+    if kind in PRIORITY_KINDS:
+        return "priority"
+    return "other"
+
+
+def _is_flavor_entry(path: Path) -> bool:
+    """A whole flavor added to or taken out of a ClusterQueue's resource group."""
+    return len(path) >= 2 and path[-2] == "flavors"

@@ -1,0 +1,419 @@
+"""The drift audit: read each cluster once, compare it with the repository, report what differs.
+
+Per cluster: one paginated LIST per kind (the kinds in the repo plus the ones whose unmanaged
+objects matter), never a GET per object. Desired and live objects are normalized the same way
+(auditor.drift.normalize), compared (auditor.drift.compare), classified (auditor.drift.classify),
+and each modified field names who changed it (auditor.drift.managed). RBAC is also judged by
+the powers it gives (auditor.k8s.rbac).
+
+What counts as unmanaged (live, not in the repo), so a real cluster's own objects do not flood
+the report:
+- ClusterQueues, ResourceFlavors, Cohorts, LocalQueues, WorkloadPriorityClasses: all of them.
+- PriorityClasses: all but the API server's reserved `system-*` ones.
+- Namespaces: only those carrying the admission label (they can admit work nobody approved).
+- RBAC objects: through the powers they give. A subject holding a watched power that neither
+  the repo nor the API server's bootstrap policy (objects labelled
+  kubernetes.io/bootstrapping=rbac-defaults, and RBAC in kube-* namespaces) gives it, unless
+  the cluster profile trusts it (`drift.trustedSubjects`: Kueue's own controller, say).
+
+A LIST that fails (forbidden, unreachable, timeout) makes the cluster `incomplete` with the
+kind named, and nothing of that kind is compared: never reported as clean when not read.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.drift import classify, crds, managed
+from auditor.drift.compare import DriftItem, Op, diff
+from auditor.drift.normalize import Normalized, Schema, normalize
+from auditor.errors import ClusterAccessError
+from auditor.k8s import rbac as powers
+from auditor.k8s.objects import ResourceKey, group_of
+from auditor.live.kube import KindNotServed, KubeCluster, status_of
+from auditor.model import ClusterResult, Finding, Report, Resource, format_path
+from auditor.repo.layout import Repository
+from auditor.repo.profiles import ClusterProfile
+from auditor.schemas.catalog import SchemaCatalog
+
+Json = dict[str, t.Any]
+RBAC = "rbac.authorization.k8s.io/v1"
+CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+KUEUE_KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
+BOOTSTRAP_LABEL = "kubernetes.io/bootstrapping"
+
+
+def watched_kinds(profile: ClusterProfile) -> list[tuple[str, str]]:
+    """The kinds whose unmanaged objects matter, in the cluster's preferred Kueue version."""
+    kueue = f"kueue.x-k8s.io/{profile.kueue_api_versions[0]}"
+    return [
+        ("v1", "Namespace"),
+        ("scheduling.k8s.io/v1", "PriorityClass"),
+        *((RBAC, kind) for kind in RBAC_KINDS),
+        *((kueue, kind) for kind in KUEUE_KINDS),
+    ]
+
+
+class Connector(t.Protocol):
+    def __call__(self, profile: ClusterProfile) -> KubeCluster: ...
+
+
+@dataclass
+class Live:
+    """What one cluster holds: objects by key, and the kinds that could not be read."""
+
+    objects: dict[ResourceKey, Json] = field(default_factory=dict)
+    read: set[str] = field(default_factory=set)  # kinds read completely
+    crds: list[Json] = field(default_factory=list)
+    not_served: dict[str, str] = field(default_factory=dict)  # kind -> why
+    unreachable: bool = False
+    cluster: KubeCluster | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def key_of(obj: Json) -> ResourceKey:
+    meta = obj.get("metadata") or {}
+    return ResourceKey(
+        group_of(str(obj.get("apiVersion", ""))), str(obj.get("kind", "")),
+        meta.get("namespace"), str(meta.get("name", "")),
+    )  # fmt: skip
+
+
+def read(cluster: KubeCluster, kinds: list[tuple[str, str]], into: Live | None = None) -> Live:
+    """One paginated LIST per kind; a failed LIST is recorded and the kind left unread."""
+    live = into or Live()
+    for api_version, kind in kinds:
+        if live.unreachable:
+            live.errors.append(f"LIST {kind} ({api_version}) not attempted: cluster unreachable")
+            continue
+        try:
+            items = cluster.list(api_version, kind)
+        except KindNotServed as exc:
+            live.read.add(kind)  # known to hold none: the API is not there
+            live.not_served[kind] = str(exc)
+            continue
+        except ClusterAccessError as exc:
+            live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
+            live.unreachable = status_of(exc) is None  # no HTTP answer at all
+            continue
+        live.read.add(kind)
+        if (api_version, kind) == CRD:
+            live.crds = items
+            continue
+        for item in items:
+            live.objects[key_of(item)] = item
+    return live
+
+
+class LiveSchemas:
+    """Schemas from the committed catalog first, the live CRDs second (both hold `default:`)."""
+
+    def __init__(self, catalog: SchemaCatalog | None, crds: list[Json]) -> None:
+        self.catalog = catalog
+        self.crds: dict[tuple[str, str, str], Schema] = {}
+        for crd in crds:
+            spec = crd.get("spec") or {}
+            for version in spec.get("versions") or []:
+                schema = (version.get("schema") or {}).get("openAPIV3Schema")
+                if schema:
+                    ident = (spec.get("group", ""), spec["names"]["kind"], version["name"])
+                    self.crds[ident] = schema
+
+    def schema(self, api_version: str, kind: str) -> Schema | None:
+        """A CRD's schema; None for built-in kinds, whose OpenAPI `default: {}` marks Go zero
+        values the server does not store (their real defaults are in normalize.CORE_DEFAULTS)."""
+        group, _, version = api_version.rpartition("/")
+        entry = self.catalog.kind(group, kind) if self.catalog else None
+        if entry and entry.get("crd"):
+            found = self.catalog.schema(api_version, kind) if self.catalog else None
+            if found:
+                return found
+        return self.crds.get((group, kind, version))
+
+
+def audit(
+    repo: Repository,
+    clusters: list[str],
+    connect: Connector,
+    *,
+    schemas_root: Path | None = None,
+) -> Report:
+    """The drift report over `clusters` (each audited even when another fails).
+
+    The clusters are read in parallel, and while the repository loads: the watched kinds do
+    not depend on it. The repo's other kinds are read once it is loaded.
+    """
+    report = Report("drift")
+    profiles = [repo.cluster(name) for name in clusters]
+    with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
+        early = [pool.submit(_read_watched, connect, p) for p in profiles]
+        loaded = repo.load(clusters)
+        report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
+        for profile, future in zip(profiles, early, strict=True):
+            result = ClusterResult(profile.name)
+            report.clusters.append(result)
+            desired = loaded.for_cluster(profile.name)
+            try:
+                live = future.result()
+            except ClusterAccessError as exc:
+                result.status, result.errors = "incomplete", [str(exc)]
+                continue
+            if live.cluster is not None:
+                rest = [k for k in kinds_to_read(profile, desired) if k not in _first(profile)]
+                read(live.cluster, rest, live)
+            if live.errors:
+                result.status, result.errors = "incomplete", live.errors
+            catalog = SchemaCatalog(schemas_root, profile.name) if schemas_root else None
+            schemas = LiveSchemas(catalog, live.crds)
+            report.findings.extend(compare(profile, desired, live, schemas))
+    return report
+
+
+def _first(profile: ClusterProfile) -> list[tuple[str, str]]:
+    return [*watched_kinds(profile), CRD]
+
+
+def _read_watched(connect: Connector, profile: ClusterProfile) -> Live:
+    cluster = connect(profile)
+    live = read(cluster, _first(profile))
+    live.cluster = cluster
+    return live
+
+
+def kinds_to_read(profile: ClusterProfile, desired: list[Resource]) -> list[tuple[str, str]]:
+    """The watched kinds, the repo's other kinds, and CRDs (for defaults and schema drift)."""
+    kinds = watched_kinds(profile)
+    seen = {k for _, k in kinds}
+    for resource in desired:
+        if resource.kind not in seen:
+            seen.add(resource.kind)
+            kinds.append((resource.api_version, resource.kind))
+    return [*kinds, CRD]
+
+
+def compare(
+    profile: ClusterProfile, desired: list[Resource], live: Live, schemas: LiveSchemas
+) -> list[Finding]:
+    """Every drift finding for one cluster, given what was read of it."""
+    findings: list[Finding] = []
+    by_key = {r.key: r for r in desired}
+    for key, resource in by_key.items():
+        if key.kind not in live.read:
+            continue  # not read: say nothing rather than something false
+        live_obj = live.objects.get(key)
+        if resource.kind in live.not_served:
+            findings.append(_not_served(profile, resource, live.not_served[resource.kind]))
+        elif live_obj is None:
+            findings.append(_missing(profile, resource))
+        elif live_obj.get("apiVersion") != resource.api_version:
+            findings.append(_version(profile, resource, str(live_obj.get("apiVersion"))))
+        else:
+            findings.extend(_modified(profile, resource, live_obj, schemas))
+    for key, obj in sorted(live.objects.items()):
+        if key not in by_key and _unmanaged_matters(profile, obj):
+            findings.append(_unmanaged(profile, obj))
+    if all(kind in live.read for kind in RBAC_KINDS):
+        findings.extend(_powers(profile, desired, live))
+    if schemas.catalog and schemas.catalog.index and CRD[1] in live.read:
+        findings.extend(crds.drift(profile.name, schemas.catalog, live.crds))
+    return findings
+
+
+def _modified(
+    profile: ClusterProfile, resource: Resource, live_obj: Json, schemas: LiveSchemas
+) -> list[Finding]:
+    schema = schemas.schema(resource.api_version, resource.kind)
+    want, have = normalize(resource.body, schema), normalize(live_obj, schema)
+    if want.body == have.body:
+        return []
+    return [_field(profile, resource, live_obj, item, want) for item in diff(want, have)]
+
+
+def _field(
+    profile: ClusterProfile, resource: Resource, live_obj: Json, item: DriftItem, want: Normalized
+) -> Finding:
+    category = classify.category(resource.kind, item.path)
+    who = managed.changed_by(live_obj, item.path)
+    repo = f"{item.desired!r}" + ("" if _written(want, item.path) else " (the default)")
+    what = {
+        Op.CHANGE: f"is {item.live!r} live but {repo} in the repo",
+        Op.ADD: f"is set live ({item.live!r}) but not in the repo",
+        Op.REMOVE: f"is {item.desired!r} in the repo but absent live",
+    }[item.op]
+    by = f"; changed by {who['manager']} at {who['time']}" if who else ""
+    finding = Finding.about(
+        resource,
+        f"drift-{category}",
+        f"{format_path(item.path)} {what}{by}",
+        category,
+        path=item.path,
+        cluster=profile.name,
+        change="modified",
+        desired=item.desired,
+        live=item.live,
+        extra={"changedBy": who} if who else {},
+    )
+    finding.line = resource.line_of(_file_path(resource.body, item.path))
+    return finding
+
+
+def _written(side: Normalized, path: t.Sequence[str | int]) -> bool:
+    try:
+        side.original(tuple(path))
+    except KeyError:
+        return False
+    return True
+
+
+def _file_path(body: t.Any, path: t.Sequence[str | int]) -> list[str | int]:
+    """`path` with list-map keys (`[a100]`) turned back into the indexes the file has."""
+    out: list[str | int] = []
+    node = body
+    for part in path:
+        if isinstance(part, str) and part.startswith("[") and isinstance(node, list):
+            wanted = part[1:-1]
+            index = next(
+                (i for i, v in enumerate(node) if isinstance(v, dict) and _entry(v) == wanted),
+                None,
+            )
+            if index is None:
+                break
+            out.append(index)
+            node = node[index]
+            continue
+        out.append(part)
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            break
+    return out
+
+
+def _entry(item: Json) -> str:
+    return str(item.get("name", item.get("type", "")))
+
+
+def _missing(profile: ClusterProfile, resource: Resource) -> Finding:
+    return Finding.about(
+        resource,
+        f"drift-{classify.category(resource.kind)}",
+        f"{resource.key} is in the repo but not on the cluster; Argo CD has not synced it, "
+        "or someone deleted it",
+        classify.category(resource.kind),
+        cluster=profile.name,
+        change="missing",
+    )
+
+
+def _not_served(profile: ClusterProfile, resource: Resource, why: str) -> Finding:
+    return Finding.about(
+        resource,
+        "drift-version",
+        f"{why}, so {resource.key} cannot exist there: the CRD or API version is missing",
+        "version",
+        cluster=profile.name,
+        change="missing",
+    )
+
+
+def _version(profile: ClusterProfile, resource: Resource, live_version: str) -> Finding:
+    return Finding.about(
+        resource,
+        "drift-version",
+        f"written as {resource.api_version} but the cluster is read as {live_version}; "
+        "fields were not compared",
+        "version",
+        cluster=profile.name,
+        change="modified",
+        desired=resource.api_version,
+        live=live_version,
+    )
+
+
+def _unmanaged_matters(profile: ClusterProfile, obj: Json) -> bool:
+    kind, meta = obj.get("kind"), obj.get("metadata") or {}
+    if kind in KUEUE_KINDS:
+        return True
+    if kind == "PriorityClass":
+        return not str(meta.get("name", "")).startswith("system-")
+    if kind == "Namespace":
+        return profile.admits(meta.get("labels"))
+    return False  # RBAC: judged by the powers it gives, below
+
+
+def _unmanaged(profile: ClusterProfile, obj: Json) -> Finding:
+    meta, kind = obj.get("metadata") or {}, str(obj.get("kind"))
+    key = key_of(obj)
+    if kind == "Namespace":
+        label = "=".join(profile.admission_label)
+        message = (
+            f"namespace {key.name} carries the admission label {label} but is not in the repo: "
+            "it can admit work nobody approved"
+        )
+        rule = "drift-admission-label"
+    else:
+        message = f"{key} exists on the cluster but not in the repo; nobody reviewed it"
+        rule = f"drift-{classify.category(kind)}"
+    return Finding(
+        rule=rule,
+        message=message,
+        category=classify.category(kind),
+        cluster=profile.name,
+        api_version=obj.get("apiVersion"),
+        kind=kind,
+        namespace=meta.get("namespace"),
+        name=meta.get("name"),
+        change="unmanaged",
+    )
+
+
+def _baseline(obj: Json) -> bool:
+    meta = obj.get("metadata") or {}
+    return (meta.get("labels") or {}).get(BOOTSTRAP_LABEL) == "rbac-defaults" or str(
+        meta.get("namespace") or ""
+    ).startswith("kube-")
+
+
+def _powers(profile: ClusterProfile, desired: list[Resource], live: Live) -> list[Finding]:
+    """Subjects holding a watched power live that the repo (and bootstrap policy) does not give."""
+    rbac_live = [o for k, o in live.objects.items() if k.kind in RBAC_KINDS]
+    repo_rbac = {r.key: r.body for r in desired if r.kind in RBAC_KINDS}
+    # Roles the repo's bindings use but the repo does not define are taken as they are live.
+    wanted = [*repo_rbac.values()]
+    wanted += [o for o in rbac_live if key_of(o) not in repo_rbac and _role_or_baseline(o)]
+    allowed = {(g.subject, g.power) for g in powers.grants(wanted)}
+    extra: dict[tuple[ResourceKey, powers.Subject], list[powers.Grant]] = {}
+    trusted = set(profile.trusted_subjects)
+    for grant in powers.grants(rbac_live):
+        if (grant.subject, grant.power) not in allowed and str(grant.subject) not in trusted:
+            extra.setdefault((key_of(grant.binding), grant.subject), []).append(grant)
+    findings = []
+    for (key, subject), found in sorted(extra.items()):
+        listed = ", ".join(sorted({str(g.power) for g in found}))
+        binding = found[0].binding
+        findings.append(
+            Finding(
+                rule="rbac-power",
+                message=f"{subject} can {listed} through {key} -> {found[0].role}; "
+                "the repo grants it no such power",
+                category="rbac",
+                cluster=profile.name,
+                api_version=binding.get("apiVersion"),
+                kind=key.kind,
+                namespace=key.namespace,
+                name=key.name,
+                change="unmanaged" if key not in repo_rbac else "modified",
+                desired=None,
+                live=listed,
+                extra={"subject": str(subject)},
+            )
+        )
+    return findings
+
+
+def _role_or_baseline(obj: Json) -> bool:
+    return obj.get("kind") in ("Role", "ClusterRole") or _baseline(obj)

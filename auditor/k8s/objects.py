@@ -1,0 +1,50 @@
+"""Kubernetes object identity: keys, API groups and versions, which kinds are cluster-scoped."""
+
+from __future__ import annotations
+
+import typing as t
+from dataclasses import dataclass
+
+Json = dict[str, t.Any]  # a Kubernetes object or any part of one, as decoded from YAML or JSON
+
+CRD_API = "apiextensions.k8s.io/v1"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "Namespace",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "PriorityClass",
+        "ResourceFlavor",
+        "ClusterQueue",
+        "Cohort",
+        "WorkloadPriorityClass",
+        "AdmissionCheck",
+        "Topology",
+        "MultiKueueCluster",
+        "MultiKueueConfig",
+        "ProvisioningRequestConfig",
+        "CustomResourceDefinition",
+    }
+)
+
+
+@dataclass(frozen=True, order=True)
+class ResourceKey:
+    """Identity of an object: group, kind, namespace and name (the version is not identity)."""
+
+    group: str
+    kind: str
+    namespace: str | None
+    name: str
+
+    def __str__(self) -> str:
+        kind = f"{self.kind}.{self.group}" if self.group else self.kind
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{kind} {where}{self.name}"
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rpartition("/")[0] if "/" in api_version else ""

@@ -1,0 +1,352 @@
+"""The plan against live usage: quota cuts below what is in use, and queues still holding work.
+
+Reads each affected cluster once (LIST ClusterQueues, LocalQueues and Workloads), then judges the
+plan's risky changes: a nominal quota cut below the queue's reservation warns how much is over and
+which admitted Workloads the queue's policies expose first; removing a LocalQueue or ClusterQueue,
+or a namespace's admission, while Workloads are pending or admitted there is an error.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from auditor.errors import ClusterAccessError
+from auditor.k8s.objects import ResourceKey
+from auditor.model import ClusterResult, Finding, Resource, Severity
+from auditor.plan.model import Change, ClusterPlan, Plan
+from auditor.plan.offline import is_binary, quantity, show
+
+if t.TYPE_CHECKING:
+    from auditor.live.kube import KubeCluster
+    from auditor.repo.profiles import ClusterProfile
+
+KUEUE = "kueue.x-k8s.io/v1beta2"
+Json = dict[str, t.Any]
+
+
+def _true(obj: Json, condition: str) -> Json | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == condition and c.get("status") == "True":
+            return t.cast(Json, c)
+    return None
+
+
+@dataclass
+class Workload:
+    namespace: str
+    name: str
+    queue: str | None  # its LocalQueue
+    cluster_queue: str | None
+    priority: int
+    state: str  # admitted | reserved | pending
+    since: str  # when quota was reserved ("" when pending)
+    usage: dict[tuple[str, str], Decimal] = field(default_factory=dict)
+
+    @classmethod
+    def from_live(cls, obj: Json, lq_to_cq: dict[tuple[str, str], str]) -> Workload | None:
+        """None for a finished Workload: it holds no quota and blocks nothing."""
+        if _true(obj, "Finished"):
+            return None
+        meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+        queue = spec.get("queueName")
+        reserved = _true(obj, "QuotaReserved")
+        admission = status.get("admission") if reserved else None
+        usage: dict[tuple[str, str], Decimal] = {}
+        for assignment in (admission or {}).get("podSetAssignments") or []:
+            flavors = assignment.get("flavors") or {}
+            for resource, amount in (assignment.get("resourceUsage") or {}).items():
+                if resource in flavors:
+                    cell = (flavors[resource], resource)
+                    usage[cell] = usage.get(cell, Decimal(0)) + quantity(amount)
+        return cls(
+            namespace=meta["namespace"],
+            name=meta["name"],
+            queue=queue,
+            cluster_queue=(admission or {}).get("clusterQueue")
+            or lq_to_cq.get((meta["namespace"], queue or "")),
+            priority=int(spec.get("priority") or 0),
+            state="pending"
+            if not reserved
+            else ("admitted" if _true(obj, "Admitted") else "reserved"),
+            since=str((reserved or {}).get("lastTransitionTime", "")),
+            usage=usage,
+        )
+
+    def to_json(self) -> Json:
+        return {
+            "namespace": self.namespace,
+            "name": self.name,
+            "state": self.state,
+            "priority": self.priority,
+            "clusterQueue": self.cluster_queue,
+            "localQueue": self.queue,
+        }
+
+
+@dataclass
+class LiveUsage:
+    cluster_queues: dict[str, Json]
+    workloads: list[Workload]
+
+    @classmethod
+    def read(cls, cluster: KubeCluster) -> LiveUsage:
+        cqs = {o["metadata"]["name"]: o for o in cluster.list(KUEUE, "ClusterQueue")}
+        lq_to_cq = {
+            (o["metadata"]["namespace"], o["metadata"]["name"]): (o.get("spec") or {}).get(
+                "clusterQueue", ""
+            )
+            for o in cluster.list(KUEUE, "LocalQueue")
+        }
+        found = (Workload.from_live(o, lq_to_cq) for o in cluster.list(KUEUE, "Workload"))
+        return cls(cqs, [w for w in found if w is not None])
+
+    def in_use(self, cq: str, cell: tuple[str, str]) -> Decimal:
+        """What the queue holds of a flavor's resource: its status, or its Workloads' sum."""
+        status = (self.cluster_queues.get(cq) or {}).get("status") or {}
+        seen = [
+            quantity(r.get("total", 0))
+            for key in ("flavorsReservation", "flavorsUsage")
+            for f in status.get(key) or []
+            if f.get("name") == cell[0]
+            for r in f.get("resources") or []
+            if r.get("name") == cell[1]
+        ]
+        summed = sum(
+            (w.usage.get(cell, Decimal(0)) for w in self.workloads if w.cluster_queue == cq),
+            Decimal(0),
+        )
+        return max([summed, *seen])
+
+
+# -- judging the plan -----------------------------------------------------------------------
+
+
+def needs_live(change: Change) -> bool:
+    return (
+        (
+            change.category == "quota"
+            and change.key.kind == "ClusterQueue"
+            and change.action == "decreased"
+            and bool(change.path and change.path.endswith("nominalQuota"))
+        )
+        or (
+            change.category == "object"
+            and change.action == "removed"
+            and change.key.kind in ("ClusterQueue", "LocalQueue")
+        )
+        or (change.category == "admission" and change.action == "loses")
+    )
+
+
+def check(plan: Plan, connect: t.Callable[[ClusterProfile], KubeCluster]) -> None:
+    """Add live findings to the plan; a cluster that cannot be read makes it incomplete."""
+    plan.live = True
+    results = {r.name: r for r in plan.report.clusters}
+    for cluster in plan.clusters:
+        result = results.setdefault(cluster.name, ClusterResult(cluster.name))
+        risky = [c for c in cluster.changes if needs_live(c)]
+        if not risky:
+            continue
+        try:
+            usage = LiveUsage.read(connect(cluster.profile))
+        except ClusterAccessError as exc:
+            result.status = "incomplete"
+            result.errors.append(str(exc))
+            continue
+        cluster.live_checked = True
+        for change in risky:
+            plan.report.findings.extend(_judge(cluster, change, usage))
+
+
+def _judge(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterator[Finding]:
+    if change.category == "quota":
+        yield from _quota_cut(plan, change, usage)
+    elif change.key.kind == "ClusterQueue":
+        busy = [w for w in usage.workloads if w.cluster_queue == change.key.name]
+        if busy:
+            yield _blocked(plan, change, busy, usage, change.key.name)
+    elif change.key.kind == "LocalQueue":
+        busy = [
+            w
+            for w in usage.workloads
+            if w.namespace == change.key.namespace and w.queue == change.key.name
+        ]
+        if busy:
+            yield _blocked(plan, change, busy, usage, busy[0].cluster_queue)
+    else:
+        busy = [w for w in usage.workloads if w.namespace == change.key.name]
+        if busy:
+            queues = sorted({w.cluster_queue for w in busy if w.cluster_queue})
+            yield _blocked(plan, change, busy, usage, ", ".join(queues) or None)
+
+
+def _counts(workloads: list[Workload]) -> str:
+    states = ("admitted", "reserved", "pending")
+    parts = [f"{n} {s}" for s in states if (n := sum(w.state == s for w in workloads))]
+    return " and ".join(parts) + f" Workload{'s' if len(workloads) > 1 else ''}"
+
+
+def _blocked(
+    plan: ClusterPlan, change: Change, busy: list[Workload], usage: LiveUsage, cq: str | None
+) -> Finding:
+    key = change.key
+    what = (
+        f"namespace {key.name} loses admission" if key.kind == "Namespace" else f"{key} is removed"
+    )
+    held = cq and ((usage.cluster_queues.get(cq) or {}).get("spec") or {}).get(
+        "stopPolicy"
+    ) not in (
+        None,
+        "None",
+    )
+    if held:
+        advice = f"admission is held on {cq}; wait until they finish (or drain them) first"
+    elif cq:
+        advice = (
+            f"hold admission first (`kueue-gitops hold {cq} --cluster {plan.name}`), "
+            "let them finish, then make this change"
+        )
+    else:
+        advice = (
+            "hold admission on their ClusterQueue first, let them finish, then make this change"
+        )
+    return _finding(
+        plan,
+        change,
+        rule="plan-removes-queue-in-use" if key.kind != "Namespace" else "plan-admission-in-use",
+        category="deletion" if key.kind != "Namespace" else "label",
+        severity=Severity.ERROR,
+        message=f"{what} while it still has {_counts(busy)} ({_names(busy)}); {advice}",
+        extra={"workloads": [w.to_json() for w in busy]},
+    )
+
+
+def _names(workloads: list[Workload], limit: int = 5) -> str:
+    shown = ", ".join(f"{w.namespace}/{w.name}" for w in workloads[:limit])
+    return shown + (f" and {len(workloads) - limit} more" if len(workloads) > limit else "")
+
+
+def _quota_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterator[Finding]:
+    cq = plan.head.objects.get(change.key)
+    if cq is None or change.cell is None:
+        return
+    used = usage.in_use(change.key.name, change.cell)
+    quota = quantity(change.after if change.after is not None else 0)
+    if used <= quota:
+        return
+    flavor, resource = change.cell
+    binary = is_binary(change.before, change.after)
+    over = used - quota
+    victims = _first_exposed(usage, change.key.name, change.cell, over)
+    policy = _exposure(plan, cq)
+    yield _finding(
+        plan,
+        change,
+        rule="plan-quota-below-usage",
+        category="quota",
+        severity=Severity.WARNING,
+        message=f"{change.key.name} {flavor} {resource} nominalQuota "
+        f"{change.before} → {change.after if change.after is not None else 'none'} is below the "
+        f"{show(used, binary=binary)} in use ({show(over, binary=binary)} over); {policy}"
+        + (
+            f"; first exposed: {', '.join(_victim(w, change.cell, binary) for w in victims)}"
+            if victims
+            else ""
+        ),
+        extra={
+            "inUse": show(used, binary=binary),
+            "over": show(over, binary=binary),
+            "exposedWorkloads": [w.to_json() for w in victims],
+        },
+    )
+
+
+def _first_exposed(
+    usage: LiveUsage, cq: str, cell: tuple[str, str], over: Decimal
+) -> list[Workload]:
+    """Kueue's victim order: lowest priority first, then the most recently admitted."""
+    holders = [
+        w
+        for w in usage.workloads
+        if w.cluster_queue == cq and w.state != "pending" and w.usage.get(cell)
+    ]
+    holders.sort(key=lambda w: w.since, reverse=True)
+    holders.sort(key=lambda w: w.priority)
+    chosen, freed = [], Decimal(0)
+    for w in holders:
+        if freed >= over:
+            break
+        chosen.append(w)
+        freed += w.usage[cell]
+    return chosen
+
+
+def _victim(w: Workload, cell: tuple[str, str], binary: bool) -> str:
+    amount = show(w.usage[cell], binary=binary)
+    return f"{w.namespace}/{w.name} (priority {w.priority}, {amount} {cell[1]})"
+
+
+def _exposure(plan: ClusterPlan, cq: Resource) -> str:
+    """Who may take the over-quota part back, under the queues' preemption policies."""
+    spec = cq.body.get("spec") or {}
+    cohort = spec.get("cohortName") or spec.get("cohort")
+    reclaimers = [
+        f"{other.name} (reclaimWithinCohort: {policy})"
+        for key, other in sorted(plan.head.objects.items())
+        if key.kind == "ClusterQueue"
+        and key != cq.key
+        and cohort
+        and (other.body.get("spec") or {}).get("cohortName") == cohort
+        and (
+            policy := ((other.body.get("spec") or {}).get("preemption") or {}).get(
+                "reclaimWithinCohort", "Never"
+            )
+        )
+        != "Never"
+    ]
+    within = (spec.get("preemption") or {}).get("withinClusterQueue", "Never")
+    parts = []
+    if reclaimers:
+        parts.append(
+            f"the excess counts as borrowed from cohort {cohort} and may be reclaimed by "
+            + ", ".join(reclaimers)
+        )
+    if within != "Never":
+        parts.append(f"pending work in the queue may preempt it (withinClusterQueue: {within})")
+    if not parts:
+        return (
+            "no policy preempts the running Workloads: they keep running, and new work in "
+            f"{cq.name} waits until usage falls below the new quota"
+        )
+    return "; ".join(parts)
+
+
+def _finding(
+    plan: ClusterPlan,
+    change: Change,
+    *,
+    rule: str,
+    category: str,
+    severity: Severity,
+    message: str,
+    extra: dict[str, t.Any],
+) -> Finding:
+    key: ResourceKey = change.key
+    resource = plan.head.objects.get(key) or plan.base.objects.get(key)
+    return Finding(
+        rule=rule,
+        message=message,
+        category=category,
+        severity=severity,
+        cluster=plan.name,
+        api_version=resource.api_version if resource else None,
+        kind=key.kind,
+        namespace=key.namespace,
+        name=key.name,
+        file=change.file,
+        line=change.line,
+        path=change.path,
+        extra=extra,
+    )

@@ -1,0 +1,368 @@
+"""What a change between two revisions does to each cluster, in cluster terms.
+
+Per cluster: quota deltas per ClusterQueue (and Cohort), flavor and resource, compared by value;
+cohort moves; namespaces that gain or lose admission; effective RBAC powers gained or lost (the
+powers auditor.k8s.rbac watches, through the repo's roles and bindings); objects added, removed or
+changed.
+plan/live.py then weighs the risky ones against live usage.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from decimal import Decimal
+
+from auditor.k8s import quantity as quantities
+from auditor.k8s import rbac as powers
+from auditor.k8s.objects import ResourceKey
+from auditor.model import ClusterResult, Finding, Report, Resource, format_path
+from auditor.plan.model import Change, ClusterPlan, Plan, Side
+from auditor.repo.layout import Loaded, Repository
+from auditor.repo.profiles import ClusterProfile
+
+QUOTA_KINDS = ("ClusterQueue", "Cohort")
+QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
+# Fields with a section of their own; the generic "changed" list leaves them out.
+_COVERED = {
+    "ClusterQueue": ("spec.resourceGroups", "spec.cohortName", "spec.cohort"),
+    "Cohort": ("spec.resourceGroups", "spec.parentName"),
+}
+
+
+def quantity(raw: object) -> Decimal:
+    """A quantity's value, so that `1Ti` equals `1024Gi` (QuantityError, a ValueError, if bad)."""
+    return quantities.parse(raw).value
+
+
+def show(value: Decimal, *, binary: bool) -> str:
+    """A value as the API server prints it, in binary units for memory-like values."""
+    fmt = quantities.Format.BINARY_SI if binary else quantities.Format.DECIMAL_SI
+    return quantities.Quantity(value, fmt).canonical()
+
+
+def is_binary(*values: object) -> bool:
+    """Whether any of the quantities is written in binary units (memory-like)."""
+    binary = quantities.Format.BINARY_SI
+    return any(v is not None and quantities.parse(v).format is binary for v in values)
+
+
+# -- building the plan ----------------------------------------------------------------------
+
+
+def build(base: Repository, head: Repository, clusters: t.Sequence[str] = ()) -> Plan:
+    """Compare two revisions, cluster by cluster (all clusters of either when none are named)."""
+    names = sorted(set(base.clusters) | set(head.clusters))
+    if clusters:
+        for name in clusters:
+            if name not in names:
+                head.cluster(name)  # raises the ConfigError that lists the known clusters
+        names = [n for n in names if n in clusters]
+    base_loaded, head_loaded = _load(base, names), _load(head, names)
+    report = Report(
+        "plan", findings=list(head_loaded.findings), clusters=[ClusterResult(n) for n in names]
+    )
+    plans = []
+    for name in names:
+        plan = ClusterPlan(
+            name,
+            Side(base.clusters.get(name), _by_key(base_loaded.for_cluster(name))),
+            Side(head.clusters.get(name), _by_key(head_loaded.for_cluster(name))),
+        )
+        plan.changes = list(_changes(plan))
+        report.findings.extend(_immutable(plan))
+        plans.append(plan)
+    return Plan(base.label, head.label, plans, report)
+
+
+# Fields the API server refuses to change on an existing object (CEL `self == oldSelf`): a sync
+# of such a change fails until the object is deleted and created anew.
+IMMUTABLE: dict[str, tuple[str, ...]] = {
+    "LocalQueue": ("spec.clusterQueue",),
+    "AdmissionCheck": ("spec.controllerName",),
+    "Topology": ("spec.levels",),
+}
+IMMUTABLE_WITH_TOPOLOGY = ("spec.topologyName", "spec.nodeLabels", "spec.tolerations")
+
+
+def _field(body: t.Any, path: tuple[str, ...]) -> t.Any:
+    for part in path:
+        body = body.get(part) if isinstance(body, dict) else None
+    return body
+
+
+def _immutable(plan: ClusterPlan) -> t.Iterator[Finding]:
+    for key, new in sorted(plan.head.objects.items()):
+        old = plan.base.objects.get(key)
+        if old is None:
+            continue
+        fields: tuple[str, ...] = IMMUTABLE.get(key.kind, ())
+        if key.kind == "ResourceFlavor" and _field(old.body, ("spec", "topologyName")):
+            fields = IMMUTABLE_WITH_TOPOLOGY
+        for name in fields:
+            path = tuple(name.split("."))
+            if _field(old.body, path) != _field(new.body, path):
+                yield Finding.about(
+                    new,
+                    "plan-immutable-field",
+                    f"{key} changes {name}, which the API server refuses to change on an "
+                    "existing object, so the sync will fail; hold admission, then remove the "
+                    "object and add it anew in separate changes",
+                    "immutable",
+                    path=path,
+                    cluster=plan.name,
+                )
+
+
+def _load(repo: Repository, names: list[str]) -> Loaded:
+    present = [n for n in names if n in repo.clusters]
+    return repo.load(present) if present else Loaded()
+
+
+def _by_key(resources: list[Resource]) -> dict[ResourceKey, Resource]:
+    return {r.key: r for r in resources}
+
+
+def _changes(plan: ClusterPlan) -> t.Iterator[Change]:
+    base, head = plan.base.objects, plan.head.objects
+    for key in sorted(base.keys() | head.keys()):
+        old, new = base.get(key), head.get(key)
+        if key.kind in QUOTA_KINDS:
+            yield from _quota_changes(plan.name, key, old, new)
+        if key.kind in QUOTA_KINDS and old and new:
+            yield from _cohort_move(plan.name, key, old, new)
+        if key.kind == "Namespace":
+            yield from _admission(plan, key, old, new)
+        yield from _object_change(plan, key, old, new)
+    yield from _rbac_changes(plan)
+
+
+def _object_change(
+    plan: ClusterPlan, key: ResourceKey, old: Resource | None, new: Resource | None
+) -> t.Iterator[Change]:
+    cluster = plan.name
+    if old is None and new is not None:
+        yield Change(
+            cluster, "object", "added", key, f"{key} is added", file=new.file, line=new.line
+        )
+    elif new is None and old is not None:
+        yield Change(
+            cluster, "object", "removed", key, f"{key} is removed", file=old.file, line=old.line
+        )
+    elif old is not None and new is not None:
+        covered = _COVERED.get(key.kind, ())
+        if key.kind == "Namespace":  # the admission label has a section of its own
+            covered = (format_path(("metadata", "labels", plan.profile.admission_label[0])),)
+        paths = [
+            p
+            for p in _diff_paths(old.body, new.body)
+            if not any(p == c or p.startswith((c + ".", c + "[")) for c in covered)
+        ]
+        if paths:
+            yield Change(
+                cluster,
+                "object",
+                "changed",
+                key,
+                f"{key} changes {', '.join(paths)}",
+                path=", ".join(paths),
+                file=new.file,
+                line=new.line,
+            )
+
+
+def _diff_paths(old: t.Any, new: t.Any, path: tuple[str | int, ...] = ()) -> list[str]:
+    """The paths where two bodies differ: down through mappings, lists as a whole."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for k in sorted(old.keys() | new.keys(), key=str):
+            out += _diff_paths(old.get(k), new.get(k), (*path, str(k)))
+        return out
+    return [] if old == new else [format_path(path)]
+
+
+# -- quota ----------------------------------------------------------------------------------
+
+Cell = tuple[str, str]  # (flavor, resource)
+Located = tuple[t.Any, tuple[str | int, ...], str]  # value, path for the line, path to show
+
+
+def _quota_table(res: Resource) -> dict[Cell, dict[str, Located]]:
+    table: dict[Cell, dict[str, Located]] = {}
+    groups = (res.body.get("spec") or {}).get("resourceGroups") or []
+    for gi, group in enumerate(groups if isinstance(groups, list) else []):
+        for fi, flavor in enumerate(group.get("flavors") or []):
+            for ri, quota in enumerate(flavor.get("resources") or []):
+                cell = (str(flavor.get("name")), str(quota.get("name")))
+                at = ("spec", "resourceGroups", gi, "flavors", fi, "resources", ri)
+                shown = f"spec.resourceGroups[{gi}].flavors[{cell[0]}].resources[{cell[1]}]"
+                table[cell] = {f: (quota.get(f), (*at, f), f"{shown}.{f}") for f in QUOTA_FIELDS}
+    return table
+
+
+def _quota_changes(
+    cluster: str, key: ResourceKey, old: Resource | None, new: Resource | None
+) -> t.Iterator[Change]:
+    before = _quota_table(old) if old else {}
+    after = _quota_table(new) if new else {}
+    for cell in sorted(before.keys() | after.keys()):
+        flavor, resource = cell
+        for name in QUOTA_FIELDS:
+            if name != "nominalQuota" and not (cell in before and cell in after):
+                continue  # the limits of a cell that appears or goes go with its nominal quota
+            was = before[cell][name][0] if cell in before else None
+            now, at, shown = after[cell][name] if cell in after else (None, *before[cell][name][1:])
+            if _same(was, now):
+                continue
+            where = new if cell in after and new is not None else old
+            assert where is not None
+            action, delta = _direction(name, was, now)
+            yield Change(
+                cluster,
+                "quota",
+                action,
+                key,
+                f"{key.kind} {key.name}: {flavor} {resource} {name} "
+                f"{_text(name, was)} → {_text(name, now)}" + (f" ({delta})" if delta else ""),
+                path=shown,
+                before=was,
+                after=now,
+                delta=delta,
+                file=where.file,
+                line=where.line_of(at),
+                cell=cell,
+            )
+
+
+def _same(a: t.Any, b: t.Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    try:
+        return quantity(a) == quantity(b)
+    except ValueError:
+        return bool(a == b)
+
+
+def _text(name: str, value: t.Any) -> str:
+    if value is None:
+        return "none" if name == "nominalQuota" else "unlimited"
+    return str(value)
+
+
+def _direction(name: str, was: t.Any, now: t.Any) -> tuple[str, str | None]:
+    """Whether the queue may use more or less, and by how much when both values are set."""
+    if name == "nominalQuota":  # a nominal quota that appears or goes counts from zero
+        was, now = was if was is not None else 0, now if now is not None else 0
+    elif was is None or now is None:  # an unlimited limit that gets a value restricts
+        return ("increased" if now is None else "decreased"), None
+    try:
+        diff = quantity(now) - quantity(was)
+    except ValueError:
+        return "changed", None
+    binary = is_binary(was, now)
+    sign = "+" if diff > 0 else "-" if diff < 0 else "±"
+    return ("increased" if diff > 0 else "decreased"), sign + show(abs(diff), binary=binary)
+
+
+# -- cohorts and admission ------------------------------------------------------------------
+
+
+def parent_of(res: Resource) -> str | None:
+    spec = res.body.get("spec") or {}
+    if res.kind == "ClusterQueue":
+        return spec.get("cohortName") or spec.get("cohort")
+    return spec.get("parentName") or spec.get("parent")
+
+
+def _cohort_move(
+    cluster: str, key: ResourceKey, old: Resource, new: Resource
+) -> t.Iterator[Change]:
+    was, now = parent_of(old), parent_of(new)
+    if was == now:
+        return
+    field_name = "cohortName" if key.kind == "ClusterQueue" else "parentName"
+    what = "cohort" if key.kind == "ClusterQueue" else "parent cohort"
+    yield Change(
+        cluster,
+        "cohort",
+        "changed",
+        key,
+        f"{key.kind} {key.name} moves from {what} {was or '(none)'} to {now or '(none)'}",
+        path=f"spec.{field_name}",
+        before=was,
+        after=now,
+        file=new.file,
+        line=new.line_of(("spec", field_name)),
+    )
+
+
+def admits(namespace: Resource | None, profile: ClusterProfile | None) -> bool:
+    if namespace is None or profile is None:
+        return False
+    return profile.admits((namespace.body.get("metadata") or {}).get("labels"))
+
+
+def _admission(
+    plan: ClusterPlan, key: ResourceKey, old: Resource | None, new: Resource | None
+) -> t.Iterator[Change]:
+    was, now = admits(old, plan.base.profile), admits(new, plan.head.profile)
+    if was == now:
+        return
+    label, value = plan.profile.admission_label
+    where = new or old
+    assert where is not None
+    why = "is removed" if new is None else f"{'gets' if now else 'loses'} {label}={value}"
+    yield Change(
+        plan.name,
+        "admission",
+        "gains" if now else "loses",
+        key,
+        f"namespace {key.name} {'gains' if now else 'loses'} admission to Kueue ({why})",
+        path=f"metadata.labels[{label}]",
+        before=was,
+        after=now,
+        file=where.file,
+        line=where.line_of(("metadata", "labels", label)),
+    )
+
+
+# -- RBAC powers ----------------------------------------------------------------------------
+
+RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+
+
+def _held(side: Side) -> dict[tuple[powers.Subject, powers.Power], powers.Grant]:
+    bodies = [r.body for r in side.objects.values() if r.kind in RBAC_KINDS]
+    held: dict[tuple[powers.Subject, powers.Power], powers.Grant] = {}
+    for grant in powers.grants(bodies):
+        held.setdefault((grant.subject, grant.power), grant)
+    return held
+
+
+def _rbac_changes(plan: ClusterPlan) -> t.Iterator[Change]:
+    before, after = _held(plan.base), _held(plan.head)
+    for action, pairs, held, side in (
+        ("gains", after.keys() - before.keys(), after, plan.head),
+        ("loses", before.keys() - after.keys(), before, plan.base),
+    ):
+        for pair in sorted(pairs):
+            grant = held[pair]
+            meta = grant.binding.get("metadata") or {}
+            key = ResourceKey(
+                "rbac.authorization.k8s.io",
+                str(grant.binding.get("kind")),
+                meta.get("namespace"),
+                str(meta.get("name")),
+            )
+            where = side.objects.get(key)
+            yield Change(
+                plan.name,
+                "rbac",
+                action,
+                key,
+                f"{grant.subject} {action} {grant.power} (through {key} → role {grant.role})",
+                path=str(grant.power),
+                before=action == "loses",
+                after=action == "gains",
+                file=where.file if where else None,
+                line=where.line if where else None,
+            )

@@ -1,0 +1,85 @@
+"""Policy checks: one module per check, registered explicitly below.
+
+A check module defines `ID` (kebab-case), `CATEGORY`, `LEVELS` (each rule it may yield, mapped to
+its default severity) and `check(ctx) -> Iterator[Finding]`. Checks never set severity: `run`
+stamps it from LEVELS, so configuration can change it in one place.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from dataclasses import dataclass
+from types import ModuleType
+
+from auditor.errors import ConfigError
+from auditor.model import Finding, Resource, Severity
+from auditor.repo.profiles import ClusterProfile, TenantProfile
+from auditor.validate.checks import (
+    alert_coverage,
+    default_localqueue,
+    localqueue_target,
+    namespace_selector,
+    preemption,
+    priority,
+    quantities,
+    quotas,
+    stop_policy,
+    tenant_objects,
+    tenant_rbac,
+)
+
+if t.TYPE_CHECKING:
+    from auditor.repo.layout import Repository
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a check sees: one cluster, its objects from the repo, and every profile."""
+
+    repo: Repository
+    cluster: ClusterProfile
+    resources: tuple[Resource, ...]
+    tenants: dict[str, TenantProfile]
+
+    def of_kind(self, *kinds: str) -> list[Resource]:
+        return [r for r in self.resources if r.kind in kinds]
+
+
+# The check modules, in the order they run; a new check is imported above and added here.
+_MODULES: tuple[ModuleType, ...] = (
+    tenant_objects,
+    localqueue_target,
+    namespace_selector,
+    quotas,
+    preemption,
+    priority,
+    tenant_rbac,
+    quantities,
+    stop_policy,
+    default_localqueue,
+    alert_coverage,
+)
+
+CHECKS: dict[str, ModuleType] = {m.ID: m for m in _MODULES}
+
+
+def get(check_id: str) -> ModuleType:
+    try:
+        return CHECKS[check_id]
+    except KeyError:
+        raise ConfigError(f'no such check: "{check_id}"') from None
+
+
+def run(ctx: CheckContext, only: t.Iterable[str] | None = None) -> list[Finding]:
+    """Run the checks (all, or `only`) on one cluster; stamp rule severity and the cluster."""
+    modules = [get(i) for i in only] if only is not None else list(CHECKS.values())
+    findings: list[Finding] = []
+    for module in modules:
+        for finding in module.check(ctx):
+            level = module.LEVELS.get(finding.rule)
+            if level is None:
+                raise AssertionError(f"check {module.ID} yielded undeclared rule {finding.rule}")
+            finding.severity = Severity(level)
+            finding.cluster = finding.cluster or ctx.cluster.name
+            findings.append(finding)
+    return findings

@@ -1,0 +1,199 @@
+"""Every cluster carries the alert set, each alert has a runbook, thresholds stay in range.
+
+The alert set tells flavor, quota, admission-check, webhook, stop-policy and drift failures
+apart, and records the SLO signals (see the README's "Alerts and SLOs"). A cluster without one of
+them fails silently on exactly that failure, so a missing rule is an error. The cluster profile's
+`alerts` block bounds each alert's `for` and its numeric threshold (the first comparison with a
+number in its expression), so a pull request cannot quietly make an alert deaf; and a rule that
+selects `cluster="..."` must name its own cluster, not the one it was copied from.
+
+Passes (clusters/gpu-prod/alerts-extra.yaml)::
+
+    apiVersion: monitoring.coreos.com/v1
+    kind: PrometheusRule
+    metadata: {name: extra, namespace: kueue-monitoring}
+    spec:
+      groups:
+        - name: extra
+          rules:
+            - alert: KueueWorkloadsPendingForQuota
+              expr: max by (cluster_queue) (kueue_pending_workloads{status="inadmissible"}) > 0
+              for: 20m
+              annotations: {runbook_url: "https://example.org/runbook"}
+
+Fails (clusters/gpu-prod/alerts-extra.yaml)::
+
+    apiVersion: monitoring.coreos.com/v1
+    kind: PrometheusRule
+    metadata: {name: extra, namespace: kueue-monitoring}
+    spec:
+      groups:
+        - name: extra
+          rules:
+            - alert: KueueWorkloadsPendingForQuota
+              expr: max by (cluster_queue) (kueue_pending_workloads{status="inadmissible"}) > 0
+              for: 12h
+"""
+
+from __future__ import annotations
+
+import re
+import typing as t
+
+from auditor.model import Finding, Resource
+
+if t.TYPE_CHECKING:
+    from auditor.validate.checks import CheckContext
+
+ID = "alert-coverage"
+CATEGORY = "alerts"
+LEVELS = {
+    "alert-missing": "error",
+    "alert-runbook-missing": "error",
+    "alert-threshold-out-of-range": "error",
+    "alert-other-cluster": "error",
+}
+GROUP = "monitoring.coreos.com"
+
+ALERTS = (
+    "KueueClusterQueueFlavorNotFound",
+    "KueueClusterQueueAdmissionCheckMissing",
+    "KueueWorkloadsPendingForQuota",
+    "KueueAdmissionCheckFailing",
+    "KueueAdmissionCheckStuck",
+    "KueueWebhookUnavailable",
+    "KueueWebhookRejecting",
+    "KueueClusterQueueHeldTooLong",
+    "KueueLocalQueueHeldTooLong",
+    "KueueGitOpsDriftDetected",
+    "KueueGitOpsAuditStale",
+)
+RECORDS = (
+    "cluster_queue:kueue_admission_wait_time_seconds:histogram_quantile",
+    "local_queue:kueue_local_queue_admission_wait_time_seconds:histogram_quantile",
+    "cluster_queue_flavor_resource:kueue_borrowed_over_nominal:ratio",
+    "local_queue_flavor_resource:kueue_borrowed_over_nominal:ratio",
+    "cluster_queue_reason:kueue_evicted_workloads:rate5m",
+    "local_queue_reason:kueue_local_queue_evicted_workloads:rate5m",
+    "cluster_queue_reason:kueue_preempted_workloads:rate5m",
+    "local_queue:kueue_local_queue_preempted_workloads:rate5m",
+)
+
+_DURATION = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
+_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+_CLUSTER = re.compile(r'\bcluster\s*=\s*"([^"]*)"')
+_THRESHOLD = re.compile(r"[<>]=?\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
+
+Path = tuple[str | int, ...]
+
+
+def seconds(duration: str) -> float | None:
+    """A Prometheus duration (`1h30m`, `15m`, `500ms`) in seconds; None when it is not one."""
+    parts = _DURATION.findall(duration)
+    if not parts or "".join(n + u for n, u in parts) != duration:
+        return None
+    return sum(int(n) * _SECONDS[u] for n, u in parts)
+
+
+def threshold(expr: str) -> float | None:
+    found = _THRESHOLD.search(expr)
+    return float(found[1]) if found else None
+
+
+def rules(resource: Resource) -> t.Iterator[tuple[dict[str, t.Any], Path]]:
+    """Each rule of a PrometheusRule, with its path in the object."""
+    groups = (resource.body.get("spec") or {}).get("groups")
+    for g, group in enumerate(groups if isinstance(groups, list) else []):
+        group_rules = group.get("rules") if isinstance(group, dict) else None
+        for r, rule in enumerate(group_rules if isinstance(group_rules, list) else []):
+            if isinstance(rule, dict):
+                yield rule, ("spec", "groups", g, "rules", r)
+
+
+def check(ctx: CheckContext) -> t.Iterator[Finding]:
+    objects = [r for r in ctx.of_kind("PrometheusRule") if r.key.group == GROUP]
+    seen: set[str] = set()
+    for resource in objects:
+        for rule, path in rules(resource):
+            seen.add(str(rule.get("alert") or rule.get("record") or ""))
+            yield from _other_cluster(ctx, resource, rule, path)
+            if "alert" in rule:
+                yield from _judge(ctx, resource, rule, path)
+    wanted = (*ALERTS, *sorted(set(ctx.cluster.alerts) - set(ALERTS)), *RECORDS)
+    missing = [name for name in wanted if name not in seen]
+    if missing:
+        message = (
+            f"cluster {ctx.cluster.name} lacks {len(missing)} of the required alerting and "
+            f"recording rules: {', '.join(missing)}; copy them from another cluster's alerts.yaml"
+        )
+        if objects:
+            yield Finding.about(objects[0], "alert-missing", message, CATEGORY)
+        else:
+            yield Finding("alert-missing", message, CATEGORY, file=ctx.cluster.file, line=1)
+
+
+def _other_cluster(
+    ctx: CheckContext, resource: Resource, rule: dict[str, t.Any], path: Path
+) -> t.Iterator[Finding]:
+    """A rule copied from another cluster's file still watches that cluster's audit metrics."""
+    others = sorted(set(_CLUSTER.findall(str(rule.get("expr", "")))) - {ctx.cluster.name})
+    if others:
+        name = rule.get("alert") or rule.get("record")
+        yield Finding.about(
+            resource,
+            "alert-other-cluster",
+            f"rule {name} selects cluster={others[0]!r} but is synced to {ctx.cluster.name}; "
+            f'select cluster="{ctx.cluster.name}"',
+            CATEGORY,
+            path=[*path, "expr"],
+        )
+
+
+def _judge(
+    ctx: CheckContext, resource: Resource, rule: dict[str, t.Any], path: Path
+) -> t.Iterator[Finding]:
+    name = str(rule["alert"])
+    if not (rule.get("annotations") or {}).get("runbook_url"):
+        yield Finding.about(
+            resource,
+            "alert-runbook-missing",
+            f"alert {name} has no runbook_url annotation; on-call needs the first step",
+            CATEGORY,
+            path=[*path, "alert"],
+        )
+    ranges = ctx.cluster.alerts.get(name, {})
+    if "for" in ranges:
+        given = str(rule.get("for", "0s"))
+        yield from _in_range(
+            resource, name, "for", given, seconds(given), ranges["for"], seconds, [*path, "for"]
+        )
+    if "threshold" in ranges:
+        expr = str(rule.get("expr", ""))
+        value = threshold(expr)
+        shown = "no numeric comparison" if value is None else f"{value:g}"
+        yield from _in_range(
+            resource, name, "threshold", shown, value, ranges["threshold"], float, [*path, "expr"]
+        )
+
+
+def _in_range(
+    resource: Resource,
+    name: str,
+    what: str,
+    shown: str,
+    value: float | None,
+    bounds: dict[str, t.Any],
+    parse: t.Callable[[t.Any], float | None],
+    path: list[str | int],
+) -> t.Iterator[Finding]:
+    low, high = (parse(bounds[k]) if k in bounds else None for k in ("min", "max"))
+    if value is None or (low is not None and value < low) or (high is not None and value > high):
+        allowed = f"{bounds.get('min', '-inf')} to {bounds.get('max', 'inf')}"
+        yield Finding.about(
+            resource,
+            "alert-threshold-out-of-range",
+            f"alert {name} has {what} {shown}, outside {allowed} that the cluster profile "
+            "allows; bring it back into range or change the range in the profile",
+            "alerts",
+            path=path,
+        )

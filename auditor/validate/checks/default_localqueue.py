@@ -1,0 +1,48 @@
+"""A LocalQueue named `default` changes how every job in its namespace is queued: say so.
+
+With LocalQueueDefaulting (stable since Kueue 0.17), jobs in the namespace that carry no
+`kueue.x-k8s.io/queue-name` label are sent to the LocalQueue named `default`, and the label can no
+longer be emptied on a job there. Intended sometimes, surprising often.
+
+Passes (tenants/team-a/gpu-prod/localqueues.yaml)::
+
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: LocalQueue
+    metadata: {name: batch, namespace: team-a}
+    spec: {clusterQueue: team-a-cq}
+
+Fails (tenants/team-a/gpu-prod/localqueues.yaml)::
+
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: LocalQueue
+    metadata: {name: default, namespace: team-a}
+    spec: {clusterQueue: team-a-cq}
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.model import Finding
+from auditor.validate.checks._common import KUEUE
+
+if t.TYPE_CHECKING:
+    from auditor.validate.checks import CheckContext
+
+ID = "default-localqueue"
+CATEGORY = "queue"
+LEVELS = {"default-localqueue": "warning"}
+
+
+def check(ctx: CheckContext) -> t.Iterator[Finding]:
+    for queue in ctx.of_kind("LocalQueue"):
+        if queue.key.group == KUEUE and queue.name == "default":
+            yield Finding.about(
+                queue,
+                "default-localqueue",
+                f"every job in namespace {queue.namespace} without a kueue.x-k8s.io/queue-name "
+                "label will be queued here (LocalQueueDefaulting), and jobs there can no longer "
+                "drop the label; rename the queue unless that is intended",
+                CATEGORY,
+                path=["metadata", "name"],
+            )

@@ -1,0 +1,113 @@
+"""Every LocalQueue names a ClusterQueue that exists, that its tenant may use, and that admits it.
+
+Kueue accepts a LocalQueue pointing at a ClusterQueue that does not exist, or whose
+namespaceSelector excludes the queue's namespace: its jobs then wait forever. The tenant is the
+one whose profile lists the queue's namespace on this cluster; the namespace's labels are the ones
+its Namespace object in this repository gives it.
+
+Passes (tenants/team-a/gpu-prod/localqueues.yaml)::
+
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: LocalQueue
+    metadata: {name: batch, namespace: team-a}
+    spec: {clusterQueue: team-a-cq}
+
+Fails (tenants/team-a/gpu-prod/localqueues.yaml)::
+
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: LocalQueue
+    metadata: {name: batch, namespace: team-a}
+    spec: {clusterQueue: team-b-cq}
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.model import Finding
+from auditor.validate.checks._common import (
+    KUEUE,
+    labels_of,
+    named,
+    namespace_owners,
+    selects,
+    spec_of,
+)
+
+if t.TYPE_CHECKING:
+    from auditor.validate.checks import CheckContext
+
+ID = "localqueue-target"
+CATEGORY = "queue"
+LEVELS = {
+    "lq-cluster-queue-missing": "error",
+    "lq-cluster-queue-not-authorised": "error",
+    "lq-namespace-not-selected": "error",
+}
+
+PATH = ["spec", "clusterQueue"]
+
+
+def check(ctx: CheckContext) -> t.Iterator[Finding]:
+    cluster_queues = named(ctx, "ClusterQueue")
+    namespaces = named(ctx, "Namespace", group="")
+    owners = namespace_owners(ctx)
+    for queue in ctx.of_kind("LocalQueue"):
+        if queue.key.group != KUEUE:
+            continue
+        target = spec_of(queue).get("clusterQueue")
+        cq = cluster_queues.get(str(target)) if target else None
+        if cq is None:
+            yield Finding.about(
+                queue,
+                "lq-cluster-queue-missing",
+                f"ClusterQueue {target!r} does not exist on {ctx.cluster.name} (known: "
+                f"{', '.join(sorted(cluster_queues)) or 'none'}); jobs sent here would never run",
+                CATEGORY,
+                path=PATH,
+            )
+            continue
+        namespace = queue.namespace or ""
+        tenant = owners.get(namespace)
+        allowed = tenant.clusters[ctx.cluster.name].cluster_queues if tenant else ()
+        if cq.name not in allowed:
+            who = (
+                f"the profile of {tenant.name} ({tenant.file}) lists "
+                f"{', '.join(allowed) or 'none'} on {ctx.cluster.name}"
+                if tenant
+                else f"no tenant profile lists namespace {namespace!r} on {ctx.cluster.name}"
+            )
+            yield Finding.about(
+                queue,
+                "lq-cluster-queue-not-authorised",
+                f"this LocalQueue may not use ClusterQueue {cq.name}: {who}",
+                CATEGORY,
+                path=PATH,
+            )
+        ns = namespaces.get(namespace)
+        selector = spec_of(cq).get("namespaceSelector")
+        if ns is None:
+            yield Finding.about(
+                queue,
+                "lq-namespace-not-selected",
+                f"namespace {namespace!r} is not defined in this repository for "
+                f"{ctx.cluster.name}, so nothing guarantees ClusterQueue {cq.name} admits it; "
+                "add its Namespace with the admission label",
+                CATEGORY,
+                path=["metadata", "namespace"],
+            )
+        elif not selects(selector, labels_of(ns)):
+            labels = ", ".join(f"{k}={v}" for k, v in sorted(labels_of(ns).items())) or "none"
+            reason = (
+                "has no namespaceSelector (it admits nothing)"
+                if selector is None
+                else "has a namespaceSelector that does not match its labels"
+            )
+            yield Finding.about(
+                queue,
+                "lq-namespace-not-selected",
+                f"ClusterQueue {cq.name} ({cq.file}:{cq.line}) {reason}; namespace {namespace} "
+                f"is labelled {labels} in {ns.file}, so jobs queued here are never admitted",
+                CATEGORY,
+                path=PATH,
+            )

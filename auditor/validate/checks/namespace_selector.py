@@ -1,0 +1,105 @@
+"""ClusterQueue namespaceSelectors admit only namespaces the platform labelled for admission.
+
+Kueue reads an absent selector as "no namespace" (the queue admits nothing: a warning) and `{}`
+as "every namespace" (an error). Any selector must require the cluster's admission label, so an
+unlabelled namespace can never submit work. A namespace carrying that label must belong to a
+tenant profile, or nobody answers for the work it submits. Where the cluster profile names a
+tenant label, a namespace's value for it must be its owner's name: selectors match on it.
+
+Passes (clusters/gpu-prod/clusterqueues.yaml)::
+
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: ClusterQueue
+    metadata: {name: team-a-cq}
+    spec:
+      namespaceSelector:
+        matchLabels: {platform.example.com/kueue: enabled, platform.example.com/tenant: team-a}
+
+Fails (clusters/gpu-prod/clusterqueues.yaml)::
+
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: ClusterQueue
+    metadata: {name: team-a-cq}
+    spec:
+      namespaceSelector:
+        matchLabels: {platform.example.com/tenant: team-a}
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.model import Finding
+from auditor.validate.checks._common import (
+    KUEUE,
+    labels_of,
+    namespace_owners,
+    requires_label,
+    spec_of,
+)
+
+if t.TYPE_CHECKING:
+    from auditor.validate.checks import CheckContext
+
+ID = "namespace-selector"
+CATEGORY = "label"
+LEVELS = {
+    "namespace-selector-absent": "warning",
+    "namespace-selector-too-broad": "error",
+    "admission-label-unowned": "error",
+    "tenant-label-mismatch": "error",
+}
+
+
+def check(ctx: CheckContext) -> t.Iterator[Finding]:
+    key, value = ctx.cluster.admission_label
+    for cq in ctx.of_kind("ClusterQueue"):
+        if cq.key.group != KUEUE:
+            continue
+        spec = spec_of(cq)
+        if "namespaceSelector" not in spec or spec["namespaceSelector"] is None:
+            yield Finding.about(
+                cq,
+                "namespace-selector-absent",
+                f"ClusterQueue {cq.name} has no namespaceSelector, which Kueue reads as "
+                f"'no namespace': it admits nothing; select {key}={value} (and the tenant)",
+                CATEGORY,
+                path=["spec"],
+            )
+        elif not requires_label(spec["namespaceSelector"], key, value):
+            what = (
+                "{} admits every namespace"
+                if spec["namespaceSelector"] == {}
+                else "this selector can match a namespace"
+            )
+            yield Finding.about(
+                cq,
+                "namespace-selector-too-broad",
+                f"{what} without the admission label {key}={value}; require it with matchLabels "
+                "so unlabelled namespaces stay inadmissible",
+                CATEGORY,
+                path=["spec", "namespaceSelector"],
+            )
+    owners = namespace_owners(ctx)
+    tenant_label = ctx.cluster.tenant_label
+    for ns in ctx.of_kind("Namespace"):
+        labels, owner = labels_of(ns), owners.get(ns.name)
+        if tenant_label and owner and labels.get(tenant_label, owner.name) != owner.name:
+            yield Finding.about(
+                ns,
+                "tenant-label-mismatch",
+                f"namespace {ns.name} belongs to {owner.name} but its {tenant_label} label says "
+                f"{labels[tenant_label]!r}, so selectors meant for that tenant would admit it",
+                CATEGORY,
+                path=["metadata", "labels", tenant_label],
+            )
+        if ctx.cluster.admits(labels) and owner is None:
+            yield Finding.about(
+                ns,
+                "admission-label-unowned",
+                f"namespace {ns.name} carries the admission label {key}={value} but no tenant "
+                f"profile lists it on {ctx.cluster.name}; add it to a tenant's profile or drop "
+                "the label",
+                CATEGORY,
+                path=["metadata", "labels", key],
+            )

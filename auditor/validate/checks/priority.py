@@ -1,0 +1,81 @@
+"""Priority levels are the platform's: defined only in clusters/, and every level a tenant may use
+exists on each cluster it runs on.
+
+WorkloadPriorityClasses and PriorityClasses are cluster-wide, and a tenant that could define one
+could outrank everybody. A level a tenant profile lists but the cluster lacks makes the tenant's
+jobs fail at submission.
+
+Passes (tenants/team-a/profile.yaml)::
+
+    apiVersion: kueue-gitops.io/v1alpha1
+    kind: TenantProfile
+    metadata: {name: team-a}
+    spec:
+      owners: ["@example-org/team-a"]
+      clusters:
+        gpu-prod: {namespaces: [team-a], clusterQueues: [team-a-cq]}
+      priorityClasses: {workload: [batch-low], pod: [tenant-batch]}
+
+Fails (tenants/team-a/profile.yaml)::
+
+    apiVersion: kueue-gitops.io/v1alpha1
+    kind: TenantProfile
+    metadata: {name: team-a}
+    spec:
+      owners: ["@example-org/team-a"]
+      clusters:
+        gpu-prod: {namespaces: [team-a], clusterQueues: [team-a-cq]}
+      priorityClasses: {workload: [batch-urgent]}
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.model import Finding
+from auditor.validate.checks._common import KUEUE, about_profile, named
+
+if t.TYPE_CHECKING:
+    from auditor.validate.checks import CheckContext
+
+ID = "priority"
+CATEGORY = "priority"
+LEVELS = {"priority-class-in-tenant-folder": "error", "priority-level-missing": "error"}
+
+KINDS = {
+    "workload": ("WorkloadPriorityClass", KUEUE),
+    "pod": ("PriorityClass", "scheduling.k8s.io"),
+}
+
+
+def check(ctx: CheckContext) -> t.Iterator[Finding]:
+    for kind, group in KINDS.values():
+        for resource in ctx.of_kind(kind):
+            if resource.tenant and resource.key.group == group:
+                yield Finding.about(
+                    resource,
+                    "priority-class-in-tenant-folder",
+                    f"{kind} {resource.name} is cluster-wide and platform-owned: define it in "
+                    f"clusters/{ctx.cluster.name}/, not in a tenant folder",
+                    CATEGORY,
+                    path=["kind"],
+                )
+    defined_by_use = {use: named(ctx, kind, group) for use, (kind, group) in KINDS.items()}
+    for tenant in ctx.tenants.values():
+        if ctx.cluster.name not in tenant.clusters:
+            continue
+        levels = {"workload": tenant.workload_priority_classes, "pod": tenant.pod_priority_classes}
+        for use, (kind, _) in KINDS.items():
+            defined = defined_by_use[use]
+            for i, level in enumerate(levels[use]):
+                if level not in defined:
+                    yield about_profile(
+                        ctx,
+                        tenant,
+                        "priority-level-missing",
+                        f"{tenant.name} may use {kind} {level}, but {ctx.cluster.name} defines no "
+                        f"such class (known: {', '.join(sorted(defined)) or 'none'}); jobs "
+                        "requesting it would be rejected",
+                        CATEGORY,
+                        ("spec", "priorityClasses", use, i),
+                    )

@@ -1,0 +1,91 @@
+"""A tenant folder holds only the kinds the platform allows there, in the tenant's own namespaces.
+
+Argo CD syncs `tenants/<tenant>/<cluster>/` with the same rights as `clusters/`, so anything a
+tenant folder holds must stay inside the namespaces the tenant's profile lists for that cluster:
+its Namespace objects, LocalQueues, Roles and RoleBindings. Cluster-scoped objects belong in
+`clusters/<cluster>/`.
+
+Passes (tenants/team-a/gpu-prod/localqueues.yaml)::
+
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: LocalQueue
+    metadata: {name: batch, namespace: team-a}
+    spec: {clusterQueue: team-a-cq}
+
+Fails (tenants/team-a/gpu-prod/localqueues.yaml)::
+
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: LocalQueue
+    metadata: {name: borrowed, namespace: team-b}
+    spec: {clusterQueue: team-a-cq}
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.k8s.objects import CLUSTER_SCOPED_KINDS
+from auditor.model import Finding
+from auditor.validate.checks._common import KUEUE
+
+if t.TYPE_CHECKING:
+    from auditor.validate.checks import CheckContext
+
+ID = "tenant-objects"
+CATEGORY = "tenancy"
+LEVELS = {
+    "tenant-kind-not-allowed": "error",
+    "tenant-foreign-namespace": "error",
+    "tenant-namespace-missing": "error",
+}
+
+RBAC = "rbac.authorization.k8s.io"
+ALLOWED: frozenset[tuple[str, str]] = frozenset(
+    {("", "Namespace"), (KUEUE, "LocalQueue"), (RBAC, "Role"), (RBAC, "RoleBinding")}
+)
+
+
+def check(ctx: CheckContext) -> t.Iterator[Finding]:
+    for resource in ctx.resources:
+        tenant = ctx.tenants.get(resource.tenant) if resource.tenant else None
+        if tenant is None:
+            continue
+        if (resource.key.group, resource.kind) not in ALLOWED:
+            where = (
+                f"cluster-scoped objects belong in clusters/{ctx.cluster.name}/"
+                if resource.kind in CLUSTER_SCOPED_KINDS
+                else "ask the platform team to allow the kind first"
+            )
+            allowed = ", ".join(sorted(kind for _, kind in ALLOWED))
+            yield Finding.about(
+                resource,
+                "tenant-kind-not-allowed",
+                f"{resource.key} may not live in a tenant folder (allowed: {allowed}); {where}",
+                CATEGORY,
+                path=["kind"],
+            )
+            continue
+        on = tenant.clusters.get(ctx.cluster.name)
+        own = on.namespaces if on else ()
+        is_namespace = resource.kind == "Namespace"
+        namespace = resource.name if is_namespace else resource.namespace
+        path = ["metadata", "name"] if is_namespace else ["metadata", "namespace"]
+        if namespace is None:
+            yield Finding.about(
+                resource,
+                "tenant-namespace-missing",
+                f"{resource.key} names no metadata.namespace, so Argo CD would put it in whatever "
+                f"namespace its Application targets; set one of {tenant.name}'s namespaces",
+                CATEGORY,
+                path=["metadata"],
+            )
+        elif namespace not in own:
+            listed = ", ".join(own) if own else f"none on {ctx.cluster.name}"
+            yield Finding.about(
+                resource,
+                "tenant-foreign-namespace",
+                f"namespace {namespace!r} is not {tenant.name}'s on {ctx.cluster.name} "
+                f"(its profile {tenant.file} lists: {listed})",
+                CATEGORY,
+                path=path,
+            )

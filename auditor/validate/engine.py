@@ -1,0 +1,191 @@
+"""`validate`: every object, for the cluster it targets, against schemas, CEL and policies.
+
+Per cluster: the version contract, JSON Schema and CEL rules from the committed schemas/, then
+the policy checks on the objects whose structure is sound. With a connector, each object is
+also dry-run applied (server-side apply, dryRun=All) so the real API server judges it.
+Clusters are independent, so each gets a forked worker process when there are cores for it.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import typing as t
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from auditor.errors import ClusterAccessError, ConfigError
+from auditor.live import apply as sync
+from auditor.model import ClusterResult, Finding, Report, Resource
+from auditor.repo.layout import Loaded, Repository
+from auditor.repo.profiles import ClusterProfile
+from auditor.schemas.catalog import SchemaCatalog
+from auditor.schemas.validator import ClusterValidator
+from auditor.validate import checks
+
+if t.TYPE_CHECKING:
+    from auditor.live.kube import KubeCluster
+
+Connector = t.Callable[[ClusterProfile], "KubeCluster"]
+Note = t.Callable[[str], None]
+# HTTP statuses meaning "the server judged the object and said no"; others mean we could not ask.
+REJECTED = (400, 422)
+# Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422.
+UNDECLARED_FIELD = "failed to create typed patch object"
+
+
+def validate(
+    repo: Repository,
+    schemas: Path,
+    *,
+    clusters: list[str] | None = None,
+    strict: bool = False,
+    server_side: Connector | None = None,
+    note: Note | None = None,
+    jobs: int | None = None,
+) -> Report:
+    """Validate the clusters' objects; one process per cluster when there are cores to spare."""
+    names = clusters or sorted(repo.clusters)
+    for name in names:
+        repo.cluster(name)
+        if not SchemaCatalog(schemas, name).index:
+            raise ConfigError(
+                f"no schemas for cluster {name} in {schemas}: run "
+                f"`kueue-gitops schemas fetch --cluster {name}`"
+            )
+    repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
+    workers = min(len(names), jobs or os.cpu_count() or 1)
+    found: list[Finding] = []
+    if workers > 1 and server_side is None and repo.root is not None:
+        global _JOB
+        _JOB = (repo, schemas)  # a forked worker inherits it: nothing to pickle but the name
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            results = list(pool.map(_cluster_job, names))
+        _JOB = None
+    else:
+        loaded = repo.load(names)  # one walk of the tree for every cluster
+        found += loaded.findings
+        results = [_cluster(repo, schemas, name, server_side, loaded) for name in names]
+    report = Report("validate", strict=strict)
+    for result, findings, notes in results:
+        found += findings
+        for message in notes:
+            (note or (lambda _m: None))(message)
+        report.clusters.append(result)
+    seen: set[str] = set()
+    for finding in found:  # each worker's load reports the layout findings again
+        ident = json.dumps(finding.to_json(), sort_keys=True, default=str)
+        if ident not in seen:
+            seen.add(ident)
+            report.findings.append(finding)
+    report.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.cluster or "", f.rule))
+    return report
+
+
+_JOB: tuple[Repository, Path] | None = None
+Outcome = tuple[ClusterResult, list[Finding], list[str]]
+
+
+def _cluster_job(name: str) -> Outcome:
+    assert _JOB is not None
+    return _cluster(*_JOB, name, None)
+
+
+def _cluster(
+    repo: Repository,
+    schemas: Path,
+    name: str,
+    server_side: Connector | None,
+    loaded: Loaded | None = None,
+) -> Outcome:
+    """Validate and check one cluster's objects (loading them unless given); dry-run on ask."""
+    notes: list[str] = []
+    profile = repo.cluster(name)
+    findings: list[Finding] = []
+    if loaded is None:
+        loaded = repo.load([name])
+        findings += loaded.findings
+    resources = loaded.for_cluster(name)
+    validator = ClusterValidator(SchemaCatalog(schemas, name))
+    sound: list[Resource] = []
+    for resource in resources:
+        found, ok = validator.check(resource)
+        for finding in found:
+            finding.cluster = name
+        findings.extend(found)
+        if ok:
+            sound.append(resource)
+    if validator.skipped:
+        notes.append(
+            f"{name}: {len(validator.skipped)} CEL transition rule(s) (oldSelf) not checked "
+            "offline: they only apply when an object changes on the server"
+        )
+    if validator.unsupported:
+        notes.append(
+            f"{name}: {len(validator.unsupported)} CEL rule(s) not checked offline: they need "
+            f"a function the offline evaluator lacks, e.g. {sorted(validator.unsupported)[0]}"
+        )
+    findings.extend(checks.run(checks.CheckContext(repo, profile, tuple(sound), repo.tenants)))
+    result = ClusterResult(name)
+    if server_side is not None:
+        findings.extend(_dry_run(server_side, profile, resources, result, notes.append))
+    return result, findings, notes
+
+
+def judged(exc: ClusterAccessError) -> bool:
+    """Whether the API server refused the object itself (as opposed to failing to answer)."""
+    from auditor.live.kube import status_of
+
+    status = status_of(exc)
+    return status in REJECTED or (status == 500 and UNDECLARED_FIELD in str(exc))
+
+
+def _dry_run(
+    connector: Connector,
+    profile: ClusterProfile,
+    resources: list[Resource],
+    result: ClusterResult,
+    say: Note,
+) -> list[Finding]:
+    """Server-side apply with dryRun=All, in sync order; rejections become findings."""
+    from auditor.live.kube import KindNotServed, status_of
+
+    findings: list[Finding] = []
+    created = {r.name for r in resources if r.kind == "Namespace"}
+    waiting: list[str] = []
+    try:
+        cluster = connector(profile)
+        for resource in sorted(resources, key=sync.sync_order):
+            try:
+                cluster.apply(
+                    resource.body,
+                    manager=sync.ARGOCD_MANAGER,
+                    dry_run=True,
+                    field_validation="Strict",
+                )
+            except ClusterAccessError as exc:
+                status = status_of(exc)
+                if status == 404 and resource.namespace in created:
+                    waiting.append(str(resource.key))  # its namespace is only dry-run created
+                    continue
+                if not (isinstance(exc, KindNotServed) or status == 404 or judged(exc)):
+                    raise
+                findings.append(
+                    Finding.about(
+                        resource,
+                        "server-side-rejected",
+                        f"the API server of {profile.name} rejects it: {exc}",
+                        "server-side",
+                        cluster=profile.name,
+                    )
+                )
+    except ClusterAccessError as exc:
+        result.status = "incomplete"
+        result.errors.append(str(exc))
+    if waiting:
+        say(
+            f"{profile.name}: {len(waiting)} object(s) not dry-run: their namespace does not "
+            f"exist yet (the repo creates it), e.g. {waiting[0]}"
+        )
+    return findings

@@ -1,0 +1,83 @@
+"""drift.compare on what a reader returned (our own Live model, no cluster): scope rules."""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.drift import engine as drift
+from auditor.model import Resource
+from auditor.repo.profiles import ClusterProfile
+
+PROFILE = ClusterProfile(
+    name="c",
+    file="clusters/c/profile.yaml",
+    context="c",
+    owners=(),
+    kueue_api_versions=("v1beta2",),
+    admission_label=("platform.example.com/kueue", "enabled"),
+    tenant_label=None,
+    capacity={},
+    trusted_subjects=("User kueue-controller-manager",),
+)
+RBAC = "rbac.authorization.k8s.io/v1"
+
+
+def obj(api_version: str, kind: str, name: str, **extra: t.Any) -> dict[str, t.Any]:
+    meta = {"name": name, **extra.pop("meta", {})}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta, **extra}
+
+
+def live_of(*objects: dict[str, t.Any], unread: tuple[str, ...] = ()) -> drift.Live:
+    live = drift.Live()
+    live.read = {k for _, k in drift.kinds_to_read(PROFILE, [])} - set(unread)
+    for o in objects:
+        live.objects[drift.key_of(o)] = o
+    return live
+
+
+def compare(desired: list[dict[str, t.Any]], live: drift.Live) -> list[tuple[t.Any, ...]]:
+    resources = [Resource(body=b, file="clusters/c/x.yaml", line=1, cluster="c") for b in desired]
+    found = drift.compare(PROFILE, resources, live, drift.LiveSchemas(None, []))
+    return [(f.rule, f.change, f.kind, f.name) for f in found]
+
+
+def test_what_a_cluster_holds_of_its_own_is_not_unmanaged() -> None:
+    star = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+    cluster_admin = obj(RBAC, "ClusterRole", "cluster-admin",
+                        meta={"labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+                        rules=star)  # fmt: skip
+    masters = obj(RBAC, "ClusterRoleBinding", "cluster-admin",
+                  meta={"labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+                  roleRef={"kind": "ClusterRole", "name": "cluster-admin"},
+                  subjects=[{"kind": "Group", "name": "system:masters"}])  # fmt: skip
+    kueue = obj(RBAC, "ClusterRoleBinding", "kueue", roleRef={"kind": "ClusterRole",
+                "name": "cluster-admin"}, subjects=[{"kind": "User",
+                "name": "kueue-controller-manager"}])  # fmt: skip
+    live = live_of(
+        obj("v1", "Namespace", "kube-system"),
+        obj("v1", "Namespace", "apps"),
+        obj("scheduling.k8s.io/v1", "PriorityClass", "system-node-critical", value=2000001000),
+        cluster_admin,
+        masters,
+        kueue,
+    )
+    assert compare([], live) == []
+
+
+def test_unmanaged_objects_that_matter() -> None:
+    live = live_of(
+        obj("v1", "Namespace", "rogue", meta={"labels": {"platform.example.com/kueue": "enabled"}}),
+        obj("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "spare"),
+        obj("scheduling.k8s.io/v1", "PriorityClass", "urgent", value=10),
+    )
+    assert compare([], live) == [
+        ("drift-admission-label", "unmanaged", "Namespace", "rogue"),
+        ("drift-flavor", "unmanaged", "ResourceFlavor", "spare"),
+        ("drift-priority", "unmanaged", "PriorityClass", "urgent"),
+    ]
+
+
+def test_an_unread_kind_is_never_reported_missing_or_clean() -> None:
+    desired = [obj("kueue.x-k8s.io/v1beta2", "LocalQueue", "batch", meta={"namespace": "t"})]
+    assert compare(desired, live_of(unread=("LocalQueue",))) == []
+    assert compare(desired, live_of()) == [("drift-quota", "missing", "LocalQueue", "batch")]

@@ -1,0 +1,211 @@
+"""The drift-report issue, PR comment and schema-PR logic, against a fake of our own GitHubApi."""
+
+from __future__ import annotations
+
+import io
+import json
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from auditor.github import issues as ghreport
+from auditor.github.issues import Comment, Issue
+from tests.conftest import ROOT
+
+
+class FakeGitHub:
+    """An in-memory repository's issues, comments and pull requests; records every write."""
+
+    def __init__(self) -> None:
+        self.issues_by_number: dict[int, Issue] = {}
+        self.comments_by_issue: dict[int, list[Comment]] = {}
+        self.pulls: dict[int, tuple[str, str]] = {}  # number -> (branch, base)
+        self.writes: list[str] = []
+        self._next = 1
+
+    def _number(self) -> int:
+        self._next += 1
+        return self._next - 1
+
+    def issues(self, label: str) -> list[Issue]:
+        return [i for i in self.issues_by_number.values() if label in i.labels]
+
+    def create_issue(self, title: str, body: str, labels: list[str]) -> Issue:
+        issue = Issue(self._number(), title, body, "open", list(labels))
+        self.issues_by_number[issue.number] = issue
+        self.writes.append(f"create #{issue.number}")
+        return issue
+
+    def edit_issue(self, number: int, *, body: str | None = None, state: str | None = None) -> None:
+        issue = self.issues_by_number[number]
+        issue.body = body if body is not None else issue.body
+        issue.state = state or issue.state
+        self.writes.append(f"edit #{number}" + (f" {state}" if state else ""))
+
+    def comments(self, number: int) -> list[Comment]:
+        return list(self.comments_by_issue.get(number, []))
+
+    def comment(self, number: int, body: str) -> None:
+        self.comments_by_issue.setdefault(number, []).append(Comment(self._number(), body))
+        self.writes.append(f"comment #{number}")
+
+    def edit_comment(self, comment_id: int, body: str) -> None:
+        for comments in self.comments_by_issue.values():
+            for c in comments:
+                if c.id == comment_id:
+                    c.body = body
+        self.writes.append(f"edit comment {comment_id}")
+
+    def open_pulls(self, head_branch: str) -> list[int]:
+        return [n for n, (branch, _) in self.pulls.items() if branch == head_branch]
+
+    def create_pull(self, title: str, body: str, head_branch: str, base: str) -> int:
+        number = self._number()
+        self.pulls[number] = (head_branch, base)
+        self.writes.append(f"pull #{number}")
+        return number
+
+
+DRIFT = {
+    "rule": "drift-quota",
+    "severity": "error",
+    "category": "quota",
+    "cluster": "gpu-prod",
+    "kind": "ClusterQueue",
+    "namespace": None,
+    "name": "team-a-cq",
+    "file": "clusters/gpu-prod/clusterqueues.yaml",
+    "line": 35,
+    "path": "spec.resourceGroups[0].flavors[a100].resources[nvidia.com/gpu].nominalQuota",
+    "change": "modified",
+    "desired": "16",
+    "live": "24",
+    "message": "nominalQuota was raised to 24 on the cluster; the repository says 16",
+}
+
+
+def report(status: str, *findings: dict[str, t.Any]) -> dict[str, t.Any]:
+    return {"schemaVersion": 1, "command": "drift", "status": status,
+            "clusters": [{"name": "gpu-prod", "status": "ok", "errors": []}],
+            "findings": list(findings)}  # fmt: skip
+
+
+def run(api: FakeGitHub, tmp_path: Path, doc: t.Any, cluster: str = "gpu-prod") -> tuple[int, str]:
+    path = tmp_path / f"{cluster}.json"
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    out = io.StringIO()
+    code = ghreport.main(
+        ["drift-issue", "--cluster", cluster, "--report", str(path), "--run-url", "https://run/1"],
+        api=api,
+        out=out,
+    )
+    return code, out.getvalue()
+
+
+def test_drift_opens_one_labelled_issue_with_a_table_then_updates_it(tmp_path: Path) -> None:
+    api = FakeGitHub()
+    assert run(api, tmp_path, report("findings", DRIFT)) == (0, "drift-issue: created #1\n")
+    issue = api.issues_by_number[1]
+    assert (issue.title, issue.labels, issue.state) == (
+        "Drift on cluster gpu-prod",
+        ["kueue-drift", "cluster:gpu-prod"],
+        "open",
+    )
+    assert issue.body.startswith("<!-- kueue-gitops-drift cluster=gpu-prod fingerprint=")
+    assert "| error | quota | ClusterQueue team-a-cq | `spec.resourceGroups[0]" in issue.body
+    assert "| 16 | 24 | `clusters/gpu-prod/clusterqueues.yaml:35` |" in issue.body
+    # The same drift on the next run: the body is refreshed, nobody is notified again.
+    assert run(api, tmp_path, report("findings", DRIFT)) == (0, "drift-issue: updated #1\n")
+    assert api.writes == ["create #1", "edit #1"] and 1 not in api.comments_by_issue
+    # The drift changes: a comment says so.
+    worse = {**DRIFT, "live": "32"}
+    assert run(api, tmp_path, report("findings", worse))[0] == 0
+    assert api.writes[-2:] == ["comment #1", "edit #1"]
+    assert "| 16 | 32 |" in api.issues_by_number[1].body
+    assert len(api.issues_by_number) == 1
+
+
+def test_drift_gone_closes_the_issue_and_its_return_reopens_it(tmp_path: Path) -> None:
+    api = FakeGitHub()
+    run(api, tmp_path, report("findings", DRIFT))
+    assert run(api, tmp_path, report("clean")) == (0, "drift-issue: closed #1\n")
+    assert api.issues_by_number[1].state == "closed"
+    [closing] = api.comments_by_issue[1]
+    assert closing.body == "No drift on `gpu-prod` any more ([run](https://run/1)); closing."
+    assert run(api, tmp_path, report("clean")) == (0, "drift-issue: none\n")
+    assert run(api, tmp_path, report("findings", DRIFT)) == (0, "drift-issue: reopened #1\n")
+    assert api.issues_by_number[1].state == "open" and len(api.issues_by_number) == 1
+
+
+def test_incomplete_run_touches_nothing_and_fails(tmp_path: Path) -> None:
+    api = FakeGitHub()
+    run(api, tmp_path, report("findings", DRIFT))
+    api.writes.clear()
+    code, out = run(api, tmp_path, report("incomplete"))
+    assert code == 3 and "incomplete" in out
+    assert api.writes == [] and api.issues_by_number[1].state == "open"
+
+
+def test_each_cluster_has_its_own_issue(tmp_path: Path) -> None:
+    api = FakeGitHub()
+    run(api, tmp_path, report("findings", DRIFT), cluster="gpu-prod")
+    run(api, tmp_path, report("findings", {**DRIFT, "cluster": "gpu-staging"}), "gpu-staging")
+    run(api, tmp_path, report("clean"), cluster="gpu-staging")
+    states = {i.labels[1]: i.state for i in api.issues_by_number.values()}
+    assert states == {"cluster:gpu-prod": "open", "cluster:gpu-staging": "closed"}
+
+
+@pytest.mark.parametrize("text", ["", "Error: cluster gpu-prod unreachable\n", '{"findings": []}'])
+def test_a_missing_or_broken_report_is_an_error_never_a_close(tmp_path: Path, text: str) -> None:
+    api = FakeGitHub()
+    run(api, tmp_path, report("findings", DRIFT))
+    code, _ = run(api, tmp_path, text)
+    assert code == 2 and api.issues_by_number[1].state == "open"
+
+
+def test_huge_drift_is_truncated_below_githubs_limit(tmp_path: Path) -> None:
+    api = FakeGitHub()
+    many = [{**DRIFT, "name": f"cq-{i}", "message": "x" * 200} for i in range(1000)]
+    run(api, tmp_path, report("findings", *many))
+    body = api.issues_by_number[1].body
+    assert len(body) <= 65536 and body.rstrip().endswith("artifacts)_")
+
+
+def test_pr_comment_is_created_once_then_edited_in_place(tmp_path: Path) -> None:
+    api = FakeGitHub()
+    api.comment(7, "LGTM")
+    body = tmp_path / "plan.md"
+    for text in ("<!-- kueue-gitops-plan -->\nfirst\n", "<!-- kueue-gitops-plan -->\nsecond\n"):
+        body.write_text(text)
+        assert ghreport.main(["pr-comment", "--pr", "7", "--body", str(body)], api=api,
+                             out=io.StringIO()) == 0  # fmt: skip
+    assert [c.body for c in api.comments_by_issue[7]] == [
+        "LGTM",
+        "<!-- kueue-gitops-plan -->\nsecond\n",
+    ]
+    body.write_text("no marker\n")
+    assert ghreport.main(["pr-comment", "--pr", "7", "--body", str(body)], api=api) == 2
+
+
+def test_schema_pull_request_is_opened_once(tmp_path: Path) -> None:
+    api = FakeGitHub()
+    argv = ["ensure-pr", "--branch", "schemas/refresh", "--base", "main", "--title", "Refresh"]
+    out = io.StringIO()
+    assert ghreport.main(argv, api=api, out=out) == 0
+    assert ghreport.main(argv, api=api, out=out) == 0
+    assert out.getvalue() == "ensure-pr: created #1\nensure-pr: exists #1\n"
+    assert api.pulls == {1: ("schemas/refresh", "main")}
+
+
+def test_clusters_prints_the_matrix_from_the_repository() -> None:
+    out = io.StringIO()
+    assert ghreport.main(["clusters", "--repo", str(ROOT)], out=out) == 0
+    assert json.loads(out.getvalue()) == sorted(p.name for p in (ROOT / "clusters").iterdir())
+
+
+def test_without_a_token_the_real_api_is_a_configuration_error(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report("clean")))
+    argv = ["drift-issue", "--cluster", "gpu-prod", "--report", str(path)]
+    assert ghreport.main(argv, env={}) == 2

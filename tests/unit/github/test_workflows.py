@@ -1,0 +1,215 @@
+"""The GitHub workflows: valid against GitHub's schemas, pinned, and the commands they run work.
+
+The scripts the workflows call are run here as the workflows call them: the command lines are
+read from the workflow files, with the step's environment filled in, and GitHub faked at our own
+GitHubApi boundary.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shlex
+import typing as t
+from importlib import resources
+from pathlib import Path
+
+import click
+import jsonschema
+import pytest
+import yaml
+
+from auditor.cli.main import cli
+from auditor.github import issues as ghreport
+from tests.conftest import ROOT, run_line
+from tests.unit.conftest import Revisions
+from tests.unit.github.test_issues import FakeGitHub
+
+WORKFLOWS = sorted((ROOT / ".github/workflows").glob("*.yml"))
+ACTIONS = sorted((ROOT / ".github/actions").glob("*/action.yml"))
+PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s+[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
+COMMAND = re.compile(r"(kueue-gitops|python -m auditor\.github\.issues)((?:[^|>;)\n\\]|\\\n)*)")
+
+
+def _schema(name: str) -> dict[str, t.Any]:
+    vendor = resources.files("check_jsonschema.builtin_schemas.vendor")
+    return t.cast(dict[str, t.Any], json.loads(vendor.joinpath(name).read_text()))
+
+
+def _load(path: Path) -> dict[str, t.Any]:
+    doc = yaml.safe_load(path.read_text())
+    if True in doc:  # YAML 1.1 reads the key `on` as True; GitHub reads it as "on"
+        doc["on"] = doc.pop(True)
+    return t.cast(dict[str, t.Any], doc)
+
+
+def _steps(doc: dict[str, t.Any]) -> list[dict[str, t.Any]]:
+    if "runs" in doc:
+        return t.cast(list[dict[str, t.Any]], doc["runs"]["steps"])
+    return [s for job in doc["jobs"].values() for s in job.get("steps", [])]
+
+
+def _step(path: Path, name: str) -> dict[str, t.Any]:
+    return next(s for s in _steps(_load(path)) if s.get("name") == name)
+
+
+def commands(run: str, env: t.Mapping[str, str]) -> list[list[str]]:
+    """The kueue-gitops and ghreport command lines of a run script, with $VARS expanded."""
+    out = []
+    for match in COMMAND.finditer(run):
+        text = re.sub(r"\$\{?(\w+)\}?", lambda m: env.get(m[1], f"<{m[1]}>"), match[0])
+        argv = shlex.split(text.replace("\\\n", " "))
+        out.append(argv[3:] if argv[0] == "python" else argv[1:])
+    return out
+
+
+def test_there_are_the_three_workflows_and_the_setup_action() -> None:
+    names = [p.name for p in WORKFLOWS]
+    assert names == ["drift-report.yml", "pull-request.yml", "schema-refresh.yml"]
+    assert [p.parent.name for p in ACTIONS] == ["setup"]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_is_valid_against_githubs_schema(path: Path) -> None:
+    jsonschema.validate(_load(path), _schema("github-workflows.json"))
+
+
+@pytest.mark.parametrize("path", ACTIONS, ids=lambda p: p.parent.name)
+def test_action_is_valid_against_githubs_schema(path: Path) -> None:
+    jsonschema.validate(_load(path), _schema("github-actions.json"))
+
+
+def test_schema_validation_catches_a_broken_workflow() -> None:
+    doc = _load(ROOT / ".github/workflows/drift-report.yml")
+    doc["jobs"]["drift"]["runs-on"] = {"labels": 3}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, _schema("github-workflows.json"))
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, *ACTIONS], ids=lambda p: p.name)
+def test_remote_actions_are_pinned_by_sha_and_checkouts_keep_no_credentials(path: Path) -> None:
+    for line in path.read_text().splitlines():
+        if re.match(r"^\s*(-\s+)?uses:", line) and "uses: ./" not in line:
+            assert PINNED.match(line), f"{path.name}: not pinned by SHA with a version: {line}"
+    for step in _steps(_load(path)):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False
+
+
+@pytest.mark.parametrize("name", ["drift-report.yml", "schema-refresh.yml"])
+def test_scheduled_at_an_odd_minute_and_runnable_by_hand(name: str) -> None:
+    on = _load(ROOT / ".github/workflows" / name)["on"]
+    assert "workflow_dispatch" in on
+    for entry in on["schedule"]:
+        minute = int(entry["cron"].split()[0])
+        assert minute % 2 == 1 and minute not in (0, 30)
+
+
+def test_drift_matrix_comes_from_the_clusters_step_and_only_incomplete_fails() -> None:
+    doc = _load(ROOT / ".github/workflows/drift-report.yml")
+    drift = doc["jobs"]["drift"]
+    assert (
+        drift["strategy"]["matrix"]["cluster"] == "${{ fromJSON(needs.clusters.outputs.clusters) }}"
+    )
+    assert drift["strategy"]["fail-fast"] is False
+    assert drift["permissions"] == {"contents": "read", "issues": "write"}
+    [listing] = commands(
+        _step(ROOT / ".github/workflows/drift-report.yml", "List the clusters")["run"], {}
+    )
+    out = io.StringIO()
+    assert ghreport.main([*listing, "--repo", str(ROOT)], out=out) == 0
+    assert json.loads(out.getvalue()) == ["gpu-prod", "gpu-staging"]
+    compare = _step(
+        ROOT / ".github/workflows/drift-report.yml", "Compare the repository with the cluster"
+    )
+    assert compare["run"].startswith("set +e")  # drift (exit 1) must not fail the job by itself
+
+
+def _parses(argv: list[str]) -> None:
+    """Parse a kueue-gitops command line with the real CLI, without running it."""
+    command: click.Command = cli
+    rest = list(argv)
+    while isinstance(command, click.Group):
+        name = rest.pop(0)
+        sub = command.get_command(click.Context(command), name)
+        assert sub is not None, f"kueue-gitops has no command {name!r} ({argv})"
+        command = sub
+    command.make_context(command.name or "", rest)
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_command_a_workflow_runs_exists_with_those_options(path: Path) -> None:
+    seen = 0
+    for step in _steps(_load(path)):
+        env = {k: "1" for k in step.get("env", {})} | {"live": "", "RUNNER_TEMP": "/tmp"}
+        for argv in commands(step.get("run", ""), env):
+            seen += 1
+            if argv[0] in ("drift-issue", "pr-comment", "ensure-pr", "clusters"):
+                ghreport._parser().parse_args(argv)
+            else:
+                _parses(argv)
+    assert seen
+
+
+def test_pull_request_steps_plan_then_comment_as_the_workflow_does(
+    repo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = ROOT / ".github/workflows/pull-request.yml"
+    revs = Revisions(repo_copy)
+    base = revs.commit("base")
+    revs.edit("clusters/gpu-prod/clusterqueues.yaml", 'nominalQuota: "16"', 'nominalQuota: "20"')
+    revs.commit("more gpus")
+    monkeypatch.chdir(repo_copy)
+    [plan_line] = commands(
+        _step(path, "Plan against the base")["run"], {"BASE_SHA": base, "live": ""}
+    )
+    result = run_line(["kueue-gitops", *plan_line])
+    assert result.exit_code == 0
+    (repo_copy / "plan.md").write_text(result.output)
+    api = FakeGitHub()
+    [comment_line] = commands(
+        _step(path, "Comment the plan on the pull request")["run"], {"PR_NUMBER": "12"}
+    )
+    for _ in range(2):  # a second push edits the same comment
+        assert ghreport.main(comment_line, api=api, out=io.StringIO()) == 0
+    [comment] = api.comments_by_issue[12]
+    assert comment.body.startswith("<!-- kueue-gitops-plan -->\n### ✅ kueue-gitops plan: 1 change")
+    assert "| 16 | 20 | +4 |" in comment.body
+    revs.repo.close()
+
+
+def test_drift_issue_step_runs_as_the_workflow_calls_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    step = _step(ROOT / ".github/workflows/drift-report.yml", "Update the cluster's drift issue")
+    env = {"CLUSTER": "gpu-prod", "RUN_URL": "https://github.com/o/r/actions/runs/1"}
+    [argv] = commands(step["run"], env)
+    monkeypatch.chdir(tmp_path)
+    api = FakeGitHub()
+    finding = {"rule": "drift", "severity": "error", "category": "quota", "message": "differs"}
+    for status, findings, code, state in (
+        ("findings", [finding], 0, "open"),
+        ("incomplete", [], 3, "open"),
+        ("clean", [], 0, "closed"),
+    ):
+        (tmp_path / "drift.json").write_text(
+            json.dumps(
+                {
+                    "schemaVersion": 1,
+                    "command": "drift",
+                    "status": status,
+                    "clusters": [],
+                    "findings": findings,
+                }
+            )
+        )
+        assert ghreport.main(argv, api=api, out=io.StringIO()) == code
+        assert api.issues_by_number[1].state == state
+    assert "cluster:gpu-prod" in api.issues_by_number[1].labels
+
+
+@pytest.mark.parametrize("argv", [["plan", "--bogus"], ["nosuch"], ["schemas", "fetch", "--x"]])
+def test_the_command_check_rejects_what_the_cli_does_not_have(argv: list[str]) -> None:
+    with pytest.raises((AssertionError, click.UsageError)):
+        _parses(argv)

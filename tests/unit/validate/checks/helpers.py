@@ -1,0 +1,54 @@
+"""Run checks the way `validate` does, on a repository folder, and compare findings tersely."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.model import Finding
+from auditor.repo.layout import Repository
+from auditor.validate import checks
+from auditor.validate.checks import CheckContext
+
+
+def context(repo: Path, cluster: str = "gpu-prod") -> CheckContext:
+    repository = Repository.open(repo)
+    loaded = repository.load([cluster])
+    assert loaded.findings == [], [f.message for f in loaded.findings]
+    return CheckContext(
+        repo=repository,
+        cluster=repository.cluster(cluster),
+        resources=tuple(loaded.for_cluster(cluster)),
+        tenants=repository.tenants,
+    )
+
+
+def run_check(repo: Path, check_id: str, cluster: str = "gpu-prod") -> list[Finding]:
+    return checks.run(context(repo, cluster), only=[check_id])
+
+
+def write(repo: Path, path: str, text: str) -> None:
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text(text)
+
+
+def edit(repo: Path, path: str, old: str, new: str) -> None:
+    """Replace `old` (which must be there) by `new` in one file of the repository copy."""
+    text = (repo / path).read_text()
+    assert old in text, f"{old!r} not in {path}"
+    (repo / path).write_text(text.replace(old, new, 1))
+
+
+def line_of(repo: Path, path: str, needle: str, nth: int = 1) -> int:
+    """The 1-based line of the nth line containing `needle`."""
+    hits = [i for i, line in enumerate((repo / path).read_text().splitlines(), 1) if needle in line]
+    return hits[nth - 1]
+
+
+def assert_findings(
+    findings: list[Finding], *expected: tuple[str, str, str, int | None], contains: str = ""
+) -> None:
+    """Each finding as (rule, severity, file, line), in any order; every message has `contains`."""
+    got = sorted((f.rule, str(f.severity), f.file or "", f.line) for f in findings)
+    assert got == sorted(expected), "\n".join(f"{f.file}:{f.line} {f.message}" for f in findings)
+    for f in findings:
+        assert contains in f.message, f.message

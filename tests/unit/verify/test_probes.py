@@ -1,0 +1,133 @@
+"""How verify sizes its probe Jobs and reads Kueue's objects (no cluster: a fake of our reader)."""
+
+from __future__ import annotations
+
+import typing as t
+
+import pytest
+
+from auditor.k8s import quantity
+from auditor.repo.profiles import ClusterProfile
+from auditor.verify import workloads as wl
+from auditor.verify.objects import Probe
+from auditor.verify.scratch import Scratch
+
+Json = dict[str, t.Any]
+
+A100 = {
+    "nodeLabels": {"platform.example.com/pool": "gpu"},
+    "nodeTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+}
+
+
+class FakeCluster:
+    """Answers GETs of ResourceFlavors, the only read probe sizing makes."""
+
+    name = "gpu-staging"
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Json:
+        assert (kind, name) == ("ResourceFlavor", "a100")
+        return {"metadata": {"name": name}, "spec": A100}
+
+
+def _cq(*resources: Json, flavor: str = "a100") -> Json:
+    return {
+        "metadata": {"name": "team-a-cq"},
+        "spec": {
+            "cohortName": "ai-shared",
+            "resourceGroups": [
+                {
+                    "coveredResources": [r["name"] for r in resources],
+                    "flavors": [
+                        {
+                            "name": "cpu-only",
+                            "resources": [
+                                {"name": r["name"], "nominalQuota": "0"} for r in resources
+                            ],
+                        },
+                        {"name": flavor, "resources": list(resources)},
+                    ],
+                }
+            ],
+        },
+        "status": {
+            "flavorsReservation": [
+                {
+                    "name": flavor,
+                    "resources": [{"name": "nvidia.com/gpu", "total": "6", "borrowed": "2"}],
+                }
+            ]
+        },
+    }
+
+
+def _session() -> Scratch:
+    profile = ClusterProfile(
+        name="gpu-staging",
+        file="clusters/gpu-staging/profile.yaml",
+        context="gpu-staging",
+        owners=(),
+        kueue_api_versions=("v1beta2",),
+        admission_label=("platform.example.com/kueue", "enabled"),
+        tenant_label="platform.example.com/tenant",
+        capacity={},
+        verify_allowed=True,
+    )
+    return Scratch(t.cast(t.Any, FakeCluster()), profile, "run1", timeout=1.0)
+
+
+def test_the_resource_with_a_borrowing_limit_is_probed_one_whole_unit_a_job() -> None:
+    cq = _cq(
+        {"name": "cpu", "nominalQuota": "32"},
+        {"name": "nvidia.com/gpu", "nominalQuota": "4", "borrowingLimit": "2"},
+    )
+    probe = _session().size_probe(cq)
+    assert (probe.flavor, probe.resource, str(probe.unit)) == ("a100", "nvidia.com/gpu", "1")
+    # Pinned to its flavor: the flavor's node labels, and tolerations of its taints.
+    assert probe.node_selector == {"platform.example.com/pool": "gpu"}
+    assert probe.tolerations == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("nominal", "unit"),
+    [("64", "16"), ("256Gi", "64Gi"), ("8", "1"), ("1500m", "375m")],
+    ids=["large-count", "binary", "small-count", "milli"],
+)
+def test_a_large_or_fractional_quota_is_probed_in_quarters(nominal: str, unit: str) -> None:
+    probe = _session().size_probe(_cq({"name": "memory", "nominalQuota": nominal}))
+    assert str(probe.unit) == unit
+    assert probe.units(quantity.parse(nominal)) == quantity.parse(nominal).value / probe.unit.value
+
+
+def test_units_round_down() -> None:
+    probe = Probe("a100", "nvidia.com/gpu", quantity.parse("2"), {}, [])
+    assert probe.units(quantity.parse("5")) == 2
+    assert probe.units(quantity.parse("-1")) == 0
+
+
+def test_quota_usage_and_borrowing_are_read_by_flavor_and_resource() -> None:
+    cq = _cq({"name": "nvidia.com/gpu", "nominalQuota": "4", "borrowingLimit": "2"})
+    probe = Probe("a100", "nvidia.com/gpu", quantity.parse("1"), {}, [])
+    assert wl.quota(cq, probe) == {
+        "nominalQuota": quantity.parse("4"),
+        "borrowingLimit": quantity.parse("2"),
+    }
+    assert wl.usage(cq, probe) == quantity.parse("6")
+    assert wl.borrowed(cq, probe) == quantity.parse("2")
+    assert wl.quota(cq, Probe("h100", "nvidia.com/gpu", probe.unit, {}, []), missing_ok=True) == {}
+
+
+def test_a_victim_is_recognised_by_either_preemption_condition() -> None:
+    def workload(*conditions: tuple[str, str, str]) -> Json:
+        return {
+            "status": {
+                "conditions": [{"type": k, "status": s, "reason": r} for k, s, r in conditions]
+            }
+        }
+
+    assert wl.evicted_by_preemption(workload(("Evicted", "True", "Preempted")))
+    assert wl.evicted_by_preemption(workload(("Preempted", "True", "InCohortReclamation")))
+    assert not wl.evicted_by_preemption(workload(("Evicted", "True", "PodsReadyTimeout")))
+    assert not wl.evicted_by_preemption(workload(("QuotaReserved", "False", "Pending")))
