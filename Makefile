@@ -17,8 +17,10 @@ $(VENV)/.installed: pyproject.toml
 demo: setup
 	PATH="$(abspath $(BIN)):$$PATH" ./scripts/demo.sh
 
+# What pre-commit runs, in the same order.
 lint: setup
 	$(BIN)/ruff check auditor tests bench
+	$(BIN)/ruff format --check auditor tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

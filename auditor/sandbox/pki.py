@@ -11,10 +11,17 @@ import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from auditor.errors import ConfigError
+
+try:  # an extra: only the sandbox makes certificates
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+except ImportError as exc:  # pragma: no cover - depends on how the package was installed
+    raise ConfigError(
+        "the sandbox needs the 'sandbox' extra: pip install 'kueue-gitops[sandbox]'"
+    ) from exc
 
 _VALIDITY = datetime.timedelta(days=365)
 

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import typing as t
 from pathlib import Path
 
 import yaml
@@ -30,7 +31,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from auditor import drift  # noqa: E402
+from auditor.drift import engine as drift  # noqa: E402
 from auditor.live.apply import apply_all  # noqa: E402
 from auditor.repo.layout import Repository  # noqa: E402
 from auditor.sandbox import Sandbox, ensure_built  # noqa: E402
@@ -83,7 +84,7 @@ def generate(dest: Path, tenants: int, queues: int) -> Path:
         namespaces = [
             f"{tenant}-ns-{i:03d}" for i in range(per_queue) if q * per_queue + i < tenants
         ]
-        profile = {
+        profile: dict[str, t.Any] = {
             "apiVersion": "kueue-gitops.io/v1alpha1",
             "kind": "TenantProfile",
             "metadata": {"name": tenant},
@@ -94,7 +95,7 @@ def generate(dest: Path, tenants: int, queues: int) -> Path:
             },
         }
         dump(dest / "tenants" / tenant / "profile.yaml", [profile])
-        docs: list[dict[str, object]] = []
+        docs: list[dict[str, t.Any]] = []
         for ns in namespaces:
             labels = {"platform.example.com/kueue": "enabled", "bench.example.com/cq": cq}
             docs += [

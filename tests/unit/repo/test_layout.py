@@ -33,6 +33,7 @@ def test_the_same_object_twice_is_reported_once_and_kept_once(repo_copy: Path) -
     (repo_copy / "tenants/team-a/gpu-prod/copy.yaml").write_text(src.read_text())
     loaded = Repository.open(repo_copy).load(["gpu-prod"])
     [dup] = [f for f in loaded.findings if f.rule == "duplicate-object"]
+    assert dup.file is not None
     assert dup.file == "tenants/team-a/gpu-prod/localqueues.yaml" or dup.file.endswith("copy.yaml")
     assert (
         sum(

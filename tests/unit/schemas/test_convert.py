@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import typing as t
+
 import jsonschema
 
 from auditor.schemas.convert import from_crd, from_openapi
@@ -62,7 +64,7 @@ def test_map_values_keep_their_schema() -> None:
 
 
 def test_openapi_definitions_are_bundled_and_references_rewritten() -> None:
-    components = {
+    components: dict[str, dict[str, t.Any]] = {
         "x.Thing": {
             "type": "object",
             "properties": {"meta": {"allOf": [{"$ref": "#/components/schemas/x.Meta"}]}},
@@ -78,7 +80,7 @@ def test_openapi_definitions_are_bundled_and_references_rewritten() -> None:
 
 
 def test_a_bare_crd_metadata_becomes_object_meta() -> None:
-    components = {
+    components: dict[str, dict[str, t.Any]] = {
         "meta.ObjectMeta": {
             "type": "object",
             "properties": {
