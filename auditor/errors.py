@@ -47,3 +47,9 @@ class SandboxError(AuditorError):
     """The local control plane could not be built, started or stopped."""
 
     exit_code = 3
+
+
+class GitHubError(AuditorError):
+    """GitHub refused or could not be reached: the report was not delivered."""
+
+    exit_code = 3

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import enum
 import typing as t
 from dataclasses import dataclass, field
 
+from auditor import rules
 from auditor.k8s.objects import ResourceKey, group_of
-
-
-class Severity(enum.StrEnum):
-    ERROR = "error"
-    WARNING = "warning"
+from auditor.rules import Severity as Severity  # re-exported: reporters and tests use it here
 
 
 @dataclass
@@ -61,14 +57,23 @@ class Resource:
         return self.line
 
 
+# A Finding's default severity: none until __post_init__ takes the catalogue's.
+_FROM_CATALOGUE = t.cast(Severity, None)
+
+
 @dataclass
 class Finding:
-    """One thing a person should look at. Checks leave severity to the engine."""
+    """One thing a person should look at.
+
+    Its rule must be in the catalogue (auditor.rules), which gives its severity: code that
+    reports an uncatalogued rule, or another category or severity than the catalogue's, fails
+    here. Only a report read back from JSON passes a severity, and it must agree.
+    """
 
     rule: str
     message: str
     category: str
-    severity: Severity = Severity.ERROR
+    severity: Severity = _FROM_CATALOGUE
     cluster: str | None = None
     api_version: str | None = None
     kind: str | None = None
@@ -81,6 +86,17 @@ class Finding:
     desired: t.Any = None
     live: t.Any = None
     extra: dict[str, t.Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        entry = rules.get(self.rule)
+        given = {"category": self.category, "severity": self.severity or entry.severity}
+        for what, value in given.items():
+            if value != getattr(entry, what):
+                raise ValueError(
+                    f"rule {self.rule} has {what} {str(getattr(entry, what))!r} in the "
+                    f"catalogue (auditor/rules/), not {str(value)!r}"
+                )
+        self.severity = entry.severity
 
     @classmethod
     def about(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import typing as t
 from dataclasses import dataclass
 
+from auditor.kueue import quota
 from auditor.live.kube import KubeCluster
 from auditor.repo.profiles import ClusterProfile
-
-KUEUE = "kueue.x-k8s.io/v1beta2"
 
 
 @dataclass
@@ -18,28 +18,29 @@ class LiveStatus:
     namespaces: list[dict[str, t.Any]]
 
 
-def read(cluster: KubeCluster) -> LiveStatus:
+def read(cluster: KubeCluster, profile: ClusterProfile) -> LiveStatus:
     return LiveStatus(
-        cluster.list(KUEUE, "ClusterQueue"),
-        cluster.list(KUEUE, "LocalQueue"),
+        cluster.list(profile.kueue_api, "ClusterQueue"),
+        cluster.list(profile.kueue_api, "LocalQueue"),
         cluster.list("v1", "Namespace"),
     )
 
 
+def _cell_text(cell: quota.QuotaCell) -> str:
+    fields = cell.fields
+    text = f"{cell.resource}={fields.get(quota.NOMINAL)}"
+    if quota.BORROWING in fields:
+        text += f"(+{fields[quota.BORROWING]})"
+    if quota.LENDING in fields:
+        text += f"(lend {fields[quota.LENDING]})"
+    return text
+
+
 def _quota_summary(cq: dict[str, t.Any]) -> str:
-    parts = []
-    for group in cq.get("spec", {}).get("resourceGroups", []):
-        for flavor in group.get("flavors", []):
-            res = []
-            for r in flavor.get("resources", []):
-                text = f"{r['name']}={r.get('nominalQuota')}"
-                if "borrowingLimit" in r:
-                    text += f"(+{r['borrowingLimit']})"
-                if "lendingLimit" in r:
-                    text += f"(lend {r['lendingLimit']})"
-                res.append(text)
-            parts.append(f"{flavor['name']}: {' '.join(res)}")
-    return "; ".join(parts)
+    by_flavor = itertools.groupby(quota.cells(cq), key=lambda c: (c.path[:5], c.flavor))
+    return "; ".join(
+        f"{flavor}: {' '.join(_cell_text(c) for c in found)}" for (_, flavor), found in by_flavor
+    )
 
 
 def render_text(status: LiveStatus, profile: ClusterProfile) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import typing as t
@@ -11,15 +12,34 @@ import pytest
 from click.testing import CliRunner, Result
 
 from auditor.cli.main import cli
+from auditor.report import contract
 from auditor.sandbox import Sandbox, Toolchain, ensure_built
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_line(argv: list[str], **kw: t.Any) -> Result:
-    """Run one shell-like line, e.g. run_line(["kueue-gitops", "validate"])."""
+    """Run one shell-like line, e.g. run_line(["kueue-gitops", "validate"]).
+
+    Every JSON report a line writes is held to the report contract (report.schema.json)."""
     assert argv[0] == "kueue-gitops"
-    return CliRunner().invoke(cli, argv[1:], catch_exceptions=False, **kw)
+    result = CliRunner().invoke(cli, argv[1:], catch_exceptions=False, **kw)
+    if _asks_for_json(argv) and result.stdout.startswith("{"):
+        assert_report(json.loads(result.stdout))
+    return result
+
+
+def _asks_for_json(argv: list[str]) -> bool:
+    pairs = zip(argv, [*argv[1:], ""], strict=True)
+    return any(a in ("-o", "--output") and b == "json" for a, b in pairs) or any(
+        a in ("-ojson", "--output=json") for a in argv
+    )
+
+
+def assert_report(doc: t.Any) -> None:
+    """Fail the test when `doc` breaks the JSON report contract."""
+    problems = contract.problems(doc)
+    assert not problems, "the JSON report breaks report.schema.json:\n" + "\n".join(problems)
 
 
 @pytest.fixture

@@ -34,6 +34,9 @@ COMMANDS = {
     "export-workloads": "auditor.cli.runbook:export_workloads",
     "verify": "auditor.cli.verify:verify",
     "sandbox": "auditor.cli.sandbox:sandbox",
+    "rules": "auditor.cli.rules:rules",
+    "explain": "auditor.cli.rules:explain",
+    "github": "auditor.cli.github:github",
 }
 
 
@@ -73,7 +76,7 @@ class AuditorGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, repo_dir: Path | None) -> None:
     """Validate, audit and operate a GitOps repository of Kueue quota."""
-    ctx.obj = Context(repo_dir)
+    ctx.ensure_object(Context).repo_dir = repo_dir  # keeps what a caller passed in obj
 
 
 def main() -> None:

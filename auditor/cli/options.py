@@ -14,10 +14,15 @@ from auditor.model import Report
 from auditor.repo.layout import Repository
 from auditor.report import REPORTER_BY_NAME
 
+if t.TYPE_CHECKING:
+    from auditor.github.api import GitHubApi
+
 
 @dataclass
 class Context:
-    repo_dir: Path | None
+    repo_dir: Path | None = None
+    # How `kueue-gitops github` reaches GitHub: None is the REST API; tests pass a fake in obj.
+    github_api: t.Callable[[], GitHubApi] | None = None
 
     def repository(self) -> Repository:
         return Repository.open(self.repo_dir)

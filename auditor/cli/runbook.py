@@ -120,6 +120,6 @@ def export_workloads(
     preemption of each Workload, and each preemption's victim, preemptor priority and reason.
     """
     profile = ctx.repository().cluster(cluster)
-    snap = wl.snapshot(connect(profile, kubeconfig=kubeconfig, context=context))
+    snap = wl.snapshot(connect(profile, kubeconfig=kubeconfig, context=context), profile.kueue_api)
     path = wl.write(snap, output_dir)
     click.echo(f"{path}: {wl.summary(snap)}")

@@ -16,5 +16,5 @@ from auditor.live.access import connect
 def status(ctx: Context, cluster: str, kubeconfig: str | None, context: str | None) -> None:
     """Show a cluster's live ClusterQueues, LocalQueues and namespaces' admission labels."""
     profile = ctx.repository().cluster(cluster)
-    live = live_status.read(connect(profile, kubeconfig=kubeconfig, context=context))
+    live = live_status.read(connect(profile, kubeconfig=kubeconfig, context=context), profile)
     click.echo(live_status.render_text(live, profile))

@@ -7,9 +7,9 @@ priority, version, other.
 from __future__ import annotations
 
 from auditor.drift.normalize import Path
+from auditor.k8s.objects import RBAC_KINDS
+from auditor.kueue.quota import QUOTA_FIELDS
 
-QUOTA_FIELDS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
-RBAC_KINDS = frozenset({"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"})
 PRIORITY_KINDS = frozenset({"PriorityClass", "WorkloadPriorityClass"})
 PREEMPTION_FIELDS = frozenset({"preemption", "flavorFungibility"})
 # A whole object missing or unmanaged: what it does to admission.
@@ -35,7 +35,7 @@ def category(kind: str, path: Path = ()) -> str:
         return "label"
     if kind == "Cohort" or "cohortName" in names:
         return "cohort"
-    if names & QUOTA_FIELDS:
+    if names.intersection(QUOTA_FIELDS):
         return "quota"
     if kind == "ResourceFlavor" or path[-1:] == ("flavors",) or _is_flavor_entry(path):
         return "flavor"

@@ -7,14 +7,10 @@ validation) changed, is a finding: the Kueue upgrade nobody committed.
 
 from __future__ import annotations
 
-import typing as t
-
+from auditor.k8s.objects import CRD_API, Json
 from auditor.model import Finding
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.fetch import crd_fingerprint
-
-Json = dict[str, t.Any]
-CRD_API = "apiextensions.k8s.io/v1"
 
 
 def drift(cluster: str, catalog: SchemaCatalog, crds: list[Json]) -> list[Finding]:

@@ -32,24 +32,22 @@ from auditor.drift.compare import DriftItem, Op, diff
 from auditor.drift.normalize import Normalized, Schema, normalize
 from auditor.errors import ClusterAccessError
 from auditor.k8s import rbac as powers
-from auditor.k8s.objects import ResourceKey, group_of
+from auditor.k8s.objects import CRD_API, RBAC_KINDS, Json, ResourceKey, group_of
 from auditor.live.kube import KindNotServed, KubeCluster, status_of
 from auditor.model import ClusterResult, Finding, Report, Resource, format_path
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
 
-Json = dict[str, t.Any]
 RBAC = "rbac.authorization.k8s.io/v1"
-CRD = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+CRD = (CRD_API, "CustomResourceDefinition")
 KUEUE_KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
 BOOTSTRAP_LABEL = "kubernetes.io/bootstrapping"
 
 
 def watched_kinds(profile: ClusterProfile) -> list[tuple[str, str]]:
     """The kinds whose unmanaged objects matter, in the cluster's preferred Kueue version."""
-    kueue = f"kueue.x-k8s.io/{profile.kueue_api_versions[0]}"
+    kueue = profile.kueue_api
     return [
         ("v1", "Namespace"),
         ("scheduling.k8s.io/v1", "PriorityClass"),
@@ -389,16 +387,21 @@ def _powers(profile: ClusterProfile, desired: list[Resource], live: Live) -> lis
     extra: dict[tuple[ResourceKey, powers.Subject], list[powers.Grant]] = {}
     trusted = set(profile.trusted_subjects)
     for grant in powers.grants(rbac_live):
-        if (grant.subject, grant.power) not in allowed and str(grant.subject) not in trusted:
-            extra.setdefault((key_of(grant.binding), grant.subject), []).append(grant)
+        if (
+            not powers.within(allowed, grant.subject, grant.power)
+            and str(grant.subject) not in trusted
+        ):
+            extra.setdefault((key_of(grant.binding.body), grant.subject), []).append(grant)
     findings = []
     for (key, subject), found in sorted(extra.items()):
-        listed = ", ".join(sorted({str(g.power) for g in found}))
-        binding = found[0].binding
+        held = sorted({str(g.power) for g in found})
+        listed = ", ".join(held)
+        binding = found[0].binding.body
+        rules = ", ".join(dict.fromkeys(g.written for g in found))
         findings.append(
             Finding(
                 rule="rbac-power",
-                message=f"{subject} can {listed} through {key} -> {found[0].role}; "
+                message=f"{subject} can {listed} through {key} -> {found[0].role} -> {rules}; "
                 "the repo grants it no such power",
                 category="rbac",
                 cluster=profile.name,
@@ -409,7 +412,7 @@ def _powers(profile: ClusterProfile, desired: list[Resource], live: Live) -> lis
                 change="unmanaged" if key not in repo_rbac else "modified",
                 desired=None,
                 live=listed,
-                extra={"subject": str(subject)},
+                extra={"subject": str(subject), "powers": held},
             )
         )
     return findings

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import typing as t
 
 from auditor.drift.normalize import Path, list_map_key
-
-Json = dict[str, t.Any]
+from auditor.k8s.objects import Json
 
 
 def _owns(fields: Json, path: Path) -> bool:

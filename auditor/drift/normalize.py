@@ -14,8 +14,9 @@ import typing as t
 from dataclasses import dataclass, field
 
 from auditor.k8s import quantity
+from auditor.k8s.objects import RBAC_GROUP, Json
+from auditor.kueue.quota import QUOTA_FIELDS
 
-Json = dict[str, t.Any]
 Schema = dict[str, t.Any]
 Path = tuple[str | int, ...]
 
@@ -26,7 +27,7 @@ ARGOCD_PREFIX = "argocd.argoproj.io/"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 # Quantity fields when no schema says so (the schema's int-or-string marker wins when present).
-QUANTITY_FIELDS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit", "weight"})
+QUANTITY_FIELDS = frozenset({*QUOTA_FIELDS, "weight"})  # weight: spec.fairSharing.weight
 # List-maps keyed by name when no schema says so (Kueue's own CRDs declare these as list-maps).
 NAMED_LISTS = frozenset({"flavors", "resources"})
 
@@ -42,7 +43,6 @@ CORE_DEFAULTS: dict[tuple[str, str], Schema] = {
         },
     },
 }
-RBAC_GROUP = "rbac.authorization.k8s.io"
 
 
 def quantity_value(value: t.Any) -> str | None:

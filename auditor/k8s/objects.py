@@ -10,6 +10,7 @@ Json = dict[str, t.Any]  # a Kubernetes object or any part of one, as decoded fr
 CRD_API = "apiextensions.k8s.io/v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+KUEUE_GROUP = "kueue.x-k8s.io"  # here, not in auditor.kueue, so RBAC rules below it can name it
 
 CLUSTER_SCOPED_KINDS = frozenset(
     {

@@ -122,6 +122,21 @@ def round_trips(raw: object) -> bool:
     return isinstance(raw, str) and printed(raw) == raw
 
 
+def value_of(raw: object) -> Decimal:
+    """A quantity's value, so that `1Ti` equals `1024Gi` (QuantityError, a ValueError, if bad)."""
+    return parse(raw).value
+
+
+def is_binary(*raws: object) -> bool:
+    """Whether any of the quantities is written in binary units (memory-like); None is skipped."""
+    return any(r is not None and parse(r).format is Format.BINARY_SI for r in raws)
+
+
+def shown(value: Decimal, *, binary: bool) -> str:
+    """A computed value as the API server prints it, in binary units for memory-like values."""
+    return Quantity(value, Format.BINARY_SI if binary else Format.DECIMAL_SI).canonical()
+
+
 def _kept(number: str, suffix: str, fmt: Format) -> bool:
     """ParseQuantity's fast path keeps the text it deems canonical (apimachinery quantity.go)."""
     if number == "0" and not suffix:

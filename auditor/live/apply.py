@@ -45,6 +45,27 @@ class Applied:
     error: str | None = None
 
 
+def apply_each(
+    cluster: KubeCluster,
+    resources: t.Iterable[Resource],
+    *,
+    manager: str = ARGOCD_MANAGER,
+    dry_run: bool = False,
+    field_validation: str | None = None,
+) -> t.Iterator[tuple[Resource, ClusterAccessError | None]]:
+    """Apply each object in sync order, yielding it with the server's refusal, if any; the
+    caller decides whether a refusal stops the rest (stopping the iteration stops applying)."""
+    for resource in sorted(resources, key=sync_order):
+        try:
+            cluster.apply(
+                resource.body, manager=manager, dry_run=dry_run, field_validation=field_validation
+            )
+        except ClusterAccessError as exc:
+            yield resource, exc
+            continue
+        yield resource, None
+
+
 def apply_all(
     cluster: KubeCluster,
     resources: list[Resource],
@@ -53,11 +74,7 @@ def apply_all(
     dry_run: bool = False,
 ) -> list[Applied]:
     """Apply each object in sync order; one object's rejection does not stop the others."""
-    results = []
-    for resource in sorted(resources, key=sync_order):
-        try:
-            cluster.apply(resource.body, manager=manager, dry_run=dry_run)
-            results.append(Applied(resource))
-        except ClusterAccessError as exc:
-            results.append(Applied(resource, str(exc)))
-    return results
+    return [
+        Applied(resource, str(exc) if exc else None)
+        for resource, exc in apply_each(cluster, resources, manager=manager, dry_run=dry_run)
+    ]

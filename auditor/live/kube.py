@@ -18,9 +18,8 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.k8s.objects import group_of
+from auditor.k8s.objects import Json, group_of
 
-Json = dict[str, t.Any]
 Items = list[Json]  # spelled once here: inside KubeCluster, `list` is the method
 TIMEOUT = (5, 60)  # connect, read seconds: a down cluster fails fast, a large LIST may stream
 PAGE_SIZE = 500
@@ -32,6 +31,7 @@ class ApiResource:
     kind: str
     plural: str
     namespaced: bool
+    verbs: tuple[str, ...] = ()  # what discovery says the API server serves for it
 
 
 class KindNotServed(ClusterAccessError):
@@ -134,7 +134,9 @@ class KubeCluster:
                     ) from exc
                 raise
             self._discovery[api_version] = {
-                r["kind"]: ApiResource(api_version, r["kind"], r["name"], r["namespaced"])
+                r["kind"]: ApiResource(
+                    api_version, r["kind"], r["name"], r["namespaced"], tuple(r.get("verbs") or ())
+                )
                 for r in doc.get("resources", [])
                 if "/" not in r["name"]
             }

@@ -13,24 +13,17 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from auditor.errors import ClusterAccessError
-from auditor.k8s.objects import ResourceKey
-from auditor.model import ClusterResult, Finding, Resource, Severity
+from auditor.k8s.objects import Json, ResourceKey
+from auditor.k8s.quantity import is_binary, shown, value_of
+from auditor.kueue import cohorts, quota, stop_policy
+from auditor.kueue import workloads as wl
+from auditor.kueue.quota import Cell
+from auditor.model import ClusterResult, Finding, Resource
 from auditor.plan.model import Change, ClusterPlan, Plan
-from auditor.plan.offline import is_binary, quantity, show
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
     from auditor.repo.profiles import ClusterProfile
-
-KUEUE = "kueue.x-k8s.io/v1beta2"
-Json = dict[str, t.Any]
-
-
-def _true(obj: Json, condition: str) -> Json | None:
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == condition and c.get("status") == "True":
-            return t.cast(Json, c)
-    return None
 
 
 @dataclass
@@ -40,38 +33,27 @@ class Workload:
     queue: str | None  # its LocalQueue
     cluster_queue: str | None
     priority: int
-    state: str  # admitted | reserved | pending
+    state: wl.QuotaState
     since: str  # when quota was reserved ("" when pending)
-    usage: dict[tuple[str, str], Decimal] = field(default_factory=dict)
+    usage: dict[Cell, Decimal] = field(default_factory=dict)
 
     @classmethod
     def from_live(cls, obj: Json, lq_to_cq: dict[tuple[str, str], str]) -> Workload | None:
         """None for a finished Workload: it holds no quota and blocks nothing."""
-        if _true(obj, "Finished"):
+        if wl.finished(obj):
             return None
-        meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
-        queue = spec.get("queueName")
-        reserved = _true(obj, "QuotaReserved")
-        admission = status.get("admission") if reserved else None
-        usage: dict[tuple[str, str], Decimal] = {}
-        for assignment in (admission or {}).get("podSetAssignments") or []:
-            flavors = assignment.get("flavors") or {}
-            for resource, amount in (assignment.get("resourceUsage") or {}).items():
-                if resource in flavors:
-                    cell = (flavors[resource], resource)
-                    usage[cell] = usage.get(cell, Decimal(0)) + quantity(amount)
+        meta, queue = obj["metadata"], (obj.get("spec") or {}).get("queueName")
+        state = wl.quota_state(obj)
         return cls(
             namespace=meta["namespace"],
             name=meta["name"],
             queue=queue,
-            cluster_queue=(admission or {}).get("clusterQueue")
+            cluster_queue=(wl.cluster_queue(obj) if state != "pending" else None)
             or lq_to_cq.get((meta["namespace"], queue or "")),
-            priority=int(spec.get("priority") or 0),
-            state="pending"
-            if not reserved
-            else ("admitted" if _true(obj, "Admitted") else "reserved"),
-            since=str((reserved or {}).get("lastTransitionTime", "")),
-            usage=usage,
+            priority=wl.priority(obj),
+            state=state,
+            since=wl.reserved_at(obj),
+            usage=wl.usage(obj),
         )
 
     def to_json(self) -> Json:
@@ -91,28 +73,22 @@ class LiveUsage:
     workloads: list[Workload]
 
     @classmethod
-    def read(cls, cluster: KubeCluster) -> LiveUsage:
-        cqs = {o["metadata"]["name"]: o for o in cluster.list(KUEUE, "ClusterQueue")}
+    def read(cls, cluster: KubeCluster, kueue: str) -> LiveUsage:
+        """One LIST each of ClusterQueues, LocalQueues and Workloads, in apiVersion `kueue`."""
+        cqs = {o["metadata"]["name"]: o for o in cluster.list(kueue, "ClusterQueue")}
         lq_to_cq = {
             (o["metadata"]["namespace"], o["metadata"]["name"]): (o.get("spec") or {}).get(
                 "clusterQueue", ""
             )
-            for o in cluster.list(KUEUE, "LocalQueue")
+            for o in cluster.list(kueue, "LocalQueue")
         }
-        found = (Workload.from_live(o, lq_to_cq) for o in cluster.list(KUEUE, "Workload"))
+        found = (Workload.from_live(o, lq_to_cq) for o in cluster.list(kueue, "Workload"))
         return cls(cqs, [w for w in found if w is not None])
 
-    def in_use(self, cq: str, cell: tuple[str, str]) -> Decimal:
+    def in_use(self, cq: str, cell: Cell) -> Decimal:
         """What the queue holds of a flavor's resource: its status, or its Workloads' sum."""
-        status = (self.cluster_queues.get(cq) or {}).get("status") or {}
-        seen = [
-            quantity(r.get("total", 0))
-            for key in ("flavorsReservation", "flavorsUsage")
-            for f in status.get(key) or []
-            if f.get("name") == cell[0]
-            for r in f.get("resources") or []
-            if r.get("name") == cell[1]
-        ]
+        live = self.cluster_queues.get(cq) or {}
+        seen = [quota.used(live, cell, listed).value for listed in quota.STATUS_FIELDS]
         summed = sum(
             (w.usage.get(cell, Decimal(0)) for w in self.workloads if w.cluster_queue == cq),
             Decimal(0),
@@ -129,7 +105,7 @@ def needs_live(change: Change) -> bool:
             change.category == "quota"
             and change.key.kind == "ClusterQueue"
             and change.action == "decreased"
-            and bool(change.path and change.path.endswith("nominalQuota"))
+            and bool(change.path and change.path.endswith(quota.NOMINAL))
         )
         or (
             change.category == "object"
@@ -150,7 +126,7 @@ def check(plan: Plan, connect: t.Callable[[ClusterProfile], KubeCluster]) -> Non
         if not risky:
             continue
         try:
-            usage = LiveUsage.read(connect(cluster.profile))
+            usage = LiveUsage.read(connect(cluster.profile), cluster.profile.kueue_api)
         except ClusterAccessError as exc:
             result.status = "incomplete"
             result.errors.append(str(exc))
@@ -183,8 +159,7 @@ def _judge(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterator[Fi
 
 
 def _counts(workloads: list[Workload]) -> str:
-    states = ("admitted", "reserved", "pending")
-    parts = [f"{n} {s}" for s in states if (n := sum(w.state == s for w in workloads))]
+    parts = [f"{n} {s}" for s in wl.QUOTA_STATES if (n := sum(w.state == s for w in workloads))]
     return " and ".join(parts) + f" Workload{'s' if len(workloads) > 1 else ''}"
 
 
@@ -195,12 +170,7 @@ def _blocked(
     what = (
         f"namespace {key.name} loses admission" if key.kind == "Namespace" else f"{key} is removed"
     )
-    held = cq and ((usage.cluster_queues.get(cq) or {}).get("spec") or {}).get(
-        "stopPolicy"
-    ) not in (
-        None,
-        "None",
-    )
+    held = cq and stop_policy.holds(stop_policy.policy_of(usage.cluster_queues.get(cq) or {}))
     if held:
         advice = f"admission is held on {cq}; wait until they finish (or drain them) first"
     elif cq:
@@ -217,15 +187,14 @@ def _blocked(
         change,
         rule="plan-removes-queue-in-use" if key.kind != "Namespace" else "plan-admission-in-use",
         category="deletion" if key.kind != "Namespace" else "label",
-        severity=Severity.ERROR,
         message=f"{what} while it still has {_counts(busy)} ({_names(busy)}); {advice}",
         extra={"workloads": [w.to_json() for w in busy]},
     )
 
 
 def _names(workloads: list[Workload], limit: int = 5) -> str:
-    shown = ", ".join(f"{w.namespace}/{w.name}" for w in workloads[:limit])
-    return shown + (f" and {len(workloads) - limit} more" if len(workloads) > limit else "")
+    listed = ", ".join(f"{w.namespace}/{w.name}" for w in workloads[:limit])
+    return listed + (f" and {len(workloads) - limit} more" if len(workloads) > limit else "")
 
 
 def _quota_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterator[Finding]:
@@ -233,12 +202,12 @@ def _quota_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterato
     if cq is None or change.cell is None:
         return
     used = usage.in_use(change.key.name, change.cell)
-    quota = quantity(change.after if change.after is not None else 0)
-    if used <= quota:
+    cut_to = value_of(change.after if change.after is not None else 0)
+    if used <= cut_to:
         return
     flavor, resource = change.cell
     binary = is_binary(change.before, change.after)
-    over = used - quota
+    over = used - cut_to
     victims = _first_exposed(usage, change.key.name, change.cell, over)
     policy = _exposure(plan, cq)
     yield _finding(
@@ -246,34 +215,33 @@ def _quota_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterato
         change,
         rule="plan-quota-below-usage",
         category="quota",
-        severity=Severity.WARNING,
         message=f"{change.key.name} {flavor} {resource} nominalQuota "
         f"{change.before} → {change.after if change.after is not None else 'none'} is below the "
-        f"{show(used, binary=binary)} in use ({show(over, binary=binary)} over); {policy}"
+        f"{shown(used, binary=binary)} in use ({shown(over, binary=binary)} over); {policy}"
         + (
             f"; first exposed: {', '.join(_victim(w, change.cell, binary) for w in victims)}"
             if victims
             else ""
         ),
         extra={
-            "inUse": show(used, binary=binary),
-            "over": show(over, binary=binary),
+            "inUse": shown(used, binary=binary),
+            "over": shown(over, binary=binary),
             "exposedWorkloads": [w.to_json() for w in victims],
         },
     )
 
 
-def _first_exposed(
-    usage: LiveUsage, cq: str, cell: tuple[str, str], over: Decimal
-) -> list[Workload]:
-    """Kueue's victim order: lowest priority first, then the most recently admitted."""
-    holders = [
-        w
-        for w in usage.workloads
-        if w.cluster_queue == cq and w.state != "pending" and w.usage.get(cell)
-    ]
-    holders.sort(key=lambda w: w.since, reverse=True)
-    holders.sort(key=lambda w: w.priority)
+def _first_exposed(usage: LiveUsage, cq: str, cell: Cell, over: Decimal) -> list[Workload]:
+    """The Workloads Kueue would evict first until `over` is freed."""
+    holders = wl.victim_order(
+        (
+            w
+            for w in usage.workloads
+            if w.cluster_queue == cq and w.state != "pending" and w.usage.get(cell)
+        ),
+        priority=lambda w: w.priority,
+        since=lambda w: w.since,
+    )
     chosen, freed = [], Decimal(0)
     for w in holders:
         if freed >= over:
@@ -283,22 +251,22 @@ def _first_exposed(
     return chosen
 
 
-def _victim(w: Workload, cell: tuple[str, str], binary: bool) -> str:
-    amount = show(w.usage[cell], binary=binary)
+def _victim(w: Workload, cell: Cell, binary: bool) -> str:
+    amount = shown(w.usage[cell], binary=binary)
     return f"{w.namespace}/{w.name} (priority {w.priority}, {amount} {cell[1]})"
 
 
 def _exposure(plan: ClusterPlan, cq: Resource) -> str:
     """Who may take the over-quota part back, under the queues' preemption policies."""
     spec = cq.body.get("spec") or {}
-    cohort = spec.get("cohortName") or spec.get("cohort")
+    cohort = cohorts.cohort_of(cq.body)
     reclaimers = [
         f"{other.name} (reclaimWithinCohort: {policy})"
         for key, other in sorted(plan.head.objects.items())
         if key.kind == "ClusterQueue"
         and key != cq.key
         and cohort
-        and (other.body.get("spec") or {}).get("cohortName") == cohort
+        and cohorts.cohort_of(other.body) == cohort
         and (
             policy := ((other.body.get("spec") or {}).get("preemption") or {}).get(
                 "reclaimWithinCohort", "Never"
@@ -329,7 +297,6 @@ def _finding(
     *,
     rule: str,
     category: str,
-    severity: Severity,
     message: str,
     extra: dict[str, t.Any],
 ) -> Finding:
@@ -339,7 +306,6 @@ def _finding(
         rule=rule,
         message=message,
         category=category,
-        severity=severity,
         cluster=plan.name,
         api_version=resource.api_version if resource else None,
         kind=key.kind,

@@ -10,40 +10,23 @@ plan/live.py then weighs the risky ones against live usage.
 from __future__ import annotations
 
 import typing as t
-from decimal import Decimal
 
-from auditor.k8s import quantity as quantities
 from auditor.k8s import rbac as powers
-from auditor.k8s.objects import ResourceKey
-from auditor.model import ClusterResult, Finding, Report, Resource, format_path
+from auditor.k8s.objects import RBAC_GROUP, RBAC_KINDS, ResourceKey
+from auditor.k8s.quantity import is_binary, shown, value_of
+from auditor.kueue import cohorts
+from auditor.kueue.quota import NOMINAL, QUOTA_FIELDS, QUOTA_KINDS, QuotaCell, table
+from auditor.model import ClusterResult, Report, Resource, format_path
+from auditor.plan import immutable
 from auditor.plan.model import Change, ClusterPlan, Plan, Side
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
 
-QUOTA_KINDS = ("ClusterQueue", "Cohort")
-QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
 # Fields with a section of their own; the generic "changed" list leaves them out.
 _COVERED = {
     "ClusterQueue": ("spec.resourceGroups", "spec.cohortName", "spec.cohort"),
     "Cohort": ("spec.resourceGroups", "spec.parentName"),
 }
-
-
-def quantity(raw: object) -> Decimal:
-    """A quantity's value, so that `1Ti` equals `1024Gi` (QuantityError, a ValueError, if bad)."""
-    return quantities.parse(raw).value
-
-
-def show(value: Decimal, *, binary: bool) -> str:
-    """A value as the API server prints it, in binary units for memory-like values."""
-    fmt = quantities.Format.BINARY_SI if binary else quantities.Format.DECIMAL_SI
-    return quantities.Quantity(value, fmt).canonical()
-
-
-def is_binary(*values: object) -> bool:
-    """Whether any of the quantities is written in binary units (memory-like)."""
-    binary = quantities.Format.BINARY_SI
-    return any(v is not None and quantities.parse(v).format is binary for v in values)
 
 
 # -- building the plan ----------------------------------------------------------------------
@@ -69,48 +52,9 @@ def build(base: Repository, head: Repository, clusters: t.Sequence[str] = ()) ->
             Side(head.clusters.get(name), _by_key(head_loaded.for_cluster(name))),
         )
         plan.changes = list(_changes(plan))
-        report.findings.extend(_immutable(plan))
+        report.findings.extend(immutable.findings(plan, head))
         plans.append(plan)
     return Plan(base.label, head.label, plans, report)
-
-
-# Fields the API server refuses to change on an existing object (CEL `self == oldSelf`): a sync
-# of such a change fails until the object is deleted and created anew.
-IMMUTABLE: dict[str, tuple[str, ...]] = {
-    "LocalQueue": ("spec.clusterQueue",),
-    "AdmissionCheck": ("spec.controllerName",),
-    "Topology": ("spec.levels",),
-}
-IMMUTABLE_WITH_TOPOLOGY = ("spec.topologyName", "spec.nodeLabels", "spec.tolerations")
-
-
-def _field(body: t.Any, path: tuple[str, ...]) -> t.Any:
-    for part in path:
-        body = body.get(part) if isinstance(body, dict) else None
-    return body
-
-
-def _immutable(plan: ClusterPlan) -> t.Iterator[Finding]:
-    for key, new in sorted(plan.head.objects.items()):
-        old = plan.base.objects.get(key)
-        if old is None:
-            continue
-        fields: tuple[str, ...] = IMMUTABLE.get(key.kind, ())
-        if key.kind == "ResourceFlavor" and _field(old.body, ("spec", "topologyName")):
-            fields = IMMUTABLE_WITH_TOPOLOGY
-        for name in fields:
-            path = tuple(name.split("."))
-            if _field(old.body, path) != _field(new.body, path):
-                yield Finding.about(
-                    new,
-                    "plan-immutable-field",
-                    f"{key} changes {name}, which the API server refuses to change on an "
-                    "existing object, so the sync will fail; hold admission, then remove the "
-                    "object and add it anew in separate changes",
-                    "immutable",
-                    path=path,
-                    cluster=plan.name,
-                )
 
 
 def _load(repo: Repository, names: list[str]) -> Loaded:
@@ -182,35 +126,21 @@ def _diff_paths(old: t.Any, new: t.Any, path: tuple[str | int, ...] = ()) -> lis
 
 # -- quota ----------------------------------------------------------------------------------
 
-Cell = tuple[str, str]  # (flavor, resource)
-Located = tuple[t.Any, tuple[str | int, ...], str]  # value, path for the line, path to show
-
-
-def _quota_table(res: Resource) -> dict[Cell, dict[str, Located]]:
-    table: dict[Cell, dict[str, Located]] = {}
-    groups = (res.body.get("spec") or {}).get("resourceGroups") or []
-    for gi, group in enumerate(groups if isinstance(groups, list) else []):
-        for fi, flavor in enumerate(group.get("flavors") or []):
-            for ri, quota in enumerate(flavor.get("resources") or []):
-                cell = (str(flavor.get("name")), str(quota.get("name")))
-                at = ("spec", "resourceGroups", gi, "flavors", fi, "resources", ri)
-                shown = f"spec.resourceGroups[{gi}].flavors[{cell[0]}].resources[{cell[1]}]"
-                table[cell] = {f: (quota.get(f), (*at, f), f"{shown}.{f}") for f in QUOTA_FIELDS}
-    return table
-
 
 def _quota_changes(
     cluster: str, key: ResourceKey, old: Resource | None, new: Resource | None
 ) -> t.Iterator[Change]:
-    before = _quota_table(old) if old else {}
-    after = _quota_table(new) if new else {}
+    before = table(old.body) if old else {}
+    after = table(new.body) if new else {}
     for cell in sorted(before.keys() | after.keys()):
         flavor, resource = cell
         for name in QUOTA_FIELDS:
-            if name != "nominalQuota" and not (cell in before and cell in after):
+            if name != NOMINAL and not (cell in before and cell in after):
                 continue  # the limits of a cell that appears or goes go with its nominal quota
-            was = before[cell][name][0] if cell in before else None
-            now, at, shown = after[cell][name] if cell in after else (None, *before[cell][name][1:])
+            was = before[cell].fields.get(name) if cell in before else None
+            now = after[cell].fields.get(name) if cell in after else None
+            located: QuotaCell = after.get(cell) or before[cell]
+            at, path = (*located.path, name), f"{located.shown}.{name}"
             if _same(was, now):
                 continue
             where = new if cell in after and new is not None else old
@@ -223,7 +153,7 @@ def _quota_changes(
                 key,
                 f"{key.kind} {key.name}: {flavor} {resource} {name} "
                 f"{_text(name, was)} → {_text(name, now)}" + (f" ({delta})" if delta else ""),
-                path=shown,
+                path=path,
                 before=was,
                 after=now,
                 delta=delta,
@@ -237,49 +167,42 @@ def _same(a: t.Any, b: t.Any) -> bool:
     if a is None or b is None:
         return a is b
     try:
-        return quantity(a) == quantity(b)
+        return value_of(a) == value_of(b)
     except ValueError:
         return bool(a == b)
 
 
 def _text(name: str, value: t.Any) -> str:
     if value is None:
-        return "none" if name == "nominalQuota" else "unlimited"
+        return "none" if name == NOMINAL else "unlimited"
     return str(value)
 
 
 def _direction(name: str, was: t.Any, now: t.Any) -> tuple[str, str | None]:
     """Whether the queue may use more or less, and by how much when both values are set."""
-    if name == "nominalQuota":  # a nominal quota that appears or goes counts from zero
+    if name == NOMINAL:  # a nominal quota that appears or goes counts from zero
         was, now = was if was is not None else 0, now if now is not None else 0
     elif was is None or now is None:  # an unlimited limit that gets a value restricts
         return ("increased" if now is None else "decreased"), None
     try:
-        diff = quantity(now) - quantity(was)
+        diff = value_of(now) - value_of(was)
     except ValueError:
         return "changed", None
     binary = is_binary(was, now)
     sign = "+" if diff > 0 else "-" if diff < 0 else "±"
-    return ("increased" if diff > 0 else "decreased"), sign + show(abs(diff), binary=binary)
+    return ("increased" if diff > 0 else "decreased"), sign + shown(abs(diff), binary=binary)
 
 
 # -- cohorts and admission ------------------------------------------------------------------
 
 
-def parent_of(res: Resource) -> str | None:
-    spec = res.body.get("spec") or {}
-    if res.kind == "ClusterQueue":
-        return spec.get("cohortName") or spec.get("cohort")
-    return spec.get("parentName") or spec.get("parent")
-
-
 def _cohort_move(
     cluster: str, key: ResourceKey, old: Resource, new: Resource
 ) -> t.Iterator[Change]:
-    was, now = parent_of(old), parent_of(new)
+    was, now = cohorts.parent_of(old.body), cohorts.parent_of(new.body)
     if was == now:
         return
-    field_name = "cohortName" if key.kind == "ClusterQueue" else "parentName"
+    field_name = cohorts.parent_field(new.body)
     what = "cohort" if key.kind == "ClusterQueue" else "parent cohort"
     yield Change(
         cluster,
@@ -327,8 +250,6 @@ def _admission(
 
 # -- RBAC powers ----------------------------------------------------------------------------
 
-RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
-
 
 def _held(side: Side) -> dict[tuple[powers.Subject, powers.Power], powers.Grant]:
     bodies = [r.body for r in side.objects.values() if r.kind in RBAC_KINDS]
@@ -340,16 +261,17 @@ def _held(side: Side) -> dict[tuple[powers.Subject, powers.Power], powers.Grant]
 
 def _rbac_changes(plan: ClusterPlan) -> t.Iterator[Change]:
     before, after = _held(plan.base), _held(plan.head)
-    for action, pairs, held, side in (
-        ("gains", after.keys() - before.keys(), after, plan.head),
-        ("loses", before.keys() - after.keys(), before, plan.base),
+    for action, held, other, side in (
+        ("gains", after, before, plan.head),
+        ("loses", before, after, plan.base),
     ):
-        for pair in sorted(pairs):
+        # A power is gained only if no power held before covers it (cluster-wide, any name).
+        for pair in sorted(p for p in held if not powers.within(other, *p)):
             grant = held[pair]
-            meta = grant.binding.get("metadata") or {}
+            meta = grant.binding.body.get("metadata") or {}
             key = ResourceKey(
-                "rbac.authorization.k8s.io",
-                str(grant.binding.get("kind")),
+                RBAC_GROUP,
+                str(grant.binding.body.get("kind")),
                 meta.get("namespace"),
                 str(meta.get("name")),
             )
@@ -359,7 +281,7 @@ def _rbac_changes(plan: ClusterPlan) -> t.Iterator[Change]:
                 "rbac",
                 action,
                 key,
-                f"{grant.subject} {action} {grant.power} (through {key} → role {grant.role})",
+                f"{grant.subject} {action} {grant.power} (through {grant.path})",
                 path=str(grant.power),
                 before=action == "loses",
                 after=action == "gains",

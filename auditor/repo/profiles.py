@@ -16,6 +16,7 @@ import fastjsonschema
 import jsonschema
 
 from auditor.errors import ConfigError
+from auditor.kueue import versions
 from auditor.model import Resource
 
 PROFILE_API_VERSION = "kueue-gitops.io/v1alpha1"
@@ -52,6 +53,11 @@ class ClusterProfile:
         """Whether a namespace with these labels may submit work: it carries the admission label."""
         key, value = self.admission_label
         return bool((labels or {}).get(key) == value)
+
+    @property
+    def kueue_api(self) -> str:
+        """The apiVersion to read and write Kueue objects in on this cluster."""
+        return versions.api_version(self.kueue_api_versions)
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,15 @@ from auditor.model import Report
 MARKER = "<!-- kueue-gitops-report -->"  # lets a workflow find and update its own comment
 
 
-def _cell(value: t.Any) -> str:
+def cell(value: t.Any) -> str:
+    """A value as one markdown table cell: a `|` would end the cell, a newline the row."""
     text = "" if value is None else str(value)
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def table_row(values: t.Iterable[t.Any]) -> str:
+    """One markdown table row (no newline)."""
+    return "| " + " | ".join(cell(v) for v in values) + " |"
 
 
 def write(report: Report, stream: t.TextIO) -> None:
@@ -34,4 +40,4 @@ def write(report: Report, stream: t.TextIO) -> None:
         row = [str(f.severity), f.cluster or "", f.category, obj, where, f.message]
         if drift:
             row[4:4] = [f"`{f.path}`" if f.path else "", f.desired, f.live]
-        stream.write("| " + " | ".join(_cell(v) for v in row) + " |\n")
+        stream.write(table_row(row) + "\n")

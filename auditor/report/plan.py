@@ -5,6 +5,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor.model import Finding
+from auditor.report.markdown import cell, table_row
 
 if t.TYPE_CHECKING:  # renderers read a plan's shape; they do not depend on the plan package
     from auditor.plan.model import Change, ClusterPlan, Plan
@@ -55,10 +56,6 @@ def text(plan: Plan, stream: t.TextIO) -> None:
 # -- markdown -------------------------------------------------------------------------------
 
 
-def _cell(value: t.Any) -> str:
-    return ("" if value is None else str(value)).replace("|", "\\|").replace("\n", " ")
-
-
 def _obj(change: Change) -> str:
     key = change.key
     return f"{key.kind} `{key.namespace + '/' if key.namespace else ''}{key.name}`"
@@ -77,7 +74,7 @@ def _quota_table(changes: list[Change], out: t.TextIO) -> None:
         before = c.before if c.before is not None else "—"
         after = c.after if c.after is not None else "—"
         row = [_obj(c), flavor, f"`{resource}`", field, before, after, c.delta or c.action]
-        out.write("| " + " | ".join(_cell(v) for v in [*row, _at(c.file, c.line)]) + " |\n")
+        out.write(table_row([*row, _at(c.file, c.line)]) + "\n")
 
 
 def _cluster_markdown(plan: Plan, cluster: ClusterPlan, out: t.TextIO) -> None:
@@ -102,7 +99,7 @@ def _cluster_markdown(plan: Plan, cluster: ClusterPlan, out: t.TextIO) -> None:
         if chosen:
             out.write(f"**{title}**\n\n")
             for c in chosen:
-                out.write(f"- {_cell(c.summary)} {_at(c.file, c.line)}\n")
+                out.write(f"- {cell(c.summary)} {_at(c.file, c.line)}\n")
             out.write("\n")
     if cluster.live_checked:
         out.write("_Checked against live usage._\n")
@@ -121,7 +118,7 @@ def markdown(plan: Plan, stream: t.TextIO) -> None:
     if unplaced:
         stream.write("\n**Repository problems at the head revision**\n\n")
         for f in unplaced:
-            stream.write(f"- ❌ {_at(f.file, f.line)}: {_cell(f.message)}\n")
+            stream.write(f"- ❌ {_at(f.file, f.line)}: {cell(f.message)}\n")
     for cluster in plan.clusters:
         if cluster.changes or _findings_of(plan, cluster.name):
             _cluster_markdown(plan, cluster, stream)

@@ -1,4 +1,8 @@
-"""SARIF 2.1.0 for code scanning: one result per finding located in the repository."""
+"""SARIF 2.1.0 for code scanning: one result per finding, each rule described from the catalogue.
+
+An incomplete run says so (`executionSuccessful: false`, the clusters' errors as notifications):
+code scanning must not take a run that could not read a cluster for a clean one.
+"""
 
 from __future__ import annotations
 
@@ -6,30 +10,19 @@ import json
 import typing as t
 from importlib.metadata import version
 
-from auditor.model import Report
+from auditor import rules
+from auditor.model import Finding, Report
+from auditor.rules import render
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+Json = dict[str, t.Any]
 
 
 def write(report: Report, stream: t.TextIO) -> None:
-    rules = sorted({f.rule for f in report.findings})
-    results = []
-    for f in report.findings:
-        result: dict[str, t.Any] = {
-            "ruleId": f.rule,
-            "level": "error" if f.severity == "error" else "warning",
-            "message": {"text": f.message + (f" (cluster {f.cluster})" if f.cluster else "")},
-        }
-        if f.file:
-            result["locations"] = [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": f.file},
-                        "region": {"startLine": f.line or 1},
-                    }
-                }
-            ]
-        results.append(result)
+    used = sorted({f.rule for f in report.findings})
+    index = {rule_id: i for i, rule_id in enumerate(used)}
     doc = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [
             {
@@ -37,12 +30,60 @@ def write(report: Report, stream: t.TextIO) -> None:
                     "driver": {
                         "name": "kueue-gitops",
                         "version": version("kueue-gitops"),
-                        "rules": [{"id": r} for r in rules],
+                        "informationUri": rules.REPO_URL,
+                        "rules": [descriptor(rules.get(rule_id)) for rule_id in used],
                     }
                 },
-                "results": results,
+                "invocations": [invocation(report)],
+                "results": [_result(f, index[f.rule]) for f in report.findings],
             }
         ],
     }
     json.dump(doc, stream, indent=2)
     stream.write("\n")
+
+
+def descriptor(rule: rules.Rule) -> Json:
+    """A rule as SARIF's reportingDescriptor: what code scanning shows beside each alert."""
+    return {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.help},
+        "help": {"text": render.help_text(rule), "markdown": render.help_markdown(rule)},
+        "helpUri": rule.url,
+        "defaultConfiguration": {"level": str(rule.severity)},
+        "properties": {"category": rule.category, "tags": [rule.category, rule.stage]},
+    }
+
+
+def invocation(report: Report) -> Json:
+    out: Json = {"executionSuccessful": not report.incomplete, "exitCode": report.exit_code}
+    notes = [
+        {"level": "error", "message": {"text": f"cluster {c.name}: {error}"}}
+        for c in report.clusters
+        if c.status == "incomplete"
+        for error in c.errors or ["could not be read completely"]
+    ]
+    if notes:
+        out["toolExecutionNotifications"] = notes
+    return out
+
+
+def _result(f: Finding, rule_index: int) -> Json:
+    result: Json = {
+        "ruleId": f.rule,
+        "ruleIndex": rule_index,
+        "level": str(f.severity),
+        "message": {"text": f.message + (f" (cluster {f.cluster})" if f.cluster else "")},
+    }
+    if f.file:
+        result["locations"] = [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": f.file},
+                    "region": {"startLine": f.line or 1},
+                }
+            }
+        ]
+    return result

@@ -10,43 +10,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import typing as t
 from pathlib import Path
 
 from auditor.errors import ConfigError
+from auditor.k8s import conditions
+from auditor.k8s.objects import Json
+from auditor.kueue import workloads as kueue_wl
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
-
-Json = dict[str, t.Any]
-WORKLOAD_API = "kueue.x-k8s.io/v1beta2"
-# pkg/scheduler/preemption: "Preempted to accommodate a workload (UID: <uid>, JobUID: ...) ..."
-PREEMPTOR_UID = re.compile(r"accommodate a workload \(UID: ([^,)\s]+)")
-
-
-def _conditions(wl: Json) -> dict[str, Json]:
-    return {c["type"]: c for c in (wl.get("status") or {}).get("conditions") or []}
-
-
-def _true(cond: Json | None) -> bool:
-    return bool(cond and cond.get("status") == "True")
-
-
-def state_of(wl: Json) -> str:
-    """finished, evicted, admitted, reserved (quota held, checks pending), inactive or pending."""
-    conds = _conditions(wl)
-    if _true(conds.get("Finished")):
-        return "finished"
-    if _true(conds.get("Evicted")):
-        return "evicted"
-    if _true(conds.get("Admitted")):
-        return "admitted"
-    if _true(conds.get("QuotaReserved")):
-        return "reserved"
-    if (wl.get("spec") or {}).get("active") is False:
-        return "inactive"
-    return "pending"
 
 
 def _ref(wl: Json) -> str:
@@ -57,14 +30,14 @@ def _ref(wl: Json) -> str:
 def record(wl: Json) -> Json:
     """One Workload's state, as written to the snapshot."""
     spec, status, meta = wl.get("spec") or {}, wl.get("status") or {}, wl["metadata"]
-    preempted = _conditions(wl).get("Preempted")
+    preempted = conditions.condition(wl, kueue_wl.PREEMPTED)
     return {
         "namespace": meta.get("namespace"),
         "name": meta["name"],
         "uid": meta.get("uid"),
-        "state": state_of(wl),
+        "state": kueue_wl.state(wl),
         "queue": spec.get("queueName"),
-        "clusterQueue": (status.get("admission") or {}).get("clusterQueue"),
+        "clusterQueue": kueue_wl.cluster_queue(wl),
         "priority": spec.get("priority"),
         "priorityClass": (spec.get("priorityClassRef") or {}).get("name"),
         "active": spec.get("active", True),
@@ -94,19 +67,16 @@ def preemption_audit(workloads: list[Json]) -> list[Json]:
     by_uid = {w["metadata"].get("uid"): w for w in workloads}
     out = []
     for wl in workloads:
-        cond = _conditions(wl).get("Preempted")
+        cond = conditions.condition(wl, kueue_wl.PREEMPTED)
         if not cond:
             continue
-        found = PREEMPTOR_UID.search(cond.get("message") or "")
-        uid = found.group(1) if found else None
+        uid = kueue_wl.preemptor_uid(wl)
         preemptor = by_uid.get(uid) if uid else None
         out.append(
             {
                 "victim": _ref(wl),
                 "victimPriority": (wl.get("spec") or {}).get("priority"),
-                "clusterQueue": ((wl.get("status") or {}).get("admission") or {}).get(
-                    "clusterQueue"
-                )
+                "clusterQueue": kueue_wl.cluster_queue(wl)
                 or (wl.get("spec") or {}).get("queueName"),
                 "reason": cond.get("reason"),
                 "message": cond.get("message"),
@@ -122,8 +92,9 @@ def preemption_audit(workloads: list[Json]) -> list[Json]:
     return sorted(out, key=lambda p: (p["at"] or "", p["victim"]))
 
 
-def snapshot(cluster: KubeCluster, now: dt.datetime | None = None) -> Json:
-    workloads = sorted(cluster.list(WORKLOAD_API, "Workload"), key=_ref)
+def snapshot(cluster: KubeCluster, kueue: str, now: dt.datetime | None = None) -> Json:
+    """Every Workload on the cluster (read in apiVersion `kueue`), and the preemption audit."""
+    workloads = sorted(cluster.list(kueue, "Workload"), key=_ref)
     taken = (now or dt.datetime.now(dt.UTC)).replace(microsecond=0)
     return {
         "schemaVersion": 1,

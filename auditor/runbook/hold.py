@@ -21,16 +21,16 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
 
 from auditor.errors import ClusterAccessError, ConfigError
+from auditor.kueue import stop_policy as policies
+from auditor.kueue.stop_policy import HOLD, STOPPED
 from auditor.repo import gitsource
 from auditor.repo.layout import CLUSTERS, Repository
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
-HOLD = "Hold"
 MARKER = "# kueue-gitops hold; `kueue-gitops resume` removes this line"
 RUNBOOK_MANAGER = "kueue-gitops-runbook"
-STOPPED = ("Hold", "HoldAndDrain")
 
 
 @dataclass(frozen=True)
@@ -181,14 +181,12 @@ def run(
         outcome.changed.append(target)
     for name, cluster_client in (live or {}).items():
         # Stop (or restart) admission now, before Argo CD syncs the commit.
-        versions = repo.cluster(name).kueue_api_versions
-        version = "v1beta2" if "v1beta2" in versions else versions[0]
         try:
             cluster_client.patch(
-                f"kueue.x-k8s.io/{version}",
+                repo.cluster(name).kueue_api,
                 "ClusterQueue",
                 cluster_queue,
-                {"spec": {"stopPolicy": HOLD if hold else None}},
+                policies.patch(HOLD if hold else None),
                 manager=RUNBOOK_MANAGER,
             )
         except ClusterAccessError as exc:

@@ -9,11 +9,11 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import SandboxError
+from auditor.k8s.objects import CRD_API
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
-CRD_API = "apiextensions.k8s.io/v1"
 # libyaml when present: Argo CD's ApplicationSet CRD alone is 1.4 MB of YAML.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

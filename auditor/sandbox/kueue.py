@@ -32,6 +32,7 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import ClusterAccessError, SandboxError
+from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_GROUP
 from auditor.sandbox.build import Toolchain
 
 if t.TYPE_CHECKING:
@@ -44,11 +45,10 @@ SECRET = "kueue-webhook-server-cert"
 KUEUE_USER = "kueue-controller-manager"
 KCM_USER = "system:kube-controller-manager"  # bound to its role by the API server's bootstrap RBAC
 MANAGER = "kueue-gitops-sandbox"
-CRD_API = "apiextensions.k8s.io/v1"
 # The CRDs whose versions differ, so upstream serves them through Kueue's conversion webhook.
 CONVERTED = ("clusterqueues", "localqueues", "cohorts", "workloads", "multikueueclusters")
 # Webhooks of the API groups the sandbox's Kueue serves (the batch/v1 Job integration only).
-WEBHOOK_GROUPS = {"kueue.x-k8s.io", "batch"}
+WEBHOOK_GROUPS = {KUEUE_GROUP, "batch"}
 KCM_CONTROLLERS = (
     "job-controller",
     "garbage-collector-controller",
@@ -140,7 +140,7 @@ def _install(admin: KubeCluster, toolchain: Toolchain, webhook_port: int) -> Non
         admin.patch(
             CRD_API,
             "CustomResourceDefinition",
-            f"{plural}.kueue.x-k8s.io",
+            f"{plural}.{KUEUE_GROUP}",
             {"spec": {"conversion": _conversion(webhook_port)}},
             manager=MANAGER,
         )
@@ -170,14 +170,14 @@ def _rbac(toolchain: Toolchain) -> list[dict[str, t.Any]]:
     [secrets] = _upstream(toolchain, "manager_secrets_role.yaml")
     role["metadata"] = {"name": "kueue-manager-role"}
     secrets["metadata"] = {"name": "kueue-manager-secrets-role", "namespace": NAMESPACE}
-    subject = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": KUEUE_USER}]
+    subject = [{"apiGroup": RBAC_GROUP, "kind": "User", "name": KUEUE_USER}]
     bindings = [
         {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "apiVersion": f"{RBAC_GROUP}/v1",
             "kind": body["kind"] + "Binding",
             "metadata": body["metadata"],
             "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
+                "apiGroup": RBAC_GROUP,
                 "kind": body["kind"],
                 "name": body["metadata"]["name"],
             },
@@ -271,7 +271,7 @@ def _kueue_ready(port: int) -> bool:
 
 def _ca_injected(admin: KubeCluster) -> bool:
     for plural in CONVERTED:
-        crd = admin.get(CRD_API, "CustomResourceDefinition", f"{plural}.kueue.x-k8s.io")
+        crd = admin.get(CRD_API, "CustomResourceDefinition", f"{plural}.{KUEUE_GROUP}")
         bundle = crd["spec"]["conversion"]["webhook"]["clientConfig"].get("caBundle")
         if not bundle or b"CERTIFICATE" not in base64.b64decode(bundle):
             return False

@@ -16,6 +16,9 @@ import json
 import typing as t
 from pathlib import Path
 
+if t.TYPE_CHECKING:
+    from auditor.repo.tree import Tree
+
 Schema = dict[str, t.Any]
 INDEX_FILE = "index.json"
 KUBECONFORM_TEMPLATE = (
@@ -29,11 +32,21 @@ def schema_path(root: Path, cluster: str, group: str, kind: str, version: str) -
 
 
 class SchemaCatalog:
-    """The schemas of one cluster, loaded lazily and cached."""
+    """The schemas of one cluster, loaded lazily and cached: from the schemas folder `root` on
+    disk, or, given a `tree` (a git revision), from `root` relative to the tree."""
 
-    def __init__(self, root: Path, cluster: str) -> None:
+    def __init__(self, root: Path, cluster: str, tree: Tree | None = None) -> None:
         self.root = root
         self.cluster = cluster
+        self.tree = tree
+
+    def _read(self, path: Path) -> str | None:
+        if self.tree is None:
+            return path.read_text() if path.is_file() else None
+        try:
+            return self.tree.read(path.as_posix()).decode()
+        except OSError:  # not at that revision (FileNotFoundError), or a link out of it
+            return None
 
     @property
     def folder(self) -> str:
@@ -46,9 +59,8 @@ class SchemaCatalog:
 
     @functools.cached_property
     def index(self) -> dict[str, t.Any]:
-        if not self.index_path.is_file():
-            return {}
-        return t.cast(dict[str, t.Any], json.loads(self.index_path.read_text()))
+        text = self._read(self.index_path)
+        return t.cast(dict[str, t.Any], json.loads(text)) if text else {}
 
     def kind(self, group: str, kind: str) -> dict[str, t.Any] | None:
         """The index entry of a kind: served, storage and deprecated versions."""
@@ -58,7 +70,5 @@ class SchemaCatalog:
     @functools.lru_cache(maxsize=256)  # noqa: B019 - one catalog per cluster per run
     def schema(self, api_version: str, kind: str) -> Schema | None:
         group, _, version = api_version.rpartition("/")
-        path = schema_path(self.root, self.cluster, group, kind, version)
-        if not path.is_file():
-            return None
-        return t.cast(Schema, json.loads(path.read_text()))
+        text = self._read(schema_path(self.root, self.cluster, group, kind, version))
+        return t.cast(Schema, json.loads(text)) if text else None

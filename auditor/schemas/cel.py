@@ -1,9 +1,10 @@
 """The CRDs' `x-kubernetes-validations` CEL rules, evaluated offline with cel-python (celpy).
 
 The API server applies structural defaults before it runs the rules, so we do too. Transition
-rules (those reading `oldSelf`) only run on updates; offline we see each object as a create, so
-they are skipped, and counted so the command can say so. So are rules needing a Kubernetes CEL
-function that neither celpy nor `cel_library` provides.
+rules (those reading `oldSelf`) only run on updates: `evaluate` sees each object as a create and
+skips them (counted, so the command can say so); `transitions.evaluate` runs them on two
+revisions of an object, for plan. Rules needing a Kubernetes CEL function that neither celpy nor
+`cel_library` provides are skipped too.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ class Rule:
     rule: str
     message: str
     field_path: str | None
+    optional_old_self: bool = False  # oldSelf is a CEL optional, and the rule runs on creates
+    # Per ANY step, how the items of two revisions pair up for `oldSelf`: () by map key, the
+    # list-map keys of an `x-kubernetes-list-type: map` list, None when they cannot (other lists).
+    correlation: tuple[tuple[str, ...] | None, ...] = ()
 
     @property
     def transition(self) -> bool:
@@ -47,7 +52,11 @@ class Violation:
     rule: str
 
 
-def collect(schema: Schema, location: tuple[str, ...] = ()) -> list[Rule]:
+def collect(
+    schema: Schema,
+    location: tuple[str, ...] = (),
+    correlation: tuple[tuple[str, ...] | None, ...] = (),
+) -> list[Rule]:
     """Every CEL rule in `schema`, with the location of the value it validates."""
     rules = [
         Rule(
@@ -55,18 +64,23 @@ def collect(schema: Schema, location: tuple[str, ...] = ()) -> list[Rule]:
             str(v["rule"]),
             str(v.get("message") or f"failed rule: {v['rule']}"),
             v.get("fieldPath"),
+            v.get("optionalOldSelf") is True,
+            correlation,
         )
         for v in schema.get("x-kubernetes-validations") or []
     ]
     for name, sub in (schema.get("properties") or {}).items():
-        rules += collect(sub, (*location, name))
-    for key in ("items", "additionalProperties"):
-        sub = schema.get(key)
-        if isinstance(sub, dict):
-            rules += collect(sub, (*location, ANY))
+        rules += collect(sub, (*location, name), correlation)
+    items, values = schema.get("items"), schema.get("additionalProperties")
+    if isinstance(items, dict):
+        is_map = schema.get("x-kubernetes-list-type") == "map"
+        keys = tuple(schema.get("x-kubernetes-list-map-keys") or ()) if is_map else None
+        rules += collect(items, (*location, ANY), (*correlation, keys or None))
+    if isinstance(values, dict):
+        rules += collect(values, (*location, ANY), (*correlation, ()))
     for key in ("allOf", "anyOf", "oneOf"):
         for sub in schema.get(key) or []:
-            rules += collect(sub, location)
+            rules += collect(sub, location, correlation)
     return rules
 
 
@@ -138,28 +152,35 @@ def evaluate(
         if rule.transition:
             continue
         for path, value in _at(body, rule.location):
-            # Rules are pure functions of `self`: equal values share a verdict.
-            key = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-            failure = _verdict(rule, key)
-            if failure is _UNSUPPORTED:
+            failure = verdict(rule, as_key(value))
+            if failure is UNSUPPORTED:
                 if unsupported is not None:
                     unsupported.add(rule.rule)
             elif failure is not None:
-                out.append(Violation(path + _field_path(rule.field_path), failure, rule.rule))
+                out.append(Violation(path + field_steps(rule.field_path), failure, rule.rule))
     return out
 
 
-_UNSUPPORTED = "(not evaluated offline)"
+UNSUPPORTED = "(not evaluated offline)"
+
+
+def as_key(value: t.Any) -> str:
+    """`value` as the canonical JSON `verdict` takes (equal values share a verdict)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 @functools.lru_cache(maxsize=4096)
-def _verdict(rule: Rule, value_json: str) -> str | None:
-    """None when the rule holds, else the message; _UNSUPPORTED when it cannot be judged."""
+def verdict(rule: Rule, value_json: str, old_json: str | None = None) -> str | None:
+    """None when the rule holds on `self` (and `oldSelf`, given as JSON), else the message;
+    UNSUPPORTED when it cannot be judged offline."""
     program = _program(rule.rule)
     if program is None:
-        return _UNSUPPORTED
+        return UNSUPPORTED
+    bound = {"self": json_to_cel(json.loads(value_json))}
+    if old_json is not None:
+        bound["oldSelf"] = json_to_cel(json.loads(old_json))
     try:
-        result: object = program.evaluate({"self": json_to_cel(json.loads(value_json))})
+        result: object = program.evaluate(bound)
     except CELEvalError as exc:
         result = exc
     except (q.QuantityError, TypeError, ValueError) as exc:  # a bad argument, as on the server
@@ -167,14 +188,14 @@ def _verdict(rule: Rule, value_json: str) -> str | None:
     if isinstance(result, CELEvalError):  # celpy may also return the error as the value
         reason = str(result.args[0]) if result.args else str(result)
         if "undeclared reference" in reason:  # a function neither celpy nor we provide
-            return _UNSUPPORTED
+            return UNSUPPORTED
         return f"{rule.message} (the rule could not be evaluated: {reason})"
     if isinstance(result, celtypes.BoolType) and bool(result):
         return None
     return rule.message
 
 
-def _field_path(field_path: str | None) -> Path_:
+def field_steps(field_path: str | None) -> Path_:
     if not field_path:
         return ()
     return tuple(p for p in field_path.replace("[", ".").replace("]", "").split(".") if p)

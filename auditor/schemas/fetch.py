@@ -16,22 +16,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import ClusterAccessError
+from auditor.k8s.objects import CRD_API, RBAC_GROUP
 from auditor.schemas import convert
 from auditor.schemas.catalog import INDEX_FILE, Schema, schema_path
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
-CRD_API = "apiextensions.k8s.io/v1"
 # Core kinds the repository uses; a CRD's kinds are always fetched in full.
 CORE_KINDS: tuple[tuple[str, str], ...] = (
     ("", "Namespace"),
     ("", "ConfigMap"),
     ("", "ServiceAccount"),
-    ("rbac.authorization.k8s.io", "Role"),
-    ("rbac.authorization.k8s.io", "RoleBinding"),
-    ("rbac.authorization.k8s.io", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    (RBAC_GROUP, "Role"),
+    (RBAC_GROUP, "RoleBinding"),
+    (RBAC_GROUP, "ClusterRole"),
+    (RBAC_GROUP, "ClusterRoleBinding"),
     ("scheduling.k8s.io", "PriorityClass"),
 )
 # What decides how an object of a CRD validates; conversion (CA bundles) and status do not.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor.k8s.objects import group_of
-from auditor.model import Finding, Resource, Severity, format_path
+from auditor.model import Finding, Resource, format_path
 from auditor.schemas.catalog import Schema, SchemaCatalog, schema_path
 
 CATEGORY = "version"
@@ -55,7 +55,6 @@ def served(resource: Resource, catalog: SchemaCatalog) -> Finding | None:
             + (f"; migrate the object to the {storage} schema" if storage else ""),
             CATEGORY,
             path=("apiVersion",),
-            severity=Severity.WARNING,
         )
     return None
 

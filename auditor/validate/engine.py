@@ -119,7 +119,7 @@ def _cluster(
     if validator.skipped:
         notes.append(
             f"{name}: {len(validator.skipped)} CEL transition rule(s) (oldSelf) not checked "
-            "offline: they only apply when an object changes on the server"
+            "by validate: they judge a change to an object, which `plan` checks"
         )
     if validator.unsupported:
         notes.append(
@@ -156,30 +156,26 @@ def _dry_run(
     waiting: list[str] = []
     try:
         cluster = connector(profile)
-        for resource in sorted(resources, key=sync.sync_order):
-            try:
-                cluster.apply(
-                    resource.body,
-                    manager=sync.ARGOCD_MANAGER,
-                    dry_run=True,
-                    field_validation="Strict",
+        for resource, exc in sync.apply_each(
+            cluster, resources, dry_run=True, field_validation="Strict"
+        ):
+            if exc is None:
+                continue
+            status = status_of(exc)
+            if status == 404 and resource.namespace in created:
+                waiting.append(str(resource.key))  # its namespace is only dry-run created
+                continue
+            if not (isinstance(exc, KindNotServed) or status == 404 or judged(exc)):
+                raise exc
+            findings.append(
+                Finding.about(
+                    resource,
+                    "server-side-rejected",
+                    f"the API server of {profile.name} rejects it: {exc}",
+                    "server-side",
+                    cluster=profile.name,
                 )
-            except ClusterAccessError as exc:
-                status = status_of(exc)
-                if status == 404 and resource.namespace in created:
-                    waiting.append(str(resource.key))  # its namespace is only dry-run created
-                    continue
-                if not (isinstance(exc, KindNotServed) or status == 404 or judged(exc)):
-                    raise
-                findings.append(
-                    Finding.about(
-                        resource,
-                        "server-side-rejected",
-                        f"the API server of {profile.name} rejects it: {exc}",
-                        "server-side",
-                        cluster=profile.name,
-                    )
-                )
+            )
     except ClusterAccessError as exc:
         result.status = "incomplete"
         result.errors.append(str(exc))

@@ -29,10 +29,11 @@ import typing as t
 from dataclasses import dataclass
 
 from auditor.errors import ClusterAccessError, ConfigError
+from auditor.k8s.objects import Json
 from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.verify import scenarios
-from auditor.verify.objects import KUEUE, RUN_LABEL, Check, Json
+from auditor.verify.objects import RUN_LABEL, Check
 from auditor.verify.scratch import Scratch
 
 if t.TYPE_CHECKING:
@@ -97,7 +98,7 @@ def run(
     finally:
         if main:
             signal.signal(signal.SIGTERM, previous)
-    report.findings = [_finding(profile.name, c) for c in checks if c.passed is False]
+    report.findings = [_finding(profile, c) for c in checks if c.passed is False]
     return Verification(report, checks, round(time.monotonic() - started, 1))
 
 
@@ -105,13 +106,13 @@ def _raise_interrupted(signum: int, frame: object) -> None:
     raise Interrupted(f"interrupted by signal {signum}")
 
 
-def _finding(cluster: str, check: Check) -> Finding:
+def _finding(profile: ClusterProfile, check: Check) -> Finding:
     return Finding(
         rule=f"verify-{check.name}",
         message=check.summary,
         category=check.category,
-        cluster=cluster,
-        api_version=KUEUE if check.cluster_queue else None,
+        cluster=profile.name,
+        api_version=profile.kueue_api if check.cluster_queue else None,
         kind="ClusterQueue" if check.cluster_queue else None,
         name=check.cluster_queue,
         extra={"workloads": check.workloads},

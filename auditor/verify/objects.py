@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import math
-import typing as t
 from dataclasses import dataclass, field
 
+from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
 
-Json = dict[str, t.Any]
-KUEUE = "kueue.x-k8s.io/v1beta2"
 RUN_LABEL = "kueue-gitops.io/verify-run"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"

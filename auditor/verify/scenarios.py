@@ -7,9 +7,21 @@ import time
 
 from auditor.errors import ConfigError
 from auditor.k8s import quantity
+from auditor.k8s.conditions import is_false, is_true, message, reason
+from auditor.k8s.objects import Json
+from auditor.kueue.cohorts import cohort_of
+from auditor.kueue.quota import BORROWING, NOMINAL
+from auditor.kueue.stop_policy import HOLD
+from auditor.kueue.workloads import (
+    ADMITTED,
+    EVICTED,
+    PREEMPTED,
+    QUOTA_RESERVED,
+    evicted_by_preemption,
+)
 from auditor.repo.profiles import TenantProfile
 from auditor.verify import workloads as wl
-from auditor.verify.objects import KUEUE, Check, Json, Probe, Tenant
+from auditor.verify.objects import Check, Probe, Tenant
 from auditor.verify.scratch import Scratch
 
 
@@ -37,17 +49,17 @@ def run_all(
 def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None) -> list[Check]:
     quota = wl.quota(tenant.cq, probe)
     used = wl.usage(tenant.cq, probe)
-    nominal_jobs = probe.units(quota["nominalQuota"] - used)
+    nominal_jobs = probe.units(quota[NOMINAL] - used)
     within = scratch.submit(tenant, probe, nominal_jobs, low, "nominal")
     seen = scratch.wait_settled(tenant.namespace, within)
-    admitted = [w for w in seen if wl.is_true(w, "QuotaReserved")]
+    admitted = [w for w in seen if is_true(w, QUOTA_RESERVED)]
     borrowed = wl.borrowed(scratch.cq_reserving(tenant, len(admitted)), probe)
     nominal = Check(
         "nominal-quota",
         "quota",
         len(admitted) == nominal_jobs and borrowed.value == 0,
         f"{len(admitted)} of {nominal_jobs} Jobs of {probe.unit} {probe.resource} within "
-        f"the nominal quota {quota['nominalQuota']} of flavor {probe.flavor} admitted, "
+        f"the nominal quota {quota[NOMINAL]} of flavor {probe.flavor} admitted, "
         f"borrowing {borrowed}",
         tenant.cq_name,
         wl.observed(seen),
@@ -64,12 +76,12 @@ def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None)
                 tenant.cq_name,
             ),
         ]
-    ceiling = quota.get("borrowingLimit")
+    ceiling = quota.get(BORROWING)
     borrow_jobs = probe.units(lendable if ceiling is None else min(ceiling, lendable))
     extra = scratch.submit(tenant, probe, borrow_jobs + 1, low, "borrow")
     seen = scratch.wait_settled(tenant.namespace, within + extra)
-    admitted = [w for w in seen if wl.is_true(w, "QuotaReserved")]
-    pending = [w for w in seen if wl.is_false(w, "QuotaReserved")]
+    admitted = [w for w in seen if is_true(w, QUOTA_RESERVED)]
+    pending = [w for w in seen if is_false(w, QUOTA_RESERVED)]
     borrowed = wl.borrowed(scratch.cq_reserving(tenant, len(admitted)), probe)
     expected = probe.unit.value * borrow_jobs
     ok = (
@@ -103,7 +115,7 @@ def check_preemption(
 ) -> Check:
     """A high-priority Job reclaims quota in the cohort (or preempts within the queue)."""
     peer = next(
-        (p for p in peers if wl.cohort(p.cq) and wl.cohort(p.cq) == wl.cohort(tenant.cq)), None
+        (p for p in peers if cohort_of(p.cq) and cohort_of(p.cq) == cohort_of(tenant.cq)), None
     )
     initiator_side = peer or tenant
     policy = initiator_side.cq["spec"].get("preemption") or {}
@@ -119,27 +131,25 @@ def check_preemption(
             else f"ClusterQueue {initiator_side.cq_name} never preempts"
         )
         return Check("preemption", "preemption", None, f"not checked: {why}", tenant.cq_name)
-    size = wl.quota(initiator_side.cq, probe)["nominalQuota"] if peer else probe.unit
+    size = wl.quota(initiator_side.cq, probe)[NOMINAL] if peer else probe.unit
     jobs = scratch.submit(initiator_side, probe, 1, high, "preemptor", amount=size)
     deadline = time.monotonic() + scratch.timeout
     initiator: Json = {}
     while time.monotonic() < deadline:
         [initiator] = scratch.workloads(initiator_side.namespace, jobs) or [{}]
-        if initiator and wl.is_true(initiator, "QuotaReserved"):
+        if initiator and is_true(initiator, QUOTA_RESERVED):
             break
         time.sleep(0.25)
     everything = scratch.workloads(tenant.namespace) + (
         scratch.workloads(peer.namespace) if peer else []
     )
-    victims = [w for w in everything if wl.evicted_by_preemption(w)]
+    victims = [w for w in everything if evicted_by_preemption(w)]
     top = int((initiator.get("spec") or {}).get("priority") or 0)
     lower = [w for w in victims if int(w["spec"].get("priority") or 0) < top]
     # Kueue records both: Evicted (reason Preempted) and Preempted (why: the preemption kind).
-    recorded = [
-        w for w in victims if wl.reason(w, "Evicted") == "Preempted" and wl.is_true(w, "Preempted")
-    ]
-    reasons = sorted({wl.reason(w, "Preempted") or "?" for w in victims})
-    admitted = bool(initiator) and wl.is_true(initiator, "QuotaReserved")
+    recorded = [w for w in victims if reason(w, EVICTED) == "Preempted" and is_true(w, PREEMPTED)]
+    reasons = sorted({reason(w, PREEMPTED) or "?" for w in victims})
+    admitted = bool(initiator) and is_true(initiator, QUOTA_RESERVED)
     where = f"in ClusterQueue {peer.cq_name}" if peer else "in the same ClusterQueue"
     return Check(
         "preemption",
@@ -158,23 +168,23 @@ def check_stop_policy(
 ) -> Check:
     running = scratch.submit(tenant, probe, 1, low, "running")
     scratch.wait_settled(tenant.namespace, running, want_admitted=True)
-    scratch.set_stop_policy(tenant.cq_name, "Hold")
-    scratch.wait_for(lambda: wl.reason(scratch.cq(tenant.cq_name), "Active") == "Stopped")
+    scratch.set_stop_policy(tenant.cq_name, HOLD)
+    scratch.wait_for(lambda: reason(scratch.cq(tenant.cq_name), "Active") == "Stopped")
     held = scratch.submit(tenant, probe, 1, low, "held")
     end = time.monotonic() + hold_seconds
     admitted_while_held = False
     while time.monotonic() < end:
         admitted_while_held |= any(
-            wl.is_true(w, "QuotaReserved") for w in scratch.workloads(tenant.namespace, held)
+            is_true(w, QUOTA_RESERVED) for w in scratch.workloads(tenant.namespace, held)
         )
         time.sleep(0.25)
     kept = scratch.workloads(tenant.namespace, running)
     kept_running = bool(kept) and all(
-        wl.is_true(w, "Admitted") and not wl.is_true(w, "Evicted") for w in kept
+        is_true(w, ADMITTED) and not is_true(w, EVICTED) for w in kept
     )
     scratch.restore_stop_policy(tenant.cq_name)
     resumed = scratch.wait_settled(tenant.namespace, held, want_admitted=True)
-    readmitted = bool(resumed) and all(wl.is_true(w, "QuotaReserved") for w in resumed)
+    readmitted = bool(resumed) and all(is_true(w, QUOTA_RESERVED) for w in resumed)
     return Check(
         "stop-policy-hold",
         "stop-policy",
@@ -198,7 +208,11 @@ def check_unlabelled(
     scratch.make_namespace(outsider)
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         workloads = pool.submit(
-            scratch.cluster.watch, KUEUE, "Workload", namespace=outsider.namespace, seconds=seconds
+            scratch.cluster.watch,
+            scratch.kueue,
+            "Workload",
+            namespace=outsider.namespace,
+            seconds=seconds,
         )
         pods = pool.submit(
             scratch.cluster.watch, "v1", "Pod", namespace=outsider.namespace, seconds=seconds
@@ -209,13 +223,10 @@ def check_unlabelled(
         pod_events = [e["object"] for e in pods.result() if e.get("type") != "ERROR"]
     seen = {w["metadata"]["name"]: w for w in events}  # the last state of each
     # Admitted at any moment of the watch fails the check, even if it was undone later.
-    admitted = [w for w in events if wl.is_true(w, "QuotaReserved") or wl.is_true(w, "Admitted")]
+    admitted = [w for w in events if is_true(w, QUOTA_RESERVED) or is_true(w, ADMITTED)]
     created = sorted({p["metadata"]["name"] for p in pod_events})
     reasons = sorted(
-        {
-            f"{wl.reason(w, 'QuotaReserved')}: {wl.message(w, 'QuotaReserved')}"
-            for w in seen.values()
-        }
+        {f"{reason(w, QUOTA_RESERVED)}: {message(w, QUOTA_RESERVED)}" for w in seen.values()}
     )
     return Check(
         "unlabelled-namespace",

@@ -7,12 +7,14 @@ import time
 import typing as t
 
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.k8s import quantity
+from auditor.k8s import conditions, quantity
+from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
+from auditor.kueue import cohorts, quota, stop_policy
+from auditor.kueue.workloads import QUOTA_RESERVED
 from auditor.repo.profiles import ClusterProfile, TenantCluster, TenantProfile
 from auditor.verify import workloads as wl
 from auditor.verify.objects import (
-    KUEUE,
     MANAGER,
     MAX_UNITS,
     PRIORITY_LABEL,
@@ -20,7 +22,6 @@ from auditor.verify.objects import (
     QUEUE_LABEL,
     RUN_LABEL,
     Check,
-    Json,
     Probe,
     Tenant,
 )
@@ -35,6 +36,7 @@ class Scratch:
     def __init__(self, cluster: KubeCluster, profile: ClusterProfile, run_id: str, timeout: float):
         self.cluster = cluster
         self.profile = profile
+        self.kueue = profile.kueue_api  # the apiVersion of every Kueue object read or made
         self.run_id = run_id
         self.timeout = timeout
         self.namespaces: list[str] = []
@@ -102,8 +104,8 @@ class Scratch:
             if not placement or not placement.cluster_queues:
                 continue
             cq = self.cq(placement.cluster_queues[0])
-            policy = cq["spec"].get("stopPolicy") or "None"
-            if policy != "None":
+            policy = stop_policy.policy_of(cq)
+            if stop_policy.holds(policy):
                 # Every check would fail for this one reason, and verify must not resume it.
                 raise ClusterAccessError(
                     f"cluster {self.profile.name}: ClusterQueue {cq['metadata']['name']} has "
@@ -143,7 +145,7 @@ class Scratch:
         self.namespaces.append(tenant.namespace)
         self.cluster.create(
             {
-                "apiVersion": KUEUE,
+                "apiVersion": self.kueue,
                 "kind": "LocalQueue",
                 "metadata": {"name": "probe", "namespace": tenant.namespace},
                 "spec": {"clusterQueue": tenant.cq_name},
@@ -205,7 +207,7 @@ class Scratch:
 
     def workloads(self, namespace: str, jobs: list[str] | None = None) -> list[Json]:
         """The Workloads in `namespace` (of the Jobs named `jobs` only, when given)."""
-        found = self.cluster.list_in(KUEUE, "Workload", namespace)
+        found = self.cluster.list_in(self.kueue, "Workload", namespace)
         if jobs is None:
             return found
         return [w for w in found if wl.owner(w) in jobs]
@@ -219,8 +221,8 @@ class Scratch:
         def settled() -> bool:
             nonlocal seen
             seen = self.workloads(namespace, jobs)
-            decided = wl.is_true if want_admitted else wl.decided
-            return len(seen) == len(jobs) and all(decided(w, "QuotaReserved") for w in seen)
+            decided = conditions.is_true if want_admitted else conditions.decided
+            return len(seen) == len(jobs) and all(decided(w, QUOTA_RESERVED) for w in seen)
 
         self.wait_for(settled, quiet=True)
         if jobs and not seen:
@@ -262,43 +264,41 @@ class Scratch:
 
     def set_stop_policy(self, cq: str, policy: str) -> None:
         if cq not in self.stop_policies:
-            self.stop_policies[cq] = self.cq(cq)["spec"].get("stopPolicy")
+            self.stop_policies[cq] = stop_policy.policy_of(self.cq(cq))
         self.cluster.patch(
-            KUEUE, "ClusterQueue", cq, {"spec": {"stopPolicy": policy}}, manager=MANAGER
+            self.kueue, "ClusterQueue", cq, stop_policy.patch(policy), manager=MANAGER
         )
 
     def restore_stop_policy(self, cq: str) -> None:
         if cq in self.stop_policies:
             old = self.stop_policies.pop(cq)
-            self.cluster.patch(
-                KUEUE, "ClusterQueue", cq, {"spec": {"stopPolicy": old or "None"}}, manager=MANAGER
-            )
+            restored = stop_policy.patch(old or stop_policy.NONE)
+            self.cluster.patch(self.kueue, "ClusterQueue", cq, restored, manager=MANAGER)
 
     def cq(self, name: str) -> Json:
-        return self.cluster.get(KUEUE, "ClusterQueue", name)
+        return self.cluster.get(self.kueue, "ClusterQueue", name)
 
     def size_probe(self, cq: Json) -> Probe:
         """The flavor and resource to probe: one with a borrowingLimit if any, else any quota."""
         candidates = [
-            (flavor["name"], res)
-            for group in cq["spec"].get("resourceGroups") or []
-            for flavor in group["flavors"]
-            for res in flavor["resources"]
-            if quantity.parse(res["nominalQuota"]).value > 0
+            (cell, nominal)
+            for cell in quota.cells(cq)
+            if (nominal := cell.quantity(quota.NOMINAL)) is not None and nominal.value > 0
         ]
         if not candidates:
             raise ConfigError(
                 f"cluster {self.profile.name}: ClusterQueue {cq['metadata']['name']} has no "
                 "nominal quota to probe"
             )
-        flavor, res = next(((f, r) for f, r in candidates if "borrowingLimit" in r), candidates[0])
-        nominal = quantity.parse(res["nominalQuota"])
+        cell, nominal = next(
+            ((c, n) for c, n in candidates if quota.BORROWING in c.fields), candidates[0]
+        )
         whole = nominal.value == nominal.value.to_integral_value()
         parts = int(nominal.value) if whole and nominal.value <= MAX_UNITS else 4
-        spec = self.cluster.get(KUEUE, "ResourceFlavor", flavor).get("spec") or {}
+        spec = self.cluster.get(self.kueue, "ResourceFlavor", cell.flavor).get("spec") or {}
         return Probe(
-            flavor,
-            res["name"],
+            cell.flavor,
+            cell.resource,
             Quantity(nominal.value / parts, nominal.format),
             dict(spec.get("nodeLabels") or {}),
             [
@@ -309,7 +309,7 @@ class Scratch:
 
     def priorities(self) -> tuple[str | None, str | None]:
         classes = sorted(
-            self.cluster.list(KUEUE, "WorkloadPriorityClass"), key=lambda c: int(c["value"])
+            self.cluster.list(self.kueue, "WorkloadPriorityClass"), key=lambda c: int(c["value"])
         )
         if len(classes) < 2 or classes[0]["value"] == classes[-1]["value"]:
             return (classes[0]["metadata"]["name"] if classes else None), None
@@ -321,20 +321,21 @@ class Scratch:
         The other members' lendingLimit (or whole nominal quota) less their usage, plus the
         Cohort object's own quota. Parent cohorts are not followed.
         """
-        cohort = wl.cohort(cq)
+        cohort = cohorts.cohort_of(cq)
         if not cohort:
             return None
         lendable = quantity.ZERO
-        for other in self.cluster.list(KUEUE, "ClusterQueue"):
-            if other["metadata"]["name"] == cq["metadata"]["name"] or wl.cohort(other) != cohort:
+        for other in self.cluster.list(self.kueue, "ClusterQueue"):
+            if other["metadata"]["name"] == cq["metadata"]["name"]:
                 continue
-            quota = wl.quota(other, probe, missing_ok=True)
-            if quota:
-                lend = quota.get("lendingLimit") or quota["nominalQuota"]
-                free = max(quota["nominalQuota"] - wl.usage(other, probe), quantity.ZERO)
-                lendable = lendable + min(lend, free)
+            cell = quota.cell_of(other, probe.flavor, probe.resource)
+            if cohorts.cohort_of(other) != cohort or cell is None:
+                continue
+            nominal = cell.quantity(quota.NOMINAL) or quantity.ZERO
+            free = max(nominal - wl.usage(other, probe), quantity.ZERO)
+            lendable = lendable + min(cell.lendable("ClusterQueue"), free)
         with contextlib.suppress(ClusterAccessError):
-            pool = wl.quota(self.cluster.get(KUEUE, "Cohort", cohort), probe, missing_ok=True)
+            pool = wl.quota(self.cluster.get(self.kueue, "Cohort", cohort), probe, missing_ok=True)
             if pool:
-                lendable = lendable + pool["nominalQuota"]
+                lendable = lendable + pool[quota.NOMINAL]
         return lendable

@@ -150,7 +150,7 @@ def test_kube_state_metrics_names_and_labels_come_from_the_shipped_config(used: 
 def test_the_auditors_own_metrics_are_what_export_writes(used: Used, tmp_path: Path) -> None:
     report = Report(
         "drift",
-        findings=[Finding("x", "m", "quota", cluster="gpu-prod")],
+        findings=[Finding("drift-quota", "m", "quota", cluster="gpu-prod")],
         clusters=[ClusterResult("gpu-prod")],
     )
     out = tmp_path / "drift.prom"

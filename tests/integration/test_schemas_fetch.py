@@ -6,8 +6,9 @@ import json
 import subprocess
 from pathlib import Path
 
+from auditor.k8s.objects import CRD_API
 from auditor.sandbox import Sandbox
-from auditor.schemas.fetch import CRD_API, crd_fingerprint, dumps, fetch, write
+from auditor.schemas.fetch import crd_fingerprint, dumps, fetch, write
 from tests.conftest import ROOT, run_line
 
 

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import shutil
 import typing as t
 from pathlib import Path
 
 import git
 import pytest
 
+from tests.conftest import ROOT
+
 
 class Revisions:
-    """A real git repository in a temporary folder; edit files, then `commit()`."""
+    """A real git repository in a temporary folder; edit files, then `commit()`.
+
+    It holds this repository's committed schemas/ too: plan reads them at the head revision."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        if not (root / "schemas").exists():
+            shutil.copytree(ROOT / "schemas", root / "schemas")
         self.repo = git.Repo.init(root, initial_branch="main")
         with self.repo.config_writer() as cfg:
             cfg.set_value("user", "name", "Test").set_value("user", "email", "test@example.com")

@@ -1,8 +1,8 @@
 """Policy checks: one module per check, registered explicitly below.
 
-A check module defines `ID` (kebab-case), `CATEGORY`, `LEVELS` (each rule it may yield, mapped to
-its default severity) and `check(ctx) -> Iterator[Finding]`. Checks never set severity: `run`
-stamps it from LEVELS, so configuration can change it in one place.
+A check module defines `ID` (kebab-case), `CATEGORY`, `RULES` (the IDs of the rules it may
+yield) and `check(ctx) -> Iterator[Finding]`. Each rule's severity, summary and examples are in
+the catalogue (auditor/rules/), which a Finding takes its severity from.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from auditor.errors import ConfigError
-from auditor.model import Finding, Resource, Severity
+from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.validate.checks import (
     alert_coverage,
@@ -71,15 +71,13 @@ def get(check_id: str) -> ModuleType:
 
 
 def run(ctx: CheckContext, only: t.Iterable[str] | None = None) -> list[Finding]:
-    """Run the checks (all, or `only`) on one cluster; stamp rule severity and the cluster."""
+    """Run the checks (all, or `only`) on one cluster; stamp the cluster on their findings."""
     modules = [get(i) for i in only] if only is not None else list(CHECKS.values())
     findings: list[Finding] = []
     for module in modules:
         for finding in module.check(ctx):
-            level = module.LEVELS.get(finding.rule)
-            if level is None:
+            if finding.rule not in module.RULES:
                 raise AssertionError(f"check {module.ID} yielded undeclared rule {finding.rule}")
-            finding.severity = Severity(level)
             finding.cluster = finding.cluster or ctx.cluster.name
             findings.append(finding)
     return findings

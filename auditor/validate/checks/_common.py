@@ -1,11 +1,11 @@
-"""What several checks need: who owns what on a cluster, label selectors, quota entries."""
+"""What several checks need: who owns what on a cluster, label selectors."""
 
 from __future__ import annotations
 
 import typing as t
-from dataclasses import dataclass
 
-from auditor.k8s.quantity import Quantity, QuantityError, parse
+from auditor.k8s import selectors
+from auditor.kueue import KUEUE_GROUP
 from auditor.model import Finding, Resource
 from auditor.repo import manifests
 from auditor.repo.profiles import TenantProfile
@@ -13,7 +13,7 @@ from auditor.repo.profiles import TenantProfile
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
-KUEUE = "kueue.x-k8s.io"
+KUEUE = KUEUE_GROUP  # the checks' short name for Kueue's API group
 Path = tuple[str | int, ...]
 
 
@@ -54,88 +54,19 @@ def labels_of(resource: Resource) -> dict[str, str]:
     return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
 
 
-def _parts(selector: dict[str, t.Any]) -> tuple[dict[str, t.Any], list[dict[str, t.Any]]]:
-    labels = selector.get("matchLabels")
-    exprs = selector.get("matchExpressions")
-    return (
-        labels if isinstance(labels, dict) else {},
-        [e for e in exprs if isinstance(e, dict)] if isinstance(exprs, list) else [],
-    )
-
-
-def _values(expr: dict[str, t.Any]) -> list[str]:
-    values = expr.get("values")
-    return [str(v) for v in values] if isinstance(values, list) else []
-
-
 def selects(selector: t.Any, labels: dict[str, str]) -> bool:
     """Kubernetes LabelSelector semantics, with Kueue's reading of nil: it selects nothing."""
-    if not isinstance(selector, dict):
-        return False
-    match_labels, exprs = _parts(selector)
-    if any(labels.get(str(k)) != str(v) for k, v in match_labels.items()):
-        return False
-    for expr in exprs:
-        key = str(expr.get("key"))
-        present, value = key in labels, labels.get(key, "")
-        ok = {
-            "In": present and value in _values(expr),
-            "NotIn": not present or value not in _values(expr),
-            "Exists": present,
-            "DoesNotExist": not present,
-        }.get(str(expr.get("operator")), False)
-        if not ok:
-            return False
-    return True
+    return selectors.selects(selector, labels, nil=False)
 
 
 def requires_label(selector: t.Any, key: str, value: str) -> bool:
-    """True when every namespace the selector matches carries `key=value`."""
-    if not isinstance(selector, dict):
+    """True when every namespace the selector matches carries `key=value` (False for a nil or
+    invalid selector: the checks report those on their own)."""
+    try:
+        parsed = selectors.parse(selector)
+    except selectors.SelectorError:
         return False
-    match_labels, exprs = _parts(selector)
-    if key in match_labels and str(match_labels[key]) == value:
-        return True
-    return any(
-        expr.get("key") == key
-        and expr.get("operator") == "In"
-        and _values(expr)
-        and all(v == value for v in _values(expr))
-        for expr in exprs
-    )
-
-
-@dataclass(frozen=True)
-class QuotaEntry:
-    """One resource of one flavor in a ClusterQueue's or Cohort's resourceGroups."""
-
-    flavor: str
-    resource: str
-    fields: dict[str, t.Any]
-    path: Path  # of the entry: spec.resourceGroups[g].flavors[f].resources[r]
-
-    def quantity(self, name: str) -> Quantity | None:
-        """The parsed value of nominalQuota / borrowingLimit / lendingLimit (None if unset or bad;
-        the quantities check reports bad ones)."""
-        raw = self.fields.get(name)
-        if raw is None:
-            return None
-        try:
-            return parse(raw)
-        except QuantityError:
-            return None
-
-
-def quota_entries(resource: Resource) -> t.Iterator[QuotaEntry]:
-    groups = spec_of(resource).get("resourceGroups")
-    for g, group in enumerate(groups if isinstance(groups, list) else []):
-        flavors = group.get("flavors") if isinstance(group, dict) else None
-        for f, flavor in enumerate(flavors if isinstance(flavors, list) else []):
-            entries = flavor.get("resources") if isinstance(flavor, dict) else None
-            for r, entry in enumerate(entries if isinstance(entries, list) else []):
-                if isinstance(entry, dict):
-                    path = ("spec", "resourceGroups", g, "flavors", f, "resources", r)
-                    yield QuotaEntry(str(flavor.get("name")), str(entry.get("name")), entry, path)
+    return parsed is not None and parsed.requires(key, value)
 
 
 def about_profile(

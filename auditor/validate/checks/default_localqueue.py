@@ -4,19 +4,8 @@ With LocalQueueDefaulting (stable since Kueue 0.17), jobs in the namespace that 
 `kueue.x-k8s.io/queue-name` label are sent to the LocalQueue named `default`, and the label can no
 longer be emptied on a job there. Intended sometimes, surprising often.
 
-Passes (tenants/team-a/gpu-prod/localqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: LocalQueue
-    metadata: {name: batch, namespace: team-a}
-    spec: {clusterQueue: team-a-cq}
-
-Fails (tenants/team-a/gpu-prod/localqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: LocalQueue
-    metadata: {name: default, namespace: team-a}
-    spec: {clusterQueue: team-a-cq}
+Its rules, with an example that passes and one that fails each, are in the catalogue:
+auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -31,7 +20,7 @@ if t.TYPE_CHECKING:
 
 ID = "default-localqueue"
 CATEGORY = "queue"
-LEVELS = {"default-localqueue": "warning"}
+RULES = ("default-localqueue",)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

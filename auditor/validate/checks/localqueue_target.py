@@ -5,19 +5,8 @@ namespaceSelector excludes the queue's namespace: its jobs then wait forever. Th
 one whose profile lists the queue's namespace on this cluster; the namespace's labels are the ones
 its Namespace object in this repository gives it.
 
-Passes (tenants/team-a/gpu-prod/localqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: LocalQueue
-    metadata: {name: batch, namespace: team-a}
-    spec: {clusterQueue: team-a-cq}
-
-Fails (tenants/team-a/gpu-prod/localqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: LocalQueue
-    metadata: {name: batch, namespace: team-a}
-    spec: {clusterQueue: team-b-cq}
+Its rules, with an example that passes and one that fails each, are in the catalogue:
+auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -39,11 +28,11 @@ if t.TYPE_CHECKING:
 
 ID = "localqueue-target"
 CATEGORY = "queue"
-LEVELS = {
-    "lq-cluster-queue-missing": "error",
-    "lq-cluster-queue-not-authorised": "error",
-    "lq-namespace-not-selected": "error",
-}
+RULES = (
+    "lq-cluster-queue-missing",
+    "lq-cluster-queue-not-authorised",
+    "lq-namespace-not-selected",
+)
 
 PATH = ["spec", "clusterQueue"]
 

@@ -6,23 +6,8 @@ unlabelled namespace can never submit work. A namespace carrying that label must
 tenant profile, or nobody answers for the work it submits. Where the cluster profile names a
 tenant label, a namespace's value for it must be its owner's name: selectors match on it.
 
-Passes (clusters/gpu-prod/clusterqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: ClusterQueue
-    metadata: {name: team-a-cq}
-    spec:
-      namespaceSelector:
-        matchLabels: {platform.example.com/kueue: enabled, platform.example.com/tenant: team-a}
-
-Fails (clusters/gpu-prod/clusterqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: ClusterQueue
-    metadata: {name: team-a-cq}
-    spec:
-      namespaceSelector:
-        matchLabels: {platform.example.com/tenant: team-a}
+Its rules, with an example that passes and one that fails each, are in the catalogue:
+auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -43,12 +28,12 @@ if t.TYPE_CHECKING:
 
 ID = "namespace-selector"
 CATEGORY = "label"
-LEVELS = {
-    "namespace-selector-absent": "warning",
-    "namespace-selector-too-broad": "error",
-    "admission-label-unowned": "error",
-    "tenant-label-mismatch": "error",
-}
+RULES = (
+    "namespace-selector-absent",
+    "namespace-selector-too-broad",
+    "admission-label-unowned",
+    "tenant-label-mismatch",
+)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

@@ -5,21 +5,8 @@ from checkpoints and write their output idempotently, so a ClusterQueue may pree
 each tenant whose profile lists it on this cluster declares both `checkpointingValidated` and
 `idempotentOutputValidated` (and it has at least one tenant).
 
-Passes (clusters/gpu-prod/clusterqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: ClusterQueue
-    metadata: {name: platform-cq}
-    spec:
-      preemption: {reclaimWithinCohort: Never, withinClusterQueue: Never}
-
-Fails (clusters/gpu-prod/clusterqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: ClusterQueue
-    metadata: {name: platform-cq}
-    spec:
-      preemption: {withinClusterQueue: LowerPriority}
+Its rules, with an example that passes and one that fails each, are in the catalogue:
+auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -34,7 +21,7 @@ if t.TYPE_CHECKING:
 
 ID = "preemption"
 CATEGORY = "preemption"
-LEVELS = {"preemption-unvalidated": "error"}
+RULES = ("preemption-unvalidated",)
 
 POLICIES: tuple[tuple[str, ...], ...] = (
     ("reclaimWithinCohort",),

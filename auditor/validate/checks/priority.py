@@ -5,27 +5,8 @@ WorkloadPriorityClasses and PriorityClasses are cluster-wide, and a tenant that 
 could outrank everybody. A level a tenant profile lists but the cluster lacks makes the tenant's
 jobs fail at submission.
 
-Passes (tenants/team-a/profile.yaml)::
-
-    apiVersion: kueue-gitops.io/v1alpha1
-    kind: TenantProfile
-    metadata: {name: team-a}
-    spec:
-      owners: ["@example-org/team-a"]
-      clusters:
-        gpu-prod: {namespaces: [team-a], clusterQueues: [team-a-cq]}
-      priorityClasses: {workload: [batch-low], pod: [tenant-batch]}
-
-Fails (tenants/team-a/profile.yaml)::
-
-    apiVersion: kueue-gitops.io/v1alpha1
-    kind: TenantProfile
-    metadata: {name: team-a}
-    spec:
-      owners: ["@example-org/team-a"]
-      clusters:
-        gpu-prod: {namespaces: [team-a], clusterQueues: [team-a-cq]}
-      priorityClasses: {workload: [batch-urgent]}
+Its rules, with an example that passes and one that fails each, are in the catalogue:
+auditor/rules/tenancy.py (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -40,7 +21,7 @@ if t.TYPE_CHECKING:
 
 ID = "priority"
 CATEGORY = "priority"
-LEVELS = {"priority-class-in-tenant-folder": "error", "priority-level-missing": "error"}
+RULES = ("priority-class-in-tenant-folder", "priority-level-missing")
 
 KINDS = {
     "workload": ("WorkloadPriorityClass", KUEUE),

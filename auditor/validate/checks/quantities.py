@@ -4,29 +4,8 @@ Kueue re-encodes ClusterQueues (its webhook) and converted objects, so `1000m` c
 and `3072Mi` as `3Gi`; Argo CD then shows the object as OutOfSync forever. Text the server would
 rewrite warns with the value it would print; text that is no quantity at all is an error.
 
-Passes (clusters/gpu-prod/cohorts.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: Cohort
-    metadata: {name: ai-shared}
-    spec:
-      resourceGroups:
-        - coveredResources: [memory]
-          flavors:
-            - name: cpu-only
-              resources: [{name: memory, nominalQuota: 3Gi}]
-
-Fails (clusters/gpu-prod/cohorts.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: Cohort
-    metadata: {name: ai-shared}
-    spec:
-      resourceGroups:
-        - coveredResources: [memory]
-          flavors:
-            - name: cpu-only
-              resources: [{name: memory, nominalQuota: 3072Mi}]
+Its rules, with an example that passes and one that fails each, are in the catalogue:
+auditor/rules/quota.py (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -34,24 +13,24 @@ from __future__ import annotations
 import typing as t
 
 from auditor.k8s.quantity import QuantityError, printed
+from auditor.kueue import KUEUE_GROUP
+from auditor.kueue.quota import QUOTA_FIELDS, cells
 from auditor.model import Finding, Resource
-from auditor.validate.checks._common import KUEUE, quota_entries, spec_of
+from auditor.validate.checks._common import spec_of
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
 ID = "quantities"
 CATEGORY = "quota"
-LEVELS = {"quantity-not-canonical": "warning", "quantity-invalid": "error"}
-
-QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
+RULES = ("quantity-not-canonical", "quantity-invalid")
 
 
 def _quantities(resource: Resource) -> t.Iterator[tuple[tuple[str | int, ...], t.Any]]:
-    for entry in quota_entries(resource):
+    for cell in cells(resource.body):
         for name in QUOTA_FIELDS:
-            if name in entry.fields:
-                yield (*entry.path, name), entry.fields[name]
+            if name in cell.fields:
+                yield (*cell.path, name), cell.fields[name]
     fair = spec_of(resource).get("fairSharing")
     if isinstance(fair, dict) and "weight" in fair:
         yield ("spec", "fairSharing", "weight"), fair["weight"]
@@ -59,7 +38,7 @@ def _quantities(resource: Resource) -> t.Iterator[tuple[tuple[str | int, ...], t
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
     for resource in ctx.of_kind("ClusterQueue", "Cohort", "LocalQueue"):
-        if resource.key.group != KUEUE:
+        if resource.key.group != KUEUE_GROUP:
             continue
         for path, raw in _quantities(resource):
             try:

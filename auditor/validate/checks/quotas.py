@@ -6,34 +6,8 @@ adds what no server checks: flavors that exist, borrowing limits the rest of the
 actually lend (warning), and the sum of a flavor's nominal quotas on a cluster within the capacity
 the cluster's profile declares.
 
-Passes (clusters/gpu-prod/clusterqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: ClusterQueue
-    metadata: {name: team-a-cq}
-    spec:
-      cohortName: ai-shared
-      resourceGroups:
-        - coveredResources: [cpu, nvidia.com/gpu]
-          flavors:
-            - name: a100
-              resources:
-                - {name: cpu, nominalQuota: "64"}
-                - {name: nvidia.com/gpu, nominalQuota: "8", lendingLimit: "4"}
-
-Fails (clusters/gpu-prod/clusterqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: ClusterQueue
-    metadata: {name: team-a-cq}
-    spec:
-      resourceGroups:
-        - coveredResources: [cpu, nvidia.com/gpu]
-          flavors:
-            - name: a100
-              resources:
-                - {name: nvidia.com/gpu, nominalQuota: "8", lendingLimit: "16"}
-                - {name: cpu, nominalQuota: "64"}
+Its rules, with an example that passes and one that fails each, are in the catalogue:
+auditor/rules/quota.py (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -43,30 +17,40 @@ from collections import defaultdict
 
 from auditor.errors import ConfigError
 from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
+from auditor.kueue import KUEUE_GROUP, cohorts
+from auditor.kueue.quota import (
+    BORROWING,
+    LENDING,
+    LIMITS,
+    NOMINAL,
+    QUOTA_KINDS,
+    Cell,
+    QuotaCell,
+    cells,
+    resource_groups,
+)
 from auditor.model import Finding, Resource
-from auditor.validate.checks._common import KUEUE, QuotaEntry, named, quota_entries, spec_of
+from auditor.validate.checks._common import named
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
 ID = "quotas"
 CATEGORY = "quota"
-LEVELS = {
-    "limit-without-cohort": "error",
-    "lending-over-nominal": "error",
-    "flavor-missing": "error",
-    "flavor-repeated": "error",
-    "resource-repeated": "error",
-    "resource-order": "error",
-    "borrowing-over-lendable": "warning",
-    "capacity-exceeded": "error",
-}
-
-Pool = tuple[str, str]  # (flavor, resource)
+RULES = (
+    "limit-without-cohort",
+    "lending-over-nominal",
+    "flavor-missing",
+    "flavor-repeated",
+    "resource-repeated",
+    "resource-order",
+    "borrowing-over-lendable",
+    "capacity-exceeded",
+)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
-    holders = [r for r in ctx.of_kind("ClusterQueue", "Cohort") if r.key.group == KUEUE]
+    holders = [r for r in ctx.of_kind(*QUOTA_KINDS) if r.key.group == KUEUE_GROUP]
     flavors = named(ctx, "ResourceFlavor")
     for holder in holders:
         yield from _shape(holder, set(flavors), ctx.cluster.name)
@@ -76,14 +60,10 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
 
 
 def _shape(holder: Resource, flavors: set[str], cluster: str) -> t.Iterator[Finding]:
-    groups = spec_of(holder).get("resourceGroups")
     seen_flavors: set[str] = set()
     seen_resources: set[str] = set()
-    for g, group in enumerate(groups if isinstance(groups, list) else []):
-        if not isinstance(group, dict):
-            continue
-        raw = group.get("coveredResources")
-        covered = [str(c) for c in raw] if isinstance(raw, list) else []
+    for group in resource_groups(holder.body):
+        covered = group.covered
         for c, name in enumerate(covered):
             if name in seen_resources:
                 yield Finding.about(
@@ -91,14 +71,13 @@ def _shape(holder: Resource, flavors: set[str], cluster: str) -> t.Iterator[Find
                     "resource-repeated",
                     f"resource {name} is covered twice; each resource belongs to one group only",
                     CATEGORY,
-                    path=["spec", "resourceGroups", g, "coveredResources", c],
+                    path=[*group.path, "coveredResources", c],
                 )
             seen_resources.add(name)
-        raw_flavors = group.get("flavors")
-        for f, flavor in enumerate(raw_flavors if isinstance(raw_flavors, list) else []):
+        for f, flavor in enumerate(group.flavors):
             if not isinstance(flavor, dict):
                 continue
-            path: list[str | int] = ["spec", "resourceGroups", g, "flavors", f]
+            path: list[str | int] = [*group.path, "flavors", f]
             name = str(flavor.get("name"))
             if name in seen_flavors:
                 yield Finding.about(
@@ -133,11 +112,11 @@ def _shape(holder: Resource, flavors: set[str], cluster: str) -> t.Iterator[Find
 
 
 def _limits(holder: Resource) -> t.Iterator[Finding]:
-    parent_field = "cohortName" if holder.kind == "ClusterQueue" else "parentName"
-    has_parent = bool(spec_of(holder).get(parent_field))
-    for entry in quota_entries(holder):
+    parent_field = cohorts.parent_field(holder.body)
+    has_parent = bool(cohorts.parent_of(holder.body))
+    for entry in cells(holder.body):
         where = f"{entry.flavor}/{entry.resource}"
-        for limit in ("borrowingLimit", "lendingLimit"):
+        for limit in LIMITS:
             if limit in entry.fields and not has_parent:
                 yield Finding.about(
                     holder,
@@ -147,95 +126,47 @@ def _limits(holder: Resource) -> t.Iterator[Finding]:
                     CATEGORY,
                     path=[*entry.path, limit],
                 )
-        lending, nominal = entry.quantity("lendingLimit"), entry.quantity("nominalQuota")
+        lending, nominal = entry.quantity(LENDING), entry.quantity(NOMINAL)
         if holder.kind == "ClusterQueue" and lending and nominal and lending > nominal:
             yield Finding.about(
                 holder,
                 "lending-over-nominal",
                 f"lendingLimit {lending} of {where} is more than its nominalQuota {nominal}",
                 CATEGORY,
-                path=[*entry.path, "lendingLimit"],
+                path=[*entry.path, LENDING],
             )
-
-
-def _roots(holders: list[Resource]) -> dict[str, str]:
-    """Each cohort name's root in the cohort tree (Cohort objects' parentName; cycles stop)."""
-    parent = {
-        h.name: str(spec_of(h)["parentName"])
-        for h in holders
-        if h.kind == "Cohort" and spec_of(h).get("parentName")
-    }
-    names = set(parent) | set(parent.values())
-    names |= {str(spec_of(h).get("cohortName")) for h in holders if h.kind == "ClusterQueue"}
-    roots: dict[str, str] = {}
-    for name in names:
-        seen, here = {name}, name
-        while here in parent and parent[here] not in seen:
-            here = parent[here]
-            seen.add(here)
-        roots[name] = here
-    return roots
-
-
-def _lendable(entry: QuotaEntry, kind: str) -> Quantity:
-    nominal = entry.quantity("nominalQuota") or ZERO
-    lending = entry.quantity("lendingLimit")
-    if kind == "Cohort" or lending is None:
-        return nominal
-    return min(lending, nominal)
 
 
 def _borrowing(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding]:
-    """A borrowingLimit above what every other member of the cohort tree could lend warns.
-
-    Cohort-level limits are ignored, so the estimate is an upper bound: no false warnings."""
-    roots = _roots(holders)
-
-    def tree_of(holder: Resource) -> str | None:
-        name = holder.name if holder.kind == "Cohort" else spec_of(holder).get("cohortName")
-        return roots.get(str(name), str(name)) if name else None
-
-    supply: dict[tuple[str, Pool], Quantity] = defaultdict(lambda: ZERO)
-    own: dict[tuple[str, str, str], Quantity] = defaultdict(lambda: ZERO)  # a CQ's own share
-    for holder in holders:
-        tree = tree_of(holder)
-        if tree is not None:
-            for entry in quota_entries(holder):
-                lendable = _lendable(entry, holder.kind)
-                supply[(tree, (entry.flavor, entry.resource))] += lendable
-                if holder.kind == "ClusterQueue":
-                    own[(holder.name, entry.flavor, entry.resource)] += lendable
+    """A borrowingLimit above what every other member of the cohort tree could lend warns
+    (an upper bound: no false warnings)."""
+    lending = cohorts.Lending.of(h.body for h in holders)
     for cq in holders:
-        tree = tree_of(cq)
-        if cq.kind != "ClusterQueue" or tree is None:
+        if cq.kind != "ClusterQueue":
             continue
-        for entry in quota_entries(cq):
-            limit = entry.quantity("borrowingLimit")
-            if limit is None:
+        for entry in cells(cq.body):
+            limit = entry.quantity(BORROWING)
+            total = lending.to(cq.body, entry.cell)
+            if limit is None or total is None or limit <= total:
                 continue
-            total = (
-                supply[(tree, (entry.flavor, entry.resource))]
-                - own[(cq.name, entry.flavor, entry.resource)]
+            yield Finding.about(
+                cq,
+                "borrowing-over-lendable",
+                f"borrowingLimit {limit} of {entry.flavor}/{entry.resource} is more than the "
+                f"rest of cohort {cohorts.cohort_of(cq.body)} can ever lend ({total}); "
+                "lower it or raise what the others lend",
+                CATEGORY,
+                path=[*entry.path, BORROWING],
             )
-            if limit > total:
-                yield Finding.about(
-                    cq,
-                    "borrowing-over-lendable",
-                    f"borrowingLimit {limit} of {entry.flavor}/{entry.resource} is more than the "
-                    f"rest of cohort {spec_of(cq).get('cohortName')} can ever lend ({total}); "
-                    "lower it or raise what the others lend",
-                    CATEGORY,
-                    path=[*entry.path, "borrowingLimit"],
-                )
 
 
 def _capacity(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding]:
     """The nominal quotas of a flavor on a cluster fit its capacity (a Cohort's own quota is a
     pool added to its members', so it counts too)."""
-    used: dict[Pool, list[tuple[Resource, QuotaEntry, Quantity]]] = defaultdict(list)
+    used: dict[Cell, list[tuple[Resource, QuotaCell, Quantity]]] = defaultdict(list)
     for cq in holders:
-        for entry in quota_entries(cq):
-            nominal = entry.quantity("nominalQuota")
+        for entry in cells(cq.body):
+            nominal = entry.quantity(NOMINAL)
             if nominal is not None and nominal > ZERO:
                 used[(entry.flavor, entry.resource)].append((cq, entry, nominal))
     profile = ctx.cluster
@@ -256,7 +187,7 @@ def _capacity(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding]
             f"nominal quotas of {flavor}/{resource} on {profile.name} add up to {total} "
             f"({shares}), more than the {declared} its profile {profile.file} declares",
             CATEGORY,
-            path=[*entry.path, "nominalQuota"],
+            path=[*entry.path, NOMINAL],
         )
 
 

@@ -4,45 +4,30 @@
 also evicts what is running. The `hold` runbook sets them on purpose; anywhere else a reviewer
 should see it.
 
-Passes (tenants/team-a/gpu-prod/localqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: LocalQueue
-    metadata: {name: batch, namespace: team-a}
-    spec: {clusterQueue: team-a-cq, stopPolicy: None}
-
-Fails (tenants/team-a/gpu-prod/localqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: LocalQueue
-    metadata: {name: batch, namespace: team-a}
-    spec: {clusterQueue: team-a-cq, stopPolicy: HoldAndDrain}
+Its rules, with an example that passes and one that fails each, are in the catalogue:
+auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor.kueue import KUEUE_GROUP
+from auditor.kueue.stop_policy import EFFECT, holds, policy_of
 from auditor.model import Finding
-from auditor.validate.checks._common import KUEUE, spec_of
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
 ID = "stop-policy"
 CATEGORY = "stop-policy"
-LEVELS = {"stop-policy-holds": "warning"}
-
-EFFECT = {
-    "Hold": "no new workloads are admitted; running ones finish, reservations are released",
-    "HoldAndDrain": "no new workloads are admitted and running ones are evicted",
-}
+RULES = ("stop-policy-holds",)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
     for resource in ctx.of_kind("ClusterQueue", "LocalQueue"):
-        policy = spec_of(resource).get("stopPolicy")
-        if resource.key.group != KUEUE or policy in (None, "None"):
+        policy = policy_of(resource.body)
+        if resource.key.group != KUEUE_GROUP or not holds(policy):
             continue
         effect = EFFECT.get(str(policy), "the queue is stopped")
         yield Finding.about(

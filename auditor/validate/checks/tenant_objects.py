@@ -5,26 +5,15 @@ tenant folder holds must stay inside the namespaces the tenant's profile lists f
 its Namespace objects, LocalQueues, Roles and RoleBindings. Cluster-scoped objects belong in
 `clusters/<cluster>/`.
 
-Passes (tenants/team-a/gpu-prod/localqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: LocalQueue
-    metadata: {name: batch, namespace: team-a}
-    spec: {clusterQueue: team-a-cq}
-
-Fails (tenants/team-a/gpu-prod/localqueues.yaml)::
-
-    apiVersion: kueue.x-k8s.io/v1beta2
-    kind: LocalQueue
-    metadata: {name: borrowed, namespace: team-b}
-    spec: {clusterQueue: team-a-cq}
+Its rules, with an example that passes and one that fails each, are in the catalogue:
+auditor/rules/tenancy.py (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
-from auditor.k8s.objects import CLUSTER_SCOPED_KINDS
+from auditor.k8s.objects import CLUSTER_SCOPED_KINDS, RBAC_GROUP
 from auditor.model import Finding
 from auditor.validate.checks._common import KUEUE
 
@@ -33,15 +22,10 @@ if t.TYPE_CHECKING:
 
 ID = "tenant-objects"
 CATEGORY = "tenancy"
-LEVELS = {
-    "tenant-kind-not-allowed": "error",
-    "tenant-foreign-namespace": "error",
-    "tenant-namespace-missing": "error",
-}
+RULES = ("tenant-kind-not-allowed", "tenant-foreign-namespace", "tenant-namespace-missing")
 
-RBAC = "rbac.authorization.k8s.io"
 ALLOWED: frozenset[tuple[str, str]] = frozenset(
-    {("", "Namespace"), (KUEUE, "LocalQueue"), (RBAC, "Role"), (RBAC, "RoleBinding")}
+    {("", "Namespace"), (KUEUE, "LocalQueue"), (RBAC_GROUP, "Role"), (RBAC_GROUP, "RoleBinding")}
 )
 
 

@@ -1,8 +1,10 @@
 """Tenants get job submission and read access in their own namespaces, nothing more.
 
 Each Role in a tenant folder is judged rule by rule; each RoleBinding is judged by what its role
-grants, resolved from this cluster's objects in the repository (the platform's ClusterRole
-`kueue-gitops:tenant-submitter` lives in `clusters/<cluster>/rbac.yaml`). Errors: writes to Kueue
+grants, resolved from this cluster's objects in the repository by the RBAC model
+(auditor.k8s.rbac: an aggregated ClusterRole by the ClusterRoles it aggregates; the platform's
+`kueue-gitops:tenant-submitter` lives in `clusters/<cluster>/rbac.yaml`). A write is any verb but
+get, list and watch (deletecollection, approve, use, ... included). Errors: writes to Kueue
 objects (ClusterQueues, ResourceFlavors, Cohorts, WorkloadPriorityClasses, or LocalQueues outside
 Git) and PriorityClasses; writes to namespaces (relabelling one is admission); writes to roles or
 bindings; any other write that is not job submission (the job kinds Kueue integrates: batch
@@ -10,30 +12,17 @@ Jobs, JobSets, Kubeflow and Ray jobs, ...); `bind`, `escalate`, `impersonate`; w
 bindings to `admin`, `edit`, `cluster-admin`, or to a role the repository does not define.
 Creating Pods warns: bare Pods bypass Kueue's admission.
 
-Passes (tenants/team-a/gpu-prod/rbac.yaml)::
-
-    apiVersion: rbac.authorization.k8s.io/v1
-    kind: RoleBinding
-    metadata: {name: team-a-submitters, namespace: team-a}
-    roleRef:
-      apiGroup: rbac.authorization.k8s.io
-      kind: ClusterRole
-      name: kueue-gitops:tenant-submitter
-    subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: example-org:team-a}]
-
-Fails (tenants/team-a/gpu-prod/rbac.yaml)::
-
-    apiVersion: rbac.authorization.k8s.io/v1
-    kind: RoleBinding
-    metadata: {name: team-a-admins, namespace: team-a}
-    roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
-    subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: example-org:team-a}]
+Its rules, with an example that passes and one that fails each, are in the catalogue:
+auditor/rules/tenancy.py (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor.k8s import rbac
+from auditor.k8s.objects import RBAC_GROUP
+from auditor.k8s.rbac import Policy, RoleRef, Rule
 from auditor.model import Finding, Resource
 from auditor.validate.checks._common import KUEUE
 
@@ -42,21 +31,18 @@ if t.TYPE_CHECKING:
 
 ID = "tenant-rbac"
 CATEGORY = "rbac"
-LEVELS = {
-    "rbac-wildcard": "error",
-    "rbac-escalation-verb": "error",
-    "rbac-platform-write": "error",
-    "rbac-namespace-write": "error",
-    "rbac-rbac-write": "error",
-    "rbac-write-not-submission": "error",
-    "rbac-builtin-role": "error",
-    "rbac-unresolved-role": "error",
-    "rbac-pod-create": "warning",
-}
+RULES = (
+    "rbac-wildcard",
+    "rbac-escalation-verb",
+    "rbac-platform-write",
+    "rbac-namespace-write",
+    "rbac-rbac-write",
+    "rbac-write-not-submission",
+    "rbac-builtin-role",
+    "rbac-unresolved-role",
+    "rbac-pod-create",
+)
 
-RBAC = "rbac.authorization.k8s.io"
-WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
-ESCALATION_VERBS = frozenset({"bind", "escalate", "impersonate"})
 RBAC_RESOURCES = frozenset({"roles", "rolebindings", "clusterroles", "clusterrolebindings"})
 BUILTIN_ADMIN = frozenset({"admin", "edit", "cluster-admin"})
 BUILTIN_READ = frozenset({"view"})  # read-only, no Secrets: nothing to object to
@@ -78,42 +64,36 @@ JOB_RESOURCES = frozenset(
     }
 )
 
-Problem = tuple[str, str, tuple[str | int, ...]]  # (rule, what is wrong, path inside the role)
+Problem = tuple[str, str, str]  # (rule, what is wrong, the rule's field it is in)
 
 JOB_GROUPS = frozenset(g for g, _ in JOB_RESOURCES)
 JOB_NAMES = frozenset(r for _, r in JOB_RESOURCES)
 
 
-def _strings(rule: dict[str, t.Any], key: str) -> list[str]:
-    values = rule.get(key)
-    return [str(v) for v in values] if isinstance(values, list) else []
+def problems(rule: Rule) -> t.Iterator[Problem]:
+    """What one rule of a Role or ClusterRole grants that a tenant may not have.
 
-
-def problems(role: Resource) -> t.Iterator[Problem]:
-    """What each rule of a Role or ClusterRole grants that a tenant may not have."""
-    rules = role.body.get("rules")
-    for i, rule in enumerate(rules if isinstance(rules, list) else []):
-        if not isinstance(rule, dict):
-            continue
-        at: tuple[str | int, ...] = ("rules", i)
-        fields = {k: _strings(rule, k) for k in ("apiGroups", "resources", "verbs")}
-        wild = [k for k, v in fields.items() if any("*" in item for item in v)]
-        if wild:
-            yield "rbac-wildcard", f"a wildcard in {', '.join(wild)}", (*at, wild[0])
-            continue
-        verbs = set(fields["verbs"])
-        if verbs & ESCALATION_VERBS:
-            found = ", ".join(sorted(verbs & ESCALATION_VERBS))
-            yield "rbac-escalation-verb", f"the verb(s) {found}", (*at, "verbs")
-        writes = sorted(verbs & WRITE_VERBS)
-        hits: dict[str, list[str]] = {}
-        for group in fields["apiGroups"]:
-            for resource in fields["resources"]:
-                for rule_id in _classify(group, resource, writes):
-                    hits.setdefault(rule_id, []).append(f"{resource}.{group}".rstrip("."))
-        for rule_id, resources in hits.items():
-            granted = "create" if rule_id == "rbac-pod-create" else ", ".join(writes)
-            yield rule_id, f"{granted} on {', '.join(resources)}", (*at, "resources")
+    Tenants read (rbac.READ_VERBS); every other verb the API server knows is a write, or one of
+    rbac.ESCALATION_VERBS.
+    """
+    fields = {"apiGroups": rule.api_groups, "resources": rule.resources, "verbs": rule.verbs}
+    wild = [k for k, v in fields.items() if any("*" in item for item in v)]
+    if wild:
+        yield "rbac-wildcard", f"a wildcard in {', '.join(wild)}", wild[0]
+        return
+    verbs = set(rule.verbs)
+    escalation = verbs & set(rbac.ESCALATION_VERBS)
+    if escalation:
+        yield "rbac-escalation-verb", f"the verb(s) {', '.join(sorted(escalation))}", "verbs"
+    writes = sorted(verbs - set(rbac.READ_VERBS) - escalation)
+    hits: dict[str, list[str]] = {}
+    for group in rule.api_groups:
+        for resource in rule.resources:
+            for rule_id in _classify(group, resource, writes):
+                hits.setdefault(rule_id, []).append(f"{resource}.{group}".rstrip("."))
+    for rule_id, resources in hits.items():
+        granted = "create" if rule_id == "rbac-pod-create" else ", ".join(writes)
+        yield rule_id, f"{granted} on {', '.join(resources)}", "resources"
 
 
 def _classify(group: str, resource: str, writes: list[str]) -> list[str]:
@@ -127,7 +107,7 @@ def _classify(group: str, resource: str, writes: list[str]) -> list[str]:
         return ["rbac-platform-write"]
     if group == "" and base == "namespaces":
         return ["rbac-namespace-write"]
-    if group == RBAC and base in RBAC_RESOURCES:
+    if group == RBAC_GROUP and base in RBAC_RESOURCES:
         return ["rbac-rbac-write"]
     if group == "" and resource == "pods":
         found = ["rbac-pod-create"] if "create" in writes else []
@@ -146,24 +126,35 @@ ADVICE = {
 }
 
 
+def _ref(kind: str, name: str, namespace: str | None) -> RoleRef:
+    return RoleRef(kind, name, namespace if kind == "Role" else None)
+
+
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
-    tenant_objects = [r for r in ctx.resources if r.tenant and r.key.group == RBAC]
-    for role in (r for r in tenant_objects if r.kind == "Role"):
-        for rule, what, path in problems(role):
-            yield Finding.about(
-                role, rule, f"Role {role.name} grants {what}; {ADVICE[rule]}", CATEGORY, path=path
-            )
     roles = {
-        (r.kind, r.namespace, r.name): r
+        _ref(r.kind, r.name, r.namespace): r
         for r in ctx.of_kind("Role", "ClusterRole")
-        if r.key.group == RBAC
+        if r.key.group == RBAC_GROUP
     }
+    policy = Policy(r.body for r in roles.values())
+    tenant_objects = [r for r in ctx.resources if r.tenant and r.key.group == RBAC_GROUP]
+    for role in (r for r in tenant_objects if r.kind == "Role"):
+        for rule in policy.rules(_ref(role.kind, role.name, role.namespace)) or ():
+            at = ("rules", rule.origin.index if rule.origin else 0)
+            for rule_id, what, part in problems(rule):
+                yield Finding.about(
+                    role,
+                    rule_id,
+                    f"Role {role.name} grants {what}; {ADVICE[rule_id]}",
+                    CATEGORY,
+                    path=(*at, part),
+                )
     for binding in (r for r in tenant_objects if r.kind == "RoleBinding"):
-        yield from _judge_binding(ctx, binding, roles)
+        yield from _judge_binding(ctx, binding, roles, policy)
 
 
 def _judge_binding(
-    ctx: CheckContext, binding: Resource, roles: dict[tuple[str, str | None, str], Resource]
+    ctx: CheckContext, binding: Resource, roles: dict[RoleRef, Resource], policy: Policy
 ) -> t.Iterator[Finding]:
     ref = binding.body.get("roleRef")
     ref = ref if isinstance(ref, dict) else {}
@@ -182,14 +173,16 @@ def _judge_binding(
         return
     if kind == "ClusterRole" and name in BUILTIN_READ:
         return
-    role = roles.get((kind, binding.namespace if kind == "Role" else None, name))
+    role_ref = _ref(kind, name, binding.namespace)
+    role = roles.get(role_ref)
     if role is not None and role.tenant:
         return  # a Role in a tenant folder is judged where it is written
-    if role is None or "aggregationRule" in role.body:
+    rules = policy.rules(role_ref)
+    if role is None or rules is None or policy.aggregated.get(role_ref) == []:
         why = (
-            "is aggregated from other roles"
-            if role is not None
-            else f"is not defined for {ctx.cluster.name} in this repository"
+            f"is not defined for {ctx.cluster.name} in this repository"
+            if role is None
+            else "aggregates no ClusterRole this repository defines"
         )
         yield Finding.about(
             binding,
@@ -201,12 +194,19 @@ def _judge_binding(
             path=at,
         )
         return
-    for rule, what, path in problems(role):
-        yield Finding.about(
-            binding,
-            rule,
-            f"RoleBinding {binding.name} binds {kind} {name} ({role.file}:"
-            f"{role.line_of(path)}), which grants {what}; {ADVICE[rule]}",
-            CATEGORY,
-            path=at,
-        )
+    for rule in rules:
+        origin = rule.origin
+        written = roles.get(origin.role) if origin else None
+        if origin is None or written is None:
+            continue
+        via = "" if origin.role == role_ref else f" -> {origin}"
+        for rule_id, what, part in problems(rule):
+            line = written.line_of(("rules", origin.index, part))
+            yield Finding.about(
+                binding,
+                rule_id,
+                f"RoleBinding {binding.name} binds {kind} {name}{via} ({written.file}:{line}), "
+                f"which grants {what}; {ADVICE[rule_id]}",
+                CATEGORY,
+                path=at,
+            )

@@ -1,17 +1,19 @@
-"""The drift-report issue, PR comment and schema-PR logic, against a fake of our own GitHubApi."""
+"""`kueue-gitops github ...`: drift issues, the PR comment and the schema PR, run through the CLI
+against a fake of our own GitHubApi boundary."""
 
 from __future__ import annotations
 
-import io
 import json
 import typing as t
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
-from auditor.github import issues as ghreport
-from auditor.github.issues import Comment, Issue
-from tests.conftest import ROOT
+from auditor.cli.options import Context
+from auditor.github.api import Comment, Issue
+from auditor.github.rest import RestGitHub
+from tests.conftest import ROOT, run_line
 
 
 class FakeGitHub:
@@ -72,6 +74,7 @@ DRIFT = {
     "severity": "error",
     "category": "quota",
     "cluster": "gpu-prod",
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
     "kind": "ClusterQueue",
     "namespace": None,
     "name": "team-a-cq",
@@ -86,21 +89,34 @@ DRIFT = {
 
 
 def report(status: str, *findings: dict[str, t.Any]) -> dict[str, t.Any]:
+    """A drift report as `drift -o json` writes it."""
+    cluster = {"name": "gpu-prod", "status": "ok", "errors": []}
+    if status == "incomplete":
+        cluster.update(status="incomplete", errors=["LIST ClusterQueues: connection refused"])
     return {"schemaVersion": 1, "command": "drift", "status": status,
-            "clusters": [{"name": "gpu-prod", "status": "ok", "errors": []}],
-            "findings": list(findings)}  # fmt: skip
+            "clusters": [cluster], "findings": list(findings)}  # fmt: skip
+
+
+def github(api: FakeGitHub | None, *argv: str, **kw: t.Any) -> Result:
+    """`kueue-gitops github ARGV...`, reaching GitHub through `api` (None: the REST API)."""
+    obj = Context(github_api=(lambda: api) if api is not None else None)
+    return run_line(["kueue-gitops", "github", *argv], obj=obj, **kw)
 
 
 def run(api: FakeGitHub, tmp_path: Path, doc: t.Any, cluster: str = "gpu-prod") -> tuple[int, str]:
     path = tmp_path / f"{cluster}.json"
     path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
-    out = io.StringIO()
-    code = ghreport.main(
-        ["drift-issue", "--cluster", cluster, "--report", str(path), "--run-url", "https://run/1"],
-        api=api,
-        out=out,
-    )
-    return code, out.getvalue()
+    argv = [
+        "drift-issue",
+        "--cluster",
+        cluster,
+        "--report",
+        str(path),
+        "--run-url",
+        "https://run/1",
+    ]
+    result = github(api, *argv)
+    return result.exit_code, result.stdout
 
 
 def test_drift_opens_one_labelled_issue_with_a_table_then_updates_it(tmp_path: Path) -> None:
@@ -156,12 +172,40 @@ def test_each_cluster_has_its_own_issue(tmp_path: Path) -> None:
     assert states == {"cluster:gpu-prod": "open", "cluster:gpu-staging": "closed"}
 
 
-@pytest.mark.parametrize("text", ["", "Error: cluster gpu-prod unreachable\n", '{"findings": []}'])
+BROKEN = {
+    "empty": "",
+    "an-error-line": "Error: cluster gpu-prod unreachable\n",
+    "no-status": '{"findings": []}',
+    "clean-but-an-error": json.dumps(report("clean", DRIFT)),
+    "line-as-text": json.dumps(report("findings", {**DRIFT, "line": "35"})),
+    "finding-missing-keys": json.dumps(report("findings", {"rule": "r", "message": "m"})),
+    "a-plan-report": json.dumps(report("clean") | {"command": "plan"}),
+    "a-rule-not-in-the-catalogue": json.dumps(report("findings", {**DRIFT, "rule": "drift-x"})),
+    "a-severity-not-the-catalogues": json.dumps(
+        report("findings", {**DRIFT, "severity": "warning"})
+    ),
+}
+
+
+@pytest.mark.parametrize("text", BROKEN.values(), ids=BROKEN.keys())
 def test_a_missing_or_broken_report_is_an_error_never_a_close(tmp_path: Path, text: str) -> None:
     api = FakeGitHub()
     run(api, tmp_path, report("findings", DRIFT))
     code, _ = run(api, tmp_path, text)
     assert code == 2 and api.issues_by_number[1].state == "open"
+
+
+def test_the_error_names_what_breaks_the_report_contract(tmp_path: Path) -> None:
+    path = tmp_path / "drift.json"
+    path.write_text(json.dumps(report("findings", {**DRIFT, "severity": "fatal"})))
+    result = github(FakeGitHub(), "drift-issue", "--cluster", "gpu-prod", "--report", str(path))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: {path}: not a kueue-gitops JSON report: $.findings[0].severity: "
+        "'fatal' is not one of ['error', 'warning']\n"
+    )
+    missing = github(FakeGitHub(), "drift-issue", "--cluster", "c", "--report", "nope.json")
+    assert missing.exit_code == 2 and "nope.json: not a kueue-gitops JSON report" in missing.stderr
 
 
 def test_huge_drift_is_truncated_below_githubs_limit(tmp_path: Path) -> None:
@@ -176,36 +220,55 @@ def test_pr_comment_is_created_once_then_edited_in_place(tmp_path: Path) -> None
     api = FakeGitHub()
     api.comment(7, "LGTM")
     body = tmp_path / "plan.md"
+    outputs = []
     for text in ("<!-- kueue-gitops-plan -->\nfirst\n", "<!-- kueue-gitops-plan -->\nsecond\n"):
         body.write_text(text)
-        assert ghreport.main(["pr-comment", "--pr", "7", "--body", str(body)], api=api,
-                             out=io.StringIO()) == 0  # fmt: skip
+        result = github(api, "pr-comment", "--pr", "7", "--body", str(body))
+        outputs.append((result.exit_code, result.stdout))
+    assert outputs == [(0, "pr-comment: created\n"), (0, "pr-comment: updated #2\n")]
     assert [c.body for c in api.comments_by_issue[7]] == [
         "LGTM",
         "<!-- kueue-gitops-plan -->\nsecond\n",
     ]
     body.write_text("no marker\n")
-    assert ghreport.main(["pr-comment", "--pr", "7", "--body", str(body)], api=api) == 2
+    result = github(api, "pr-comment", "--pr", "7", "--body", str(body))
+    assert result.exit_code == 2 and "hidden marker line" in result.stderr
+    missing = github(api, "pr-comment", "--pr", "7", "--body", str(tmp_path / "none.md"))
+    assert missing.exit_code == 2 and "none.md: cannot read" in missing.stderr
 
 
 def test_schema_pull_request_is_opened_once(tmp_path: Path) -> None:
     api = FakeGitHub()
     argv = ["ensure-pr", "--branch", "schemas/refresh", "--base", "main", "--title", "Refresh"]
-    out = io.StringIO()
-    assert ghreport.main(argv, api=api, out=out) == 0
-    assert ghreport.main(argv, api=api, out=out) == 0
-    assert out.getvalue() == "ensure-pr: created #1\nensure-pr: exists #1\n"
+    outputs = [github(api, *argv).stdout for _ in range(2)]
+    assert outputs == ["ensure-pr: created #1\n", "ensure-pr: exists #1\n"]
     assert api.pulls == {1: ("schemas/refresh", "main")}
 
 
 def test_clusters_prints_the_matrix_from_the_repository() -> None:
-    out = io.StringIO()
-    assert ghreport.main(["clusters", "--repo", str(ROOT)], out=out) == 0
-    assert json.loads(out.getvalue()) == sorted(p.name for p in (ROOT / "clusters").iterdir())
+    result = run_line(["kueue-gitops", "--repo", str(ROOT), "github", "clusters"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == sorted(p.name for p in (ROOT / "clusters").iterdir())
 
 
 def test_without_a_token_the_real_api_is_a_configuration_error(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps(report("clean")))
     argv = ["drift-issue", "--cluster", "gpu-prod", "--report", str(path)]
-    assert ghreport.main(argv, env={}) == 2
+    result = github(None, *argv, env={"GITHUB_TOKEN": None, "GITHUB_REPOSITORY": "o/r"})
+    assert result.exit_code == 2
+    assert result.stderr == "Error: GITHUB_TOKEN must be set (the workflow provides them)\n"
+
+
+def test_github_out_of_reach_is_exit_3_with_the_call_that_failed() -> None:
+    # Nothing listens on the discard port here: the connection is refused at once.
+    env = {"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "o/r", "GITHUB_API_URL": "http://127.0.0.1:9"}
+    argv = ["ensure-pr", "--branch", "schemas/refresh", "--base", "main", "--title", "Refresh"]
+    result = github(None, *argv, env=env)
+    assert result.exit_code == 3
+    assert result.stderr.startswith("Error: GitHub GET /pulls: <urlopen error")
+
+
+def test_the_rest_api_is_built_from_the_workflow_environment() -> None:
+    api = RestGitHub.from_env({"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "o/r"})
+    assert (api.base, api.owner) == ("https://api.github.com/repos/o/r", "o")

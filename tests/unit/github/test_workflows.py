@@ -1,13 +1,12 @@
 """The GitHub workflows: valid against GitHub's schemas, pinned, and the commands they run work.
 
-The scripts the workflows call are run here as the workflows call them: the command lines are
-read from the workflow files, with the step's environment filled in, and GitHub faked at our own
-GitHubApi boundary.
+The commands the workflows call are run here as the workflows call them, through the real CLI:
+the command lines are read from the workflow files, with the step's environment filled in, and
+GitHub faked at our own GitHubApi boundary.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shlex
@@ -21,15 +20,16 @@ import pytest
 import yaml
 
 from auditor.cli.main import cli
-from auditor.github import issues as ghreport
+from auditor.model import ClusterResult, Finding, Report
+from auditor.report import REPORTER_BY_NAME
 from tests.conftest import ROOT, run_line
 from tests.unit.conftest import Revisions
-from tests.unit.github.test_issues import FakeGitHub
+from tests.unit.github.test_issues import FakeGitHub, github
 
 WORKFLOWS = sorted((ROOT / ".github/workflows").glob("*.yml"))
 ACTIONS = sorted((ROOT / ".github/actions").glob("*/action.yml"))
 PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s+[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
-COMMAND = re.compile(r"(kueue-gitops|python -m auditor\.github\.issues)((?:[^|>;)\n\\]|\\\n)*)")
+COMMAND = re.compile(r"kueue-gitops((?:[^|>;)\n\\]|\\\n)*)")
 
 
 def _schema(name: str) -> dict[str, t.Any]:
@@ -55,12 +55,12 @@ def _step(path: Path, name: str) -> dict[str, t.Any]:
 
 
 def commands(run: str, env: t.Mapping[str, str]) -> list[list[str]]:
-    """The kueue-gitops and ghreport command lines of a run script, with $VARS expanded."""
+    """The kueue-gitops command lines of a run script (arguments only), with $VARS expanded."""
     out = []
     for match in COMMAND.finditer(run):
         text = re.sub(r"\$\{?(\w+)\}?", lambda m: env.get(m[1], f"<{m[1]}>"), match[0])
         argv = shlex.split(text.replace("\\\n", " "))
-        out.append(argv[3:] if argv[0] == "python" else argv[1:])
+        out.append(argv[1:])
     return out
 
 
@@ -117,9 +117,9 @@ def test_drift_matrix_comes_from_the_clusters_step_and_only_incomplete_fails() -
     [listing] = commands(
         _step(ROOT / ".github/workflows/drift-report.yml", "List the clusters")["run"], {}
     )
-    out = io.StringIO()
-    assert ghreport.main([*listing, "--repo", str(ROOT)], out=out) == 0
-    assert json.loads(out.getvalue()) == ["gpu-prod", "gpu-staging"]
+    assert listing == ["github", "clusters"]
+    result = run_line(["kueue-gitops", "--repo", str(ROOT), *listing])
+    assert (result.exit_code, json.loads(result.stdout)) == (0, ["gpu-prod", "gpu-staging"])
     compare = _step(
         ROOT / ".github/workflows/drift-report.yml", "Compare the repository with the cluster"
     )
@@ -145,10 +145,7 @@ def test_every_command_a_workflow_runs_exists_with_those_options(path: Path) -> 
         env = {k: "1" for k in step.get("env", {})} | {"live": "", "RUNNER_TEMP": "/tmp"}
         for argv in commands(step.get("run", ""), env):
             seen += 1
-            if argv[0] in ("drift-issue", "pr-comment", "ensure-pr", "clusters"):
-                ghreport._parser().parse_args(argv)
-            else:
-                _parses(argv)
+            _parses(argv)
     assert seen
 
 
@@ -172,7 +169,7 @@ def test_pull_request_steps_plan_then_comment_as_the_workflow_does(
         _step(path, "Comment the plan on the pull request")["run"], {"PR_NUMBER": "12"}
     )
     for _ in range(2):  # a second push edits the same comment
-        assert ghreport.main(comment_line, api=api, out=io.StringIO()) == 0
+        assert github(api, *comment_line[1:]).exit_code == 0
     [comment] = api.comments_by_issue[12]
     assert comment.body.startswith("<!-- kueue-gitops-plan -->\n### ✅ kueue-gitops plan: 1 change")
     assert "| 16 | 20 | +4 |" in comment.body
@@ -187,24 +184,16 @@ def test_drift_issue_step_runs_as_the_workflow_calls_it(
     [argv] = commands(step["run"], env)
     monkeypatch.chdir(tmp_path)
     api = FakeGitHub()
-    finding = {"rule": "drift", "severity": "error", "category": "quota", "message": "differs"}
-    for status, findings, code, state in (
-        ("findings", [finding], 0, "open"),
-        ("incomplete", [], 3, "open"),
-        ("clean", [], 0, "closed"),
+    finding = Finding("drift-quota", "differs", "quota", cluster="gpu-prod", change="modified")
+    down = ClusterResult("gpu-prod", "incomplete", ["connection refused"])
+    for report, code, state in (
+        (Report("drift", [finding], [ClusterResult("gpu-prod")]), 0, "open"),
+        (Report("drift", [], [down]), 3, "open"),
+        (Report("drift", [], [ClusterResult("gpu-prod")]), 0, "closed"),
     ):
-        (tmp_path / "drift.json").write_text(
-            json.dumps(
-                {
-                    "schemaVersion": 1,
-                    "command": "drift",
-                    "status": status,
-                    "clusters": [],
-                    "findings": findings,
-                }
-            )
-        )
-        assert ghreport.main(argv, api=api, out=io.StringIO()) == code
+        with (tmp_path / "drift.json").open("w") as out:  # as `drift -o json > drift.json`
+            REPORTER_BY_NAME["json"](report, out)
+        assert github(api, *argv[1:]).exit_code == code
         assert api.issues_by_number[1].state == state
     assert "cluster:gpu-prod" in api.issues_by_number[1].labels
 

@@ -4,7 +4,16 @@ from decimal import Decimal
 
 import pytest
 
-from auditor.k8s.quantity import QuantityError, canonical, parse, printed, round_trips
+from auditor.k8s.quantity import (
+    QuantityError,
+    canonical,
+    is_binary,
+    parse,
+    printed,
+    round_trips,
+    shown,
+    value_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -106,3 +115,11 @@ def test_only_strings_printed_back_unchanged_round_trip() -> None:
 def test_text_that_is_not_a_quantity_is_rejected_with_the_text(bad: object) -> None:
     with pytest.raises(QuantityError, match="not a quantity"):
         parse(bad)
+
+
+def test_values_compare_across_suffixes_and_print_in_the_units_they_were_written_in() -> None:
+    assert value_of("1Ti") == value_of("1024Gi")
+    assert is_binary("64", None, "256Gi")
+    assert not is_binary("64", "500m", None)
+    assert shown(value_of("512Gi") - value_of("256Gi"), binary=True) == "256Gi"
+    assert shown(Decimal("1.5"), binary=False) == "1500m"

@@ -132,7 +132,7 @@ def test_reads_revisions_without_touching_the_working_tree(revs: Revisions) -> N
 def test_repository_in_a_subfolder_of_the_git_repository(revs: Revisions) -> None:
     sub = revs.root / "platform"
     sub.mkdir()
-    for folder in ("clusters", "tenants"):
+    for folder in ("clusters", "tenants", "schemas"):
         (revs.root / folder).rename(sub / folder)
     base = revs.commit("move into platform/")
     revs.edit(f"platform/{CQS}", 'nominalQuota: "8"', 'nominalQuota: "6"')
@@ -279,6 +279,36 @@ def test_rbac_powers_gained_and_lost_through_roles_and_bindings(revs: Revisions)
     assert [(c["action"], c["path"]) for c in changes(doc, "rbac")] == [
         ("loses", "patch clusterqueues.kueue.x-k8s.io cluster-wide")
     ]
+
+
+def test_deletecollection_is_a_power_and_a_narrower_grant_is_no_gain(revs: Revisions) -> None:
+    role = (
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n"
+        "  name: {name}\nrules:\n  - apiGroups: [kueue.x-k8s.io]\n"
+        "    resources: [clusterqueues]\n    verbs: {verbs}\n{names}---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+        "  name: {name}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n"
+        "  kind: ClusterRole\n  name: {name}\nsubjects:\n"
+        "  - apiGroup: rbac.authorization.k8s.io\n    kind: Group\n    name: example-org:ops\n"
+    )
+    revs.write(
+        "clusters/gpu-prod/ops.yaml",
+        role.format(name="ops", verbs="[deletecollection, patch]", names=""),
+    )
+    head = revs.commit("ops may clear and patch queues")
+    _, doc = plan(revs, "--base", "base", "--head", head)
+    assert sorted(c["path"] for c in changes(doc, "rbac")) == [
+        "deletecollection clusterqueues.kueue.x-k8s.io cluster-wide",
+        "patch clusterqueues.kueue.x-k8s.io cluster-wide",
+    ]
+    # Patching one named queue is already covered by patching every queue.
+    revs.write(
+        "clusters/gpu-prod/ops-named.yaml",
+        role.format(name="ops-a", verbs="[patch]", names="    resourceNames: [team-a-cq]\n"),
+    )
+    later = revs.commit("and team-a's queue by name")
+    _, doc = plan(revs, "--base", head, "--head", later)
+    assert changes(doc, "rbac") == []
 
 
 def test_changing_an_immutable_field_is_an_error_at_its_line(revs: Revisions) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from auditor.model import ClusterResult, Finding, Report, Severity
+from auditor.model import ClusterResult, Finding, Report
 from auditor.report import metrics
 
 NOW = 1_790_000_000.0
@@ -27,16 +27,16 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def drift_report(*, prod_ok: bool = True) -> Report:
-    def finding(cluster: str, category: str, severity: Severity) -> Finding:
-        return Finding("quota-drift", "m", category, severity=severity, cluster=cluster)
+    def finding(cluster: str, rule: str, category: str) -> Finding:
+        return Finding(rule, "m", category, cluster=cluster)
 
     return Report(
         "drift",
         findings=[
-            finding("gpu-prod", "quota", Severity.ERROR),
-            finding("gpu-prod", "quota", Severity.ERROR),
-            finding("gpu-prod", "rbac", Severity.WARNING),
-            finding("gpu-staging", "label", Severity.ERROR),
+            finding("gpu-prod", "drift-quota", "quota"),
+            finding("gpu-prod", "drift-quota", "quota"),
+            finding("gpu-prod", "rbac-pod-create", "rbac"),  # a warning
+            finding("gpu-staging", "drift-label", "label"),
         ],
         clusters=[
             ClusterResult("gpu-prod", "ok" if prod_ok else "incomplete"),

@@ -1,10 +1,10 @@
-"""Workload states and the preemption audit, from Workload objects as Kueue writes them."""
+"""The snapshot's records and preemption audit, from Workload objects as Kueue writes them.
+
+(The states themselves: tests/unit/kueue/test_workloads.py.)"""
 
 from __future__ import annotations
 
 import typing as t
-
-import pytest
 
 from auditor.runbook import export as workloads
 
@@ -23,23 +23,19 @@ def wl(name: str, uid: str, priority: int, *conds: tuple[str, str, str], msg: st
     }
 
 
-@pytest.mark.parametrize(
-    ("conds", "state"),
-    [
-        ((), "pending"),
-        ((("QuotaReserved", "True", "QuotaReserved"),), "reserved"),
-        (
-            (("QuotaReserved", "True", "QuotaReserved"), ("Admitted", "True", "Admitted")),
-            "admitted",
-        ),
-        ((("Admitted", "True", "Admitted"), ("Evicted", "True", "ClusterQueueStopped")), "evicted"),
-        ((("Admitted", "False", "NoReservation"), ("Finished", "True", "Succeeded")), "finished"),
-    ],
-)
-def test_state_follows_kueues_conditions(
-    conds: tuple[tuple[str, str, str], ...], state: str
-) -> None:
-    assert workloads.state_of(wl("w", "u", 0, *conds)) == state
+def test_a_record_carries_the_state_queue_and_admitting_cluster_queue() -> None:
+    admitted = wl(
+        "w", "u", 5, ("QuotaReserved", "True", "QuotaReserved"), ("Admitted", "True", "Admitted")
+    )
+    admitted["status"]["admission"] = {"clusterQueue": "team-a-cq", "podSetAssignments": []}
+    record = workloads.record(admitted)
+    assert (record["state"], record["queue"], record["clusterQueue"], record["priority"]) == (
+        "admitted",
+        "batch",
+        "team-a-cq",
+        5,
+    )
+    assert record["preemption"] is None
 
 
 def test_audit_names_the_preemptor_and_its_priority_from_the_uid_in_the_message() -> None:

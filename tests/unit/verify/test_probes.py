@@ -117,17 +117,3 @@ def test_quota_usage_and_borrowing_are_read_by_flavor_and_resource() -> None:
     assert wl.usage(cq, probe) == quantity.parse("6")
     assert wl.borrowed(cq, probe) == quantity.parse("2")
     assert wl.quota(cq, Probe("h100", "nvidia.com/gpu", probe.unit, {}, []), missing_ok=True) == {}
-
-
-def test_a_victim_is_recognised_by_either_preemption_condition() -> None:
-    def workload(*conditions: tuple[str, str, str]) -> Json:
-        return {
-            "status": {
-                "conditions": [{"type": k, "status": s, "reason": r} for k, s, r in conditions]
-            }
-        }
-
-    assert wl.evicted_by_preemption(workload(("Evicted", "True", "Preempted")))
-    assert wl.evicted_by_preemption(workload(("Preempted", "True", "InCohortReclamation")))
-    assert not wl.evicted_by_preemption(workload(("Evicted", "True", "PodsReadyTimeout")))
-    assert not wl.evicted_by_preemption(workload(("QuotaReserved", "False", "Pending")))

@@ -22,7 +22,9 @@ LABELS = {"platform.example.com/kueue": "enabled", "tier": "gold"}
         ({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}, True),
         ({"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}, False),
         ({"matchExpressions": [{"key": "tier", "operator": "Bogus"}]}, False),
-        ({"matchLabels": ["not", "a", "map"]}, True),  # malformed parts are ignored, not fatal
+        # The API server rejects these; read as selecting nothing, never as an error.
+        ({"matchLabels": ["not", "a", "map"]}, False),
+        ({"matchExpressions": [{"key": "tier", "operator": "In", "values": []}]}, False),
     ],
 )
 def test_selects_follows_label_selector_semantics(selector: object, expected: bool) -> None:

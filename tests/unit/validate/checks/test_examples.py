@@ -1,51 +1,68 @@
-"""Every check documents a passing and a failing example; both must be true."""
+"""Each check's rules, as the catalogue documents them: the examples do what they say."""
 
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from auditor import rules
 from auditor.validate import checks
+from tests.conftest import ROOT
 from tests.unit.validate.checks.helpers import context, run_check, write
 
-EXAMPLE = re.compile(r"^(Passes|Fails) \((?P<file>[^)]+)\)::\n\n(?P<body>(?:(?: {4}.*)?\n)+)", re.M)
+CHECK_OF = {rule_id: check_id for check_id, m in checks.CHECKS.items() for rule_id in m.RULES}
 
 
-def examples(check_id: str) -> dict[str, tuple[str, str]]:
-    doc = checks.get(check_id).__doc__ or ""
-    return {m[1]: (m["file"], textwrap.dedent(m["body"])) for m in EXAMPLE.finditer(doc)}
+def cluster_of(file: str) -> str:
+    """The cluster a repository file is synced to (a tenant profile: the first one)."""
+    parts = file.split("/")
+    if parts[0] == "clusters" or (parts[0] == "tenants" and len(parts) == 4):
+        return parts[1] if parts[0] == "clusters" else parts[2]
+    return "gpu-prod"
 
 
 @pytest.mark.parametrize("check_id", sorted(checks.CHECKS))
-def test_each_check_documents_one_passing_and_one_failing_example(check_id: str) -> None:
+def test_each_check_declares_its_rules_and_names_itself_after_its_module(check_id: str) -> None:
     module = checks.get(check_id)
-    assert set(examples(check_id)) == {"Passes", "Fails"}
-    assert module.LEVELS and set(module.LEVELS.values()) <= {"error", "warning"}
+    assert module.RULES and len(set(module.RULES)) == len(module.RULES)
+    assert all(rules.get(r).stage == "policy" for r in module.RULES)
     assert re.fullmatch(r"[a-z]+(-[a-z]+)*", check_id)
     assert module.__name__.endswith(check_id.replace("-", "_"))
 
 
-@pytest.mark.parametrize("check_id", sorted(checks.CHECKS))
-@pytest.mark.parametrize("kind", ["Passes", "Fails"])
-def test_documented_examples_do_what_they_say(repo_copy: Path, check_id: str, kind: str) -> None:
-    file, body = examples(check_id)[kind]
-    write(repo_copy, file, body)
-    cluster = file.split("/")[1] if file.startswith("clusters/") else "gpu-prod"
-    if file.startswith("tenants/") and file.count("/") == 3:
-        cluster = file.split("/")[2]
-    findings = run_check(repo_copy, check_id, cluster)
-    if kind == "Passes":
-        assert findings == [], [f.message for f in findings]
-    else:
-        assert findings, "the failing example yields no finding"
-        assert all(f.file == file for f in findings), [(f.file, f.message) for f in findings]
+def test_the_catalogues_policy_rules_are_exactly_the_checks_rules() -> None:
+    declared = [r for m in checks.CHECKS.values() for r in m.RULES]
+    assert len(declared) == len(set(declared)), "a rule is declared by two checks"
+    policy = {r.id for r in rules.CATALOGUE.values() if r.stage == "policy"}
+    assert set(declared) == policy
+
+
+@pytest.mark.parametrize("rule_id", sorted(CHECK_OF))
+def test_the_passing_example_passes_its_check(repo_copy: Path, rule_id: str) -> None:
+    example = rules.get(rule_id).passes
+    assert example.file is not None, "a policy rule's examples are manifests, run here"
+    write(repo_copy, example.file, example.text)
+    findings = run_check(repo_copy, CHECK_OF[rule_id], cluster_of(example.file))
+    assert findings == [], [f"{f.rule}: {f.message}" for f in findings]
+
+
+@pytest.mark.parametrize("rule_id", sorted(CHECK_OF))
+def test_the_failing_example_fails_with_its_rule(repo_copy: Path, rule_id: str) -> None:
+    rule = rules.get(rule_id)
+    example = rule.fails
+    assert example.file is not None, "a policy rule's examples are manifests, run here"
+    write(repo_copy, example.file, example.text)
+    findings = run_check(repo_copy, CHECK_OF[rule_id], cluster_of(example.file))
+    found = [f for f in findings if f.rule == rule_id]
+    assert found, [f"{f.rule}: {f.message}" for f in findings]
+    for finding in found:  # each points somewhere in the repository, with the catalogue's level
+        assert finding.file and finding.line and (repo_copy / finding.file).exists()
+        assert finding.severity == rule.severity
 
 
 def test_the_repository_itself_passes_every_check_without_errors() -> None:
-    root = Path(__file__).resolve().parents[3]
     for cluster in ("gpu-prod", "gpu-staging"):
-        findings = checks.run(context(root, cluster))
+        findings = checks.run(context(ROOT, cluster))
         assert [f for f in findings if f.severity == "error"] == [], [f.message for f in findings]

@@ -81,6 +81,18 @@ def test_binding_the_platform_submitter_role_passes(repo_copy: Path) -> None:
             "patch on jobs/status.batch",
         ),
         (
+            "  - {apiGroups: [kueue.x-k8s.io], resources: [clusterqueues],"
+            " verbs: [deletecollection]}\n",
+            "rbac-platform-write",
+            "deletecollection on clusterqueues.kueue.x-k8s.io",
+        ),
+        (
+            "  - {apiGroups: [certificates.k8s.io],"
+            " resources: [certificatesigningrequests/approval], verbs: [approve]}\n",
+            "rbac-write-not-submission",
+            "approve on certificatesigningrequests/approval.certificates.k8s.io",
+        ),
+        (
             "  - {apiGroups: [batch], resources: ['*'], verbs: [get]}\n",
             "rbac-wildcard",
             "a wildcard in resources",
@@ -170,3 +182,47 @@ def test_a_binding_to_the_tenants_own_role_is_judged_at_the_role(repo_copy: Path
     assert [(f.rule, f.file) for f in run_check(repo_copy, "tenant-rbac")] == [
         ("rbac-pod-create", ROLE)
     ]
+
+
+AGGREGATED = """apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: quota-admin}
+aggregationRule:
+  clusterRoleSelectors: [{matchLabels: {example.com/aggregate-to-quota-admin: "true"}}]
+rules: []
+"""
+PART = """---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: quota-part
+  labels: {example.com/aggregate-to-quota-admin: "true"}
+rules:
+  - {apiGroups: [batch], resources: [jobs], verbs: [get]}
+  - {apiGroups: [kueue.x-k8s.io], resources: [clusterqueues], verbs: [deletecollection]}
+"""
+
+
+def test_a_binding_to_an_aggregated_role_is_judged_through_the_roles_it_aggregates(
+    repo_copy: Path,
+) -> None:
+    write(repo_copy, "clusters/gpu-prod/quota-admin.yaml", AGGREGATED + PART)
+    edit(repo_copy, BINDING, "name: kueue-gitops:tenant-submitter", "name: quota-admin")
+    line = line_of(repo_copy, "clusters/gpu-prod/quota-admin.yaml", "deletecollection")
+    assert_findings(
+        run_check(repo_copy, "tenant-rbac"),
+        ("rbac-platform-write", "error", BINDING, line_of(repo_copy, BINDING, "quota-admin")),
+        contains="binds ClusterRole quota-admin -> ClusterRole quota-part rules[1] "
+        f"(clusters/gpu-prod/quota-admin.yaml:{line}), which grants deletecollection on "
+        "clusterqueues.kueue.x-k8s.io",
+    )
+
+
+def test_an_aggregated_role_the_repo_gives_no_parts_is_unresolved(repo_copy: Path) -> None:
+    write(repo_copy, "clusters/gpu-prod/quota-admin.yaml", AGGREGATED)
+    edit(repo_copy, BINDING, "name: kueue-gitops:tenant-submitter", "name: quota-admin")
+    assert_findings(
+        run_check(repo_copy, "tenant-rbac"),
+        ("rbac-unresolved-role", "error", BINDING, line_of(repo_copy, BINDING, "quota-admin")),
+        contains="aggregates no ClusterRole this repository defines",
+    )

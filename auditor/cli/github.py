@@ -1,0 +1,97 @@
+"""`kueue-gitops github ...`: the steps the GitHub workflows run on GitHub itself.
+
+They reach GitHub with the step's GITHUB_TOKEN and GITHUB_REPOSITORY (GITHUB_API_URL on GitHub
+Enterprise); a missing variable is a configuration error (2), a refusal from GitHub exit 3.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from auditor.cli.options import Context, pass_context
+from auditor.errors import ConfigError
+from auditor.github import issues
+from auditor.github.api import GitHubApi
+from auditor.github.rest import RestGitHub
+from auditor.report import contract
+
+
+def _api(ctx: Context) -> GitHubApi:
+    return ctx.github_api() if ctx.github_api else RestGitHub.from_env(os.environ)
+
+
+def _done(command: str, outcome: issues.Outcome) -> None:
+    number = f" #{outcome.number}" if outcome.number else ""
+    click.echo(f"{command}: {outcome.action}{number}")
+    click.get_current_context().exit(outcome.exit_code)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+
+
+@click.group()
+def github() -> None:
+    """Drift issues, the plan's pull-request comment and the schema pull request."""
+
+
+@github.command("drift-issue")
+@click.option("--cluster", required=True, help="The cluster the report is about.")
+@click.option(
+    "--report",
+    "report_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="`kueue-gitops drift -o json` output; missing or malformed is an error, never clean.",
+)
+@click.option("--run-url", metavar="URL", help="Link to the workflow run.")
+@pass_context
+def drift_issue(ctx: Context, cluster: str, report_path: Path, run_url: str | None) -> None:
+    """Create, update, close or reopen the cluster's drift issue.
+
+    Exit 3, touching nothing, when the drift report is incomplete.
+    """
+    report = contract.read(report_path, "drift")
+    outcome = issues.sync_drift_issue(_api(ctx), cluster, report, run_url)
+    if outcome.action == "skipped":
+        click.echo(f"{cluster}: the drift report is incomplete; the issue is left as it was")
+    _done("drift-issue", outcome)
+
+
+@github.command("pr-comment")
+@click.option("--pr", "number", required=True, type=click.IntRange(min=1), help="PR number.")
+@click.option(
+    "--body",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Markdown whose first line is its hidden marker (<!-- ... -->).",
+)
+@pass_context
+def pr_comment(ctx: Context, number: int, body: Path) -> None:
+    """Create the pull request's comment with this marker, or edit it in place."""
+    _done("pr-comment", issues.upsert_comment(_api(ctx), number, _text(body)))
+
+
+@github.command("ensure-pr")
+@click.option("--branch", required=True, help="The pushed branch.")
+@click.option("--base", required=True, help="The branch to merge into.")
+@click.option("--title", required=True)
+@click.option("--body", default="")
+@pass_context
+def ensure_pr(ctx: Context, branch: str, base: str, title: str, body: str) -> None:
+    """Open a pull request from a pushed branch unless one is open already."""
+    _done("ensure-pr", issues.ensure_pull(_api(ctx), branch, base, title, body))
+
+
+@github.command()
+@pass_context
+def clusters(ctx: Context) -> None:
+    """Print the repository's clusters as a JSON list (a workflow's job matrix)."""
+    click.echo(json.dumps(sorted(ctx.repository().clusters)))

@@ -1,0 +1,44 @@
+"""`kueue-gitops rules` and `kueue-gitops explain`: the rule catalogue, for people and tools."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from auditor import rules as catalogue
+from auditor.errors import ConfigError
+from auditor.rules import render
+
+
+@click.command()
+@click.option(
+    "-o",
+    "--output",
+    default="text",
+    show_default=True,
+    type=click.Choice(["text", "json", "markdown"]),
+    help="text: one line per rule; json: every field; markdown: the reference, docs/rules.md.",
+)
+def rules(output: str) -> None:
+    """List every rule a finding can name: ID, severity, category and summary."""
+    found = list(catalogue.CATALOGUE.values())
+    if output == "json":
+        doc = {"schemaVersion": 1, "rules": [render.to_json(r) for r in found]}
+        click.echo(json.dumps(doc, indent=2))
+    elif output == "markdown":
+        click.echo(render.markdown(found), nl=False)
+    else:
+        click.echo(render.listing(found), nl=False)
+
+
+@click.command()
+@click.argument("rule_id", metavar="RULE")
+def explain(rule_id: str) -> None:
+    """Explain one rule: why it matters, how to fix it, an example that passes and one that
+    fails."""
+    try:
+        rule = catalogue.get(rule_id)
+    except catalogue.UnknownRule as exc:
+        raise ConfigError(f"{exc.args[0]} (`kueue-gitops rules` lists them)") from None
+    click.echo(render.text(rule), nl=False)

@@ -1,0 +1,32 @@
+"""A queue's spec.stopPolicy: None admits, Hold stops new admissions, HoldAndDrain also evicts."""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.k8s.objects import Json
+
+NONE = "None"
+HOLD = "Hold"
+HOLD_AND_DRAIN = "HoldAndDrain"
+STOPPED = (HOLD, HOLD_AND_DRAIN)
+EFFECT = {
+    HOLD: "no new workloads are admitted; running ones finish, reservations are released",
+    HOLD_AND_DRAIN: "no new workloads are admitted and running ones are evicted",
+}
+
+
+def policy_of(queue: Json) -> t.Any:
+    """A ClusterQueue's or LocalQueue's stopPolicy as written (None when unset)."""
+    spec = queue.get("spec")
+    return spec.get("stopPolicy") if isinstance(spec, dict) else None
+
+
+def holds(policy: object) -> bool:
+    """Whether a stopPolicy value stops admission (unset and None do not)."""
+    return policy not in (None, NONE)
+
+
+def patch(policy: str | None) -> Json:
+    """The merge patch that sets a ClusterQueue's stopPolicy; None removes it (the default)."""
+    return {"spec": {"stopPolicy": policy}}

@@ -1,0 +1,116 @@
+"""A Workload's state from the conditions Kueue writes, what it holds, and who is evicted first.
+
+Kueue's conditions on a Workload: QuotaReserved (a ClusterQueue set quota aside for it),
+Admitted (reserved and every admission check passed), Evicted (being taken off its quota:
+preemption, a stopped queue, PodsReady timeout...), Preempted (why it was preempted), PodsReady
+and Finished. A Workload being evicted keeps its reservation until Kueue releases it, so what it
+holds is read from QuotaReserved, not from the state a person is shown.
+"""
+
+from __future__ import annotations
+
+import re
+import typing as t
+from decimal import Decimal
+
+from auditor.k8s import conditions
+from auditor.k8s.objects import Json
+from auditor.k8s.quantity import parse
+from auditor.kueue.quota import Cell
+
+QUOTA_RESERVED = "QuotaReserved"
+ADMITTED = "Admitted"
+EVICTED = "Evicted"
+PREEMPTED = "Preempted"
+FINISHED = "Finished"
+PODS_READY = "PodsReady"
+
+State = t.Literal["finished", "evicted", "admitted", "reserved", "inactive", "pending"]
+STATES: tuple[State, ...] = ("finished", "evicted", "admitted", "reserved", "inactive", "pending")
+QuotaState = t.Literal["admitted", "reserved", "pending"]
+QUOTA_STATES: tuple[QuotaState, ...] = ("admitted", "reserved", "pending")
+
+# pkg/scheduler/preemption writes "Preempted to accommodate a workload (UID: <uid>, JobUID: ...)".
+_PREEMPTOR_UID = re.compile(r"accommodate a workload \(UID: ([^,)\s]+)")
+
+
+def state(wl: Json) -> State:
+    """What a person is shown: finished, evicted, admitted, reserved (quota held, admission
+    checks pending), inactive (spec.active false) or pending."""
+    if conditions.is_true(wl, FINISHED):
+        return "finished"
+    if conditions.is_true(wl, EVICTED):
+        return "evicted"
+    if conditions.is_true(wl, ADMITTED):
+        return "admitted"
+    if conditions.is_true(wl, QUOTA_RESERVED):
+        return "reserved"
+    if (wl.get("spec") or {}).get("active") is False:
+        return "inactive"
+    return "pending"
+
+
+def finished(wl: Json) -> bool:
+    return conditions.is_true(wl, FINISHED)
+
+
+def quota_state(wl: Json) -> QuotaState:
+    """The state as the ClusterQueue's quota sees it: what holds a reservation is admitted or
+    reserved (even while being evicted), the rest is pending."""
+    if not conditions.is_true(wl, QUOTA_RESERVED):
+        return "pending"
+    return "admitted" if conditions.is_true(wl, ADMITTED) else "reserved"
+
+
+def reserved_at(wl: Json) -> str:
+    """When quota was reserved (RFC 3339), "" when it holds none."""
+    cond = conditions.condition(wl, QUOTA_RESERVED)
+    return str(cond.get("lastTransitionTime", "")) if cond.get("status") == "True" else ""
+
+
+def priority(wl: Json) -> int:
+    return int((wl.get("spec") or {}).get("priority") or 0)
+
+
+def cluster_queue(wl: Json) -> str | None:
+    """The ClusterQueue that admitted it (status.admission), if any."""
+    return ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue")
+
+
+def usage(wl: Json) -> dict[Cell, Decimal]:
+    """What a Workload holding quota uses of each (flavor, resource), over its pod sets."""
+    if not conditions.is_true(wl, QUOTA_RESERVED):
+        return {}
+    out: dict[Cell, Decimal] = {}
+    admission = (wl.get("status") or {}).get("admission") or {}
+    for assignment in admission.get("podSetAssignments") or []:
+        flavors = assignment.get("flavors") or {}
+        for resource, amount in (assignment.get("resourceUsage") or {}).items():
+            if resource in flavors:
+                cell = (flavors[resource], resource)
+                out[cell] = out.get(cell, Decimal(0)) + parse(amount).value
+    return out
+
+
+def evicted_by_preemption(wl: Json) -> bool:
+    """Preempted, by either condition Kueue records (Preempted, or Evicted for Preempted)."""
+    return conditions.is_true(wl, PREEMPTED) or conditions.reason(wl, EVICTED) == "Preempted"
+
+
+def preemptor_uid(wl: Json) -> str | None:
+    """The UID of the Workload that preempted this one, from its Preempted condition."""
+    found = _PREEMPTOR_UID.search(conditions.condition(wl, PREEMPTED).get("message") or "")
+    return found.group(1) if found else None
+
+
+T = t.TypeVar("T")
+
+
+def victim_order(
+    holders: t.Iterable[T], *, priority: t.Callable[[T], int], since: t.Callable[[T], str]
+) -> list[T]:
+    """Kueue's order of preemption candidates within a queue: lowest priority first, then the
+    most recently reserved."""
+    ordered = sorted(holders, key=since, reverse=True)
+    ordered.sort(key=priority)
+    return ordered

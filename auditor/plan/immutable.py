@@ -1,0 +1,73 @@
+"""Changes the API server will refuse: the CRDs' transition rules on base and head, offline.
+
+Which fields cannot change (LocalQueue `spec.clusterQueue`, a topology-aware flavor's node
+labels, ...) is not written here: the committed schemas say it, as CEL rules reading `oldSelf`,
+and each one a change breaks is an error at the changed field's line, with the rule's message.
+The head revision's schemas/ are used: the ones the change will be synced against.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from pathlib import Path
+
+from auditor.errors import ConfigError
+from auditor.model import Finding, Resource, format_path
+from auditor.plan.model import ClusterPlan
+from auditor.repo.layout import Repository
+from auditor.schemas import cel, transitions
+from auditor.schemas.catalog import SchemaCatalog
+
+SCHEMAS = Path("schemas")
+KindRules = tuple[dict[str, t.Any], tuple[cel.Rule, ...]]  # a kind's schema, its transition rules
+
+
+def findings(plan: ClusterPlan, head: Repository) -> t.Iterator[Finding]:
+    """An error for each transition rule an object changed from base to head breaks."""
+    catalog = SchemaCatalog(SCHEMAS, plan.name, tree=head.tree)
+    kinds: dict[tuple[str, str], KindRules | None] = {}
+    for key, new in sorted(plan.head.objects.items()):
+        old = plan.base.objects.get(key)
+        if old is None or old.body == new.body:
+            continue
+        if not catalog.index:
+            raise ConfigError(
+                f"{catalog.folder}/ is not in {head.label}: plan needs it to know which fields "
+                f"the API server will not change; run `kueue-gitops schemas fetch --cluster "
+                f"{plan.name}` and commit it"
+            )
+        kind = (new.api_version, new.kind)
+        if kind not in kinds:
+            kinds[kind] = _kind_rules(catalog, *kind)
+        found = kinds[kind]
+        if found is not None:
+            yield from _broken(plan.name, catalog.folder, found, old, new)
+
+
+def _kind_rules(catalog: SchemaCatalog, api_version: str, kind: str) -> KindRules | None:
+    schema = catalog.schema(api_version, kind)
+    if schema is None:  # a kind the cluster does not serve: validate reports it
+        return None
+    rules = tuple(r for r in cel.collect(schema) if r.transition)
+    return (schema, rules) if rules else None
+
+
+def _broken(
+    cluster: str, folder: str, found: KindRules, old: Resource, new: Resource
+) -> t.Iterator[Finding]:
+    schema, rules = found
+    # A stored object has its defaults; a version change is read as the same fields (Kueue's
+    # conversions keep every field a transition rule reads).
+    before, after = cel.with_defaults(schema, old.body), cel.with_defaults(schema, new.body)
+    for violation in transitions.evaluate(rules, before, after):
+        yield Finding.about(
+            new,
+            "plan-immutable-field",
+            f"{new.key} changes {format_path(violation.path)}: {violation.message} (rule in "
+            f"{folder}: {violation.rule}); the API server refuses to change it on an existing "
+            "object, so the sync will fail; hold admission, then remove the object and add it "
+            "anew in separate changes",
+            "immutable",
+            path=violation.path,
+            cluster=cluster,
+        )

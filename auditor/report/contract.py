@@ -1,0 +1,97 @@
+"""The JSON report's contract (report.schema.json), and reading a report back as a Report.
+
+The schema is what `-o json` promises to consumers; the tests hold every report the commands
+write to it, and `kueue-gitops github drift-issue` refuses any input that breaks it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import typing as t
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+
+from auditor.errors import ConfigError
+from auditor.model import ClusterResult, Finding, Report, Severity
+
+SCHEMA_FILE = "report.schema.json"
+
+# JSON key -> Finding attribute; any other key of a finding is one of its extra keys.
+_FIELDS = {
+    "rule": "rule",
+    "severity": "severity",
+    "category": "category",
+    "cluster": "cluster",
+    "apiVersion": "api_version",
+    "kind": "kind",
+    "namespace": "namespace",
+    "name": "name",
+    "file": "file",
+    "line": "line",
+    "path": "path",
+    "message": "message",
+    "change": "change",
+    "desired": "desired",
+    "live": "live",
+}
+
+
+@functools.cache
+def schema() -> dict[str, t.Any]:
+    text = resources.files("auditor.report").joinpath(SCHEMA_FILE).read_text()
+    return t.cast(dict[str, t.Any], json.loads(text))
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema())
+
+
+def problems(doc: t.Any) -> list[str]:
+    """Where `doc` breaks the contract, one line each (empty when it keeps it)."""
+    errors = sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{e.json_path}: {e.message}" for e in errors]
+
+
+def check(doc: t.Any, source: str) -> None:
+    """A ConfigError naming the first problem when `doc` is not a report of this contract."""
+    found = problems(doc)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise ConfigError(f"{source}: not a kueue-gitops JSON report: {found[0]}{more}")
+
+
+def read(path: Path, command: str | None = None) -> Report:
+    """The report in `path`, checked against the contract (and to be from `command`)."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a kueue-gitops JSON report ({exc})") from exc
+    check(doc, str(path))
+    if command is not None and doc["command"] != command:
+        raise ConfigError(f"{path}: a `{doc['command']}` report; expected `{command} -o json`")
+    try:
+        return from_json(doc)
+    except (LookupError, ValueError) as exc:  # a rule this version's catalogue does not know
+        raise ConfigError(f"{path}: {exc} (written by another kueue-gitops version?)") from exc
+
+
+def from_json(doc: dict[str, t.Any]) -> Report:
+    """A Report equal to the one that wrote `doc` (a valid report), as far as JSON keeps it.
+
+    Raises UnknownRule (a LookupError) or ValueError when a finding's rule, category or
+    severity disagrees with the rule catalogue."""
+    findings = [_finding(f) for f in doc["findings"]]
+    clusters = [ClusterResult(c["name"], c["status"], list(c["errors"])) for c in doc["clusters"]]
+    # --strict is not written down, but it shows: only under it do warnings alone fail a run.
+    strict = doc["status"] == "findings" and all(f.severity is Severity.WARNING for f in findings)
+    return Report(doc["command"], findings, clusters, strict=strict)
+
+
+def _finding(doc: dict[str, t.Any]) -> Finding:
+    known = {attr: doc[key] for key, attr in _FIELDS.items() if key in doc}
+    known["severity"] = Severity(known["severity"])
+    return Finding(**known, extra={k: v for k, v in doc.items() if k not in _FIELDS})

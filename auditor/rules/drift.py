@@ -1,0 +1,137 @@
+"""Rules of `drift`: the live cluster against the repository (auditor/drift/)."""
+
+from __future__ import annotations
+
+from auditor.rules.rule import Rule, rule, said
+
+FIX = """A live object differs from the repository: a field was changed (`modified`, naming
+who changed it from managedFields), the object is missing live (`missing`), or it exists only
+live (`unmanaged`). Put the cluster back (let Argo CD sync), or commit the change through a pull
+request so it is reviewed."""
+
+
+def _drift(category: str, what: str, passes: str, fails: str) -> Rule:
+    """`what`: the thing that drifted, then in parentheses the fields and objects it covers."""
+    short, _, covers = what.partition(" (")
+    return rule(
+        f"drift-{category}",
+        "error",
+        category,
+        "drift",
+        f"Drift in {short}: the live cluster differs from the repository.",
+        (f"This rule covers {covers.rstrip(')')}. " if covers else "") + FIX,
+        said(passes),
+        said(fails),
+    )
+
+
+RULES = (
+    _drift(
+        "quota",
+        "quota (nominalQuota, borrowingLimit, lendingLimit; a ClusterQueue or LocalQueue as a "
+        "whole)",
+        "team-a-cq's a100 GPU nominalQuota is 16 live, as in clusterqueues.yaml.",
+        "Someone ran `kubectl edit clusterqueue team-a-cq` and raised the a100 GPU nominalQuota "
+        "from 16 to 24.",
+    ),
+    _drift(
+        "cohort",
+        "cohorts (cohortName; a Cohort as a whole)",
+        "team-a-cq is in cohort ai-shared live, as in the repository.",
+        "team-a-cq's cohortName was patched to `ai-private` on the cluster.",
+    ),
+    _drift(
+        "label",
+        "labels (an object's labels; a Namespace as a whole)",
+        "Namespace team-a carries the admission and tenant labels the repository gives it.",
+        "The tenant label of namespace team-a was changed to team-b on the cluster.",
+    ),
+    _drift(
+        "rbac",
+        "RBAC (a Role, ClusterRole or binding the repository defines)",
+        "The RoleBinding team-a-submitters binds the same subjects live as in the repository.",
+        "A second group was added to the subjects of team-a-submitters on the cluster.",
+    ),
+    _drift(
+        "flavor",
+        "flavors (a ResourceFlavor, or a flavor of a queue's resource groups)",
+        "ResourceFlavor a100 has the node labels and taints written in the repository.",
+        "ResourceFlavor a100 lost its toleration on the cluster.",
+    ),
+    _drift(
+        "preemption",
+        "preemption or flavor fungibility",
+        "team-a-cq's preemption policies are the same live and in the repository.",
+        "team-a-cq's withinClusterQueue was set to LowerOrNewerEqualPriority on the cluster.",
+    ),
+    _drift(
+        "stop-policy",
+        "stopPolicy",
+        "No queue is held live that the repository does not hold.",
+        "team-a-cq has stopPolicy Hold live (a hold applied by hand and never committed).",
+    ),
+    _drift(
+        "priority",
+        "priority (a PriorityClass or WorkloadPriorityClass)",
+        "WorkloadPriorityClass batch-standard has value 1000 live, as in the repository.",
+        "An unmanaged WorkloadPriorityClass `vip` was created on the cluster.",
+    ),
+    _drift(
+        "version",
+        "API versions",
+        "The cluster serves every kind and version the repository's objects use.",
+        "The repository writes ClusterQueues as v1beta2 but the cluster does not serve "
+        "v1beta2 (Kueue was not upgraded), so the objects cannot exist there.",
+    ),
+    _drift(
+        "other",
+        "configuration (a field of no other category)",
+        "team-a-cq's queueingStrategy is the same live and in the repository.",
+        "team-a-cq's queueingStrategy was changed to StrictFIFO on the cluster.",
+    ),
+    rule(
+        "drift-admission-label",
+        "error",
+        "label",
+        "drift",
+        "A live namespace carries the admission label but is not in the repository.",
+        """The admission label lets a namespace submit work to Kueue; a namespace labelled by
+        hand can admit work nobody approved. Remove the label, or add the namespace to a
+        tenant through a pull request.""",
+        said("Every namespace with the admission label is defined in the repository."),
+        said(
+            "`kubectl label namespace scratch platform.example.com/kueue=enabled` on the cluster."
+        ),
+    ),
+    rule(
+        "rbac-power",
+        "error",
+        "rbac",
+        "drift",
+        "A live subject holds a watched power the repository does not grant.",
+        """From the live Roles, ClusterRoles (aggregation included) and bindings: who can
+        write ClusterQueues, ResourceFlavors, Cohorts, PriorityClasses or
+        WorkloadPriorityClasses, update namespaces, or bind, escalate and impersonate. A subject
+        holding such a power that neither the repository, nor the API server's bootstrap
+        policy, nor the cluster profile's `drift.trustedSubjects` gives it is reported once
+        per binding. Remove the binding, or grant the power through the repository.""",
+        said("Only the platform's own bindings, from the repository, grant write on quota."),
+        said(
+            "A ClusterRoleBinding made by hand gives the group `ml-leads` `edit` on "
+            "ClusterQueues through an aggregated ClusterRole."
+        ),
+    ),
+    rule(
+        "schema-drift",
+        "error",
+        "version",
+        "drift",
+        "A live CRD differs from the schema committed in schemas/.",
+        """The CRD's served versions or its schema fingerprint changed live, or it is
+        installed on one side only: usually a Kueue upgrade nobody committed. Run
+        `kueue-gitops schemas fetch --cluster <cluster>` and review the change in a pull
+        request, or put the cluster back.""",
+        said("`schemas/gpu-prod/index.json` has the fingerprint of every live Kueue CRD."),
+        said("Kueue was upgraded on gpu-prod, and its ClusterQueue CRD gained a field."),
+    ),
+)

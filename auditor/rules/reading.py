@@ -1,0 +1,269 @@
+"""Rules about reading the repository: YAML, files and folders (auditor/repo/)."""
+
+from __future__ import annotations
+
+from auditor.rules.rule import rule, said, yaml
+
+LQ_FILE = "tenants/team-a/gpu-prod/localqueues.yaml"
+LQ = yaml(
+    LQ_FILE,
+    """
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: LocalQueue
+    metadata: {name: batch, namespace: team-a}
+    spec: {clusterQueue: team-a-cq}
+    """,
+)
+FLAVOR = yaml(
+    "clusters/gpu-prod/more-flavors.yaml",
+    """
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: ResourceFlavor
+    metadata: {name: l4}
+    spec:
+      nodeLabels: {nvidia.com/gpu.product: NVIDIA-L4}
+    """,
+)
+
+RULES = (
+    rule(
+        "yaml-syntax",
+        "error",
+        "input",
+        "input",
+        "The file is not valid YAML.",
+        """The document cannot be parsed, so nothing in it is checked or synced. The finding
+        names the line where the parser gave up; the mistake is often a line or two above it
+        (an unclosed bracket or quote, a tab used for indentation).""",
+        LQ,
+        yaml(
+            LQ_FILE,
+            """
+            apiVersion: kueue.x-k8s.io/v1beta2
+            kind: LocalQueue
+            metadata: {name: batch, namespace: team-a
+            spec: {clusterQueue: team-a-cq}
+            """,
+        ),
+    ),
+    rule(
+        "yaml-duplicate-key",
+        "error",
+        "input",
+        "input",
+        "A mapping repeats a key.",
+        """YAML parsers silently keep one of the two values (kubectl and Argo CD keep the
+        last), so a reviewer reading the first one approves something that never applies.
+        Remove one of them.""",
+        LQ,
+        yaml(
+            LQ_FILE,
+            """
+            apiVersion: kueue.x-k8s.io/v1beta2
+            kind: LocalQueue
+            metadata: {name: batch, namespace: team-a}
+            spec:
+              clusterQueue: team-a-cq
+              clusterQueue: team-b-cq
+            """,
+        ),
+    ),
+    rule(
+        "yaml-merge-key",
+        "error",
+        "input",
+        "input",
+        "A mapping uses a YAML merge key (<<).",
+        """Merge keys are not part of YAML 1.2 and Kubernetes tools disagree on them, so what
+        the cluster receives depends on which tool read the file. Write the fields out.""",
+        LQ,
+        yaml(
+            LQ_FILE,
+            """
+            apiVersion: kueue.x-k8s.io/v1beta2
+            kind: LocalQueue
+            metadata: {name: batch, namespace: team-a}
+            spec:
+              <<: {clusterQueue: team-a-cq}
+            """,
+        ),
+    ),
+    rule(
+        "yaml-bad-key",
+        "error",
+        "input",
+        "input",
+        "A mapping key is a list or a mapping, not a scalar.",
+        """Kubernetes objects are JSON, whose keys are strings: a complex key (`? [a, b]`)
+        cannot be sent to the API server. Use a string key.""",
+        LQ,
+        yaml(
+            LQ_FILE,
+            """
+            apiVersion: kueue.x-k8s.io/v1beta2
+            kind: LocalQueue
+            metadata: {name: batch, namespace: team-a}
+            spec:
+              ? [clusterQueue]
+              : team-a-cq
+            """,
+        ),
+    ),
+    rule(
+        "yaml-too-large",
+        "error",
+        "input",
+        "input",
+        "A document expands to more nodes than any manifest has (an alias bomb?).",
+        """Anchors and aliases let a few lines expand to millions of nodes, which would exhaust
+        the memory of every tool that reads the file. The document is not read; write it
+        without nested aliases.""",
+        LQ,
+        yaml(
+            "clusters/gpu-prod/bomb.yaml",
+            """
+            a: &a [x, x, x, x, x, x, x, x, x, x]
+            b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+            c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+            d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+            e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+            f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]
+            """,
+        ),
+    ),
+    rule(
+        "not-a-mapping",
+        "error",
+        "input",
+        "input",
+        "A YAML document is a list or a scalar, not an object.",
+        """Every document in a manifest file must be one Kubernetes object. A list of objects
+        is written as documents separated by `---`, not as a YAML list.""",
+        LQ,
+        yaml(
+            LQ_FILE,
+            """
+            - apiVersion: kueue.x-k8s.io/v1beta2
+              kind: LocalQueue
+              metadata: {name: batch, namespace: team-a}
+              spec: {clusterQueue: team-a-cq}
+            """,
+        ),
+    ),
+    rule(
+        "missing-identity",
+        "error",
+        "input",
+        "input",
+        "An object has no apiVersion, kind or metadata.name.",
+        """Without them the object cannot be matched to a schema, a cluster object or a line
+        in a later version of the file, so it is not checked at all.""",
+        LQ,
+        yaml(
+            LQ_FILE,
+            """
+            apiVersion: kueue.x-k8s.io/v1beta2
+            kind: LocalQueue
+            metadata: {namespace: team-a}
+            spec: {clusterQueue: team-a-cq}
+            """,
+        ),
+    ),
+    rule(
+        "not-utf8",
+        "error",
+        "input",
+        "input",
+        "A manifest file is not UTF-8.",
+        """Kubernetes and Argo CD read manifests as UTF-8; a file saved in another encoding
+        (Latin-1, UTF-16) is misread or refused. The finding names the first bad byte; save
+        the file as UTF-8.""",
+        said("A file saved as UTF-8 (a byte-order mark is allowed)."),
+        said("A file with a Latin-1 `é` (byte 0xe9) in an annotation."),
+    ),
+    rule(
+        "unreadable-file",
+        "error",
+        "input",
+        "input",
+        "A file in the repository cannot be read.",
+        """The file exists but reading it failed (permissions, a broken file system), so its
+        objects are neither checked nor compared; the message has the operating system's
+        reason.""",
+        said("Every file under clusters/ and tenants/ is readable by the user running the tool."),
+        said("`chmod 000 clusters/gpu-prod/clusterqueues.yaml`."),
+    ),
+    rule(
+        "symlink-outside",
+        "error",
+        "input",
+        "input",
+        "A symbolic link points outside the repository.",
+        """Argo CD refuses such links, and following them would read files nobody reviewed in
+        this repository. The file is not read; copy the content in, or link within the
+        repository.""",
+        said("`clusters/gpu-staging/rbac.yaml` is a link to `../gpu-prod/rbac.yaml`."),
+        said("`clusters/gpu-prod/extra.yaml` is a link to `/etc/kueue/extra.yaml`."),
+    ),
+    rule(
+        "duplicate-object",
+        "error",
+        "input",
+        "input",
+        "The same object is defined twice for one cluster.",
+        """Two files (or two documents) define the same kind, namespace and name for the same
+        cluster: Argo CD would apply both and the cluster would flip between them. The finding
+        is at the second definition and names the first; keep one.""",
+        FLAVOR,
+        yaml(
+            "clusters/gpu-prod/more-flavors.yaml",
+            """
+            apiVersion: kueue.x-k8s.io/v1beta2
+            kind: ResourceFlavor
+            metadata: {name: a100}
+            spec:
+              nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB}
+            """,
+        ),
+    ),
+    rule(
+        "unknown-cluster-folder",
+        "error",
+        "layout",
+        "input",
+        "A tenant folder has a subfolder that names no cluster.",
+        """`tenants/<tenant>/<cluster>/` is synced to the cluster of that name; a folder whose
+        name is not a folder of clusters/ (a typo, a cluster since removed) is synced nowhere,
+        so its manifests silently do nothing. Rename or remove it.""",
+        LQ,
+        yaml(
+            "tenants/team-a/gpu-prd/localqueues.yaml",
+            """
+            apiVersion: kueue.x-k8s.io/v1beta2
+            kind: LocalQueue
+            metadata: {name: batch, namespace: team-a}
+            spec: {clusterQueue: team-a-cq}
+            """,
+        ),
+    ),
+    rule(
+        "stray-manifest",
+        "error",
+        "layout",
+        "input",
+        "A manifest lies directly in a tenant folder, outside any cluster's folder.",
+        """Only `tenants/<tenant>/profile.yaml` belongs directly in a tenant folder; Argo CD
+        syncs the cluster subfolders, so any other file there is synced nowhere. Move it into
+        the folder of the cluster it is for.""",
+        LQ,
+        yaml(
+            "tenants/team-a/localqueues.yaml",
+            """
+            apiVersion: kueue.x-k8s.io/v1beta2
+            kind: LocalQueue
+            metadata: {name: batch, namespace: team-a}
+            spec: {clusterQueue: team-a-cq}
+            """,
+        ),
+    ),
+)
