@@ -1,7 +1,9 @@
-"""Temporary git repositories with a base and a head commit, built from a copy of the repo."""
+"""Temporary git repositories with a base and a head commit, built from a copy of the repo;
+and a cluster profile for tests that need one without reading a repository."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import typing as t
 from pathlib import Path
@@ -9,7 +11,24 @@ from pathlib import Path
 import git
 import pytest
 
+from auditor.repo.profiles import ClusterProfile
 from tests.conftest import ROOT
+
+STAGING = ClusterProfile(
+    name="gpu-staging",
+    file="clusters/gpu-staging/profile.yaml",
+    context="gpu-staging",
+    owners=(),
+    kueue_api_versions=("v1beta2",),
+    admission_label=("platform.example.com/kueue", "enabled"),
+    tenant_label=None,
+    capacity={},
+)
+
+
+def cluster_profile(**changes: t.Any) -> ClusterProfile:
+    """The gpu-staging profile, as its profile.yaml gives the fields tests use, with `changes`."""
+    return dataclasses.replace(STAGING, **changes)
 
 
 class Revisions:

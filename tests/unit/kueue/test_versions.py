@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from auditor.kueue import versions
-from auditor.repo.profiles import ClusterProfile
+from tests.unit.conftest import cluster_profile
 
 
 @pytest.mark.parametrize(
@@ -33,15 +33,6 @@ def test_no_version_listed_is_an_error() -> None:
 
 
 def test_a_cluster_profile_names_the_api_version_to_use() -> None:
-    profile = ClusterProfile(
-        name="gpu-staging",
-        file="clusters/gpu-staging/profile.yaml",
-        context="gpu-staging",
-        owners=(),
-        kueue_api_versions=("v1beta1", "v1beta2"),
-        admission_label=("platform.example.com/kueue", "enabled"),
-        tenant_label=None,
-        capacity={},
-    )
+    profile = cluster_profile(kueue_api_versions=("v1beta1", "v1beta2"))
     assert profile.kueue_api == "kueue.x-k8s.io/v1beta2"
     assert versions.api_version(["v1beta1"]) == "kueue.x-k8s.io/v1beta1"

@@ -7,10 +7,10 @@ import typing as t
 import pytest
 
 from auditor.k8s import quantity
-from auditor.repo.profiles import ClusterProfile
 from auditor.verify import workloads as wl
 from auditor.verify.objects import Probe
 from auditor.verify.scratch import Scratch
+from tests.unit.conftest import cluster_profile
 
 Json = dict[str, t.Any]
 
@@ -62,17 +62,7 @@ def _cq(*resources: Json, flavor: str = "a100") -> Json:
 
 
 def _session() -> Scratch:
-    profile = ClusterProfile(
-        name="gpu-staging",
-        file="clusters/gpu-staging/profile.yaml",
-        context="gpu-staging",
-        owners=(),
-        kueue_api_versions=("v1beta2",),
-        admission_label=("platform.example.com/kueue", "enabled"),
-        tenant_label="platform.example.com/tenant",
-        capacity={},
-        verify_allowed=True,
-    )
+    profile = cluster_profile(tenant_label="platform.example.com/tenant", verify_allowed=True)
     return Scratch(t.cast(t.Any, FakeCluster()), profile, "run1", timeout=1.0)
 
 
