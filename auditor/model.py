@@ -35,12 +35,17 @@ class Resource:
 
     @property
     def name(self) -> str:
-        return str((self.body.get("metadata") or {}).get("name", ""))
+        return str(self._metadata.get("name", ""))
 
     @property
     def namespace(self) -> str | None:
-        ns = (self.body.get("metadata") or {}).get("namespace")
+        ns = self._metadata.get("namespace")
         return str(ns) if ns else None
+
+    @property
+    def _metadata(self) -> dict[str, t.Any]:
+        meta = self.body.get("metadata")
+        return meta if isinstance(meta, dict) else {}  # the loader reports any other shape
 
     @property
     def key(self) -> ResourceKey:

@@ -9,6 +9,7 @@ import click
 from auditor.cli.options import (
     Context,
     cluster_access,
+    cluster_deadline,
     emit,
     metrics_output,
     output_format,
@@ -30,6 +31,7 @@ from auditor.report.metrics import export as export_metrics
     help="Repo cluster to audit (repeatable; default: every cluster in clusters/).",
 )
 @cluster_access
+@cluster_deadline
 @output_format
 @metrics_output
 @pass_context
@@ -38,23 +40,27 @@ def drift(
     clusters: tuple[str, ...],
     kubeconfig: str | None,
     context: str | None,
+    timeout: float,
     output: str,
     metrics_file: Path | None,
     pushgateway: str | None,
 ) -> None:
     """Report every difference between the repo and the live clusters that matters.
 
-    Exit 0 clean, 1 drift, 3 incomplete (a cluster down, a LIST forbidden or timed out).
+    Exit 0 clean, 1 drift, 3 incomplete (a cluster down or without a kubeconfig context, a
+    LIST forbidden, the --timeout passed); the other clusters are still reported.
     """
     repo = ctx.repository()
     names = list(clusters) or sorted(repo.clusters)
 
     def reach(profile: ClusterProfile) -> KubeCluster:
-        return connect(profile, kubeconfig=kubeconfig, context=context)
+        return connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
 
     schemas = repo.root / "schemas" if repo.root else None
     report = drift_audit.audit(repo, names, reach, schemas_root=schemas)
     emit(report, output)
-    export_metrics(report, metrics_file=metrics_file, pushgateway=pushgateway)
+    export_metrics(
+        report, metrics_file=metrics_file, pushgateway=pushgateway, partial=bool(clusters)
+    )
     ctx_click = click.get_current_context()
     ctx_click.exit(report.exit_code)

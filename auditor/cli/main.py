@@ -1,23 +1,26 @@
 """`kueue-gitops`: one console script, click-based, exit codes the same for every command.
 
 Exit codes: 0 clean; 1 findings (violations or drift); 2 usage or configuration error;
-3 could not complete (a cluster unreachable, a LIST forbidden, a timeout).
+3 could not complete (a cluster unreachable, a LIST forbidden, a deadline passed, or a bug:
+a crash is 3, never 1, with the report marked incomplete where the command writes one).
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
+import traceback
 import typing as t
 from pathlib import Path
 
 import click
 
 from auditor.cli.options import Context
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, internal_error
 
 EPILOG = (
     "Exit codes: 0 clean, 1 findings, 2 usage or configuration error, "
-    "3 could not complete (never reported as clean)."
+    "3 could not complete (never reported as clean; a crash is 3, never 1)."
 )
 
 # Each command lives in its own module and is imported only when it runs, so `validate` does
@@ -28,6 +31,7 @@ COMMANDS = {
     "drift": "auditor.cli.drift:drift",
     "plan": "auditor.cli.plan:plan",
     "codeowners": "auditor.cli.codeowners:codeowners",
+    "generate": "auditor.cli.generate:generate",
     "status": "auditor.cli.status:status",
     "hold": "auditor.cli.runbook:hold",
     "resume": "auditor.cli.runbook:resume",
@@ -59,6 +63,16 @@ class AuditorGroup(click.Group):
         except AuditorError as exc:
             click.echo(f"Error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception as exc:  # a bug: exit 3 ("could not complete"), never 1 ("findings")
+            state = ctx.find_object(Context) or Context()
+            message = internal_error(exc)
+            if state.verbosity > 0:
+                click.echo("".join(traceback.format_exception(exc)).rstrip(), err=True)
+            state.write_incomplete(message)
+            click.echo(f"Error: {message}", err=True)
+            ctx.exit(3)
 
 
 @click.group(
@@ -72,11 +86,38 @@ class AuditorGroup(click.Group):
     type=click.Path(file_okay=False, path_type=Path),
     help="The kueue-gitops repository (default: the one holding the current folder).",
 )
+@click.option(
+    "-v",
+    "--verbose",
+    "verbose",
+    count=True,
+    help="Say more: the traceback of an internal error, and the tool's debug log.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Say less: no notes, only the report and errors.")
 @click.version_option(package_name="kueue-gitops")
 @click.pass_context
-def cli(ctx: click.Context, repo_dir: Path | None) -> None:
+def cli(ctx: click.Context, repo_dir: Path | None, verbose: int, quiet: bool) -> None:
     """Validate, audit and operate a GitOps repository of Kueue quota."""
-    ctx.ensure_object(Context).repo_dir = repo_dir  # keeps what a caller passed in obj
+    state = ctx.ensure_object(Context)  # keeps what a caller passed in obj
+    state.repo_dir = repo_dir
+    state.verbosity = -1 if quiet and not verbose else verbose
+    log = logging.getLogger("auditor")
+    log.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    if verbose and _LOG_TO_STDERR not in log.handlers:
+        log.addHandler(_LOG_TO_STDERR)
+    elif not verbose:
+        log.removeHandler(_LOG_TO_STDERR)
+
+
+class _Stderr(logging.Handler):
+    """The tool's log on whatever stderr is now (click's, under a test runner)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(self.format(record), err=True)
+
+
+_LOG_TO_STDERR = _Stderr()
+_LOG_TO_STDERR.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from auditor.model import Report
+from auditor.model import ClusterResult, Report
 from auditor.repo.layout import Repository
 from auditor.report import REPORTER_BY_NAME
 
@@ -23,9 +23,30 @@ class Context:
     repo_dir: Path | None = None
     # How `kueue-gitops github` reaches GitHub: None is the REST API; tests pass a fake in obj.
     github_api: t.Callable[[], GitHubApi] | None = None
+    verbosity: int = 0  # -1 with -q, 1 and up with -v
+    # The running command's click context, when it writes a report (-o): the crash guard
+    # writes an incomplete report in that format.
+    reporting: click.Context | None = None
 
     def repository(self) -> Repository:
         return Repository.open(self.repo_dir)
+
+    def note(self, message: str) -> None:
+        """A remark beside the report, on stderr; -q silences it."""
+        if self.verbosity >= 0:
+            click.echo(f"note: {message}", err=True)
+
+    def write_incomplete(self, error: str) -> None:
+        """After a crash: the report the command would have written, marked incomplete."""
+        if self.reporting is None or self.reporting.command.name is None:
+            return
+        params = self.reporting.params
+        named = params.get("clusters") or [params[k] for k in ("cluster",) if params.get(k)]
+        report = Report(
+            self.reporting.command.name,
+            clusters=[ClusterResult(c, "incomplete", [error]) for c in named or ["(all)"]],
+        )
+        emit(report, str(params.get("output") or "auto"))
 
 
 pass_context = click.make_pass_decorator(Context)
@@ -53,6 +74,13 @@ def cluster_access(func: F) -> F:
 FORMATS = ("auto", "text", "json", "markdown", "sarif", "junit", "github")
 
 
+def _reporting(ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    state = ctx.find_object(Context)
+    if state is not None:
+        state.reporting = ctx
+    return value
+
+
 def output_format(func: F) -> F:
     """-o/--output, the same formats for every report-producing command."""
     return click.option(
@@ -62,7 +90,25 @@ def output_format(func: F) -> F:
         default="auto",
         show_default=True,
         type=click.Choice(FORMATS),
+        callback=_reporting,
         help="Report format; auto is GitHub annotations under Actions, else text.",
+    )(func)
+
+
+DEADLINE = 120.0  # seconds per cluster: a large cluster's LISTs take a few; a hung one, forever
+
+
+def cluster_deadline(func: F) -> F:
+    """--timeout: how long each cluster may take in all (each request has its own limits)."""
+    return click.option(
+        "--timeout",
+        "timeout",
+        type=click.FloatRange(min=1),
+        default=DEADLINE,
+        show_default=True,
+        metavar="SECONDS",
+        help="Seconds each cluster may take in all; what is unread by then makes the run "
+        "incomplete (exit 3). Each request also gives up after 5s to connect, 30s to answer.",
     )(func)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, cluster_access, pass_context
+from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
 from auditor.live.access import connect
 from auditor.plan import live as plan_live
 from auditor.plan.offline import build
@@ -22,6 +22,7 @@ from auditor.report import plan as plan_render
 @click.option("--head", default="HEAD", show_default=True, metavar="REV", help="The change.")
 @click.option("--cluster", "clusters", multiple=True, metavar="C", help="Only these clusters.")
 @cluster_access
+@cluster_deadline
 @click.option(
     "--live/--offline",
     default=False,
@@ -44,6 +45,7 @@ def plan(
     clusters: tuple[str, ...],
     kubeconfig: str | None,
     context: str | None,
+    timeout: float,
     live: bool,
     output: str,
 ) -> None:
@@ -58,7 +60,9 @@ def plan(
     with revision(root, base) as before, revision(root, head) as after:
         result = build(before, after, clusters)
     if live:
-        plan_live.check(result, lambda p: connect(p, kubeconfig=kubeconfig, context=context))
+        plan_live.check(
+            result, lambda p: connect(p, kubeconfig=kubeconfig, context=context, deadline=timeout)
+        )
     out = sys.stdout
     if output == "json":
         json.dump(result.to_json(), out, indent=2, default=str)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, cluster_access, pass_context
+from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
 from auditor.errors import ConfigError
 from auditor.live.access import connect
 from auditor.live.kube import KubeCluster
@@ -21,6 +21,7 @@ def _live(
     cluster: str | None,
     kubeconfig: str | None,
     context: str | None,
+    timeout: float,
 ) -> dict[str, KubeCluster]:
     names = sorted({t.cluster for t in runbook.targets(repo, cluster_queue, cluster)})
     if context and len(names) > 1:
@@ -29,7 +30,8 @@ def _live(
             "add --cluster"
         )
     return {
-        name: connect(repo.cluster(name), kubeconfig=kubeconfig, context=context) for name in names
+        name: connect(repo.cluster(name), kubeconfig=kubeconfig, context=context, deadline=timeout)
+        for name in names
     }
 
 
@@ -43,10 +45,12 @@ def _runbook_command(hold: bool) -> click.Command:
         "--apply",
         "apply_live",
         is_flag=True,
-        help="Also patch the live ClusterQueue now, before Argo CD syncs the commit.",
+        help="Also patch the live ClusterQueue now, before Argo CD syncs the commit: on every "
+        "cluster or none (each is checked for access first; a failed patch undoes the others).",
     )
     @click.option("--branch", metavar="NAME", help=f"Branch to create (default: {verb}/CQ-TIME).")
     @cluster_access
+    @cluster_deadline
     @pass_context
     def command(
         ctx: Context,
@@ -56,9 +60,14 @@ def _runbook_command(hold: bool) -> click.Command:
         branch: str | None,
         kubeconfig: str | None,
         context: str | None,
+        timeout: float,
     ) -> None:
         repo = ctx.repository()
-        live = _live(repo, cluster_queue, cluster, kubeconfig, context) if apply_live else None
+        live = (
+            _live(repo, cluster_queue, cluster, kubeconfig, context, timeout)
+            if apply_live
+            else None
+        )
         outcome = runbook.run(
             repo, cluster_queue, hold=hold, cluster=cluster, live=live, branch=branch
         )
@@ -110,9 +119,15 @@ resume = _runbook_command(hold=False)
     help="Folder for the timestamped JSON file.",
 )
 @cluster_access
+@cluster_deadline
 @pass_context
 def export_workloads(
-    ctx: Context, cluster: str, output_dir: Path, kubeconfig: str | None, context: str | None
+    ctx: Context,
+    cluster: str,
+    output_dir: Path,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: float,
 ) -> None:
     """Snapshot every Workload's state, and a preemption audit, before a rollback.
 
@@ -120,6 +135,7 @@ def export_workloads(
     preemption of each Workload, and each preemption's victim, preemptor priority and reason.
     """
     profile = ctx.repository().cluster(cluster)
-    snap = wl.snapshot(connect(profile, kubeconfig=kubeconfig, context=context), profile.kueue_api)
+    live = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
+    snap = wl.snapshot(live, profile.kueue_api)
     path = wl.write(snap, output_dir)
     click.echo(f"{path}: {wl.summary(snap)}")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
+import typing as t
+from importlib import resources
 from pathlib import Path
 
 import click
@@ -11,9 +14,10 @@ import click
 from auditor.cli.options import Context, pass_context
 from auditor.errors import SandboxError
 from auditor.live import apply as sync
+from auditor.repo import boundaries
 from auditor.repo.layout import find_root
-from auditor.sandbox import Sandbox, ensure_built
-from auditor.sandbox.build import TOOLS, cached_toolchain, ensure_tool
+from auditor.sandbox import Sandbox, argocd, ensure_built
+from auditor.sandbox.build import TOOLS, cached_toolchain, derive_kueue_api, ensure_tool
 from auditor.sandbox.controlplane import sandboxes_root
 
 
@@ -65,6 +69,29 @@ def build(ctx: Context, tools: tuple[str, ...]) -> None:
         click.echo(f"{tool}: ready in {took:.0f}s (cached unless just built); {binary}")
 
 
+@sandbox.command("kueue-api")
+@click.option("--write", is_flag=True, help="Store it where validate reads it (a source tree).")
+@pass_context
+def kueue_api(ctx: Context, write: bool) -> None:
+    """Derive the pinned Kueue's Configuration API and frameworks from its Go types.
+
+    Prints the JSON, or with --write stores it as auditor/kueue/api/<version>.json, which
+    `validate` checks each cluster's Kueue Configuration against.
+    """
+    derived = derive_kueue_api(_testenv(ctx))
+    text = json.dumps(derived, indent=2, sort_keys=True) + "\n"
+    if not write:
+        click.echo(text, nl=False)
+        return
+    target = Path(str(resources.files("auditor.kueue").joinpath("api"))) / (
+        f"{derived['kueue']}.json"
+    )
+    unchanged = target.is_file() and target.read_text() == text
+    if not unchanged:
+        target.write_text(text)
+    click.echo(f"{target}: Kueue {derived['kueue']}, {'unchanged' if unchanged else 'written'}")
+
+
 @sandbox.command()
 @click.argument("names", nargs=-1)
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for /readyz.")
@@ -73,27 +100,64 @@ def build(ctx: Context, tools: tuple[str, ...]) -> None:
     is_flag=True,
     help="Also run Kueue (webhooks, conversion) and kube-controller-manager, e.g. for verify.",
 )
+@click.option(
+    "--with-argocd",
+    is_flag=True,
+    help="Also run Argo CD in the first NAME, syncing this repository into every sandbox.",
+)
 @pass_context
-def up(ctx: Context, names: tuple[str, ...], timeout: float, with_kueue: bool) -> None:
+def up(
+    ctx: Context, names: tuple[str, ...], timeout: float, with_kueue: bool, with_argocd: bool
+) -> None:
     """Build what is missing, then start a sandbox per NAME (default: every repo cluster).
 
     Each sandbox's kubeconfig context is its name, so a cluster profile's context reaches the
-    sandbox of the same name once `eval "$(kueue-gitops sandbox env)"` has run.
+    sandbox of the same name once `eval "$(kueue-gitops sandbox env)"` has run. With
+    --with-kueue, Kueue starts from the Configuration in clusters/NAME/kueue/ when NAME is a
+    repository cluster (Kueue's defaults otherwise). With --with-argocd, Argo CD runs in the
+    first NAME's sandbox (namespace argocd), every running sandbox named after a repository
+    cluster is registered with it, and it syncs the working tree's current state (served
+    from a local clone) through the ApplicationSets of argocd/.
     """
     toolchain = ensure_built(_testenv(ctx), log=lambda m: click.echo(m, err=True))
     for name in _names(ctx, names):
         box = Sandbox(name)
+        config = None
+        if with_kueue and name in ctx.repository().clusters:
+            config = boundaries.kueue_configuration(ctx.repository(), name)
         state = box.up(
             toolchain,
             timeout=timeout,
             log=lambda m: click.echo(m, err=True),
             with_kueue=with_kueue,
+            kueue_config=config,
         )
         click.echo(
             f"{name}: up at https://127.0.0.1:{state.api_port} "
             f"(ready in {state.ready_seconds}s{' with Kueue' if with_kueue else ''}), "
             f"kubeconfig {box.kubeconfig}"
         )
+    if with_argocd:
+        _start_argocd(ctx, Sandbox(_names(ctx, names)[0]), timeout)
+
+
+def _start_argocd(ctx: Context, host: Sandbox, timeout: float) -> None:
+    repo = ctx.repository()
+    clusters = {c: Sandbox(c) for c in sorted(repo.clusters) if Sandbox(c).running()}
+    say = lambda m: click.echo(m, err=True)  # noqa: E731
+    argocd.start(host, clusters, repo, _testenv(ctx), log=say)
+    wanted = set(clusters)
+
+    def synced(apps: dict[str, t.Any]) -> bool:
+        mine = [a for a in apps.values() if argocd.destination(a) in wanted]
+        return bool(mine) and all(argocd.sync_status(a) == ("Synced", "Healthy") for a in mine)
+
+    apps = argocd.wait_for(host, synced, timeout=timeout, what="every Application synced")
+    for name, app in sorted(apps.items()):
+        click.echo(f"argocd: Application {name} -> {argocd.destination(app)}: "
+                   + "/".join(argocd.sync_status(app)))  # fmt: skip
+    memory = ", ".join(f"{n} {m:.0f} MiB" for n, m in argocd.memory_mib(host).items())
+    click.echo(f"argocd: peak memory {memory}")
 
 
 @sandbox.command()

@@ -2,19 +2,70 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from auditor import status as live_status
-from auditor.cli.options import Context, cluster_access, pass_context
+from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
 from auditor.live.access import connect
 
 
 @click.command()
 @click.option("--cluster", "cluster", required=True, help="Repo cluster to show.")
+@click.option(
+    "-o",
+    "--output",
+    default="text",
+    show_default=True,
+    type=click.Choice(["text", "json"]),
+    help="text for people; json for tools (its shape is below).",
+)
+@click.option(
+    "--events",
+    default=live_status.EVENTS,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="How many of the last Kueue events to show per namespace.",
+)
 @cluster_access
+@cluster_deadline
 @pass_context
-def status(ctx: Context, cluster: str, kubeconfig: str | None, context: str | None) -> None:
-    """Show a cluster's live ClusterQueues, LocalQueues and namespaces' admission labels."""
+def status(
+    ctx: Context,
+    cluster: str,
+    output: str,
+    events: int,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: float,
+) -> None:
+    """Show a cluster's live ClusterQueues and LocalQueues with their Workloads, the last
+    events that mention Kueue in each namespace, and which namespaces admit work.
+
+    Workloads count per ClusterQueue and LocalQueue by state: pending; admitted; evicted
+    (preempted or stopped, waiting to be admitted again); reserved (quota held, admission
+    checks pending); inactive; finished.
+
+    \b
+    -o json writes one document, a snapshot rather than a findings report:
+      schemaVersion  1
+      cluster        the cluster's name
+      clusterQueues  [{name, cohort, stopPolicy, workloads: {STATE: count},
+                       quota: [{flavor, resource, nominalQuota, borrowingLimit?,
+                                lendingLimit?}]}]
+      localQueues    [{namespace, name, clusterQueue, workloads: {STATE: count}}]
+      workloads      [{namespace, name, localQueue, clusterQueue, state, priority,
+                       reason (why it waits or was evicted, else null)}]
+      events         {NAMESPACE: [{time, type, reason, object, message, count}]},
+                     the last --events of each, oldest first
+      namespaces     [{name, admissionLabel (its value, or null), admits}]
+    """
     profile = ctx.repository().cluster(cluster)
-    live = live_status.read(connect(profile, kubeconfig=kubeconfig, context=context), profile)
-    click.echo(live_status.render_text(live, profile))
+    live = live_status.read(
+        connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout), profile
+    )
+    if output == "json":
+        click.echo(json.dumps(live_status.to_json(live, profile, events), indent=2))
+    else:
+        click.echo(live_status.render_text(live, profile, events))

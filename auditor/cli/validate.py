@@ -9,6 +9,7 @@ import click
 from auditor.cli.options import (
     Context,
     cluster_access,
+    cluster_deadline,
     emit,
     metrics_output,
     output_format,
@@ -42,6 +43,7 @@ def schemas() -> None:
 @schemas.command()
 @click.option("--cluster", "cluster", required=True, help="Repo cluster to fetch from.")
 @cluster_access
+@cluster_deadline
 @schemas_option
 @pass_context
 def fetch(
@@ -49,13 +51,14 @@ def fetch(
     cluster: str,
     kubeconfig: str | None,
     context: str | None,
+    timeout: float,
     schemas_dir: Path | None,
 ) -> None:
     """Write schemas/CLUSTER/ from the cluster's served CRD versions and core OpenAPI."""
     from auditor.live.access import connect  # the Kubernetes client only when a cluster is read
 
     profile = ctx.repository().cluster(cluster)
-    live = connect(profile, kubeconfig=kubeconfig, context=context)
+    live = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
     fetched = fetching.fetch(live)
     root = _schemas_dir(ctx, schemas_dir)
     changed = fetching.write(fetched, root)
@@ -85,6 +88,7 @@ def fetch(
     help="Worker processes, one cluster each (default: the number of cores).",
 )
 @cluster_access
+@cluster_deadline
 @schemas_option
 @metrics_output
 @pass_context
@@ -97,6 +101,7 @@ def validate(
     jobs: int | None,
     kubeconfig: str | None,
     context: str | None,
+    timeout: float,
     schemas_dir: Path | None,
     metrics_file: Path | None,
     pushgateway: str | None,
@@ -117,15 +122,21 @@ def validate(
         clusters=list(clusters) or None,
         strict=strict,
         server_side=(
-            (lambda profile: connect(profile, kubeconfig=kubeconfig, context=context))
+            (
+                lambda profile: connect(
+                    profile, kubeconfig=kubeconfig, context=context, deadline=timeout
+                )
+            )
             if server_side
             else None
         ),
-        note=lambda message: click.echo(f"note: {message}", err=True),
+        note=ctx.note,
         jobs=jobs,
     )
     emit(report, output)
-    export_metrics(report, metrics_file=metrics_file, pushgateway=pushgateway)
+    export_metrics(
+        report, metrics_file=metrics_file, pushgateway=pushgateway, partial=bool(clusters)
+    )
     ctx_exit(report.exit_code)
 
 

@@ -11,6 +11,7 @@ import click
 from auditor import verify as conformance
 from auditor.cli.options import Context, cluster_access, pass_context
 from auditor.live.access import connect
+from auditor.repo import boundaries
 from auditor.report import REPORTER_BY_NAME
 
 MARK = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
@@ -59,8 +60,18 @@ def verify(
     profile = repo.cluster(cluster)
     conformance.ensure_allowed(profile)  # before any connection is made
     tenants = [repo.tenants[name] for name in sorted(repo.tenants)]
+    declared = boundaries.boundaries(
+        profile, repo.tenants, repo.load([cluster]).for_cluster(cluster)
+    )
     live = connect(profile, kubeconfig=kubeconfig, context=context)
-    result = conformance.run(live, profile, tenants, timeout=timeout, watch_seconds=watch_seconds)
+    result = conformance.run(
+        live,
+        profile,
+        tenants,
+        timeout=timeout,
+        watch_seconds=watch_seconds,
+        boundaries=declared,
+    )
     if output == "json":
         json.dump(result.to_json(), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

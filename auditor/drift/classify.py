@@ -1,13 +1,17 @@
 """Which category a difference belongs to, from the object's kind and the field's path.
 
 Categories (ARCHITECTURE.md): quota, cohort, label, rbac, flavor, preemption, stop-policy,
-priority, version, other.
+priority, admission-policy (the generated ValidatingAdmissionPolicies and their bindings: one
+deleted or loosened live lets a tenant across a boundary), kueue-config (Kueue's own
+Configuration, in its ConfigMap), version, other.
 """
 
 from __future__ import annotations
 
 from auditor.drift.normalize import Path
 from auditor.k8s.objects import RBAC_KINDS
+from auditor.kueue import admission
+from auditor.kueue import config as kueue_config
 from auditor.kueue.quota import QUOTA_FIELDS
 
 PRIORITY_KINDS = frozenset({"PriorityClass", "WorkloadPriorityClass"})
@@ -21,6 +25,8 @@ OBJECT_CATEGORY = {
     "Namespace": "label",  # a namespace matters to Kueue through its admission label
     "PriorityClass": "priority",
     "WorkloadPriorityClass": "priority",
+    "ValidatingAdmissionPolicy": "admission-policy",
+    "ValidatingAdmissionPolicyBinding": "admission-policy",
 }
 
 
@@ -31,6 +37,10 @@ def category(kind: str, path: Path = ()) -> str:
         return OBJECT_CATEGORY[kind]
     if kind in RBAC_KINDS:
         return "rbac"
+    if kind in admission.KINDS:
+        return "admission-policy"
+    if kind == "ConfigMap" and path[:2] == ("data", kueue_config.KEY):
+        return "kueue-config"
     if path[:2] == ("metadata", "labels"):
         return "label"
     if kind == "Cohort" or "cohortName" in names:
@@ -46,6 +56,13 @@ def category(kind: str, path: Path = ()) -> str:
     if kind in PRIORITY_KINDS:
         return "priority"
     return "other"
+
+
+def of_object(api_version: str, kind: str, namespace: str | None, name: str) -> str:
+    """The category of a whole object missing or unmanaged."""
+    if kueue_config.is_config_map(api_version, kind, namespace, name):
+        return "kueue-config"
+    return category(kind)
 
 
 def _is_flavor_entry(path: Path) -> bool:

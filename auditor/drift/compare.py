@@ -2,7 +2,8 @@
 
 Both sides arrive normalized (auditor.drift.normalize). A change inside a plain list (verbs,
 coveredResources) is reported once, for the whole list, because an index-by-index account of a
-reordered or extended list helps nobody.
+reordered or extended list helps nobody. A resource group's flavors are keyed by name, and their
+order, which Kueue tries them in, is compared on its own (one item for the list).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from deepdiff import DeepDiff
 
 from auditor.drift.normalize import Normalized, Path
+from auditor.kueue.quota import ORDERED_FLAVORS, QUOTA_KINDS
 
 
 class Op(enum.StrEnum):
@@ -28,6 +30,7 @@ class DriftItem:
     path: Path
     desired: t.Any
     live: t.Any
+    order: bool = False  # the same entries in another order (desired and live: their keys)
 
 
 _MISSING = object()
@@ -67,7 +70,35 @@ def diff(desired: Normalized, live: Normalized) -> list[DriftItem]:
         want, have = _at(desired.body, path), _at(live.body, path)
         op = Op.ADD if want is _MISSING else Op.REMOVE if have is _MISSING else Op.CHANGE
         items.append(DriftItem(op, path, _shown(want, path, desired), _shown(have, path, live)))
-    return items
+    return sorted([*items, *reordered(desired, live)], key=lambda i: [str(x) for x in i.path])
+
+
+def reordered(desired: Normalized, live: Normalized) -> list[DriftItem]:
+    """Flavor lists whose shared entries come in another order live than in the repo."""
+    if desired.body.get("kind") not in QUOTA_KINDS:
+        return []
+    out = []
+    for path, want in _walk(desired.body, ORDERED_FLAVORS):
+        have = _at(live.body, path)
+        if not isinstance(want, dict) or not isinstance(have, dict):
+            continue
+        if [k for k in want if k in have] != [k for k in have if k in want]:
+            names = [[str(k)[1:-1] for k in side] for side in (want, have)]
+            out.append(DriftItem(Op.CHANGE, path, names[0], names[1], order=True))
+    return out
+
+
+def _walk(tree: t.Any, pattern: Path, at: Path = ()) -> t.Iterator[tuple[Path, t.Any]]:
+    """Each value at `pattern` in `tree`, a `*` standing for every index of a list."""
+    if not pattern:
+        yield at, tree
+        return
+    head, rest = pattern[0], pattern[1:]
+    if head == "*" and isinstance(tree, list):
+        for index, value in enumerate(tree):
+            yield from _walk(value, rest, (*at, index))
+    elif isinstance(tree, dict) and head in tree:
+        yield from _walk(tree[head], rest, (*at, head))
 
 
 def _in_plain_list(desired: Normalized, live: Normalized, path: Path) -> bool:

@@ -4,7 +4,10 @@ Per cluster: one paginated LIST per kind (the kinds in the repo plus the ones wh
 objects matter), never a GET per object. Desired and live objects are normalized the same way
 (auditor.drift.normalize), compared (auditor.drift.compare), classified (auditor.drift.classify),
 and each modified field names who changed it (auditor.drift.managed). RBAC is also judged by
-the powers it gives (auditor.k8s.rbac).
+the powers it gives (auditor.k8s.rbac). Labels and annotations only the live object carries are
+drift only when the repo sets that key elsewhere or something reads it (auditor.drift.metadata).
+A finding on an object Argo CD tracks names its Application and whether Argo CD will heal it
+(auditor.drift.argocd).
 
 What counts as unmanaged (live, not in the repo), so a real cluster's own objects do not flood
 the report:
@@ -17,32 +20,43 @@ the report:
   the cluster profile trusts it (`drift.trustedSubjects`: Kueue's own controller, say).
 
 A LIST that fails (forbidden, unreachable, timeout) makes the cluster `incomplete` with the
-kind named, and nothing of that kind is compared: never reported as clean when not read.
+kind named, and nothing of that kind is compared: never reported as clean when not read. Once a
+cluster stops answering or its deadline passes, its remaining kinds are named, not attempted.
+Clusters are read in parallel, each against its own deadline, and one cluster that cannot be
+reached, has no kubeconfig context, or trips a bug in the comparison leaves the others reported.
 """
 
 from __future__ import annotations
 
+import logging
 import typing as t
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.drift import classify, crds, managed
-from auditor.drift.compare import DriftItem, Op, diff
+from auditor.drift import argocd, classify, crds, managed, metadata, tenants
+from auditor.drift.compare import DriftItem, Op, diff, reordered
 from auditor.drift.normalize import Normalized, Schema, normalize
-from auditor.errors import ClusterAccessError
+from auditor.errors import ClusterAccessError, internal_error, processing
 from auditor.k8s import rbac as powers
 from auditor.k8s.objects import CRD_API, RBAC_KINDS, Json, ResourceKey, group_of
-from auditor.live.kube import KindNotServed, KubeCluster, status_of
+from auditor.live.kube import (
+    ContextMissing,
+    DeadlineExceeded,
+    KindNotServed,
+    KubeCluster,
+    status_of,
+)
 from auditor.model import ClusterResult, Finding, Report, Resource, format_path
-from auditor.repo.layout import Repository
-from auditor.repo.profiles import ClusterProfile
+from auditor.repo.layout import Loaded, Repository
+from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas.catalog import SchemaCatalog
 
 RBAC = "rbac.authorization.k8s.io/v1"
 CRD = (CRD_API, "CustomResourceDefinition")
 KUEUE_KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
 BOOTSTRAP_LABEL = "kubernetes.io/bootstrapping"
+log = logging.getLogger(__name__)
 
 
 def watched_kinds(profile: ClusterProfile) -> list[tuple[str, str]]:
@@ -68,9 +82,10 @@ class Live:
     read: set[str] = field(default_factory=set)  # kinds read completely
     crds: list[Json] = field(default_factory=list)
     not_served: dict[str, str] = field(default_factory=dict)  # kind -> why
-    unreachable: bool = False
+    stopped: str | None = None  # why no further LIST is attempted (unreachable, deadline)
     cluster: KubeCluster | None = None
     errors: list[str] = field(default_factory=list)
+    applications: list[Json] = field(default_factory=list)  # Argo CD's, when it runs here
 
 
 def key_of(obj: Json) -> ResourceKey:
@@ -85,8 +100,8 @@ def read(cluster: KubeCluster, kinds: list[tuple[str, str]], into: Live | None =
     """One paginated LIST per kind; a failed LIST is recorded and the kind left unread."""
     live = into or Live()
     for api_version, kind in kinds:
-        if live.unreachable:
-            live.errors.append(f"LIST {kind} ({api_version}) not attempted: cluster unreachable")
+        if live.stopped:
+            live.errors.append(f"LIST {kind} ({api_version}) not attempted: {live.stopped}")
             continue
         try:
             items = cluster.list(api_version, kind)
@@ -94,9 +109,14 @@ def read(cluster: KubeCluster, kinds: list[tuple[str, str]], into: Live | None =
             live.read.add(kind)  # known to hold none: the API is not there
             live.not_served[kind] = str(exc)
             continue
+        except DeadlineExceeded as exc:
+            live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
+            live.stopped = "the cluster's deadline passed"
+            continue
         except ClusterAccessError as exc:
             live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
-            live.unreachable = status_of(exc) is None  # no HTTP answer at all
+            if status_of(exc) is None:  # no HTTP answer at all
+                live.stopped = "cluster unreachable"
             continue
         live.read.add(kind)
         if (api_version, kind) == CRD:
@@ -142,32 +162,45 @@ def audit(
 ) -> Report:
     """The drift report over `clusters` (each audited even when another fails).
 
-    The clusters are read in parallel, and while the repository loads: the watched kinds do
-    not depend on it. The repo's other kinds are read once it is loaded.
+    Each cluster is read in a thread of its own, the kinds it watches while the repository
+    loads (they do not depend on it), then the repo's other kinds.
     """
     report = Report("drift")
     profiles = [repo.cluster(name) for name in clusters]
+    lives: dict[str, Live] = {}
+    loaded_box: Future[Loaded] = Future()
     with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
-        early = [pool.submit(_read_watched, connect, p) for p in profiles]
-        loaded = repo.load(clusters)
+        jobs = [pool.submit(_read_cluster, connect, p, loaded_box) for p in profiles]
+        try:
+            loaded = repo.load(clusters)
+        except BaseException as exc:
+            loaded_box.set_exception(exc)
+            raise
+        loaded_box.set_result(loaded)
         report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
-        for profile, future in zip(profiles, early, strict=True):
+        for profile, job in zip(profiles, jobs, strict=True):
             result = ClusterResult(profile.name)
             report.clusters.append(result)
-            desired = loaded.for_cluster(profile.name)
             try:
-                live = future.result()
-            except ClusterAccessError as exc:
+                live = job.result()
+            except (ClusterAccessError, ContextMissing) as exc:
                 result.status, result.errors = "incomplete", [str(exc)]
                 continue
-            if live.cluster is not None:
-                rest = [k for k in kinds_to_read(profile, desired) if k not in _first(profile)]
-                read(live.cluster, rest, live)
+            lives[profile.name] = live
             if live.errors:
                 result.status, result.errors = "incomplete", live.errors
             catalog = SchemaCatalog(schemas_root, profile.name) if schemas_root else None
             schemas = LiveSchemas(catalog, live.crds)
-            report.findings.extend(compare(profile, desired, live, schemas))
+            desired = loaded.for_cluster(profile.name)
+            try:
+                with processing(f"comparing cluster {profile.name}"):
+                    report.findings.extend(compare(profile, desired, live, schemas, repo.tenants))
+            except Exception as exc:  # one cluster's bug must not hide the others' drift
+                log.debug("comparing cluster %s failed", profile.name, exc_info=True)
+                result.status = "incomplete"
+                result.errors.append(internal_error(exc))
+    apps = argocd.Applications(a for live in lives.values() for a in live.applications)
+    argocd.name_applications(report.findings, {n: v.objects for n, v in lives.items()}, apps)
     return report
 
 
@@ -175,10 +208,16 @@ def _first(profile: ClusterProfile) -> list[tuple[str, str]]:
     return [*watched_kinds(profile), CRD]
 
 
-def _read_watched(connect: Connector, profile: ClusterProfile) -> Live:
+def _read_cluster(connect: Connector, profile: ClusterProfile, loaded: Future[Loaded]) -> Live:
+    """Everything drift reads of one cluster: the watched kinds, then the repo's others."""
     cluster = connect(profile)
     live = read(cluster, _first(profile))
     live.cluster = cluster
+    first = set(_first(profile))
+    desired = loaded.result().for_cluster(profile.name)
+    read(cluster, [k for k in kinds_to_read(profile, desired) if k not in first], live)
+    if not live.stopped:
+        live.applications = argocd.read_applications(cluster)
     return live
 
 
@@ -194,11 +233,17 @@ def kinds_to_read(profile: ClusterProfile, desired: list[Resource]) -> list[tupl
 
 
 def compare(
-    profile: ClusterProfile, desired: list[Resource], live: Live, schemas: LiveSchemas
+    profile: ClusterProfile,
+    desired: list[Resource],
+    live: Live,
+    schemas: LiveSchemas,
+    tenant_profiles: t.Mapping[str, TenantProfile] | None = None,
 ) -> list[Finding]:
-    """Every drift finding for one cluster, given what was read of it."""
+    """Every drift finding for one cluster, given what was read of it (and, with the tenants'
+    profiles, the powers the repository grants them)."""
     findings: list[Finding] = []
     by_key = {r.key: r for r in desired}
+    readers = metadata.readers(profile, desired, live.objects.values())
     for key, resource in by_key.items():
         if key.kind not in live.read:
             continue  # not read: say nothing rather than something false
@@ -210,25 +255,34 @@ def compare(
         elif live_obj.get("apiVersion") != resource.api_version:
             findings.append(_version(profile, resource, str(live_obj.get("apiVersion"))))
         else:
-            findings.extend(_modified(profile, resource, live_obj, schemas))
+            findings.extend(_modified(profile, resource, live_obj, schemas, readers))
     for key, obj in sorted(live.objects.items()):
         if key not in by_key and _unmanaged_matters(profile, obj):
             findings.append(_unmanaged(profile, obj))
     if all(kind in live.read for kind in RBAC_KINDS):
         findings.extend(_powers(profile, desired, live))
+        live_rbac = [o for k, o in live.objects.items() if k.kind in RBAC_KINDS]
+        findings.extend(tenants.granted(profile, desired, live_rbac, tenant_profiles or {}, key_of))
     if schemas.catalog and schemas.catalog.index and CRD[1] in live.read:
         findings.extend(crds.drift(profile.name, schemas.catalog, live.crds))
     return findings
 
 
 def _modified(
-    profile: ClusterProfile, resource: Resource, live_obj: Json, schemas: LiveSchemas
+    profile: ClusterProfile,
+    resource: Resource,
+    live_obj: Json,
+    schemas: LiveSchemas,
+    readers: metadata.Readers,
 ) -> list[Finding]:
     schema = schemas.schema(resource.api_version, resource.kind)
     want, have = normalize(resource.body, schema), normalize(live_obj, schema)
-    if want.body == have.body:
-        return []
-    return [_field(profile, resource, live_obj, item, want) for item in diff(want, have)]
+    dropped = metadata.drop_unread(resource.kind, want.body, have.body, readers)
+    if dropped:
+        log.debug("%s: %s set live only, read by nothing: not drift", resource.key, dropped)
+    # Equal as dicts may still differ in the order of a flavor list.
+    items = reordered(want, have) if want.body == have.body else diff(want, have)
+    return [_field(profile, resource, live_obj, item, want) for item in items]
 
 
 def _field(
@@ -238,7 +292,8 @@ def _field(
     who = managed.changed_by(live_obj, item.path)
     repo = f"{item.desired!r}" + ("" if _written(want, item.path) else " (the default)")
     what = {
-        Op.CHANGE: f"is {item.live!r} live but {repo} in the repo",
+        Op.CHANGE: f"is {item.live!r} live but {repo} in the repo"
+        + ("; Kueue tries them in this order" if item.order else ""),
         Op.ADD: f"is set live ({item.live!r}) but not in the repo",
         Op.REMOVE: f"is {item.desired!r} in the repo but absent live",
     }[item.op]
@@ -296,12 +351,15 @@ def _entry(item: Json) -> str:
 
 
 def _missing(profile: ClusterProfile, resource: Resource) -> Finding:
+    category = classify.of_object(
+        resource.api_version, resource.kind, resource.namespace, resource.name
+    )
     return Finding.about(
         resource,
-        f"drift-{classify.category(resource.kind)}",
+        f"drift-{category}",
         f"{resource.key} is in the repo but not on the cluster; Argo CD has not synced it, "
         "or someone deleted it",
-        classify.category(resource.kind),
+        category,
         cluster=profile.name,
         change="missing",
     )

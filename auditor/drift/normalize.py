@@ -13,8 +13,11 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass, field
 
+import yaml
+
 from auditor.k8s import quantity
 from auditor.k8s.objects import RBAC_GROUP, Json
+from auditor.kueue import config as kueue_config
 from auditor.kueue.quota import QUOTA_FIELDS
 
 Schema = dict[str, t.Any]
@@ -31,6 +34,13 @@ QUANTITY_FIELDS = frozenset({*QUOTA_FIELDS, "weight"})  # weight: spec.fairShari
 # List-maps keyed by name when no schema says so (Kueue's own CRDs declare these as list-maps).
 NAMED_LISTS = frozenset({"flavors", "resources"})
 
+ADMISSION_GROUP = "admissionregistration.k8s.io"
+# What the API server fills into an admission policy's match criteria when they are left out.
+_MATCH_DEFAULTS: Schema = {
+    "namespaceSelector": {"default": {}},
+    "objectSelector": {"default": {}},
+    "matchPolicy": {"default": "Equivalent"},
+}
 # The built-in kinds default in Go, not in their OpenAPI; the same defaults as schema fragments.
 CORE_DEFAULTS: dict[tuple[str, str], Schema] = {
     ("", "Namespace"): {
@@ -41,6 +51,33 @@ CORE_DEFAULTS: dict[tuple[str, str], Schema] = {
             "preemptionPolicy": {"default": "PreemptLowerPriority"},
             "globalDefault": {"default": False},  # a plain bool: false is never stored
         },
+    },
+    (ADMISSION_GROUP, "ValidatingAdmissionPolicy"): {
+        "properties": {
+            "spec": {
+                "properties": {
+                    "matchConstraints": {
+                        "properties": {
+                            **_MATCH_DEFAULTS,
+                            "resourceRules": {"items": {"properties": {"scope": {"default": "*"}}}},
+                        }
+                    }
+                }
+            }
+        }
+    },
+    (ADMISSION_GROUP, "ValidatingAdmissionPolicyBinding"): {
+        "properties": {
+            "spec": {
+                "properties": {
+                    "matchResources": {
+                        "properties": {
+                            k: v for k, v in _MATCH_DEFAULTS.items() if k != "namespaceSelector"
+                        }
+                    }
+                }
+            }
+        }
     },
 }
 
@@ -99,7 +136,27 @@ def normalize(obj: Json, schema: Schema | None = None) -> Normalized:
             out.body[key] = _shape(default, root.child(key), key)
     if group == RBAC_GROUP:
         _rbac_defaults(out.body)
+    meta = obj.get("metadata") or {}
+    if kueue_config.is_config_map(
+        str(obj.get("apiVersion")), kind, meta.get("namespace"), meta.get("name", "")
+    ):
+        _kueue_configuration(out.body)
     return out
+
+
+def _kueue_configuration(body: Json) -> None:
+    """Kueue's Configuration, compared as what it says rather than as text (comments and
+    layout are not drift): the YAML under its key, parsed, when it parses."""
+    data = body.get("data")
+    if not isinstance(data, dict) or not isinstance(data.get(kueue_config.KEY), str):
+        return
+    text = data[kueue_config.KEY]
+    try:
+        parsed = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return
+    if isinstance(parsed, dict):
+        data[kueue_config.KEY] = parsed
 
 
 def _metadata(meta: Json, kind: str) -> Json:

@@ -28,6 +28,8 @@ CLUSTER_SCOPED_KINDS = frozenset(
         "MultiKueueConfig",
         "ProvisioningRequestConfig",
         "CustomResourceDefinition",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
     }
 )
 

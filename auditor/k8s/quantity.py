@@ -22,6 +22,10 @@ from decimal import Decimal
 _CONTEXT = decimal.Context(prec=200)  # far beyond any quantity: every step below stays exact
 _NANO = Decimal("1e-9")
 _INT64 = 2**63
+# The largest power of ten we compute with. The API server stores `1e309` in a CRD's quantity
+# field as text, but no node has such a quantity and Kueue's arithmetic is 64-bit (about 9e18):
+# beyond this, exact steps would need thousands of digits (`1e999999999`, a billion).
+MAX_EXPONENT = 100
 
 # The CRDs' own pattern for int-or-string quantities.
 _PATTERN = re.compile(
@@ -93,18 +97,39 @@ def parse(raw: object) -> Quantity:
     number = Decimal(match["number"])
     suffix = match["suffix"] or ""
     if suffix in _BINARY:
-        value, fmt = _CONTEXT.multiply(number, Decimal(2 ** _BINARY[suffix])), Format.BINARY_SI
+        fmt, shift = Format.BINARY_SI, _BINARY[suffix] * 3 // 10 + 1  # 2**60 < 10**19
     elif suffix in _DECIMAL:
-        value, fmt = number.scaleb(_DECIMAL[suffix], _CONTEXT), Format.DECIMAL_SI
+        fmt, shift = Format.DECIMAL_SI, _DECIMAL[suffix]
     else:
         exponent = Decimal(suffix[1:])
         if not _is_whole(exponent):
             raise QuantityError(f"{text!r} is not a quantity: the exponent must be whole")
-        value, fmt = number.scaleb(int(exponent), _CONTEXT), Format.DECIMAL_EXPONENT
+        fmt, shift = Format.DECIMAL_EXPONENT, _clamp(exponent)
+    magnitude = number.adjusted() + shift if number else 0
+    if magnitude > MAX_EXPONENT:
+        shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+        raise QuantityError(
+            f"{shown!r} is out of range: kueue-gitops computes quantities up to "
+            f"1e{MAX_EXPONENT} (Kueue's own arithmetic stops near 9.2e18)"
+        )
+    if not number or magnitude < -MAX_EXPONENT:
+        value = _NANO.copy_sign(number) if number else Decimal(0)  # far below a nano unit
+    elif fmt is Format.BINARY_SI:
+        value = _CONTEXT.multiply(number, Decimal(2 ** _BINARY[suffix]))
+    else:
+        value = number.scaleb(shift, _CONTEXT)
     # Like apimachinery: below a nano unit, round away from zero.
     value = value.quantize(_NANO, rounding=decimal.ROUND_UP, context=_CONTEXT)
     kept = text if _kept(match["number"], suffix, fmt) else None
     return Quantity(value.normalize(_CONTEXT), fmt, kept)
+
+
+def _clamp(exponent: Decimal) -> int:
+    """An exponent as an int, held within twice the range we compute (`e` then 5,000 nines)."""
+    bound = 2 * MAX_EXPONENT
+    if abs(exponent) > bound:
+        return bound if exponent > 0 else -bound
+    return int(exponent)
 
 
 def canonical(raw: object) -> str:
@@ -144,6 +169,8 @@ def _kept(number: str, suffix: str, fmt: Format) -> bool:
     whole, _, fraction = number.lstrip("+-").partition(".")
     digits = whole.lstrip("0") or "0"
     shifted = digits + fraction
+    if len(shifted) > 19:  # more digits than an int64 holds: never the fast path
+        return False
     if fmt is Format.BINARY_SI:
         exponent = _BINARY[suffix]
         precision = 15 - len(digits) - int(exponent * 3 / 10) - 1

@@ -229,6 +229,9 @@ class Grant:
         return f"{self.binding} -> {self.role} -> {self.written}"
 
 
+_Reach = list[tuple[Power, Rule]]  # the watched powers a role gives through one binding
+
+
 def _meta(obj: Json) -> Json:
     meta = obj.get("metadata")
     return meta if isinstance(meta, dict) else {}
@@ -255,7 +258,7 @@ class Policy:
             elif kind in ("RoleBinding", "ClusterRoleBinding"):
                 self.bindings.extend(_binding(obj))
         self._aggregate(cluster_roles)
-        self._reach: dict[tuple[RoleRef, str | None], list[tuple[Power, Rule]]] = {}
+        self._reach: dict[tuple[RoleRef, str | None, tuple[Watched, ...]], _Reach] = {}
 
     def _aggregate(self, cluster_roles: list[Json]) -> None:
         """Aggregated ClusterRoles get the union of the ones they select, until nothing changes."""
@@ -297,13 +300,14 @@ class Policy:
             for b in self.bindings
         )
 
-    def grants(self) -> list[Grant]:
+    def grants(self, watched: tuple[Watched, ...] = WATCHED) -> list[Grant]:
         """Every watched power each bound subject holds, with its binding and rule."""
         out: list[Grant] = []
         for binding in self.bindings:
-            ident = (binding.role, binding.namespace)
+            ident = (binding.role, binding.namespace, watched)
             if ident not in self._reach:  # thousands of bindings share a handful of roles
-                self._reach[ident] = _reach(self.rules(binding.role) or (), binding.namespace)
+                rules = self.rules(binding.role) or ()
+                self._reach[ident] = _reach(rules, binding.namespace, watched)
             for power, rule in self._reach[ident]:
                 out.extend(Grant(s, power, binding, rule) for s in binding.subjects)
         return out
@@ -322,10 +326,12 @@ def _binding(obj: Json) -> list[Binding]:
     return [Binding(obj, role, ns, tuple(s for s in found if s is not None))]
 
 
-def _reach(rules: tuple[Rule, ...], namespace: str | None) -> list[tuple[Power, Rule]]:
+def _reach(
+    rules: tuple[Rule, ...], namespace: str | None, watching: tuple[Watched, ...] = WATCHED
+) -> list[tuple[Power, Rule]]:
     """The watched powers `rules` give through a binding in `namespace` (None: cluster-wide)."""
     out: dict[Power, Rule] = {}
-    for watched in WATCHED:
+    for watched in watching:
         if namespace and not watched.in_namespace:
             continue  # a RoleBinding cannot reach a request that carries no namespace
         # A namespace's own request names it; other rules with resourceNames grant only those.

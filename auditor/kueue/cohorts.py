@@ -5,6 +5,10 @@ another by spec.parentName (spec.parent in v1alpha1). Each version has its own s
 v1beta1 name in a v1beta2 object is an unknown field, not a cohort. Members of one tree share
 unused quota, so the root names the tree. A cycle (which Kueue refuses to activate) stops the
 walk where it repeats.
+
+Kueue's accounting, which Lending and Pool follow: a ClusterQueue keeps its nominal quota less
+its lendingLimit for itself and lends the rest to its cohort; a Cohort's own quota is lent to
+everything below it. What a member uses beyond what it keeps is drawn from the cohort's pool.
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from dataclasses import dataclass, field
 
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import ZERO, Quantity
-from auditor.kueue.quota import Cell, cells
+from auditor.kueue.quota import LENDING, NOMINAL, Cell, QuotaCell, cell_of, cells
+
+# What a ClusterQueue holds of a cell right now (from its status, or its Workloads).
+Usage = t.Callable[[Json, Cell], Quantity]
 
 
 def _spec(obj: Json) -> Json:
@@ -84,17 +91,49 @@ class Forest:
         name = _name(obj) if obj.get("kind") == "Cohort" else cohort_of(obj)
         return self.root(name) if name else None
 
+    def below(self, cohort: str) -> set[str]:
+        """The cohorts of `cohort`'s subtree, itself included."""
+        return {c for c in self.roots if cohort in self.ancestry(c)}
+
+    def ancestry(self, cohort: str) -> list[str]:
+        """A cohort and its parents up to the root (a cycle stops where it repeats)."""
+        chain = [cohort]
+        while chain[-1] in self.parents and self.parents[chain[-1]] not in chain:
+            chain.append(self.parents[chain[-1]])
+        return chain
+
+    def cycles(self) -> list[tuple[str, ...]]:
+        """Each loop of parent links once, from its alphabetically first cohort."""
+        found: set[tuple[str, ...]] = set()
+        for cohort in self.parents:
+            chain = self.ancestry(cohort)
+            closing = self.parents.get(chain[-1])
+            if closing in chain:
+                loop = chain[chain.index(closing) :]
+                first = loop.index(min(loop))
+                found.add((*loop[first:], *loop[:first]))
+        return sorted(found)
+
+
+def _drawn(cell: QuotaCell, held: Quantity) -> Quantity:
+    """What a ClusterQueue holding `held` of a cell draws from its cohort's pool."""
+    kept = (cell.quantity(NOMINAL) or ZERO) - cell.lendable("ClusterQueue")
+    return max(held - kept, ZERO)
+
 
 @dataclass
 class Lending:
-    """What each tree can lend of each cell at most (quota, not live usage)."""
+    """What each tree can lend of each cell: at most (quota alone), or now (less what its
+    members draw from it)."""
 
     forest: Forest
     supply: dict[tuple[str, Cell], Quantity]  # (tree, cell) -> what all its members lend
     own: dict[tuple[str, Cell], Quantity]  # (ClusterQueue, cell) -> its share of that
 
     @classmethod
-    def of(cls, objs: t.Iterable[Json]) -> Lending:
+    def of(cls, objs: t.Iterable[Json], used: Usage | None = None) -> Lending:
+        """With `used`, each ClusterQueue's share is less what it draws from the pool now (a
+        borrower's share is negative), so the tree's supply is what is free in it."""
         objs = list(objs)
         forest = Forest.of(objs)
         supply: dict[tuple[str, Cell], Quantity] = defaultdict(lambda: ZERO)
@@ -106,16 +145,71 @@ class Lending:
             kind = str(obj.get("kind"))
             for cell in cells(obj):
                 lendable = cell.lendable(kind)
+                if used is not None and kind == "ClusterQueue":
+                    lendable -= _drawn(cell, used(obj, cell.cell))
                 supply[(tree, cell.cell)] += lendable
                 if kind == "ClusterQueue":
                     own[(_name(obj), cell.cell)] += lendable
         return cls(forest, supply, own)
 
     def to(self, cq: Json, cell: Cell) -> Quantity | None:
-        """What the rest of a ClusterQueue's tree could ever lend it (None outside a cohort).
+        """What the rest of a ClusterQueue's tree could lend it (None outside a cohort).
 
         Cohort-level limits are ignored, so this is an upper bound."""
         tree = self.forest.tree_of(cq)
         if tree is None:
             return None
-        return self.supply.get((tree, cell), ZERO) - self.own.get((_name(cq), cell), ZERO)
+        rest = self.supply.get((tree, cell), ZERO) - self.own.get((_name(cq), cell), ZERO)
+        return max(rest, ZERO)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One cell of a cohort's subtree: what it can share, and what its members draw from it."""
+
+    quota: Quantity  # the cohort's own quota plus what each member below lends up
+    drawn: Quantity  # what members use beyond what they keep for themselves
+    borrowers: tuple[str, ...]  # ClusterQueues below it using more than their nominal quota
+
+    @property
+    def over(self) -> Quantity:
+        """What the members draw beyond the pool: borrowed from above it, or to be reclaimed."""
+        return max(self.drawn - self.quota, ZERO)
+
+
+def pool(objs: t.Iterable[Json], cohort: str, cell: Cell, used: Usage) -> Pool:
+    """The pool of `cohort`'s subtree for one cell; a child Cohort's lendingLimit caps what
+    its own subtree lends up. A cohort named by members but with no object holds nothing."""
+    children: dict[str, list[Json]] = defaultdict(list)
+    own: dict[str, Json] = {}
+    for obj in objs:
+        if obj.get("kind") == "Cohort":
+            own[_name(obj)] = obj
+        if parent := parent_of(obj):
+            children[parent].append(obj)
+
+    def walk(name: str, seen: frozenset[str]) -> Pool:
+        entry = cell_of(own.get(name) or {}, *cell)
+        quota = (entry.quantity(NOMINAL) if entry else None) or ZERO
+        drawn, borrowers = ZERO, []
+        for child in children[name]:
+            entry = cell_of(child, *cell)
+            if child.get("kind") == "ClusterQueue":
+                held = used(child, cell)
+                nominal = (entry.quantity(NOMINAL) if entry else None) or ZERO
+                lent = entry.lendable("ClusterQueue") if entry else ZERO
+                if held > nominal:
+                    borrowers.append(_name(child))
+            elif _name(child) not in seen:  # a cycle stops here
+                below = walk(_name(child), seen | {_name(child)})
+                held, nominal = below.drawn, below.quota
+                limit = entry.quantity(LENDING) if entry else None
+                lent = nominal if limit is None else min(limit, nominal)
+                borrowers += below.borrowers
+            else:
+                continue
+            quota += lent
+            drawn += max(held - (nominal - lent), ZERO)
+        return Pool(quota, drawn, tuple(borrowers))
+
+    return walk(cohort, frozenset({cohort}))

@@ -25,6 +25,11 @@ RESERVATION = "flavorsReservation"
 USAGE = "flavorsUsage"
 STATUS_FIELDS = (RESERVATION, USAGE)
 
+# Kueue tries a resource group's flavors in list order (the first that fits wins), so their
+# order is meaning although the CRD keys them by name. resourceGroups (atomic) and a Topology's
+# levels (atomic, top level first) are read in order too, and compared by position anyway.
+ORDERED_FLAVORS = ("spec", "resourceGroups", "*", "flavors")
+
 Cell = tuple[str, str]  # (flavor, resource)
 Path = tuple[str | int, ...]
 

@@ -77,6 +77,20 @@ def cluster_queue(wl: Json) -> str | None:
     return ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue")
 
 
+def local_queue(wl: Json) -> str | None:
+    """The LocalQueue it was submitted to (spec.queueName)."""
+    return (wl.get("spec") or {}).get("queueName")
+
+
+def cluster_queue_of(wl: Json, targets: t.Mapping[tuple[str, str], str]) -> str | None:
+    """The ClusterQueue a Workload is in: the one that reserved quota for it, else the one its
+    LocalQueue points at (`targets`: (namespace, LocalQueue) -> ClusterQueue)."""
+    if conditions.is_true(wl, QUOTA_RESERVED) and (admitted_by := cluster_queue(wl)):
+        return admitted_by
+    namespace = str((wl.get("metadata") or {}).get("namespace", ""))
+    return targets.get((namespace, local_queue(wl) or ""))
+
+
 def usage(wl: Json) -> dict[Cell, Decimal]:
     """What a Workload holding quota uses of each (flavor, resource), over its pod sets."""
     if not conditions.is_true(wl, QUOTA_RESERVED):

@@ -3,12 +3,25 @@
 We call the REST API directly (paths from our own discovery) rather than through the dynamic
 client: LIST responses stay plain JSON, with no per-object wrapping, which keeps a drift audit
 close to the cost of the raw LIST calls it needs.
+
+Time is bounded three ways (Limits): each request has a connect and a read timeout; a read
+(GET) that failed in transit is tried again a small number of times, with backoff, and nothing
+else is; and a cluster may have a deadline for all of its requests, after which every request
+fails at once with DeadlineExceeded. urllib3's own retries are off: they would multiply every
+wait by four, unseen.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import math
+import os
+import re
+import ssl
+import threading
+import time
 import typing as t
 from dataclasses import dataclass
 
@@ -21,8 +34,32 @@ from auditor.errors import ClusterAccessError, ConfigError
 from auditor.k8s.objects import Json, group_of
 
 Items = list[Json]  # spelled once here: inside KubeCluster, `list` is the method
-TIMEOUT = (5, 60)  # connect, read seconds: a down cluster fails fast, a large LIST may stream
 PAGE_SIZE = 500
+# HTTP answers worth a second try of a read: the server or a proxy is overloaded or restarting.
+RETRY_STATUSES = (429, 502, 503, 504)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long one cluster may take: per request, per read retried, and in all."""
+
+    connect: float = 5.0  # seconds to open a connection, TLS included
+    read: float = 30.0  # seconds to wait for any one answer (a watch adds its own length)
+    deadline: float | None = None  # seconds for every request to the cluster, from connect
+    attempts: int = 3  # tries of a read (GET) that failed in transit; writes are tried once
+    backoff: float = 0.5  # pause before the second try, doubled before each later one
+
+
+class KindNotServed(ClusterAccessError):
+    """The cluster does not serve this apiVersion and kind."""
+
+
+class DeadlineExceeded(ClusterAccessError):
+    """The cluster's deadline passed: this request, and every later one, was not made."""
+
+
+class ContextMissing(ConfigError):
+    """The kubeconfig has no context of that name (one cluster's problem, not the run's)."""
 
 
 @dataclass(frozen=True)
@@ -34,33 +71,75 @@ class ApiResource:
     verbs: tuple[str, ...] = ()  # what discovery says the API server serves for it
 
 
-class KindNotServed(ClusterAccessError):
-    """The cluster does not serve this apiVersion and kind."""
-
-
 class KubeCluster:
     """One cluster, as named in the repository, reached through one kubeconfig context."""
 
-    def __init__(self, api: client.ApiClient, name: str) -> None:
+    def __init__(
+        self,
+        api: client.ApiClient,
+        name: str,
+        limits: Limits | None = None,
+        *,
+        clock: t.Callable[[], float] = time.monotonic,
+        sleep: t.Callable[[float], None] = time.sleep,
+    ) -> None:
         self.api = api
         self.name = name
+        self.limits = limits or Limits()
+        self.clock, self.sleep = clock, sleep
+        deadline = self.limits.deadline
+        self.ends_at = clock() + deadline if deadline is not None else math.inf
         self._discovery: dict[str, dict[str, ApiResource]] = {}
+        self.acting_as: tuple[str, tuple[str, ...]] | None = None  # see impersonating()
+
+    def impersonating(self, user: str, groups: t.Sequence[str] = ()) -> KubeCluster:
+        """This cluster as `user` in `groups` would see it, through the Impersonate-User and
+        Impersonate-Group headers (the credentials in use need the `impersonate` verb).
+
+        The API server adds system:authenticated to a named user's groups itself.
+        """
+        other = KubeCluster(self.api, self.name, self.limits, clock=self.clock, sleep=self.sleep)
+        other.ends_at, other._discovery = self.ends_at, self._discovery
+        other.acting_as = (user, tuple(groups))
+        return other
 
     @classmethod
     def connect(
-        cls, name: str, *, kubeconfig: str | None = None, context: str | None = None
+        cls,
+        name: str,
+        *,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        limits: Limits | None = None,
     ) -> KubeCluster:
+        """A client for `context` of `kubeconfig` (kubectl's defaults for either left out).
+
+        Everything wrong with the kubeconfig is a ConfigError here (exit 2), before any request:
+        a missing context, undecodable data, a certificate authority or client key that is not
+        PEM, a failed exec credential plugin (whose output is never shown: it can hold a token).
+        """
+        where = f"context {context or '(current)'} of {kubeconfig or 'the default kubeconfig'}"
+        # $KUBECONFIG as it is now (the client reads it once, when imported), as kubectl would
+        kubeconfig = kubeconfig or os.environ.get("KUBECONFIG") or None
+        cfg = t.cast(client.Configuration, type.__call__(client.Configuration))
+        _EXEC_FAILURES.message = None
         try:
-            api = config.new_client_from_config(  # type: ignore[no-untyped-call]
-                config_file=kubeconfig, context=context
+            config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=kubeconfig, context=context, client_configuration=cfg
             )
-        except (ConfigException, OSError, TypeError) as exc:
-            where = kubeconfig or "the default kubeconfig"
+            _check_tls_files(cfg)
+        except (ConfigException, OSError, TypeError, ValueError) as exc:
+            if context and not _has_context(kubeconfig, context):
+                raise ContextMissing(f"cluster {name}: no {where}") from exc
+            raise ConfigError(f"cluster {name}: cannot use {where}: {exc}") from exc
+        if _EXEC_FAILURES.message:
             raise ConfigError(
-                f"cluster {name}: cannot use context {context or '(current)'} of {where}: {exc}"
-            ) from exc
-        api.configuration.retries = False
-        return cls(api, name)
+                f"cluster {name}: the exec credential plugin of {where} failed"
+                f"{_EXEC_FAILURES.message}; its output is not shown (it can hold credentials): "
+                "run the plugin by hand to see why"
+            )
+        cfg.retries = False  # before the pool exists, which copies it: our own retries only
+        return cls(client.ApiClient(cfg), name, limits)
 
     @property
     def server(self) -> str:
@@ -78,11 +157,57 @@ class KubeCluster:
         content_type: str = "application/json",
         what: str | None = None,
         decode: bool = True,
+        read_timeout: float | None = None,
     ) -> t.Any:
         """Send one request and return the decoded JSON (the raw bytes unless `decode`).
 
-        Failures become ClusterAccessError.
+        Failures become ClusterAccessError. A GET that failed in transit (no connection, a
+        connection dropped, 429 or 502-504) is tried again after a pause, up to
+        `limits.attempts` times and never past the deadline; a write is sent once.
         """
+        attempts = self.limits.attempts if method == "GET" else 1
+        for attempt in range(1, attempts + 1):
+            left = self._left(what or f"{method} {path}")
+            timeout = (min(self.limits.connect, left), min(read_timeout or self.limits.read, left))
+            try:
+                return self._send(method, path, query, body, content_type, what, decode, timeout)
+            except ClusterAccessError as exc:
+                if self.clock() >= self.ends_at:
+                    raise self._late(what or f"{method} {path}") from exc
+                pause = self.limits.backoff * 2 ** (attempt - 1)
+                if attempt == attempts or not _transient(exc) or pause >= self._remaining():
+                    raise
+                self.sleep(pause)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _remaining(self) -> float:
+        return self.ends_at - self.clock()
+
+    def _left(self, what: str) -> float:
+        left = self._remaining()
+        if left <= 0:
+            raise self._late(what)
+        return left
+
+    def _late(self, what: str) -> DeadlineExceeded:
+        return DeadlineExceeded(
+            f"cluster {self.name}: {what} not done: the {self.limits.deadline:g}s deadline for "
+            "the cluster passed (--timeout)",
+            cluster=self.name,
+            kind=what,
+        )
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, t.Any]] | None,
+        body: t.Any,
+        content_type: str,
+        what: str | None,
+        decode: bool,
+        timeout: tuple[float, float],
+    ) -> t.Any:
         headers = {"Accept": "application/json", "Content-Type": content_type}
         try:
             method, url, headers, body, _ = self.api.param_serialize(
@@ -93,8 +218,9 @@ class KubeCluster:
                 body=body,
                 auth_settings=["BearerToken"],
             )
+            sent = _impersonation(headers, *self.acting_as) if self.acting_as else headers
             resp = self.api.call_api(
-                method, url, header_params=headers, body=body, _request_timeout=TIMEOUT
+                method, url, header_params=sent, body=body, _request_timeout=timeout
             )
             data = resp.read()  # type: ignore[no-untyped-call]
             if not 200 <= resp.status < 300:
@@ -116,7 +242,14 @@ class KubeCluster:
             ) from exc
         if not decode:
             return data
-        return json.loads(data) if data else None
+        try:
+            return json.loads(data) if data else None
+        except ValueError as exc:  # a proxy's error page, a truncated body
+            raise ClusterAccessError(
+                f"cluster {self.name}: {what or path} answered with something not JSON ({exc})",
+                cluster=self.name,
+                kind=what,
+            ) from exc
 
     # -- discovery ----------------------------------------------------------------------------
 
@@ -290,8 +423,8 @@ class KubeCluster:
     ) -> Items:
         """Every event on a kind for `seconds`, starting with the objects that exist.
 
-        The server ends the watch after `seconds` (below the read timeout); each event is
-        `{"type": ADDED|MODIFIED|DELETED, "object": {...}}`.
+        The server ends the watch after `seconds` (the read timeout waits that much longer);
+        each event is `{"type": ADDED|MODIFIED|DELETED, "object": {...}}`.
         """
         data = self.request(
             "GET",
@@ -299,8 +432,113 @@ class KubeCluster:
             query=[("watch", "true"), ("timeoutSeconds", seconds)],
             what=f"WATCH {kind}",
             decode=False,
+            read_timeout=seconds + self.limits.read,
         )
         return [json.loads(line) for line in (data or b"").splitlines() if line.strip()]
+
+    def can_i(
+        self,
+        verb: str,
+        api_version: str,
+        kind: str,
+        name: str | None = None,
+        namespace: str | None = None,
+    ) -> str | None:
+        """None when this client's identity may `verb` the object; else the server's reason.
+
+        A SelfSubjectAccessReview: the API server's own authorizer answers, so what RBAC,
+        webhooks or any other authorizer allows is what counts.
+        """
+        attributes = {
+            "verb": verb,
+            "group": group_of(api_version),
+            "resource": self.resource(api_version, kind).plural,
+            "name": name,
+            "namespace": namespace,
+        }
+        review = self.request(
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            body={
+                "apiVersion": "authorization.k8s.io/v1",
+                "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": {k: v for k, v in attributes.items() if v}},
+            },
+            what=f"access review ({verb} {kind})",
+        )
+        status = (review or {}).get("status") or {}
+        if status.get("allowed"):
+            return None
+        return str(status.get("reason") or f"{verb} {kind} {name or ''} is not allowed").strip()
+
+
+def _impersonation(
+    headers: t.Mapping[str, str], user: str, groups: tuple[str, ...]
+) -> t.Mapping[str, str]:
+    """`headers` plus one Impersonate-User and one Impersonate-Group header per group."""
+    out = urllib3.HTTPHeaderDict(dict(headers))
+    out["Impersonate-User"] = user
+    for group in groups:
+        out.add("Impersonate-Group", group)
+    return out
+
+
+def _transient(exc: ClusterAccessError) -> bool:
+    """Whether a read that failed this way may succeed if sent again soon."""
+    cause = exc.__cause__
+    if isinstance(cause, ApiException):
+        return int(cause.status or 0) in RETRY_STATUSES
+    if isinstance(cause, urllib3.exceptions.ReadTimeoutError):
+        return False  # the server took the request and did not answer: asking again waits again
+    return isinstance(cause, urllib3.exceptions.HTTPError | ConnectionError)
+
+
+def _has_context(kubeconfig: str | None, context: str) -> bool:
+    try:
+        contexts, _ = config.list_kube_config_contexts(config_file=kubeconfig)  # type: ignore[no-untyped-call]
+    except (ConfigException, OSError, TypeError, ValueError):
+        return True  # the file itself is the problem: say that, not "no such context"
+    return any(c.get("name") == context for c in contexts or [])
+
+
+def _check_tls_files(cfg: client.Configuration) -> None:
+    """Load the CA and the client certificate now: one that is not PEM is the kubeconfig's
+    fault (exit 2), not an unreachable cluster (exit 3) at the first request."""
+    ca = cfg.ssl_ca_cert if cfg.verify_ssl else None
+    try:
+        tls = ssl.create_default_context(cafile=ca)
+    except ssl.SSLError as exc:
+        raise ValueError(
+            f"the certificate authority {ca} is not a PEM certificate ({exc})"
+        ) from exc
+    if cfg.cert_file:
+        try:
+            tls.load_cert_chain(cfg.cert_file, cfg.key_file)
+        except ssl.SSLError as exc:
+            raise ValueError(
+                f"the client certificate or key is not PEM, or they do not match ({exc})"
+            ) from exc
+
+
+class _ExecFailures(threading.local):
+    message: str | None = None
+
+
+_EXEC_FAILURES = _ExecFailures()
+
+
+def _hide_exec_plugin_output(record: logging.LogRecord) -> bool:
+    """The client logs a failed exec credential plugin with the plugin's stderr, which can hold
+    a token: drop the record, and leave the connecting thread a note without it."""
+    if record.funcName != "_load_from_exec_plugin" or record.module != "kube_config":
+        return True
+    found = re.search(r"process returned (\d+)", str(record.msg))
+    _EXEC_FAILURES.message = f" (exit {found[1]})" if found else ""
+    return False
+
+
+# The client logs through the root logger (logging.error), so the filter sits there.
+logging.getLogger().addFilter(_hide_exec_plugin_output)
 
 
 def _api_error(cluster: str, what: str, exc: ApiException) -> ClusterAccessError:
@@ -323,4 +561,13 @@ def status_of(error: ClusterAccessError) -> int | None:
     return int(cause.status) if isinstance(cause, ApiException) and cause.status else None
 
 
-__all__ = ["ApiResource", "KindNotServed", "KubeCluster", "group_of", "status_of"]
+__all__ = [
+    "ApiResource",
+    "ContextMissing",
+    "DeadlineExceeded",
+    "KindNotServed",
+    "KubeCluster",
+    "Limits",
+    "group_of",
+    "status_of",
+]

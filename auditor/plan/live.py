@@ -2,8 +2,10 @@
 
 Reads each affected cluster once (LIST ClusterQueues, LocalQueues and Workloads), then judges the
 plan's risky changes: a nominal quota cut below the queue's reservation warns how much is over and
-which admitted Workloads the queue's policies expose first; removing a LocalQueue or ClusterQueue,
-or a namespace's admission, while Workloads are pending or admitted there is an error.
+which admitted Workloads the queue's policies expose first; so does a cut of a Cohort's own quota
+(a pool lent to every queue below it) that leaves its tree short of what its members borrow;
+removing a LocalQueue or ClusterQueue, or a namespace's admission, while Workloads are pending or
+admitted there is an error.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from auditor.errors import ClusterAccessError
-from auditor.k8s.objects import Json, ResourceKey
-from auditor.k8s.quantity import is_binary, shown, value_of
+from auditor.k8s.objects import KUEUE_GROUP, Json, ResourceKey
+from auditor.k8s.quantity import Quantity, is_binary, shown, value_of
 from auditor.kueue import cohorts, quota, stop_policy
 from auditor.kueue import workloads as wl
 from auditor.kueue.quota import Cell
 from auditor.model import ClusterResult, Finding, Resource
+from auditor.plan import removals
 from auditor.plan.model import Change, ClusterPlan, Plan
 
 if t.TYPE_CHECKING:
@@ -42,16 +45,14 @@ class Workload:
         """None for a finished Workload: it holds no quota and blocks nothing."""
         if wl.finished(obj):
             return None
-        meta, queue = obj["metadata"], (obj.get("spec") or {}).get("queueName")
-        state = wl.quota_state(obj)
+        meta = obj["metadata"]
         return cls(
             namespace=meta["namespace"],
             name=meta["name"],
-            queue=queue,
-            cluster_queue=(wl.cluster_queue(obj) if state != "pending" else None)
-            or lq_to_cq.get((meta["namespace"], queue or "")),
+            queue=wl.local_queue(obj),
+            cluster_queue=wl.cluster_queue_of(obj, lq_to_cq),
             priority=wl.priority(obj),
-            state=state,
+            state=wl.quota_state(obj),
             since=wl.reserved_at(obj),
             usage=wl.usage(obj),
         )
@@ -103,7 +104,7 @@ def needs_live(change: Change) -> bool:
     return (
         (
             change.category == "quota"
-            and change.key.kind == "ClusterQueue"
+            and change.key.kind in quota.QUOTA_KINDS
             and change.action == "decreased"
             and bool(change.path and change.path.endswith(quota.NOMINAL))
         )
@@ -133,11 +134,15 @@ def check(plan: Plan, connect: t.Callable[[ClusterProfile], KubeCluster]) -> Non
             continue
         cluster.live_checked = True
         for change in risky:
-            plan.report.findings.extend(_judge(cluster, change, usage))
+            found = list(_judge(cluster, change, usage))
+            removals.weigh(plan.report.findings, cluster.name, change, found)
+            plan.report.findings.extend(found)
 
 
 def _judge(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterator[Finding]:
-    if change.category == "quota":
+    if change.category == "quota" and change.key.kind == "Cohort":
+        yield from _cohort_cut(plan, change, usage)
+    elif change.category == "quota":
         yield from _quota_cut(plan, change, usage)
     elif change.key.kind == "ClusterQueue":
         busy = [w for w in usage.workloads if w.cluster_queue == change.key.name]
@@ -208,7 +213,7 @@ def _quota_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterato
     flavor, resource = change.cell
     binary = is_binary(change.before, change.after)
     over = used - cut_to
-    victims = _first_exposed(usage, change.key.name, change.cell, over)
+    victims = _first_exposed(usage, {change.key.name}, change.cell, over)
     policy = _exposure(plan, cq)
     yield _finding(
         plan,
@@ -231,13 +236,13 @@ def _quota_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterato
     )
 
 
-def _first_exposed(usage: LiveUsage, cq: str, cell: Cell, over: Decimal) -> list[Workload]:
-    """The Workloads Kueue would evict first until `over` is freed."""
+def _first_exposed(usage: LiveUsage, cqs: set[str], cell: Cell, over: Decimal) -> list[Workload]:
+    """The Workloads of `cqs` Kueue would evict first until `over` is freed."""
     holders = wl.victim_order(
         (
             w
             for w in usage.workloads
-            if w.cluster_queue == cq and w.state != "pending" and w.usage.get(cell)
+            if w.cluster_queue in cqs and w.state != "pending" and w.usage.get(cell)
         ),
         priority=lambda w: w.priority,
         since=lambda w: w.since,
@@ -249,6 +254,79 @@ def _first_exposed(usage: LiveUsage, cq: str, cell: Cell, over: Decimal) -> list
         chosen.append(w)
         freed += w.usage[cell]
     return chosen
+
+
+def _cohort_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterator[Finding]:
+    """A cut of a Cohort's own quota, weighed over its whole tree: what the queues in it draw
+    from the pool beyond what they keep, against what the pool holds after the cut (the cut
+    counted in full at the root: Cohort lendingLimits between are ignored, as in Lending)."""
+    if change.cell is None:
+        return
+    holders = [
+        r.body
+        for key, r in plan.head.objects.items()
+        if key.kind in quota.QUOTA_KINDS and key.group == KUEUE_GROUP
+    ]
+    tree = cohorts.Forest.of(holders).root(change.key.name)
+
+    def held(obj: Json, cell: Cell) -> Quantity:
+        return Quantity(usage.in_use(str(obj["metadata"]["name"]), cell))
+
+    after = cohorts.pool(holders, tree, change.cell, held)
+    cut = value_of(change.before or 0) - value_of(change.after or 0)
+    before_over = max(after.drawn.value - after.quota.value - cut, Decimal(0))
+    over = after.over.value - before_over
+    if over <= 0:
+        return
+    flavor, resource = change.cell
+    binary = is_binary(change.before, change.after)
+    victims = _first_exposed(usage, set(after.borrowers), change.cell, over)
+    borrowing = f" ({', '.join(after.borrowers)} borrowing)" if after.borrowers else ""
+    yield _finding(
+        plan,
+        change,
+        rule="plan-quota-below-usage",
+        category="quota",
+        message=f"Cohort {change.key.name} {flavor} {resource} nominalQuota {change.before} → "
+        f"{change.after if change.after is not None else 'none'} leaves cohort tree {tree} "
+        f"{shown(over, binary=binary)} short: its queues draw "
+        f"{shown(after.drawn.value, binary=binary)} from a pool that would hold "
+        f"{shown(after.quota.value, binary=binary)}{borrowing}; "
+        f"{_reclaim(holders, tree, after.borrowers)}"
+        + (
+            f"; first exposed: {', '.join(_victim(w, change.cell, binary) for w in victims)}"
+            if victims
+            else ""
+        ),
+        extra={
+            "inUse": shown(after.drawn.value, binary=binary),
+            "over": shown(over, binary=binary),
+            "exposedWorkloads": [w.to_json() for w in victims],
+        },
+    )
+
+
+def _reclaim(holders: list[Json], tree: str, borrowers: tuple[str, ...]) -> str:
+    """Who may take back what the tree's borrowers hold beyond the pool."""
+    forest = cohorts.Forest.of(holders)
+    reclaimers = [
+        f"{cq['metadata']['name']} (reclaimWithinCohort: {policy})"
+        for cq in holders
+        if cq.get("kind") == "ClusterQueue"
+        and forest.tree_of(cq) == tree
+        and cq["metadata"]["name"] not in borrowers
+        and (policy := _policy(cq, "reclaimWithinCohort")) != "Never"
+    ]
+    if reclaimers:
+        return "the excess may be reclaimed by " + ", ".join(reclaimers)
+    return (
+        "no policy reclaims it: the borrowing Workloads keep running, and new borrowing in "
+        f"the tree of {tree} waits until its queues draw less than the pool holds"
+    )
+
+
+def _policy(cq: Json, name: str) -> str:
+    return str(((cq.get("spec") or {}).get("preemption") or {}).get(name, "Never"))
 
 
 def _victim(w: Workload, cell: Cell, binary: bool) -> str:

@@ -17,7 +17,7 @@ from auditor.k8s.quantity import is_binary, shown, value_of
 from auditor.kueue import cohorts
 from auditor.kueue.quota import NOMINAL, QUOTA_FIELDS, QUOTA_KINDS, QuotaCell, table
 from auditor.model import ClusterResult, Report, Resource, format_path
-from auditor.plan import immutable
+from auditor.plan import immutable, removals
 from auditor.plan.model import Change, ClusterPlan, Plan, Side
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
@@ -53,6 +53,7 @@ def build(base: Repository, head: Repository, clusters: t.Sequence[str] = ()) ->
         )
         plan.changes = list(_changes(plan))
         report.findings.extend(immutable.findings(plan, head))
+        report.findings.extend(removals.findings(plan))
         plans.append(plan)
     return Plan(base.label, head.label, plans, report)
 

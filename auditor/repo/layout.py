@@ -9,7 +9,7 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.errors import ConfigError
+from auditor.errors import ConfigError, processing
 from auditor.model import Finding, Resource
 from auditor.repo import manifests
 from auditor.repo.profiles import (
@@ -19,7 +19,14 @@ from auditor.repo.profiles import (
     cluster_profile,
     tenant_profile,
 )
-from auditor.repo.tree import SymlinkOutside, Tree, WorkTree
+from auditor.repo.tree import (
+    FileTooLarge,
+    NotAFile,
+    SymlinkLoop,
+    SymlinkOutside,
+    Tree,
+    WorkTree,
+)
 
 CLUSTERS = "clusters"
 TENANTS = "tenants"
@@ -168,35 +175,38 @@ class Repository:
                 continue
             try:
                 data = self.tree.read(path)
-            except SymlinkOutside as exc:
-                out.findings.append(
-                    Finding(
-                        rule="symlink-outside",
-                        category="input",
-                        file=path,
-                        line=1,
-                        message=f"{exc}; not read",
-                    )
-                )
-                continue
             except OSError as exc:
-                out.findings.append(
-                    Finding(
-                        rule="unreadable-file",
-                        category="input",
-                        file=path,
-                        line=1,
-                        message=f"cannot read the file: {exc}",
-                    )
-                )
+                out.findings.append(_refused(path, exc, cluster))
                 continue
-            found, problems = manifests.load_bytes(data, path)
+            with processing(f"reading {path}"):
+                found, problems = manifests.load_bytes(data, path)
             for problem in problems:
                 problem.cluster = cluster
             out.findings.extend(problems)
             for resource in found:
                 resource.cluster, resource.tenant = cluster, tenant
                 out.resources.append(resource)
+
+
+def _refused(path: str, exc: OSError, cluster: str) -> Finding:
+    """What the tree refused to read (or could not), as the finding that says so."""
+    rule = (
+        "symlink-outside" if isinstance(exc, SymlinkOutside)
+        else "symlink-loop" if isinstance(exc, SymlinkLoop)
+        else "special-file" if isinstance(exc, NotAFile)
+        else "file-too-large" if isinstance(exc, FileTooLarge)
+        else "unreadable-file"
+    )  # fmt: skip
+    refused = rule != "unreadable-file"
+    message = f"{exc}; not read" if refused else f"cannot read the file: {exc}"
+    return Finding(
+        rule=rule,
+        category="input",
+        cluster=cluster,
+        file=path,
+        line=1,
+        message=message,
+    )
 
 
 def _flag_duplicates(out: Loaded) -> None:

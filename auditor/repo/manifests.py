@@ -6,7 +6,10 @@ loader goes on with the next document or file.
 
 from __future__ import annotations
 
+import math
+import re
 import typing as t
+from decimal import Decimal
 
 import yaml
 
@@ -20,8 +23,11 @@ except ImportError:  # pragma: no cover
 STR_TAG = "tag:yaml.org,2002:str"
 MAP_TAG = "tag:yaml.org,2002:map"
 SEQ_TAG = "tag:yaml.org,2002:seq"
+INT_TAG = "tag:yaml.org,2002:int"
+_LONG_INT = re.compile(r"[-+]?[0-9_]{100,}")
 _SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 MAX_NODES = 200_000  # per document: far beyond any real manifest, far below an alias bomb
+MAX_DEPTH = 100  # nesting per document: a CRD's schema is the deepest object, at about 40
 Path_ = tuple[str | int, ...]
 
 
@@ -67,13 +73,17 @@ class _Loader(_BaseLoader):
 
 
 class _Builder:
-    """Build plain Python values from a composed node tree (lines come later, on demand)."""
+    """Build plain Python values from a composed node tree (lines come later, on demand).
+
+    Mapping keys become the strings Kubernetes makes of them (sigs.k8s.io/yaml: `1` is "1",
+    `true` is "true"), so two keys are duplicates exactly when they are on the API server.
+    """
 
     def __init__(self, loader: _BaseLoader) -> None:
         self.loader = loader
         self.visited = 0
 
-    def build(self, node: yaml.Node) -> t.Any:
+    def build(self, node: yaml.Node, depth: int = 0) -> t.Any:
         self.visited += 1
         if self.visited > MAX_NODES:
             raise _Problem(
@@ -87,7 +97,9 @@ class _Builder:
             # constructor (with its per-object bookkeeping) to ints, bools, nulls and the rest.
             if node.tag == STR_TAG:
                 return node.value
-            return self.loader.construct_object(node)
+            return self.scalar(node)
+        if depth >= MAX_DEPTH:
+            raise _too_deep(node)
         if kind is _MAPPING:
             out: dict[t.Any, t.Any] = {}
             for key_node, value_node in node.value:
@@ -111,15 +123,32 @@ class _Builder:
                     self.visited += 1
                     out[key] = value_node.value
                 else:
-                    out[key] = self.build(value_node)
+                    out[key] = self.build(value_node, depth + 1)
             return out
         if kind is _SEQUENCE:
-            return [self.build(item) for item in node.value]
+            return [self.build(item, depth + 1) for item in node.value]
         return self.loader.construct_object(node)
 
-    def key(self, key_node: yaml.Node) -> t.Any:
+    def scalar(self, node: yaml.Node) -> t.Any:
+        """An int, float, bool, null or timestamp; a number JSON cannot carry is a problem, and
+        so is a value its explicit tag cannot hold (`!!timestamp x`, `!!bool maybe`)."""
+        try:
+            value = self.loader.construct_object(node)
+        except (ValueError, AttributeError, KeyError, TypeError, OverflowError):
+            if node.tag == INT_TAG and _LONG_INT.fullmatch(node.value):  # past 4,300 digits
+                raise _bad_number(node, "more digits than a number can have") from None
+            raise _Problem(
+                "yaml-syntax",
+                f"malformed YAML: {_shown(node.value)!r} is no value of its tag {node.tag}",
+                node.start_mark.line + 1,
+            ) from None
+        if value.__class__ is float and not math.isfinite(value):
+            raise _bad_number(node, "JSON has no infinity or NaN")
+        return value
+
+    def key(self, key_node: yaml.Node) -> str:
         if key_node.tag == STR_TAG and key_node.__class__ is yaml.ScalarNode:
-            return key_node.value
+            return t.cast(str, key_node.value)
         if key_node.tag == "tag:yaml.org,2002:merge":
             raise _Problem(
                 "yaml-merge-key",
@@ -127,12 +156,96 @@ class _Builder:
                 "manifests: Kubernetes tools disagree on them",
                 key_node.start_mark.line + 1,
             )
-        key = self.loader.construct_object(key_node)
-        if not isinstance(key, str | int | float | bool) and key is not None:
+        if key_node.__class__ is not _SCALAR:
             raise _Problem(
                 "yaml-bad-key", "mapping keys must be scalars", key_node.start_mark.line + 1
             )
-        return key
+        key = self.scalar(key_node)
+        if isinstance(key, bool):
+            return "true" if key else "false"
+        if isinstance(key, int):
+            return str(key)
+        if isinstance(key, float):
+            return _go_float(key)
+        if isinstance(key, str):
+            return key
+        raise _Problem(
+            "yaml-bad-key",
+            f"a {'null' if key is None else type(key).__name__} key: Kubernetes accepts "
+            "strings, numbers and booleans as keys",
+            key_node.start_mark.line + 1,
+        )
+
+
+def _go_float(value: float) -> str:
+    """A float key as sigs.k8s.io/yaml writes it: Go's %g with the shortest digits (1e+06)."""
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    text, signed = "".join(map(str, digits)), "-" if sign else ""
+    if not value:
+        return f"{signed}0"
+    point = len(text) + exponent  # where the decimal point falls in `text`
+    power = point - 1
+    if power < -4 or power >= 6:  # Go's threshold for the shortest %g
+        head = f"{text[0]}.{text[1:]}" if len(text) > 1 else text
+        return f"{signed}{head}e{'-' if power < 0 else '+'}{abs(power):02d}"
+    if point <= 0:
+        return f"{signed}0.{'0' * -point}{text}"
+    if point >= len(text):
+        return f"{signed}{text}{'0' * (point - len(text))}"
+    return f"{signed}{text[:point]}.{text[point:]}"
+
+
+def _too_deep(node: yaml.Node) -> _Problem:
+    looped = _cycle(node)
+    if looped is not None:
+        return _Problem(
+            "yaml-recursive-alias",
+            "an alias refers to a node that contains it, so the document never ends",
+            looped.start_mark.line + 1,
+        )
+    return _Problem(
+        "yaml-too-deep",
+        f"the document nests deeper than {MAX_DEPTH} levels; no Kubernetes object does",
+        node.start_mark.line + 1,
+    )
+
+
+def _cycle(start: yaml.Node) -> yaml.Node | None:
+    """The node through which the graph under `start` (as aliases make it) loops, if any."""
+    on_path: set[int] = set()
+    done: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(start, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            done.add(id(node))
+            continue
+        if id(node) in on_path:
+            return node
+        if id(node) in done or node.__class__ is _SCALAR:
+            continue
+        on_path.add(id(node))
+        stack.append((node, True))
+        children = (
+            node.value if node.__class__ is _SEQUENCE else [n for pair in node.value for n in pair]
+        )
+        stack.extend((child, False) for child in children)
+    return None
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} chars)"
+
+
+def _bad_number(node: yaml.Node, why: str) -> _Problem:
+    return _Problem(
+        "yaml-bad-number",
+        f"{_shown(node.value)} cannot be sent to the API server ({why}); quote it if text was "
+        "meant",
+        node.start_mark.line + 1,
+    )
 
 
 def _first_key_line(builder: _Builder, node: yaml.Node, duplicate: yaml.Node) -> str:
@@ -156,7 +269,7 @@ def _record_lines(
             if key_node.tag == STR_TAG and isinstance(key_node, yaml.ScalarNode):
                 key = key_node.value
             else:
-                key = str(loader.construct_object(key_node))
+                key = _Builder(loader).key(key_node)  # the text the object has for it
             lines[(*path, key)] = key_node.start_mark.line + 1
             _record_lines(loader, value_node, (*path, key), lines)
     elif isinstance(node, yaml.SequenceNode):
@@ -254,7 +367,10 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
                 for k in ("apiVersion", "kind")
                 if not isinstance(body.get(k), str) or not body.get(k)
             ]
-            if not missing and not resource.name:
+            meta = body.get("metadata")
+            if meta is not None and not isinstance(meta, dict):
+                missing.append(f"metadata mapping (it is a {_yaml_type(meta)})")
+            elif not missing and not resource.name:
                 missing.append("metadata.name")
             if missing:
                 findings.append(
@@ -267,6 +383,12 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
     finally:
         loader.dispose()
     return resources, findings
+
+
+def _yaml_type(value: object) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def _next_document(loader: _BaseLoader) -> yaml.Node | None:

@@ -6,6 +6,7 @@ configuration error (exit 2), because every later check would be built on it.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
 import typing as t
@@ -47,7 +48,13 @@ class ClusterProfile:
     capacity: dict[str, dict[str, t.Any]]
     verify_allowed: bool = False
     trusted_subjects: tuple[str, ...] = ()  # drift does not report their RBAC powers
+    kueue_version: str | None = None  # the Kueue release it runs, e.g. v0.17.0
+    platform_identities: tuple[str, ...] = ()  # alone may change namespaces' admission labels
+    policy_enforcement: str = "Deny"  # the admission policies' action: Deny, or Warn to roll out
     alerts: dict[str, dict[str, dict[str, t.Any]]] = field(default_factory=dict)  # name -> ranges
+    priority_order: tuple[str, ...] = ()  # WorkloadPriorityClasses, lowest first
+    platform_levels: tuple[str, ...] | None = None  # None: the classes no tenant may use
+    preemption_allowed: dict[str, dict[str, str]] = field(default_factory=dict)  # cq -> policies
 
     def admits(self, labels: t.Mapping[str, t.Any] | None) -> bool:
         """Whether a namespace with these labels may submit work: it carries the admission label."""
@@ -67,6 +74,24 @@ class TenantCluster:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """A record that preempted jobs resume without harm: what was shown, where, when, until when."""
+
+    aspect: str  # checkpointing | idempotentOutput
+    validated: str
+    reference: str
+    date: datetime.date
+    expires: datetime.date
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return ("spec", "preemption", self.aspect)
+
+
+EVIDENCE_ASPECTS = ("checkpointing", "idempotentOutput")
+
+
+@dataclass(frozen=True)
 class TenantProfile:
     name: str
     file: str
@@ -75,13 +100,13 @@ class TenantProfile:
     clusters: dict[str, TenantCluster]
     workload_priority_classes: tuple[str, ...] = ()
     pod_priority_classes: tuple[str, ...] = ()
-    checkpointing_validated: bool = False
-    idempotent_output_validated: bool = False
+    evidence: dict[str, Evidence] = field(default_factory=dict)  # by aspect
+    flavors: tuple[str, ...] | None = None  # the ResourceFlavors its jobs tolerate (None: all)
     extra: dict[str, t.Any] = field(default_factory=dict)
 
-    @property
-    def preemption_safe(self) -> bool:
-        return self.checkpointing_validated and self.idempotent_output_validated
+    def missing_evidence(self) -> list[str]:
+        """The aspects of preemption safety this tenant has no record for."""
+        return [a for a in EVIDENCE_ASPECTS if a not in self.evidence]
 
 
 def _validate(resource: Resource, schema_name: str, folder: str) -> dict[str, t.Any]:
@@ -121,7 +146,17 @@ def cluster_profile(resource: Resource, folder: str) -> ClusterProfile:
         capacity=spec["capacity"],
         verify_allowed=bool(spec.get("verify", {}).get("allowed")),
         trusted_subjects=tuple(spec.get("drift", {}).get("trustedSubjects", [])),
+        kueue_version=spec["kueue"].get("version"),
+        platform_identities=tuple(spec.get("platformIdentities", ())),
+        policy_enforcement=spec.get("admissionPolicies", {}).get("enforcement", "Deny"),
         alerts=spec.get("alerts", {}),
+        priority_order=tuple(spec.get("priority", {}).get("workloadOrder", ())),
+        platform_levels=(
+            tuple(spec["priority"]["platformLevels"])
+            if "platformLevels" in spec.get("priority", {})
+            else None
+        ),
+        preemption_allowed=spec.get("preemption", {}).get("allow", {}),
     )
 
 
@@ -140,6 +175,32 @@ def tenant_profile(resource: Resource, folder: str) -> TenantProfile:
         },
         workload_priority_classes=tuple(prio.get("workload", [])),
         pod_priority_classes=tuple(prio.get("pod", [])),
-        checkpointing_validated=bool(pre.get("checkpointingValidated")),
-        idempotent_output_validated=bool(pre.get("idempotentOutputValidated")),
+        evidence={a: _evidence(resource, a, pre[a]) for a in EVIDENCE_ASPECTS if a in pre},
+        flavors=tuple(spec["flavors"]) if "flavors" in spec else None,
     )
+
+
+def _evidence(resource: Resource, aspect: str, record: dict[str, t.Any]) -> Evidence:
+    dates = {k: _date(resource, ("spec", "preemption", aspect, k), record[k]) for k in DATES}
+    if dates["expires"] <= dates["date"]:
+        line = resource.line_of(("spec", "preemption", aspect, "expires"))
+        raise ConfigError(
+            f"{resource.file}:{line}: preemption.{aspect} expires before it was validated"
+        )
+    return Evidence(aspect, record["validated"], record["reference"], **dates)
+
+
+DATES = ("date", "expires")
+
+
+def _date(resource: Resource, path: tuple[str, ...], value: t.Any) -> datetime.date:
+    """A YAML date (the loader gives datetime.date) or an ISO 8601 string."""
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return value
+    try:
+        return datetime.date.fromisoformat(str(value))
+    except ValueError:
+        raise ConfigError(
+            f"{resource.file}:{resource.line_of(path)}: {'.'.join(path[1:])} must be a date "
+            f"(YYYY-MM-DD), not {value!r}"
+        ) from None

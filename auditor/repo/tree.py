@@ -1,16 +1,31 @@
-"""Where the repository's files come from: the working tree, or a git revision (gitsource)."""
+"""Where the repository's files come from: the working tree, or a git revision (gitsource).
+
+Nothing below a folder is skipped in silence. A linked folder inside the repository is
+followed and its files judged like any other; one that leads outside it, or back into a folder
+that holds it, is listed and refused when read, as are FIFOs, sockets and devices (never
+opened: a FIFO would block the reader forever) and files too large for Argo CD to sync.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import typing as t
 from pathlib import Path
 
 MANIFEST_SUFFIXES = (".yaml", ".yml")
+# Argo CD refuses a directory application whose manifests pass 10M together
+# (reposerver.max.combined.directory.manifests.size), so a larger file can never sync.
+MAX_FILE_BYTES = 10 * 1024 * 1024
 
 
 class Tree(t.Protocol):
-    """Read-only view of the repository's files, by POSIX path relative to its root."""
+    """Read-only view of the repository's files, by POSIX path relative to its root.
+
+    `files` lists manifests, and also what it refused (a linked folder outside the repository,
+    say: its path ends in "/"); `read` of a refused path raises the reason (an OSError).
+    """
 
     def files(self, folder: str) -> list[str]: ...
 
@@ -22,7 +37,27 @@ class Tree(t.Protocol):
 
 
 class SymlinkOutside(OSError):
-    """A file is a link that leads out of the repository."""
+    """A file or folder is a link that leads out of the repository."""
+
+
+class SymlinkLoop(OSError):
+    """A linked folder leads back into a folder that holds it, or links go round in a circle."""
+
+
+class NotAFile(OSError):
+    """A manifest path is a FIFO, socket or device: refused without being opened."""
+
+
+class FileTooLarge(OSError):
+    """A manifest file is larger than any Argo CD syncs."""
+
+
+def too_large(path: str, size: int) -> FileTooLarge:
+    return FileTooLarge(
+        f"{path} is {size / 2**20:.1f} MiB; Argo CD syncs at most {MAX_FILE_BYTES // 2**20} MiB "
+        "of manifests per application (reposerver.max.combined.directory.manifests.size), "
+        "so it is not read"
+    )
 
 
 class WorkTree:
@@ -30,30 +65,102 @@ class WorkTree:
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
+        self._inside = os.path.join(str(self.root), "")
+        self._refused: dict[str, OSError] = {}
 
     def _path(self, rel: str) -> Path:
         return self.root / rel
 
+    def _within(self, real: str) -> bool:
+        return real == str(self.root) or real.startswith(self._inside)
+
     def files(self, folder: str) -> list[str]:
-        base = os.path.normpath(os.path.join(self.root, folder))
-        if not os.path.isdir(base):
+        top = os.path.normpath(os.path.join(self.root, folder))
+        real = os.path.realpath(top)
+        rel = os.path.relpath(top, self.root).replace(os.sep, "/")
+        if not self._within(real):
+            return [
+                self._refuse(rel, SymlinkOutside(f"{rel} leads to {real}, outside the repository"))
+            ]
+        if not os.path.isdir(real):
             return []
-        found = []
-        skip = len(os.path.join(self.root, ""))
-        # os.walk and string slicing: several times faster than rglob and relative_to
-        for folder_path, _dirs, names in os.walk(base):
-            rel = folder_path[skip:].replace(os.sep, "/") or "."
-            found += [f"{rel}/{n}" for n in names if n.endswith(MANIFEST_SUFFIXES)]
+        # The real folders from the root down to here: a link back to any of them is a loop.
+        chain = {str(self.root)}
+        for parent in Path(real).relative_to(self.root).parents:
+            chain.add(str(self.root / parent))
+        found: list[str] = []
+        self._walk(rel, real, frozenset(chain | {real}), found)
         return sorted(found)
 
+    def _walk(self, rel: str, real: str, chain: frozenset[str], found: list[str]) -> None:
+        # os.scandir and string joins: several times faster than rglob and relative_to
+        try:
+            entries = list(os.scandir(real))
+        except OSError as exc:
+            found.append(self._refuse(rel, exc))
+            return
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel != "." else entry.name
+            if entry.is_symlink():
+                self._link(child, entry, chain, found)
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                self._walk(child, entry.path, chain | {entry.path}, found)
+            elif entry.name.endswith(MANIFEST_SUFFIXES):
+                found.append(child)
+
+    def _link(
+        self, child: str, entry: os.DirEntry[str], chain: frozenset[str], found: list[str]
+    ) -> None:
+        """Follow a linked folder inside the repository; refuse one outside, or a loop."""
+        target = os.path.realpath(entry.path)
+        why: OSError | None = None
+        if os.path.isdir(target):
+            if not self._within(target):
+                why = SymlinkOutside(
+                    f"{child} is a link to the folder {target}, outside the repository"
+                )
+            elif target in chain:
+                why = SymlinkLoop(f"{child} is a link to {target}, a folder that holds it: a loop")
+            else:
+                self._walk(child, target, chain | {target}, found)
+        elif entry.name.endswith(MANIFEST_SUFFIXES):
+            found.append(child)  # read() judges where it leads
+        elif not os.path.exists(entry.path):  # perhaps a folder link, broken or in a circle
+            why = _broken(child, entry.path)
+        if why is not None:
+            found.append(self._refuse(child, why))
+
+    def _refuse(self, rel: str, why: OSError) -> str:
+        """List a refused folder (as "path/") so whoever reads it hears why."""
+        key = rel.rstrip("/") + "/"
+        self._refused[key] = why
+        return key
+
     def read(self, path: str) -> bytes:
+        refused = self._refused.get(path)
+        if refused is not None:
+            raise refused
         full = os.path.join(self.root, path)
-        if os.path.islink(full):
-            target = Path(full).resolve()
-            if not target.is_relative_to(self.root):
-                raise SymlinkOutside(f"{path} is a link to {target}, outside the repository")
+        real = os.path.realpath(full)
+        if not self._within(real):
+            raise SymlinkOutside(f"{path} leads to {real}, outside the repository")
+        try:
+            info = os.stat(full)  # follows links
+        except OSError:
+            if os.path.islink(full):
+                raise _broken(path, full) from None
+            raise
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAFile(f"{path} is {_kind(info.st_mode)}, not a regular file; not opened")
+        if info.st_size > MAX_FILE_BYTES:
+            raise too_large(path, info.st_size)
         with open(full, "rb") as f:
-            return f.read()
+            return f.read(MAX_FILE_BYTES + 1)  # bounded, should it grow in the meantime
 
     def is_dir(self, folder: str) -> bool:
         return self._path(folder).is_dir()
@@ -63,3 +170,25 @@ class WorkTree:
         if not base.is_dir():
             return []
         return sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _broken(rel: str, full: str) -> OSError:
+    try:
+        os.stat(full)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return SymlinkLoop(f"{rel} is a link that leads round in a circle")
+        return FileNotFoundError(f"{rel} is a link to {os.readlink(full)}, which does not exist")
+    return FileNotFoundError(f"{rel} is a link that cannot be followed")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a special file"

@@ -4,7 +4,8 @@
 Pushgateway. Both carry the finding counts by cluster, category and severity, whether each
 cluster's audit completed, and the time of the last *complete* audit: an incomplete run (exit 3)
 must never look like a fresh clean one, so it leaves that timestamp where the last complete run
-put it (read back from the previous file; left untouched on the gateway).
+put it (read back from the previous file; left untouched on the gateway). A run limited to some
+clusters (`--cluster`) keeps the other clusters' series in the file it rewrites.
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ class _ReportCollector:
         now: float,
         previous: dict[tuple[str, str], float],
         only: str | None = None,
+        kept: Samples | None = None,
     ) -> None:
         self.report, self.now, self.previous, self.only = report, now, previous, only
+        self.kept = kept or {}  # family -> the other clusters' samples, written back as they were
 
     def collect(self) -> t.Iterator[Metric]:
         command = self.report.command
@@ -87,7 +90,35 @@ class _ReportCollector:
             LAST_AUDIT, "Unix time of the last audit, complete or not.", labels=["command"]
         )
         last.add_metric([command], self.now)
+        for family in (findings, complete, last_complete, last):
+            for labels, value in self.kept.get(family.name, []):
+                family.add_metric([labels.get(n, "") for n in _LABELS[family.name]], value)
         yield from (findings, complete, last_complete, last)
+
+
+Samples = dict[str, list[tuple[dict[str, str], float]]]  # family -> (labels, value) pairs
+_LABELS = {
+    FINDINGS: ("command", "cluster", "category", "severity"),
+    COMPLETE: ("command", "cluster"),
+    LAST_COMPLETE: ("command", "cluster"),
+    LAST_AUDIT: ("command",),
+}
+
+
+def _others(report: Report, families: list[Metric]) -> Samples:
+    """The samples of a previous file that this run does not rewrite: other commands', and
+    this command's for clusters the run did not cover."""
+    covered = set(cluster_status(report))
+    kept: Samples = {}
+    for family in families:
+        for s in family.samples:
+            if s.name not in _LABELS:
+                continue
+            ours = s.labels.get("command") == report.command
+            if ours and (s.name == LAST_AUDIT or s.labels.get("cluster", "") in covered):
+                continue
+            kept.setdefault(s.name, []).append((dict(s.labels), s.value))
+    return kept
 
 
 def _registry(collector: _ReportCollector) -> CollectorRegistry:
@@ -96,16 +127,20 @@ def _registry(collector: _ReportCollector) -> CollectorRegistry:
     return registry
 
 
-def previous_completions(path: Path) -> dict[tuple[str, str], float]:
-    """(command, cluster) -> last complete audit time, from a textfile we wrote before."""
+def _previous(path: Path) -> list[Metric]:
     if not path.is_file():
-        return {}
+        return []
     try:
-        families = list(text_string_to_metric_families(path.read_text()))
-    except ValueError as exc:
+        return list(text_string_to_metric_families(path.read_text()))
+    except (ValueError, OSError) as exc:
         raise MetricsExportError(
             f"{path}: not a Prometheus text file we can update: {exc}"
         ) from exc
+
+
+def previous_completions(path: Path) -> dict[tuple[str, str], float]:
+    """(command, cluster) -> last complete audit time, from a textfile we wrote before."""
+    families = _previous(path)
     return {
         (s.labels.get("command", ""), s.labels.get("cluster", "")): s.value
         for family in families
@@ -114,9 +149,15 @@ def previous_completions(path: Path) -> dict[tuple[str, str], float]:
     }
 
 
-def write_textfile(report: Report, path: Path, *, now: float | None = None) -> None:
-    """Write (atomically, as the textfile collector needs) the metrics of `report` to `path`."""
-    collector = _ReportCollector(report, now or time.time(), previous_completions(path))
+def write_textfile(
+    report: Report, path: Path, *, now: float | None = None, partial: bool = False
+) -> None:
+    """Write (atomically, as the textfile collector needs) the metrics of `report` to `path`.
+
+    `partial`: the run covered only some clusters; the others' series stay as they were.
+    """
+    kept = _others(report, _previous(path)) if partial else None
+    collector = _ReportCollector(report, now or time.time(), previous_completions(path), kept=kept)
     try:
         write_to_textfile(str(path), _registry(collector))
     except OSError as exc:
@@ -151,10 +192,14 @@ def export(
     metrics_file: Path | None = None,
     pushgateway: str | None = None,
     now: float | None = None,
+    partial: bool = False,
 ) -> None:
-    """Deliver the report's metrics wherever the command was asked to (nothing when neither)."""
+    """Deliver the report's metrics wherever the command was asked to (nothing when neither).
+
+    `partial`: the run covered only the clusters named with --cluster (see write_textfile).
+    """
     stamp = now or time.time()
     if metrics_file is not None:
-        write_textfile(report, metrics_file, now=stamp)
+        write_textfile(report, metrics_file, now=stamp, partial=partial)
     if pushgateway:
         push(report, pushgateway, now=stamp)

@@ -13,6 +13,7 @@ import difflib
 
 from auditor.rules import (
     alerts,
+    boundaries,
     drift,
     ownership,
     plan,
@@ -22,6 +23,7 @@ from auditor.rules import (
     schema,
     tenancy,
     verify,
+    webhook,
 )
 from auditor.rules.rule import DOCS_URL, REPO_URL, Example, Rule, Severity
 
@@ -65,7 +67,9 @@ _ALL: tuple[Rule, ...] = (
     *tenancy.RULES,
     *queues.RULES,
     *quota.RULES,
+    *webhook.RULES,
     *alerts.RULES,
+    *boundaries.RULES,
     *drift.RULES,
     *plan.RULES,
     *verify.RULES,

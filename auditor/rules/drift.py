@@ -71,6 +71,23 @@ RULES = (
         "team-a-cq has stopPolicy Hold live (a hold applied by hand and never committed).",
     ),
     _drift(
+        "admission-policy",
+        "admission policies (a ValidatingAdmissionPolicy or its binding that `kueue-gitops "
+        "generate policies` made; deleted or loosened live, it lets a tenant across a "
+        "boundary the repository holds)",
+        "kueue-gitops-queue-name and its binding are on the cluster exactly as generated.",
+        "The binding kueue-gitops-priority-levels was changed to validationActions [Warn]: "
+        "unapproved priority classes now only warn.",
+    ),
+    _drift(
+        "kueue-config",
+        "Kueue's Configuration (the ConfigMap kueue-system/kueue-manager-config, compared as "
+        "the Configuration it holds)",
+        "The live kueue-manager-config says manageJobsWithoutQueueName: true, as the repo does.",
+        "manageJobsWithoutQueueName was set to false live: Jobs without a queue name would "
+        "run outside quota after Kueue's next restart.",
+    ),
+    _drift(
         "priority",
         "priority (a PriorityClass or WorkloadPriorityClass)",
         "WorkloadPriorityClass batch-standard has value 1000 live, as in the repository.",
@@ -119,6 +136,25 @@ RULES = (
         said(
             "A ClusterRoleBinding made by hand gives the group `ml-leads` `edit` on "
             "ClusterQueues through an aggregated ClusterRole."
+        ),
+    ),
+    rule(
+        "rbac-tenant-power-granted",
+        "error",
+        "rbac",
+        "drift",
+        "A repository binding gives a tenant more than the tenant baseline, as the cluster "
+        "defines the role.",
+        """rbac-power trusts what the repository grants, and a repository binding to a role the
+        repository does not define is judged by that role as it is live. Here each repository
+        binding is resolved that way, and a tenant's group, its namespaces' service accounts or
+        everybody holding a power beyond the tenant baseline (quota or priority writes,
+        namespace updates, bind, escalate, impersonate, Secrets outside its namespaces) is
+        reported at the binding. Bind a role the repository defines, narrowly.""",
+        said("team-a's group is bound to `view` and the kueue-gitops tenant roles only."),
+        said(
+            "team-a's group is bound in clusters/gpu-prod/rbac.yaml to a ClusterRole the "
+            "repository does not define, and on the cluster it allows patching namespaces."
         ),
     ),
     rule(

@@ -23,12 +23,29 @@ RULES = (
         "warning",
         "quota",
         "plan",
-        "A nominalQuota cut goes below what the ClusterQueue has in use live (`plan --live`).",
+        "A nominalQuota cut goes below what a ClusterQueue or Cohort tree uses (`plan --live`).",
         """Running workloads are not stopped by a quota cut, but new work waits until usage
         falls below the new quota, and the queue's preemption policies may evict what runs.
-        The message says how much is over and which admitted Workloads are exposed first.""",
+        A Cohort's own quota is a pool lent to every queue below it: a cut that leaves the
+        tree's pool below what its queues borrow exposes the borrowers' Workloads to
+        reclamation. The message says how much is over and which admitted Workloads are
+        exposed first.""",
         said("team-a-cq's a100 GPU quota goes from 16 to 12 while 8 GPUs are in use."),
         said("team-a-cq's a100 GPU quota goes from 16 to 4 while 8 GPUs are in use."),
+    ),
+    rule(
+        "plan-removes-queue",
+        "error",
+        "deletion",
+        "plan",
+        "A change removes a ClusterQueue, a LocalQueue or an admitted Namespace.",
+        """Argo CD deletes what a sync prunes: a LocalQueue's pending Jobs are stranded, a
+        ClusterQueue's admitted Workloads evicted, a namespace's Jobs deleted with it. Queues
+        and admitted namespaces are never deleted through a sync: keep the object and hold its
+        admission (`kueue-gitops hold`). With `--live`, a queue still holding Workloads is
+        reported as plan-removes-queue-in-use instead, with how many.""",
+        said("A pull request sets stopPolicy: Hold on LocalQueue batch and keeps it."),
+        said("A pull request deletes tenants/team-b/gpu-prod/localqueues.yaml."),
     ),
     rule(
         "plan-removes-queue-in-use",

@@ -49,6 +49,38 @@ def namespace(name: str, tenant: str) -> str:
     """
 
 
+PROFILE_FILE = "tenants/team-a/profile.yaml"
+TODAY = "2026-12-01"  # the day the evidence examples are judged on
+EVIDENCE = """
+      preemption:
+        checkpointing:
+          validated: jobs evicted mid-epoch resume from their last checkpoint
+          reference: https://tickets.example.com/PLAT-412
+          date: 2026-06-01
+          expires: {expires}
+        idempotentOutput:
+          validated: a restarted job rewrites its outputs under the same keys
+          reference: PLAT-412
+          date: 2026-06-01
+          expires: {expires}"""
+
+
+def tenant_profile(preemption: str) -> str:
+    return f"""
+    apiVersion: kueue-gitops.io/v1alpha1
+    kind: TenantProfile
+    metadata: {{name: team-a}}
+    spec:
+      owners: ["@example-org/team-a"]
+      clusters:
+        gpu-prod: {{namespaces: [team-a], clusterQueues: [team-a-cq]}}{preemption}
+    """
+
+
+BORROWING = """preemption:
+        reclaimWithinCohort: LowerPriority
+        borrowWithinCohort: {{policy: LowerPriority{threshold}}}"""
+
 LOCALQUEUE_TARGET = (
     rule(
         "lq-cluster-queue-missing",
@@ -60,6 +92,25 @@ LOCALQUEUE_TARGET = (
         of the cluster's ClusterQueues (the message lists them); a typo is the usual cause.""",
         LQ,
         yaml(LQ_FILE, local_queue("batch", "team-a-qc")),
+    ),
+    rule(
+        "lq-cluster-queue-invalid",
+        "error",
+        "queue",
+        "policy",
+        "A LocalQueue points at a ClusterQueue that this repository defines with a type error.",
+        """The API server refuses the ClusterQueue (here its quota is no quantity), so the
+        LocalQueue would point at nothing and its jobs would wait forever. The message names
+        the ClusterQueue's own finding, file and line: fix it there.""",
+        LQ,
+        yaml(
+            CQ_FILE,
+            cluster_queue(
+                SELECTS_TEAM_A + "\n      resourceGroups:\n"
+                "        - coveredResources: [cpu]\n"
+                "          flavors: [{name: cpu-only, resources: [{name: cpu, nominalQuota: lots}]}]"
+            ),
+        ),
     ),
     rule(
         "lq-cluster-queue-not-authorised",
@@ -173,31 +224,94 @@ OTHER = (
         "error",
         "preemption",
         "policy",
-        "A ClusterQueue preempts, but not every tenant using it has proven its jobs survive that.",
+        "A ClusterQueue can evict the work of a tenant that has no record its jobs survive that.",
         """A preempted job is killed and started again later: harmless only for jobs that
-        resume from checkpoints and write output idempotently. A ClusterQueue may preempt
-        (any policy but `Never`) only when each tenant whose profile lists it declares
-        `preemption.checkpointingValidated` and `preemption.idempotentOutputValidated`.""",
+        resume from checkpoints and write output idempotently. Both sides of each preemption
+        count: `withinClusterQueue` evicts the queue's own tenants; `reclaimWithinCohort` and
+        `borrowWithinCohort` evict the tenants of every other queue in the cohort tree that can
+        borrow. Each of them needs `preemption.checkpointing` and
+        `preemption.idempotentOutput` records in its profile (what was validated, a reference,
+        the date, an expiry); a preempting queue no tenant lists is an error too. Here team-a
+        has no records, and team-b-cq reclaims from team-a-cq.""",
+        yaml(PROFILE_FILE, tenant_profile(EVIDENCE.format(expires="2027-06-01")), today=TODAY),
+        yaml(PROFILE_FILE, tenant_profile("")),
+    ),
+    rule(
+        "preemption-evidence-expired",
+        "error",
+        "preemption",
+        "policy",
+        "A tenant's preemption evidence has expired while a ClusterQueue can evict its work.",
+        """Evidence records expire because jobs change: a checkpointing test from last year
+        says little about this year's code. Validate again, then record the new date, reference
+        and expiry (or stop preempting the tenant's work).""",
+        yaml(PROFILE_FILE, tenant_profile(EVIDENCE.format(expires="2027-06-01")), today=TODAY),
+        yaml(PROFILE_FILE, tenant_profile(EVIDENCE.format(expires="2026-11-30")), today=TODAY),
+    ),
+    rule(
+        "preemption-evidence-expiring",
+        "warning",
+        "preemption",
+        "policy",
+        "A tenant's preemption evidence expires within 30 days, and its work can be preempted.",
+        """The warning comes before `preemption-evidence-expired` turns into an error: plan
+        the next validation now. The examples are judged on 2026-12-01.""",
+        yaml(PROFILE_FILE, tenant_profile(EVIDENCE.format(expires="2027-06-01")), today=TODAY),
+        yaml(PROFILE_FILE, tenant_profile(EVIDENCE.format(expires="2026-12-20")), today=TODAY),
+    ),
+    rule(
+        "prune-unguarded",
+        "error",
+        "deletion",
+        "policy",
+        "A ClusterQueue, LocalQueue or admitted Namespace may be deleted by an Argo CD sync.",
+        """Removing it from Git (with pruning on) or deleting its Application would delete it:
+        a LocalQueue's pending Jobs are stranded, a ClusterQueue's admitted work evicted, a
+        namespace's Jobs deleted. Each carries `argocd.argoproj.io/sync-options:
+        Prune=false,Delete=false`; `Prune=false` may be left out only where the ApplicationSet
+        syncing its folder (argocd/) does not prune.""",
         yaml(
-            CQ_FILE,
+            LQ_FILE,
             """
             apiVersion: kueue.x-k8s.io/v1beta2
-            kind: ClusterQueue
-            metadata: {name: platform-cq}
-            spec:
-              preemption: {reclaimWithinCohort: Never, withinClusterQueue: Never}
+            kind: LocalQueue
+            metadata:
+              name: batch
+              namespace: team-a
+              annotations: {argocd.argoproj.io/sync-options: "Prune=false,Delete=false"}
+            spec: {clusterQueue: team-a-cq}
             """,
         ),
-        yaml(
-            CQ_FILE,
-            """
-            apiVersion: kueue.x-k8s.io/v1beta2
-            kind: ClusterQueue
-            metadata: {name: platform-cq}
-            spec:
-              preemption: {withinClusterQueue: LowerPriority}
-            """,
-        ),
+        yaml(LQ_FILE, local_queue("batch", "team-a-cq")),
+    ),
+    rule(
+        "preemption-policy-too-broad",
+        "error",
+        "preemption",
+        "policy",
+        "A ClusterQueue preempts more than lower-priority work, and its cluster profile does not "
+        "allow it.",
+        """`reclaimWithinCohort: Any` evicts borrowed work of any priority, and
+        `withinClusterQueue: LowerOrNewerEqualPriority` evicts equal-priority work that only
+        arrived earlier. Tenants' queues use `Never` or `LowerPriority`; a queue that needs
+        more is named in the cluster profile, `preemption.allow.<queue>`, where the platform
+        team reviews it.""",
+        yaml(CQ_FILE, cluster_queue("preemption: {reclaimWithinCohort: LowerPriority}")),
+        yaml(CQ_FILE, cluster_queue("preemption: {reclaimWithinCohort: Any}")),
+    ),
+    rule(
+        "borrow-preemption-unbounded",
+        "error",
+        "preemption",
+        "policy",
+        "A ClusterQueue preempts while borrowing without a maxPriorityThreshold below the "
+        "platform's priority levels.",
+        """`borrowWithinCohort` lets a queue evict other queues' work to borrow their capacity.
+        Its `maxPriorityThreshold` bounds which work that may be: without one, any lower
+        priority; it must be below every platform level (the cluster profile's
+        `priority.platformLevels`, here batch-critical at 10000).""",
+        yaml(CQ_FILE, cluster_queue(BORROWING.format(threshold=", maxPriorityThreshold: 100"))),
+        yaml(CQ_FILE, cluster_queue(BORROWING.format(threshold=""))),
     ),
 )
 

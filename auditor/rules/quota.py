@@ -186,10 +186,116 @@ QUANTITIES = (
         "policy",
         "A quota field is not a Kubernetes quantity.",
         """nominalQuota, borrowingLimit, lendingLimit and fairSharing.weight are quantities
-        (`8`, `500m`, `64Gi`); the API server refuses anything else.""",
+        (`8`, `500m`, `64Gi`); the API server refuses anything else. A value beyond 1e100
+        (`1e309`) is refused too: no node holds it, and Kueue's 64-bit arithmetic cannot.""",
         yaml(COHORT_FILE, cohort("3Gi")),
         yaml(COHORT_FILE, cohort("3 GB")),
     ),
 )
 
-RULES = QUOTAS + QUANTITIES
+def cohorts(*links: tuple[str, str | None]) -> str:
+    """Cohorts by (name, parentName)."""
+    return "\n---\n".join(
+        f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {name}}}\n"
+        + (f"spec: {{parentName: {parent}}}" if parent else "spec: {}")
+        for name, parent in links
+    )
+
+
+TREE = yaml(COHORT_FILE, cohorts(("ai-shared", "example-org"), ("example-org", None)))
+COHORT_TREE = (
+    rule(
+        "cohort-cycle",
+        "error",
+        "quota",
+        "policy",
+        "Cohorts' parentNames form a cycle.",
+        """Kueue accepts each Cohort, then admits nothing anywhere in a tree whose parents loop
+        until the loop is broken. Make one Cohort of the loop a root (no parentName).""",
+        TREE,
+        yaml(COHORT_FILE, cohorts(("ai-shared", "example-org"), ("example-org", "ai-shared"))),
+    ),
+    rule(
+        "cohort-parent-missing",
+        "error",
+        "quota",
+        "policy",
+        "A Cohort's parentName names no Cohort on its cluster.",
+        """Kueue makes an implicit, empty cohort of the name, so the subtree is cut off from
+        the tree and pool it was meant to join (a typo, or a Cohort not yet committed). Define
+        the parent, or fix the name.""",
+        TREE,
+        yaml(COHORT_FILE, cohorts(("ai-shared", "exmaple-org"), ("example-org", None))),
+    ),
+)
+
+RF_FILE = "clusters/gpu-prod/resourceflavors.yaml"
+
+
+def flavors(*entries: tuple[str, str]) -> str:
+    """ResourceFlavors by (name, spec in flow style)."""
+    return "\n---\n".join(
+        f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\n"
+        f"spec: {spec}"
+        for name, spec in entries
+    )
+
+
+def labels(model: str) -> str:
+    return f"{{nodeLabels: {{nvidia.com/gpu.product: {model}}}}}"
+
+
+def tolerating(names: str) -> str:
+    return f"""
+    apiVersion: kueue-gitops.io/v1alpha1
+    kind: TenantProfile
+    metadata: {{name: team-b}}
+    spec:
+      owners: ["@example-org/team-b"]
+      clusters:
+        gpu-prod: {{namespaces: [team-b], clusterQueues: [team-b-cq]}}
+      flavors: [{names}]
+    """
+
+
+A100 = ("a100", labels("NVIDIA-A100-SXM4-80GB"))
+FLAVORS = (
+    rule(
+        "gpu-flavor-unlabelled",
+        "error",
+        "flavor",
+        "policy",
+        "A ClusterQueue offers a GPU resource in a flavor with no nodeLabels.",
+        """A flavor without nodeLabels matches every node, so quota given for one GPU model
+        admits work onto any: the models are no longer distinct. Label each GPU flavor with
+        what tells its nodes apart (nvidia.com/gpu.product, a pool label).""",
+        yaml(RF_FILE, flavors(A100)),
+        yaml(RF_FILE, flavors(("a100", "{}"))),
+    ),
+    rule(
+        "flavor-overlap",
+        "error",
+        "flavor",
+        "policy",
+        "Two ResourceFlavors of a cluster have the same nodeLabels and nodeTaints.",
+        """They select the same nodes, so the quota of each is quota for one class of hardware
+        and capacity is counted twice. Give every flavor a label (or taint) of its own.""",
+        yaml(RF_FILE, flavors(A100, ("h100", labels("NVIDIA-H100-80GB-HBM3")))),
+        yaml(RF_FILE, flavors(A100, ("h100", labels("NVIDIA-A100-SXM4-80GB")))),
+    ),
+    rule(
+        "flavor-not-tolerated",
+        "error",
+        "flavor",
+        "policy",
+        "A ClusterQueue offers a tenant a flavor its profile does not list in `flavors`.",
+        """Some flavors cost failures: spot nodes are reclaimed at short notice. A tenant
+        profile's `flavors` lists the ones its jobs tolerate; every ClusterQueue the tenant
+        uses offers only those. Remove the flavor from the queue, or add it to the profile
+        once the jobs are known to survive it.""",
+        yaml("tenants/team-b/profile.yaml", tolerating("cpu-only, a100, h100")),
+        yaml("tenants/team-b/profile.yaml", tolerating("cpu-only, a100")),
+    ),
+)
+
+RULES = QUOTAS + COHORT_TREE + FLAVORS + QUANTITIES

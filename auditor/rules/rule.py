@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import enum
 import textwrap
 from dataclasses import dataclass
@@ -23,11 +24,13 @@ class Example:
 
     text: str
     file: str | None = None
+    today: datetime.date | None = None  # the day it is judged on, when its verdict depends on it
 
 
-def yaml(file: str, text: str) -> Example:
+def yaml(file: str, text: str, today: str | None = None) -> Example:
     """A manifest example; `text` may be indented like the code around it."""
-    return Example(textwrap.dedent(text).strip() + "\n", file)
+    day = datetime.date.fromisoformat(today) if today else None
+    return Example(textwrap.dedent(text).strip() + "\n", file, day)
 
 
 def said(text: str) -> Example:

@@ -260,6 +260,49 @@ TENANT_RBAC = (
     ),
 )
 
+ACCESS_FILE = "clusters/gpu-prod/tenant-access.yaml"
+
+
+def cluster_binding(role: str) -> str:
+    return f"""
+    apiVersion: rbac.authorization.k8s.io/v1
+    kind: ClusterRoleBinding
+    metadata: {{name: team-a-{role}}}
+    roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {role}}}
+    subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: Group, name: example-org:team-a}}]
+    """
+
+
+TENANT_POWERS = (
+    rule(
+        "rbac-tenant-power",
+        "error",
+        "rbac",
+        "policy",
+        "A binding outside the tenant folders gives a tenant more than the tenant baseline.",
+        """Wherever a binding lives, what it gives a tenant's group, its namespaces' service
+        accounts (or everybody) counts: writes to ClusterQueues, ResourceFlavors, Cohorts,
+        WorkloadPriorityClasses or PriorityClasses, updating or patching namespaces, bind,
+        escalate or impersonate, and reading Secrets outside the tenant's namespaces are
+        beyond what tenants may hold. The message names each power and the path that grants
+        it (binding, role, rule). Remove the subject, or bind a narrower role.""",
+        yaml(ACCESS_FILE, cluster_binding("view")),
+        yaml(ACCESS_FILE, cluster_binding("cluster-admin")),
+    ),
+    rule(
+        "rbac-tenant-role-unknown",
+        "error",
+        "rbac",
+        "policy",
+        "A binding outside the tenant folders gives a tenant a role nobody can bound.",
+        """The role is neither defined for the cluster in this repository nor one Kubernetes
+        ships, so what the tenant gains cannot be judged. Define it in
+        `clusters/<cluster>/rbac.yaml` or bind one that is.""",
+        yaml(ACCESS_FILE, cluster_binding("view")),
+        yaml(ACCESS_FILE, cluster_binding("platform-operator")),
+    ),
+)
+
 PRIORITY = (
     rule(
         "priority-class-in-tenant-folder",
@@ -294,4 +337,71 @@ PRIORITY = (
     ),
 )
 
-RULES = TENANT_OBJECTS + TENANT_RBAC + PRIORITY
+PC_FILE = "clusters/gpu-prod/priorityclasses.yaml"
+
+
+def pod_priority(value: int, policy: str) -> str:
+    """The platform's WorkloadPriorityClass batch-critical and the tenants' pod PriorityClass."""
+    return f"""
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: WorkloadPriorityClass
+    metadata: {{name: batch-critical}}
+    value: 10000
+    ---
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {{name: tenant-batch}}
+    value: {value}
+    preemptionPolicy: {policy}
+    """
+
+
+def workload_levels(low: int, standard: int) -> str:
+    return "\n---\n".join(
+        f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
+        f"metadata: {{name: {name}}}\nvalue: {value}"
+        for name, value in (("batch-low", low), ("batch-standard", standard))
+    )
+
+
+PRIORITY_LEVELS = (
+    rule(
+        "priority-class-preempts",
+        "error",
+        "priority",
+        "policy",
+        "A pod PriorityClass tenants may use does not set preemptionPolicy: Never.",
+        """With the default, PreemptLowerPriority, the scheduler evicts other Pods to place a
+        tenant's, outside Kueue's quota and preemption rules: business priority becomes
+        preemption authority. A class a tenant profile lists (or the global default) sets
+        `preemptionPolicy: Never`; Kueue decides preemption.""",
+        yaml(PC_FILE, pod_priority(1000, "Never")),
+        yaml(PC_FILE, pod_priority(1000, "PreemptLowerPriority")),
+    ),
+    rule(
+        "priority-above-platform",
+        "error",
+        "priority",
+        "policy",
+        "A priority class tenants may use is not below every platform level.",
+        """The platform's own levels (the cluster profile's `priority.platformLevels`, or the
+        classes no tenant lists) must outrank all tenant work, or a tenant could preempt
+        what the platform protects. Lower the tenant class's value.""",
+        yaml(PC_FILE, pod_priority(1000, "Never")),
+        yaml(PC_FILE, pod_priority(1000000000, "Never")),
+    ),
+    rule(
+        "priority-order",
+        "error",
+        "priority",
+        "policy",
+        "WorkloadPriorityClass values do not rise in the order the cluster profile declares.",
+        """The profile's `priority.workloadOrder` lists the levels lowest first (batch-low,
+        batch-standard, batch-critical); a value out of that order silently changes who
+        preempts whom. Fix the value, or the order after review.""",
+        yaml(PC_FILE, workload_levels(100, 1000)),
+        yaml(PC_FILE, workload_levels(100, 50)),
+    ),
+)
+
+RULES = TENANT_OBJECTS + TENANT_RBAC + TENANT_POWERS + PRIORITY + PRIORITY_LEVELS

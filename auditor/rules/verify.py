@@ -11,6 +11,14 @@ not admit work the way the repository means it to: compare its ClusterQueues wit
 (`kueue-gitops drift`), and read the Workloads in `verify -o json`."""
 
 
+BOUNDARY_FIX = """The tenant boundaries are held by the API server (the admission policies that
+`kueue-gitops generate policies` writes into clusters/<cluster>/admission-policies.yaml), by
+Kueue (its Configuration in clusters/<cluster>/kueue/) and by RBAC. The probe acted as a member
+of the tenant's group; a failure means the live cluster lacks what the repository declares:
+`kueue-gitops drift` names the policy, binding or Configuration that differs; let Argo CD sync
+it (and restart Kueue after a Configuration change)."""
+
+
 def _check(name: str, category: str, summary: str, passes: str, fails: str) -> Rule:
     return rule(
         f"verify-{name}", "error", category, "verify", summary, FIX, said(passes), said(fails)
@@ -59,5 +67,77 @@ RULES = (
         "Scratch namespaces of a verify run were not all deleted, or a stopPolicy not restored.",
         "Every scratch namespace is gone after the run and each stopPolicy is as before.",
         "A scratch namespace is still terminating after the timeout (a stuck finalizer).",
+    ),
+    *(
+        rule(f"verify-{name}", "error", category, "verify", summary, BOUNDARY_FIX, said(p), said(f))
+        for name, category, summary, p, f in (
+            (
+                "job-without-queue",
+                "admission",
+                "The API server accepted a tenant's Job that names no LocalQueue.",
+                "Acting as team-a, a Job without kueue.x-k8s.io/queue-name is refused by the "
+                "policy kueue-gitops-queue-name, which says which queues to use.",
+                "It is accepted: the policy or its binding is missing live.",
+            ),
+            (
+                "unqueued-job-held",
+                "admission",
+                "Without the queue-name policy, Kueue let a Job that names no queue run.",
+                "With the binding removed for the probe, Kueue holds the Job suspended "
+                "(`manageJobsWithoutQueueName: true`) and no Pod is made.",
+                "The Job starts its Pod: Kueue's Configuration live does not manage it.",
+            ),
+            (
+                "undeclared-queue",
+                "admission",
+                "A tenant's Job naming a LocalQueue the repository does not declare there was "
+                "accepted.",
+                "A Job naming a missing queue, or a queue made live into team-b's ClusterQueue, "
+                "is refused.",
+                "The Job naming the live-made queue is accepted: team-a could use team-b's quota.",
+            ),
+            (
+                "unapproved-priority",
+                "priority",
+                "A tenant's Job with a priority level or pod PriorityClass it is not approved "
+                "for was accepted.",
+                "batch-critical and system-node-critical are refused for team-a, with the "
+                "levels it may use.",
+                "A Job labelled batch-critical is accepted: business priority becomes "
+                "preemption authority.",
+            ),
+            (
+                "approved-priority",
+                "priority",
+                "A tenant's Job with approved levels was refused or not admitted.",
+                "A Job with batch-low and tenant-batch in LocalQueue batch is accepted and "
+                "admitted.",
+                "It is refused: the policy live is stricter than the profiles.",
+            ),
+            (
+                "namespace-relabel",
+                "label",
+                "A tenant could relabel its namespace's admission or tenant label.",
+                "Refused by RBAC, and, after a temporary RoleBinding grants patch on the "
+                "namespace, still refused by kueue-gitops-namespace-labels.",
+                "With patch granted, the tenant label changes: only RBAC held the boundary.",
+            ),
+            (
+                "platform-objects",
+                "rbac",
+                "A tenant may create or patch quota or priority objects.",
+                "team-a is forbidden to create ClusterQueues, ResourceFlavors, Cohorts and "
+                "priority classes, and to patch its ClusterQueue.",
+                "team-a may patch team-a-cq: a live RoleBinding grants it.",
+            ),
+            (
+                "boundary-cleanup",
+                "other",
+                "A boundary probe left objects behind, or the queue-name binding not restored.",
+                "The probe Jobs, LocalQueue, Role and RoleBinding are gone; the binding is back.",
+                "The binding kueue-gitops-queue-name could not be created again after the "
+                "probe (the run was killed).",
+            ),
+        )
     ),
 )

@@ -5,7 +5,14 @@ the ClusterQueue's file for each cluster that has it, on a new branch with one c
 is one line: ruamel.yaml's round-trip parser finds the field and the spec's indentation, the line
 is written in place, and a re-parse proves nothing else moved, so every comment and all the
 formatting stay as they were. A line `hold` adds carries a marker, so `resume` removes exactly
-that line and leaves the file byte-for-byte as it was before the hold.
+that line and leaves the file byte-for-byte as it was before the hold. Files are read and written
+as bytes: CRLF, mixed line endings, a byte-order mark and a missing final newline all stay.
+
+With `--apply`, every cluster is first asked whether it can be patched (the ClusterQueue is
+read, and a SelfSubjectAccessReview asks for `patch`); only then is each patched. If a later
+patch fails, the earlier ones are undone, and if an undo fails too, the error names the
+clusters left held live and the commands that finish the job. Nothing is committed unless
+every live patch held.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import io
 import re
 import typing as t
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
@@ -25,6 +33,12 @@ from auditor.kueue import stop_policy as policies
 from auditor.kueue.stop_policy import HOLD, STOPPED
 from auditor.repo import gitsource
 from auditor.repo.layout import CLUSTERS, Repository
+
+BOM = "\ufeff"
+# The line breaks of YAML (ruamel counts lines by them): a lone CR is one too.
+_LINE = re.compile(
+    r"[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])|[^\r\n\x85\u2028\u2029]+$"
+)
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -103,10 +117,20 @@ def _spec_of(text: str, file: str, name: str) -> tuple[CommentedMap, int]:
     raise ConfigError(f"{file}: no ClusterQueue {name}")
 
 
+def _lines(text: str) -> list[str]:
+    """`text` in lines with their own endings, split where YAML (and ruamel) breaks lines."""
+    return _LINE.findall(text)
+
+
 def set_stop_policy(text: str, file: str, name: str, policy: str | None) -> str:
-    """`text` with ClusterQueue `name`'s stopPolicy set to `policy` (None: resumed), one line."""
+    """`text` with ClusterQueue `name`'s stopPolicy set to `policy` (None: resumed), one line.
+
+    A byte-order mark, every line's ending and the (missing) final newline are kept.
+    """
+    if text.startswith(BOM):
+        return BOM + set_stop_policy(text[1:], file, name, policy)
     spec, key_line = _spec_of(text, file, name)
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     if "stopPolicy" in spec:
         row = spec.lc.key("stopPolicy")[0]
         if policy is None and MARKER in lines[row]:
@@ -117,8 +141,10 @@ def set_stop_policy(text: str, file: str, name: str, policy: str | None) -> str:
                 r"^(\s*stopPolicy:\s*)(['\"]?)[A-Za-z]*\2", rf"\g<1>\g<2>{value}\g<2>", lines[row]
             )
     elif policy is not None:
-        # right below `spec:`, so no comment is parted from the key it describes
-        newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
+        # right below `spec:`, so no comment is parted from the key it describes; with the
+        # line ending that line has (a file may mix them)
+        spec_line = lines[key_line]
+        newline = spec_line[len(spec_line.rstrip("\r\n\x85\u2028\u2029")) :] or "\n"
         lines.insert(key_line + 1, f"{' ' * spec.lc.col}stopPolicy: {policy}  {MARKER}{newline}")
     changed = "".join(lines)
     _verify(text, changed, file, name, policy)
@@ -142,7 +168,7 @@ def _verify(before: str, after: str, file: str, name: str, policy: str | None) -
 
 
 def stop_policy(text: str, file: str, name: str) -> str | None:
-    value = _spec_of(text, file, name)[0].get("stopPolicy")
+    value = _spec_of(text.removeprefix(BOM), file, name)[0].get("stopPolicy")
     return str(value) if value is not None else None
 
 
@@ -167,7 +193,7 @@ def run(
     outcome = Outcome(action, cluster_queue)
     edits: dict[str, str] = {}
     for target in targets(repo, cluster_queue, cluster):
-        text = edits.get(target.file) or (root / target.file).read_text(encoding="utf-8")
+        text = edits.get(target.file) or _read(root / target.file, target.file)
         now_policy = stop_policy(text, target.file, cluster_queue)
         if hold and now_policy in STOPPED:
             outcome.unchanged.append((target, f"already stopPolicy: {now_policy}"))
@@ -179,34 +205,112 @@ def run(
             text, target.file, cluster_queue, HOLD if hold else None
         )
         outcome.changed.append(target)
-    for name, cluster_client in (live or {}).items():
-        # Stop (or restart) admission now, before Argo CD syncs the commit.
-        try:
-            cluster_client.patch(
-                repo.cluster(name).kueue_api,
-                "ClusterQueue",
-                cluster_queue,
-                policies.patch(HOLD if hold else None),
-                manager=RUNBOOK_MANAGER,
-            )
-        except ClusterAccessError as exc:
-            done = (
-                f"already patched live on {', '.join(outcome.applied)}; " if outcome.applied else ""
-            )
-            raise ClusterAccessError(
-                f"{exc} ({done}nothing committed)", cluster=exc.cluster, kind=exc.kind
-            ) from exc
-        outcome.applied.append(name)
+    if live:
+        outcome.applied = apply_live(repo, cluster_queue, HOLD if hold else None, live)
     if edits:
         stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%d-%H%M%S")
         outcome.branch = branch or f"{action}/{cluster_queue}-{stamp}"
         outcome.commit = gitsource.commit_on_new_branch(
             root,
             outcome.branch,
-            {path: text.encode("utf-8") for path, text in edits.items()},
+            {path: text.encode("utf-8") for path, text in edits.items()},  # BOM and all
             commit_message(outcome),
         )
     return outcome
+
+
+def _read(path: Path, file: str) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")  # bytes: no newline is translated
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot read it as UTF-8 ({exc})") from exc
+
+
+# -- the live patch, on every cluster or none -------------------------------------------------
+
+
+def apply_live(
+    repo: Repository, cluster_queue: str, policy: str | None, live: t.Mapping[str, KubeCluster]
+) -> list[str]:
+    """Set the live stopPolicy on every cluster in `live`, or on none; the clusters patched.
+
+    First every cluster is read and asked for `patch`; any problem there stops the run with
+    nothing changed. A patch that then fails undoes the ones before it.
+    """
+    api = {name: repo.cluster(name).kueue_api for name in live}
+    before: dict[str, t.Any] = {}
+    problems: list[str] = []
+    for name, cluster in live.items():
+        try:
+            queue = cluster.get(api[name], "ClusterQueue", cluster_queue)
+            denied = cluster.can_i("patch", api[name], "ClusterQueue", cluster_queue)
+        except ClusterAccessError as exc:
+            problems.append(str(exc))
+            continue
+        if denied:
+            problems.append(f"cluster {name}: may not patch ClusterQueue {cluster_queue}: {denied}")
+        before[name] = (queue.get("spec") or {}).get("stopPolicy")
+    if problems:
+        raise ClusterAccessError(
+            f"{'; '.join(problems)} (checked before patching: nothing patched, nothing committed)"
+        )
+    done: list[str] = []
+    for name, cluster in live.items():
+        try:
+            cluster.patch(
+                api[name],
+                "ClusterQueue",
+                cluster_queue,
+                policies.patch(policy),
+                manager=RUNBOOK_MANAGER,
+            )
+        except ClusterAccessError as exc:
+            raise ClusterAccessError(
+                f"{exc} ({_undo(cluster_queue, policy, done, live, api, before)})",
+                cluster=exc.cluster,
+                kind=exc.kind,
+            ) from exc
+        done.append(name)
+    return done
+
+
+def _undo(
+    cluster_queue: str,
+    policy: str | None,
+    done: list[str],
+    live: t.Mapping[str, KubeCluster],
+    api: dict[str, str],
+    before: dict[str, t.Any],
+) -> str:
+    """Put back the stopPolicy of the clusters in `done`; say what state that leaves."""
+    if not done:
+        return "nothing patched, nothing committed"
+    left: list[str] = []
+    for name in reversed(done):
+        try:
+            live[name].patch(
+                api[name],
+                "ClusterQueue",
+                cluster_queue,
+                policies.patch(before[name]),
+                manager=RUNBOOK_MANAGER,
+            )
+        except ClusterAccessError:
+            left.append(name)
+    undone = [n for n in done if n not in left]
+    said = f"undone on {', '.join(undone)}; " if undone else ""
+    if not left:
+        return f"{said}nothing is changed live and nothing committed"
+    verb, back = ("hold", "resume") if policy else ("resume", "hold")
+    state = f"stopPolicy {policy}" if policy else "stopPolicy removed"
+    put_back = "; ".join(
+        f"`kueue-gitops {back} {cluster_queue} --cluster {name} --apply`" for name in sorted(left)
+    )
+    return (
+        f"{said}the undo failed, so {state} is STILL LIVE on {', '.join(sorted(left))}; nothing "
+        f"committed. To finish: `kueue-gitops {verb} {cluster_queue} --apply` again once every "
+        f"cluster answers; or to put it back: {put_back} (with the same kubeconfig options)"
+    )
 
 
 def commit_message(outcome: Outcome) -> str:

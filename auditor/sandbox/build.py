@@ -45,10 +45,17 @@ def cache_root() -> Path:
     return Path(base) / "kueue-gitops"
 
 
-def _go(*args: str, cwd: Path) -> str:
+def _go(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
     if shutil.which("go") is None:
         raise SandboxError("the Go toolchain is needed to build the sandbox: `go` is not on PATH")
-    proc = subprocess.run(["go", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["go", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **env} if env else None,
+    )
     if proc.returncode != 0:
         raise SandboxError(f"`go {' '.join(args)}` failed in {cwd}:\n{proc.stderr.strip()[-4000:]}")
     return proc.stdout
@@ -158,6 +165,13 @@ def _version_ldflags(k8s: str, kueue: str) -> str:
     )
 
 
+def derive_kueue_api(testenv: Path) -> dict[str, t.Any]:
+    """What the pinned Kueue accepts in its Configuration and the frameworks it integrates,
+    derived from its Go types by testenv/kueueapi (stored under auditor/kueue/api/)."""
+    # -trimpath, as the control plane is built: the packages come from the build cache.
+    return t.cast(dict[str, t.Any], json.loads(_go("run", "-trimpath", "./kueueapi", cwd=testenv)))
+
+
 def _kueue_dir(testenv: Path) -> Path:
     return Path(json.loads(_go("mod", "download", "-json", KUEUE_MODULE, cwd=testenv))["Dir"])
 
@@ -224,7 +238,19 @@ TOOLS = {
     "promtool": "github.com/prometheus/prometheus/cmd/promtool",
     "kubeconform": "github.com/yannh/kubeconform/cmd/kubeconform",
     "kubectl": "k8s.io/kubernetes/cmd/kubectl",
+    "argocd": "github.com/argoproj/argo-cd/v3/cmd",  # one binary for every Argo CD daemon
 }
+ARGOCD_MODULE = "github.com/argoproj/argo-cd/v3"
+
+
+def _tool_build(tool: str, module: Path) -> tuple[list[str], dict[str, str]]:
+    """Extra `go build` flags and environment of one tool: Argo CD is built as upstream
+    releases it (static, its version stamped so `argocd-* version` and its User-Agent say it)."""
+    if tool != "argocd":
+        return [], {}
+    version = _go("list", "-m", "-f", "{{.Version}}", ARGOCD_MODULE, cwd=module).strip()
+    stamp = f"-s -w -X {ARGOCD_MODULE}/common.version={version.lstrip('v')}"
+    return ["-ldflags", stamp], {"CGO_ENABLED": "0"}
 
 
 def ensure_tool(
@@ -247,8 +273,20 @@ def ensure_tool(
     with open(binary.parent / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not binary.is_file():
-            (log or (lambda _m: None))(f"building {tool} from {package}")
+            say = log or (lambda _m: None)
+            say(f"building {tool} from {package} (first build takes minutes)")
+            started = time.monotonic()
+            flags, env = _tool_build(tool, module)
             partial = binary.with_suffix(".partial")
-            _go("build", "-trimpath", "-o", str(partial), package, cwd=module)
+            _go("build", "-trimpath", *flags, "-o", str(partial), package, cwd=module, env=env)
             partial.rename(binary)
+            say(f"built {tool} in {time.monotonic() - started:.0f}s")
     return binary
+
+
+def module_dir(testenv: Path, module_dir: str, module: str) -> Path:
+    """Where a module pinned by testenv/<module_dir> sits in the Go module cache."""
+    info = json.loads(_go("mod", "download", "-json", module, cwd=testenv / module_dir))
+    if info.get("Error"):
+        raise SandboxError(f"cannot download {module}: {info['Error']}")
+    return Path(info["Dir"])

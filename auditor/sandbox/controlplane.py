@@ -98,6 +98,7 @@ class Sandbox:
         log: t.Callable[[str], None] | None = None,
         crd_sets: t.Sequence[str] = (),
         with_kueue: bool = False,
+        kueue_config: dict[str, t.Any] | None = None,
     ) -> SandboxState:
         say = log or (lambda _m: None)
         if self.running():
@@ -172,7 +173,7 @@ class Sandbox:
             crds.install(self.connect(), crds.load_crds(toolchain.kueue_crds))
             self.install_crd_sets(toolchain.testenv, [*ALWAYS_CRD_SETS, *crd_sets])
             if with_kueue:
-                kueue.start(self, toolchain, log=say)
+                kueue.start(self, toolchain, configuration=kueue_config, log=say)
                 state = self.state() or state  # start() recorded the processes it spawned
         except BaseException:
             self.down()  # never leave half a sandbox running
@@ -196,11 +197,12 @@ class Sandbox:
             self.state_file.unlink(missing_ok=True)
         return stopped
 
-    def spawn(self, name: str, argv: list[str]) -> int:
-        """Start one more process of this sandbox; `down` stops it before the API server."""
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
+        """Start one more process of this sandbox (with `env` added to ours); `down` stops it
+        before the API server."""
         st = self.state()
         assert st is not None
-        st.pids[name] = self._spawn(name, argv)
+        st.pids[name] = self._spawn(name, argv, env)
         self._save(st)
         return st.pids[name]
 
@@ -265,10 +267,11 @@ class Sandbox:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _spawn(self, name: str, argv: list[str]) -> int:
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
         out = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (the child keeps it open)
         proc = subprocess.Popen(
             argv,
+            env={**os.environ, **env} if env else None,
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -1,5 +1,9 @@
 """Run Kueue's controller manager and kube-controller-manager against a running sandbox.
 
+Kueue starts from the Configuration the repository keeps for the cluster (clusters/<c>/kueue/,
+passed in by the caller), or from Kueue's own defaults without one, with the addresses, ports,
+paths and leader election a local process needs laid over it (`overlay`).
+
 Kueue runs as it does on a cluster, with three local substitutions:
 - It manages its own certificates (internalCertManagement), as the default install does. Its
   webhook configurations and the CRDs' conversion stanzas name the Service
@@ -11,7 +15,7 @@ Kueue runs as it does on a cluster, with three local substitutions:
   sandboxes.)
 - It authenticates with a client certificate of its own and is authorized by upstream's
   ClusterRole, read from the pinned module, bound to that identity.
-- Only the batch/v1 Job integration is on, and webhooks of other integrations are left out.
+- Only the webhooks of batch/v1 Jobs are installed: other integrations' CRDs are not there.
 
 kube-controller-manager runs the controllers that probe Jobs need: the Job controller creates
 Pods (they stay Pending: no scheduler, no kubelet), the garbage collector removes a Job's Pods and
@@ -21,6 +25,7 @@ Workload, and the namespace controller empties deleted namespaces.
 from __future__ import annotations
 
 import base64
+import copy
 import socket
 import ssl
 import time
@@ -33,6 +38,7 @@ import yaml
 
 from auditor.errors import ClusterAccessError, SandboxError
 from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_GROUP
+from auditor.kueue.config import API_VERSION
 from auditor.sandbox.build import Toolchain
 
 if t.TYPE_CHECKING:
@@ -63,10 +69,12 @@ def start(
     box: Sandbox,
     toolchain: Toolchain,
     *,
+    configuration: dict[str, t.Any] | None = None,
     timeout: float = READY_TIMEOUT,
     log: t.Callable[[str], None] | None = None,
 ) -> float:
-    """Start Kueue and kube-controller-manager in `box`; return the seconds until both serve."""
+    """Start Kueue (from `configuration`, overlaid) and kube-controller-manager in `box`;
+    return the seconds until both serve."""
     say = log or (lambda _m: None)
     started = time.monotonic()
     admin = box.connect()
@@ -76,7 +84,8 @@ def start(
     folder.mkdir(exist_ok=True)
     (folder / "certs").mkdir(exist_ok=True)
     config = folder / "config.yaml"
-    config.write_text(yaml.safe_dump(_configuration(folder, webhook_port, health_port)))
+    settings = overlay(configuration, folder, webhook_port, health_port)
+    config.write_text(yaml.safe_dump(settings))
     say(f"sandbox {box.name}: starting kube-controller-manager and Kueue")
     box.spawn(
         "kube-controller-manager",
@@ -97,8 +106,6 @@ def start(
             str(toolchain.binary("kueue")),
             f"--config={config}",
             f"--kubeconfig={box.credentials(KUEUE_USER)}",
-            # The visibility API server binds a fixed port and is not needed to admit work.
-            "--feature-gates=VisibilityOnDemand=false",
         ],
     )
     deadline = started + timeout
@@ -208,24 +215,39 @@ def _webhooks(toolchain: Toolchain, port: int) -> list[dict[str, t.Any]]:
     return out
 
 
-def _configuration(folder: Path, webhook_port: int, health_port: int) -> dict[str, t.Any]:
-    """Kueue's configuration file: upstream defaults, with loopback ports and local paths."""
-    return {
-        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-        "kind": "Configuration",
-        "namespace": NAMESPACE,
-        "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"},
-        # Scraped by tests/integration/test_alert_metrics.py (bearer token, TokenReview + SAR).
-        "metrics": {
-            "bindAddress": f"127.0.0.1:{_free_port()}",
-            "enableClusterQueueResources": True,  # quota and usage per flavor, for borrowing
-        },
-        "webhook": {"host": "127.0.0.1", "port": webhook_port, "certDir": str(folder / "certs")},
-        "leaderElection": {"leaderElect": False},
-        "internalCertManagement": {"enable": True},
-        "integrations": {"frameworks": ["batch/job"]},
-        "clientConnection": {"qps": 50, "burst": 100},
+def overlay(
+    configuration: dict[str, t.Any] | None, folder: Path, webhook_port: int, health_port: int
+) -> dict[str, t.Any]:
+    """The repository's Configuration with what only a local process can say laid over it:
+    loopback addresses on free ports, the certificate folder, no leader election, this
+    sandbox's webhook Service and Secret; everything that decides admission is kept."""
+    config = copy.deepcopy(configuration or {"apiVersion": API_VERSION, "kind": "Configuration"})
+    config["namespace"] = NAMESPACE
+    config["health"] = {
+        **(config.get("health") or {}),
+        "healthProbeBindAddress": f"127.0.0.1:{health_port}",
     }
+    # Scraped by tests/integration/test_alert_metrics.py (bearer token, TokenReview + SAR).
+    config["metrics"] = {
+        **(config.get("metrics") or {}),
+        "bindAddress": f"127.0.0.1:{_free_port()}",
+    }
+    config["webhook"] = {
+        "host": "127.0.0.1",
+        "port": webhook_port,
+        "certDir": str(folder / "certs"),
+    }
+    config["leaderElection"] = {**(config.get("leaderElection") or {}), "leaderElect": False}
+    config["internalCertManagement"] = {
+        "enable": True,
+        "webhookServiceName": SERVICE,
+        "webhookSecretName": SECRET,
+    }
+    config.pop("pprofBindAddress", None)
+    config.pop("visibilityServer", None)
+    # The visibility API server binds a fixed port and is not needed to admit work.
+    config["featureGates"] = {**(config.get("featureGates") or {}), "VisibilityOnDemand": False}
+    return config
 
 
 # -- readiness ---------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from auditor.schemas.catalog import INDEX_FILE, Schema, schema_path
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
+ADMISSION_GROUP = "admissionregistration.k8s.io"  # the generated admission policies
 # Core kinds the repository uses; a CRD's kinds are always fetched in full.
 CORE_KINDS: tuple[tuple[str, str], ...] = (
     ("", "Namespace"),
@@ -33,6 +34,8 @@ CORE_KINDS: tuple[tuple[str, str], ...] = (
     (RBAC_GROUP, "ClusterRole"),
     (RBAC_GROUP, "ClusterRoleBinding"),
     ("scheduling.k8s.io", "PriorityClass"),
+    (ADMISSION_GROUP, "ValidatingAdmissionPolicy"),
+    (ADMISSION_GROUP, "ValidatingAdmissionPolicyBinding"),
 )
 # What decides how an object of a CRD validates; conversion (CA bundles) and status do not.
 _FINGERPRINTED = ("name", "served", "storage", "deprecated", "deprecationWarning", "schema")

@@ -9,13 +9,16 @@ Clusters are independent, so each gets a forked worker process when there are co
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing
 import os
+import re
 import typing as t
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from auditor.errors import ClusterAccessError, ConfigError
+from auditor.errors import AuditorError, ClusterAccessError, ConfigError, internal_error, processing
+from auditor.k8s.objects import ResourceKey
 from auditor.live import apply as sync
 from auditor.model import ClusterResult, Finding, Report, Resource
 from auditor.repo.layout import Loaded, Repository
@@ -27,12 +30,16 @@ from auditor.validate import checks
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
+log = logging.getLogger(__name__)
 Connector = t.Callable[[ClusterProfile], "KubeCluster"]
 Note = t.Callable[[str], None]
 # HTTP statuses meaning "the server judged the object and said no"; others mean we could not ask.
 REJECTED = (400, 422)
 # Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422.
 UNDECLARED_FIELD = "failed to create typed patch object"
+# A validating webhook's denial (Kueue's, through controller-runtime) is a 403, like an RBAC
+# refusal, but its message says which webhook judged the object.
+WEBHOOK_DENIED = re.compile(r'admission webhook "[^"]+" denied the request')
 
 
 def validate(
@@ -61,12 +68,12 @@ def validate(
         global _JOB
         _JOB = (repo, schemas)  # a forked worker inherits it: nothing to pickle but the name
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            results = list(pool.map(_cluster_job, names))
+            results = list(pool.map(_cluster_job, names))  # a worker that dies: a crash (3)
         _JOB = None
     else:
         loaded = repo.load(names)  # one walk of the tree for every cluster
         found += loaded.findings
-        results = [_cluster(repo, schemas, name, server_side, loaded) for name in names]
+        results = [_guarded(repo, schemas, name, server_side, loaded) for name in names]
     report = Report("validate", strict=strict)
     for result, findings, notes in results:
         found += findings
@@ -89,7 +96,26 @@ Outcome = tuple[ClusterResult, list[Finding], list[str]]
 
 def _cluster_job(name: str) -> Outcome:
     assert _JOB is not None
-    return _cluster(*_JOB, name, None)
+    return _guarded(*_JOB, name, None)
+
+
+def _guarded(
+    repo: Repository,
+    schemas: Path,
+    name: str,
+    server_side: Connector | None,
+    loaded: Loaded | None = None,
+) -> Outcome:
+    """One cluster's outcome; a bug while judging it makes that cluster incomplete (exit 3),
+    named in the report, and leaves the other clusters' findings standing."""
+    try:
+        with processing(f"validating cluster {name}"):
+            return _cluster(repo, schemas, name, server_side, loaded)
+    except AuditorError:
+        raise
+    except Exception as exc:
+        log.debug("validating cluster %s failed", name, exc_info=True)
+        return ClusterResult(name, "incomplete", [internal_error(exc)]), [], []
 
 
 def _cluster(
@@ -109,6 +135,7 @@ def _cluster(
     resources = loaded.for_cluster(name)
     validator = ClusterValidator(SchemaCatalog(schemas, name))
     sound: list[Resource] = []
+    invalid: dict[ResourceKey, Finding] = {}
     for resource in resources:
         found, ok = validator.check(resource)
         for finding in found:
@@ -116,6 +143,8 @@ def _cluster(
         findings.extend(found)
         if ok:
             sound.append(resource)
+        elif found:
+            invalid[resource.key] = why_invalid(found)
     if validator.skipped:
         notes.append(
             f"{name}: {len(validator.skipped)} CEL transition rule(s) (oldSelf) not checked "
@@ -126,11 +155,17 @@ def _cluster(
             f"{name}: {len(validator.unsupported)} CEL rule(s) not checked offline: they need "
             f"a function the offline evaluator lacks, e.g. {sorted(validator.unsupported)[0]}"
         )
-    findings.extend(checks.run(checks.CheckContext(repo, profile, tuple(sound), repo.tenants)))
+    context = checks.CheckContext(repo, profile, tuple(sound), repo.tenants, invalid=invalid)
+    findings.extend(checks.run(context))
     result = ClusterResult(name)
     if server_side is not None:
         findings.extend(_dry_run(server_side, profile, resources, result, notes.append))
     return result, findings, notes
+
+
+def why_invalid(found: list[Finding]) -> Finding:
+    """The finding that kept an object out of the policy checks: its first error."""
+    return next((f for f in found if f.severity == "error"), found[0])
 
 
 def judged(exc: ClusterAccessError) -> bool:
@@ -138,7 +173,11 @@ def judged(exc: ClusterAccessError) -> bool:
     from auditor.live.kube import status_of
 
     status = status_of(exc)
-    return status in REJECTED or (status == 500 and UNDECLARED_FIELD in str(exc))
+    return (
+        status in REJECTED
+        or (status == 500 and UNDECLARED_FIELD in str(exc))
+        or (status == 403 and WEBHOOK_DENIED.search(str(exc)) is not None)
+    )
 
 
 def _dry_run(

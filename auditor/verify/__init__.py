@@ -5,8 +5,8 @@ for the run (one per tenant, plus one without the admission label). Each check r
 did with the Workload conditions it saw:
 
 - quota: Jobs within nominal quota are admitted without borrowing; Jobs that need borrowing are
-  admitted up to the borrowingLimit (or what the cohort can lend) and no further, the next one
-  stays pending with QuotaReserved=False;
+  admitted up to the borrowingLimit (or what the rest of the cohort tree, parent cohorts
+  included, can lend) and no further, the next one stays pending with QuotaReserved=False;
 - preemption: a higher-priority Job in the cohort preempts, every victim has a lower priority
   than the initiator, and the victims carry the Evicted/Preempted reasons;
 - unlabelled namespace: a Job from a namespace without the admission label is never admitted and
@@ -30,9 +30,10 @@ from dataclasses import dataclass
 
 from auditor.errors import ClusterAccessError, ConfigError
 from auditor.k8s.objects import Json
+from auditor.kueue import admission
 from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.profiles import ClusterProfile, TenantProfile
-from auditor.verify import scenarios
+from auditor.verify import crossing, scenarios
 from auditor.verify.objects import RUN_LABEL, Check
 from auditor.verify.scratch import Scratch
 
@@ -77,8 +78,12 @@ def run(
     timeout: float = 60.0,
     watch_seconds: int = 10,
     hold_seconds: float = 5.0,
+    boundaries: admission.Boundaries | None = None,
 ) -> Verification:
-    """Run every check against `cluster`; refuse (ConfigError) unless its profile allows it."""
+    """Run every check against `cluster`; refuse (ConfigError) unless its profile allows it.
+
+    With the repository's `boundaries`, probes also try to cross them as a tenant (crossing).
+    """
     ensure_allowed(profile)
     started = time.monotonic()
     run_id = secrets.token_hex(3)
@@ -90,6 +95,8 @@ def run(
     try:
         try:
             checks += scenarios.run_all(scratch, tenants, watch_seconds, hold_seconds)
+            if boundaries is not None:
+                checks += crossing.run_all(scratch, boundaries, tenants, watch_seconds)
         finally:
             checks.append(scratch.cleanup())
     except (ClusterAccessError, Interrupted, KeyboardInterrupt) as exc:

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
+from auditor.kueue import admission
 
-RUN_LABEL = "kueue-gitops.io/verify-run"
+RUN_LABEL = admission.SCRATCH_LABEL  # kept out of the admission policies' workload rules
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 MANAGER = "kueue-gitops-verify"

@@ -64,8 +64,8 @@ def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None)
         tenant.cq_name,
         wl.observed(seen),
     )
-    lendable = scratch.lendable(tenant.cq, probe)
-    if lendable is None:
+    lending = scratch.lendable(tenant.cq, probe)
+    if lending is None:
         return [
             nominal,
             Check(
@@ -76,6 +76,7 @@ def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None)
                 tenant.cq_name,
             ),
         ]
+    tree, lendable = lending
     ceiling = quota.get(BORROWING)
     borrow_jobs = probe.units(lendable if ceiling is None else min(ceiling, lendable))
     extra = scratch.submit(tenant, probe, borrow_jobs + 1, low, "borrow")
@@ -97,7 +98,8 @@ def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None)
             ok,
             f"{len(admitted)} of {nominal_jobs + borrow_jobs + 1} Jobs admitted, borrowing "
             f"{borrowed} {probe.resource} (expected {quantity.Quantity(expected)}: "
-            f"borrowingLimit {ceiling or 'unset'}, the cohort can lend {lendable}); "
+            f"borrowingLimit {ceiling or 'unset'}, the rest of cohort tree {tree} can lend "
+            f"{lendable}); "
             f"{len(pending)} beyond it pending with QuotaReserved=False (expected 1)",
             tenant.cq_name,
             wl.observed(seen),

@@ -7,7 +7,7 @@ import time
 import typing as t
 
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.k8s import conditions, quantity
+from auditor.k8s import conditions
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
 from auditor.kueue import cohorts, quota, stop_policy
@@ -315,27 +315,14 @@ class Scratch:
             return (classes[0]["metadata"]["name"] if classes else None), None
         return classes[0]["metadata"]["name"], classes[-1]["metadata"]["name"]
 
-    def lendable(self, cq: Json, probe: Probe) -> Quantity | None:
-        """What the rest of `cq`'s cohort can lend it now (None outside a cohort).
-
-        The other members' lendingLimit (or whole nominal quota) less their usage, plus the
-        Cohort object's own quota. Parent cohorts are not followed.
-        """
-        cohort = cohorts.cohort_of(cq)
-        if not cohort:
-            return None
-        lendable = quantity.ZERO
-        for other in self.cluster.list(self.kueue, "ClusterQueue"):
-            if other["metadata"]["name"] == cq["metadata"]["name"]:
-                continue
-            cell = quota.cell_of(other, probe.flavor, probe.resource)
-            if cohorts.cohort_of(other) != cohort or cell is None:
-                continue
-            nominal = cell.quantity(quota.NOMINAL) or quantity.ZERO
-            free = max(nominal - wl.usage(other, probe), quantity.ZERO)
-            lendable = lendable + min(cell.lendable("ClusterQueue"), free)
-        with contextlib.suppress(ClusterAccessError):
-            pool = wl.quota(self.cluster.get(self.kueue, "Cohort", cohort), probe, missing_ok=True)
-            if pool:
-                lendable = lendable + pool[quota.NOMINAL]
-        return lendable
+    def lendable(self, cq: Json, probe: Probe) -> tuple[str, Quantity] | None:
+        """The root of `cq`'s cohort tree and what the rest of the tree can lend it now (None
+        outside a cohort): what every other member lends less what it uses beyond what it
+        keeps, and the Cohorts' own quota, up through parent cohorts."""
+        found = self.cluster.list(self.kueue, "ClusterQueue")
+        with contextlib.suppress(ClusterAccessError):  # a Kueue without the Cohort kind
+            found += self.cluster.list(self.kueue, "Cohort")
+        lending = cohorts.Lending.of(found, quota.used)
+        rest = lending.to(cq, (probe.flavor, probe.resource))
+        tree = lending.forest.tree_of(cq)
+        return None if rest is None or tree is None else (tree, rest)

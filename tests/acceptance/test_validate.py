@@ -125,7 +125,7 @@ def test_a_version_the_cluster_does_not_serve_is_an_error(repo: Path) -> None:
 def test_a_deprecated_version_warns_and_fails_only_under_strict(repo: Path) -> None:
     path = repo / "clusters/gpu-prod/cohorts.yaml"
     before = validate(repo, "--cluster", "gpu-prod").exit_code
-    path.write_text(path.read_text().replace("v1beta2", "v1beta1"))
+    path.write_text(path.read_text().replace("v1beta2", "v1beta1", 1))  # ai-shared only
     [found] = findings(repo, "--cluster", "gpu-prod")
     assert found["rule"] == "version-deprecated" and found["severity"] == "warning"
     assert validate(repo, "--cluster", "gpu-prod").exit_code == before
@@ -255,4 +255,26 @@ def test_an_object_with_only_an_unknown_field_still_takes_part_in_the_policy_che
     assert "field-of-other-version" in rules
     assert "limit-without-cohort" in rules  # the checks saw the queue, without its cohort
     assert "lq-cluster-queue-missing" not in rules
+    assert result.exit_code == 1
+
+
+def test_a_local_queue_of_an_invalid_cluster_queue_points_at_the_queues_own_finding(
+    repo: Path,
+) -> None:
+    # A type error keeps team-a-cq out of the policy checks; its LocalQueue must not then be
+    # blamed for pointing at a ClusterQueue that does not exist.
+    cqs = repo / "clusters/gpu-prod/clusterqueues.yaml"
+    cqs.write_text(cqs.read_text().replace('nominalQuota: "256"', "nominalQuota: [256]", 1))
+    result = validate(repo, "--cluster", "gpu-prod", "-o", "json")
+    found = json.loads(result.stdout)["findings"]
+    [schema] = [f for f in found if f["rule"] == "schema"]
+    [invalid] = [f for f in found if f["rule"] == "lq-cluster-queue-invalid"]
+    assert (schema["name"], invalid["namespace"], invalid["name"]) == (
+        "team-a-cq",
+        "team-a",
+        "batch",
+    )
+    assert invalid["file"] == "tenants/team-a/gpu-prod/localqueues.yaml"
+    assert f"{schema['file']}:{schema['line']}: {schema['message']}" in invalid["message"]
+    assert "lq-cluster-queue-missing" not in {f["rule"] for f in found}
     assert result.exit_code == 1

@@ -96,14 +96,27 @@ def generated_applications(root: Path = ROOT) -> dict[str, Json]:
 
 
 def synced_resources(app: Json, loaded: list[Resource]) -> list[Resource]:
-    """The objects a directory source at app's path sends, honouring directory.exclude."""
+    """The objects a directory source at app's path sends, honouring directory.recurse (files
+    in subfolders too) and directory.exclude (a glob over the path below the source's)."""
     source = app["spec"]["source"]
-    exclude = (source.get("directory") or {}).get("exclude")
+    directory = source.get("directory") or {}
+    exclude, recurse = directory.get("exclude"), directory.get("recurse", False)
+
+    def below(file: str) -> str | None:
+        relative = (
+            Path(file).relative_to(source["path"])
+            if file.startswith(source["path"] + "/")
+            else None
+        )
+        if relative is None or (len(relative.parts) > 1 and not recurse):
+            return None
+        return relative.as_posix()
+
     return [
         r
         for r in loaded
-        if Path(r.file).parent.as_posix() == source["path"]
-        and not (exclude and fnmatch.fnmatchcase(Path(r.file).name, exclude))
+        if (relative := below(r.file)) is not None
+        and not (exclude and fnmatch.fnmatchcase(relative, exclude))
     ]
 
 

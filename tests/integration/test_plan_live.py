@@ -198,10 +198,16 @@ def test_removing_a_local_queue_with_workloads_says_hold_first(
     revs: Revisions, busy_cluster: Sandbox
 ) -> None:
     (revs.root / "tenants/team-a/gpu-prod/localqueues.yaml").unlink()
-    (revs.root / "tenants/team-b/gpu-prod/localqueues.yaml").unlink()  # idle: no finding
+    (revs.root / "tenants/team-b/gpu-prod/localqueues.yaml").unlink()  # idle: still an error
     code, doc = live_plan(revs, busy_cluster)
     assert (code, doc["status"]) == (1, "findings")
-    [error] = doc["findings"]
+    error, idle = sorted(doc["findings"], key=lambda f: f["namespace"])
+    assert (idle["rule"], idle["namespace"], idle["name"]) == (
+        "plan-removes-queue",
+        "team-b",
+        "batch",
+    )
+    assert idle["message"].endswith("(live: it holds no Workloads now)")
     assert (error["rule"], error["namespace"], error["name"]) == (
         "plan-removes-queue-in-use",
         "team-a",

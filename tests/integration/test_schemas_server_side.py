@@ -87,3 +87,31 @@ def test_an_unknown_field_is_a_rejection_not_an_incomplete_run(
     assert [f["path"] for f in report["findings"] if f["rule"] == "unknown-field"] == [
         "spec.parent"
     ]
+
+
+def test_a_local_queue_of_a_cluster_queue_the_server_refuses_is_told_why(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    # team-a-cq's quota is no quantity: the API server refuses it, as validate said offline, and
+    # team-a's LocalQueue is pointed at that finding rather than told its queue does not exist.
+    repo = committed_repo(tmp_path)
+    cqs = repo / "clusters/gpu-prod/clusterqueues.yaml"
+    cqs.write_text(cqs.read_text().replace('nominalQuota: "256"', "nominalQuota: plenty", 1))
+    line = cqs.read_text().splitlines().index("              nominalQuota: plenty") + 1
+    result = run_line(
+        [*VALIDATE, str(repo), "validate", *SERVER_SIDE, "--kubeconfig", str(sandbox.kubeconfig)]
+    )
+    found = json.loads(result.stdout)["findings"]
+    [rejected] = [f for f in found if f["rule"] == "server-side-rejected"]
+    assert (rejected["name"], rejected["file"]) == (
+        "team-a-cq",
+        "clusters/gpu-prod/clusterqueues.yaml",
+    )
+    assert "nominalQuota" in rejected["message"]
+    [schema] = [f for f in found if f["rule"] == "schema"]
+    assert (schema["name"], schema["line"]) == ("team-a-cq", line)
+    [invalid] = [f for f in found if f["rule"] == "lq-cluster-queue-invalid"]
+    assert (invalid["namespace"], invalid["name"]) == ("team-a", "batch")
+    assert f"clusters/gpu-prod/clusterqueues.yaml:{line}: " in invalid["message"]
+    assert "lq-cluster-queue-missing" not in {f["rule"] for f in found}
+    assert result.exit_code == 1

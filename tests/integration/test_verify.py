@@ -75,6 +75,15 @@ def test_the_repo_configuration_passes_every_check(verified: tuple[int, Json]) -
         "preemption": "passed",
         "stop-policy-hold": "passed",
         "unlabelled-namespace": "passed",
+        # the tenant boundaries, probed as team-a (tests/integration/test_boundaries.py)
+        "job-without-queue": "passed",
+        "undeclared-queue": "passed",
+        "unapproved-priority": "passed",
+        "approved-priority": "passed",
+        "unqueued-job-held": "passed",
+        "namespace-relabel": "passed",
+        "platform-objects": "passed",
+        "boundary-cleanup": "passed",
         "cleanup": "passed",
     }
 
@@ -96,6 +105,8 @@ def test_borrowing_stops_at_the_borrowing_limit(verified: tuple[int, Json]) -> N
     assert states.count(("True", "QuotaReserved")) == 6
     assert states.count(("False", "Pending")) == 1
     assert "borrowing 2 nvidia.com/gpu" in check["summary"]
+    # team-b-cq lends only 1: the other comes from the pool of the parent cohort, example-org
+    assert "the rest of cohort tree example-org can lend 2" in check["summary"]
 
 
 def test_a_higher_priority_job_preempts_only_lower_priority_victims(

@@ -74,13 +74,28 @@ def _rule_params(tree: ast.Module) -> dict[str, int]:
     return found
 
 
-def _values(node: ast.expr) -> list[str]:
-    """The rule IDs an argument can be: literals, either branch of `a if c else b`, and an
-    f-string's constant head followed by `*` (a family: drift-*, verify-*)."""
+def _constants(tree: ast.Module) -> dict[str, str]:
+    """A module's top-level `NAME = "text"` constants."""
+    return {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def _values(node: ast.expr, constants: dict[str, str]) -> list[str]:
+    """The rule IDs an argument can be: literals and module constants, either branch of
+    `a if c else b`, and an f-string's constant head followed by `*` (a family: drift-*)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
+    if isinstance(node, ast.Name) and node.id in constants:
+        return [constants[node.id]]
     if isinstance(node, ast.IfExp):
-        return _values(node.body) + _values(node.orelse)
+        return _values(node.body, constants) + _values(node.orelse, constants)
     if isinstance(node, ast.JoinedStr) and isinstance(node.values[0], ast.Constant):
         return [f"{node.values[0].value!s}*"]
     return []
@@ -88,19 +103,19 @@ def _values(node: ast.expr) -> list[str]:
 
 @functools.cache
 def emitted_literals() -> dict[str, set[str]]:
-    """Each rule ID passed as a literal to Finding, Finding.about or a helper taking `rule`, or
-    assigned to a variable `rule`, with the files that do it."""
+    """Each rule ID passed as a literal (or a module constant) to Finding, Finding.about or a
+    helper taking `rule`, or assigned to a variable `rule`, with the files that do it."""
     out: dict[str, set[str]] = {}
     for path in sorted(SOURCE.rglob("*.py")):
         if path.is_relative_to(SOURCE / "rules"):
             continue
         tree = ast.parse(path.read_text(), str(path))
-        takes = _rule_params(tree)
+        takes, constants = _rule_params(tree), _constants(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and any(
                 isinstance(target, ast.Name) and target.id == "rule" for target in node.targets
             ):
-                for value in _values(node.value):
+                for value in _values(node.value, constants):
                     out.setdefault(value, set()).add(str(path.relative_to(ROOT)))
         for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
             func = call.func
@@ -109,7 +124,7 @@ def emitted_literals() -> dict[str, set[str]]:
             if name in takes and len(call.args) > takes[name]:
                 args.append(call.args[takes[name]])
             for arg in args:
-                for value in _values(arg):
+                for value in _values(arg, constants):
                     out.setdefault(value, set()).add(str(path.relative_to(ROOT)))
     return out
 

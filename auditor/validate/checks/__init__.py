@@ -7,24 +7,35 @@ the catalogue (auditor/rules/), which a Finding takes its severity from.
 
 from __future__ import annotations
 
+import datetime
 import typing as t
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 
-from auditor.errors import ConfigError
+from auditor.errors import ConfigError, processing
+from auditor.k8s.objects import ResourceKey
 from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.validate.checks import (
+    admission_policies,
     alert_coverage,
+    cohort_tree,
     default_localqueue,
+    flavors,
+    kueue_config,
+    kueue_webhook,
     localqueue_target,
     namespace_selector,
     preemption,
+    preemption_policy,
     priority,
+    priority_levels,
+    prune_guard,
     quantities,
     quotas,
     stop_policy,
     tenant_objects,
+    tenant_powers,
     tenant_rbac,
 )
 
@@ -40,6 +51,10 @@ class CheckContext:
     cluster: ClusterProfile
     resources: tuple[Resource, ...]
     tenants: dict[str, TenantProfile]
+    today: datetime.date = field(default_factory=datetime.date.today)  # evidence expires
+    # Objects kept out of `resources` for a real type error, with the finding that says why,
+    # so a reference to one is reported as invalid, not missing.
+    invalid: t.Mapping[ResourceKey, Finding] = field(default_factory=dict)
 
     def of_kind(self, *kinds: str) -> list[Resource]:
         return [r for r in self.resources if r.kind in kinds]
@@ -51,13 +66,22 @@ _MODULES: tuple[ModuleType, ...] = (
     localqueue_target,
     namespace_selector,
     quotas,
+    cohort_tree,
+    flavors,
     preemption,
+    preemption_policy,
     priority,
+    priority_levels,
     tenant_rbac,
+    tenant_powers,
     quantities,
+    kueue_webhook,
     stop_policy,
+    prune_guard,
     default_localqueue,
     alert_coverage,
+    kueue_config,
+    admission_policies,
 )
 
 CHECKS: dict[str, ModuleType] = {m.ID: m for m in _MODULES}
@@ -75,9 +99,12 @@ def run(ctx: CheckContext, only: t.Iterable[str] | None = None) -> list[Finding]
     modules = [get(i) for i in only] if only is not None else list(CHECKS.values())
     findings: list[Finding] = []
     for module in modules:
-        for finding in module.check(ctx):
-            if finding.rule not in module.RULES:
-                raise AssertionError(f"check {module.ID} yielded undeclared rule {finding.rule}")
-            finding.cluster = finding.cluster or ctx.cluster.name
-            findings.append(finding)
+        with processing(f"running check {module.ID} on cluster {ctx.cluster.name}"):
+            for finding in module.check(ctx):
+                if finding.rule not in module.RULES:
+                    raise AssertionError(
+                        f"check {module.ID} yielded undeclared rule {finding.rule}"
+                    )
+                finding.cluster = finding.cluster or ctx.cluster.name
+                findings.append(finding)
     return findings

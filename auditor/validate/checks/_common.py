@@ -75,3 +75,42 @@ def about_profile(
     """A finding located in a tenant's profile file (profiles are not cluster objects)."""
     found, _ = manifests.load_bytes(ctx.repo.tree.read(tenant.file), tenant.file)
     return Finding.about(found[0], rule, message, category, path=path)
+
+
+PRIORITY_KINDS = {
+    "workload": ("WorkloadPriorityClass", KUEUE),
+    "pod": ("PriorityClass", "scheduling.k8s.io"),
+}
+
+
+def priority_value(resource: Resource) -> int | None:
+    """A priority class's top-level value (None when missing or no integer)."""
+    value = resource.body.get("value")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def tenant_levels(ctx: CheckContext, use: str) -> set[str]:
+    """The priority classes of one use (workload or pod) some tenant on this cluster may use."""
+    return {
+        level
+        for tenant in ctx.tenants.values()
+        if ctx.cluster.name in tenant.clusters
+        for level in (
+            tenant.workload_priority_classes if use == "workload" else tenant.pod_priority_classes
+        )
+    }
+
+
+def platform_floor(ctx: CheckContext) -> tuple[int, str] | None:
+    """The lowest value among the platform's own priority levels, and whose it is (None when the
+    cluster has none): the profile's `priority.platformLevels`, or every class no tenant lists."""
+    listed = ctx.cluster.platform_levels
+    found: list[tuple[int, str]] = []
+    for use, (kind, group) in PRIORITY_KINDS.items():
+        usable = tenant_levels(ctx, use)
+        for name, resource in named(ctx, kind, group).items():
+            value = priority_value(resource)
+            platform = name in listed if listed is not None else name not in usable
+            if platform and value is not None:
+                found.append((value, f"{kind} {name}"))
+    return min(found) if found else None

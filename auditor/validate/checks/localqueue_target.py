@@ -1,9 +1,11 @@
 """Every LocalQueue names a ClusterQueue that exists, that its tenant may use, and that admits it.
 
 Kueue accepts a LocalQueue pointing at a ClusterQueue that does not exist, or whose
-namespaceSelector excludes the queue's namespace: its jobs then wait forever. The tenant is the
-one whose profile lists the queue's namespace on this cluster; the namespace's labels are the ones
-its Namespace object in this repository gives it.
+namespaceSelector excludes the queue's namespace: its jobs then wait forever. A ClusterQueue this
+repository defines with a type error (kept out of the policy checks) is said to be invalid, with
+the finding about it, rather than missing: the fix is there, not in the LocalQueue. The tenant
+is the one whose profile lists the queue's namespace on this cluster; the namespace's labels are
+the ones its Namespace object in this repository gives it.
 
 Its rules, with an example that passes and one that fails each, are in the catalogue:
 auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
@@ -30,6 +32,7 @@ ID = "localqueue-target"
 CATEGORY = "queue"
 RULES = (
     "lq-cluster-queue-missing",
+    "lq-cluster-queue-invalid",
     "lq-cluster-queue-not-authorised",
     "lq-namespace-not-selected",
 )
@@ -41,11 +44,27 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
     cluster_queues = named(ctx, "ClusterQueue")
     namespaces = named(ctx, "Namespace", group="")
     owners = namespace_owners(ctx)
+    invalid = {
+        key.name: finding
+        for key, finding in ctx.invalid.items()
+        if key.kind == "ClusterQueue" and key.group == KUEUE
+    }
     for queue in ctx.of_kind("LocalQueue"):
         if queue.key.group != KUEUE:
             continue
         target = spec_of(queue).get("clusterQueue")
         cq = cluster_queues.get(str(target)) if target else None
+        why = invalid.get(str(target)) if target else None
+        if why is not None:
+            yield Finding.about(
+                queue,
+                "lq-cluster-queue-invalid",
+                f"ClusterQueue {target!r} is defined but invalid, so the API server would refuse "
+                f"it and jobs sent here would never run: {why.file}:{why.line}: {why.message}",
+                CATEGORY,
+                path=PATH,
+            )
+            continue
         if cq is None:
             yield Finding.about(
                 queue,

@@ -141,6 +141,7 @@ def _borrowing(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding
     """A borrowingLimit above what every other member of the cohort tree could lend warns
     (an upper bound: no false warnings)."""
     lending = cohorts.Lending.of(h.body for h in holders)
+    yield from _cohort_borrowing(holders, lending.forest)
     for cq in holders:
         if cq.kind != "ClusterQueue":
             continue
@@ -158,6 +159,37 @@ def _borrowing(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding
                 CATEGORY,
                 path=[*entry.path, BORROWING],
             )
+
+
+def _cohort_borrowing(holders: list[Resource], forest: cohorts.Forest) -> t.Iterator[Finding]:
+    """A Cohort's borrowingLimit caps what its subtree borrows from the rest of its tree: above
+    what the rest could ever lend it warns too."""
+    for cohort in (h for h in holders if h.kind == "Cohort"):
+        limits = [(e, q) for e in cells(cohort.body) if (q := e.quantity(BORROWING)) is not None]
+        if not limits:
+            continue
+        tree, subtree = forest.tree_of(cohort.body), forest.below(cohort.name)
+        rest = [
+            h
+            for h in holders
+            if forest.tree_of(h.body) == tree
+            and (h.name if h.kind == "Cohort" else cohorts.cohort_of(h.body)) not in subtree
+        ]
+        for entry, limit in limits:
+            total = sum(
+                (c.lendable(h.kind) for h in rest for c in cells(h.body) if c.cell == entry.cell),
+                ZERO,
+            )
+            if limit > total:
+                yield Finding.about(
+                    cohort,
+                    "borrowing-over-lendable",
+                    f"borrowingLimit {limit} of {entry.flavor}/{entry.resource} is more than "
+                    f"the rest of tree {tree} outside cohort {cohort.name} can ever lend "
+                    f"({total}); lower it or raise what the others lend",
+                    CATEGORY,
+                    path=[*entry.path, BORROWING],
+                )
 
 
 def _capacity(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding]:

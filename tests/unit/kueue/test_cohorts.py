@@ -99,3 +99,69 @@ def test_what_the_rest_of_a_tree_can_lend_a_queue() -> None:
     assert lending.to(team_a, ("a100", "nvidia.com/gpu")) == parse("7")  # 2 + 4 + 1
     assert lending.to(team_a, ("h100", "nvidia.com/gpu")) == parse("0")
     assert lending.to(cq("alone-cq", None), ("a100", "nvidia.com/gpu")) is None
+
+
+GPU = ("a100", "nvidia.com/gpu")
+
+
+def holding(**held: str) -> cohorts.Usage:
+    """What each ClusterQueue holds of the a100 GPU cell now, by name."""
+    return lambda obj, cell: parse(held.get(obj["metadata"]["name"], "0"))
+
+
+def test_what_a_tree_can_lend_now_is_less_what_its_members_draw() -> None:
+    # staging's shape: team-a keeps 2 and lends 2, team-b keeps 2 and lends 1, the org lends 1.
+    team_a = cq("team-a-cq", "ai-shared", ("a100", {"nominalQuota": "4", "lendingLimit": "2"}))
+    objects = [
+        team_a,
+        cq("team-b-cq", "ai-shared", ("a100", {"nominalQuota": "3", "lendingLimit": "1"})),
+        cohort("ai-shared", "example-org"),
+        cohort("example-org", None, ("a100", {"nominalQuota": "1"})),
+    ]
+    idle = cohorts.Lending.of(objects, holding())
+    assert idle.to(team_a, GPU) == parse("2")  # team-b's 1 and the org's 1
+    # team-a at its nominal quota lends nothing more, and the rest is unchanged
+    assert cohorts.Lending.of(objects, holding(**{"team-a-cq": "4"})).to(team_a, GPU) == parse("2")
+    # team-b using all of its 3 GPUs lends nothing; the org's GPU is left
+    assert cohorts.Lending.of(objects, holding(**{"team-b-cq": "3"})).to(team_a, GPU) == parse("1")
+    # a borrower elsewhere in the tree takes from what is free, never below zero
+    busy = cohorts.Lending.of(objects, holding(**{"team-b-cq": "5"}))
+    assert busy.to(team_a, GPU) == parse("0")
+
+
+def test_a_cohorts_pool_counts_its_own_quota_and_what_members_lend_and_draw() -> None:
+    objects = [
+        cq("team-a-cq", "ai-shared", ("a100", {"nominalQuota": "4", "lendingLimit": "2"})),
+        cq("team-b-cq", "ai-shared", ("a100", {"nominalQuota": "3", "lendingLimit": "1"})),
+        cohort("ai-shared", "example-org"),
+        cohort("example-org", None, ("a100", {"nominalQuota": "1"})),
+        cq("elsewhere-cq", "other", ("a100", {"nominalQuota": "8"})),
+    ]
+    # team-a runs 6: 2 it keeps, 4 drawn from the pool of 2 + 1 + 1.
+    used = holding(**{"team-a-cq": "6", "elsewhere-cq": "8"})
+    org = cohorts.pool(objects, "example-org", GPU, used)
+    assert (org.quota, org.drawn, org.over, org.borrowers) == (
+        parse("4"),
+        parse("4"),
+        parse("0"),
+        ("team-a-cq",),
+    )
+    # ai-shared alone holds 3: the 1 beyond it is borrowed from example-org
+    shared = cohorts.pool(objects, "ai-shared", GPU, used)
+    assert (shared.quota, shared.drawn, shared.over) == (parse("3"), parse("4"), parse("1"))
+    # without the org's GPU, the tree is 1 over
+    cut = [*objects[:3], cohort("example-org", None, ("a100", {"nominalQuota": "0"}))]
+    assert cohorts.pool(cut, "example-org", GPU, used).over == parse("1")
+
+
+def test_a_child_cohorts_lending_limit_caps_what_its_subtree_lends_up() -> None:
+    objects = [
+        cq("team-a-cq", "ai-shared", ("a100", {"nominalQuota": "8"})),
+        cohort("ai-shared", "example-org", ("a100", {"nominalQuota": "0", "lendingLimit": "2"})),
+        cohort("example-org", None),
+    ]
+    idle = cohorts.pool(objects, "example-org", GPU, holding())
+    assert (idle.quota, idle.drawn) == (parse("2"), parse("0"))
+    # ai-shared keeps 6 of its 8; team-a using 7 draws 1 from example-org
+    busy = cohorts.pool(objects, "example-org", GPU, holding(**{"team-a-cq": "7"}))
+    assert (busy.quota, busy.drawn, busy.borrowers) == (parse("2"), parse("1"), ())

@@ -92,7 +92,8 @@ def test_cohort_move_admission_and_objects(revs: Revisions) -> None:
     (revs.root / "tenants/team-b/gpu-prod/localqueues.yaml").unlink()
     head = revs.commit("reshape")
     code, doc = plan(revs, "--base", "base", "--head", head)
-    assert code == 0
+    assert code == 1  # removing a queue is an error (test_removals.py)
+    assert [f["rule"] for f in doc["findings"]] == ["plan-removes-queue"]
     [move] = changes(doc, "cohort")
     assert (move["name"], move["before"], move["after"], move["path"]) == (
         "team-a-cq",
@@ -161,7 +162,7 @@ def test_repository_in_a_subfolder_of_the_git_repository(revs: Revisions) -> Non
 
 
 def test_added_queue_counts_from_zero_and_removed_cluster_is_all_removals(revs: Revisions) -> None:
-    revs.edit("clusters/gpu-staging/cohorts.yaml", "spec: {}", "spec: {parentName: global}")
+    revs.edit("clusters/gpu-staging/cohorts.yaml", "parentName: example-org", "parentName: global")
     import shutil
 
     shutil.rmtree(revs.root / "clusters/gpu-staging")

@@ -174,3 +174,16 @@ def test_the_hold_line_goes_right_below_spec_so_comments_stay_with_their_keys() 
         "    # the pool it borrows from",
     ]
     assert runbook.set_stop_policy(held, "q.yaml", "q", None) == text
+
+
+def test_the_cli_keeps_a_crlf_file_byte_for_byte(git_repo: Path) -> None:
+    path = git_repo / PROD
+    original = b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n")
+    path.write_bytes(original)
+    git(git_repo, "commit", "-qam", "crlf and a BOM")
+    assert run_line(["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq"]).exit_code == 0
+    held = path.read_bytes()
+    assert held.count(b"\r\n") == original.count(b"\r\n") + 1 and held.startswith(b"\xef\xbb\xbf")
+    assert b"\n" not in held.replace(b"\r\n", b"")
+    assert run_line(["kueue-gitops", "--repo", str(git_repo), "resume", "team-a-cq"]).exit_code == 0
+    assert path.read_bytes() == original

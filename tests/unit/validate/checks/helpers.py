@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import datetime
+import functools
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from auditor.model import Finding
+from auditor.k8s.objects import ResourceKey
+from auditor.model import Finding, Resource
 from auditor.repo.layout import Repository
+from auditor.schemas.catalog import SchemaCatalog
+from auditor.schemas.validator import ClusterValidator
 from auditor.validate import checks
 from auditor.validate.checks import CheckContext
+from auditor.validate.engine import why_invalid
+from tests.conftest import ROOT
 
 
-def context(repo: Path, cluster: str = "gpu-prod") -> CheckContext:
+def context(
+    repo: Path, cluster: str = "gpu-prod", today: datetime.date | None = None
+) -> CheckContext:
     repository = Repository.open(repo)
     loaded = repository.load([cluster])
     assert loaded.findings == [], [f.message for f in loaded.findings]
@@ -19,11 +29,39 @@ def context(repo: Path, cluster: str = "gpu-prod") -> CheckContext:
         cluster=repository.cluster(cluster),
         resources=tuple(loaded.for_cluster(cluster)),
         tenants=repository.tenants,
+        today=today or datetime.date.today(),
+        invalid=Invalid(loaded.for_cluster(cluster), cluster),
     )
 
 
-def run_check(repo: Path, check_id: str, cluster: str = "gpu-prod") -> list[Finding]:
-    return checks.run(context(repo, cluster), only=[check_id])
+class Invalid(Mapping[ResourceKey, Finding]):
+    """What validate keeps out of the checks for a type error, with why, judged against the
+    committed schemas on first use (only checks that follow references ask). The objects stay
+    in `resources` too, so each check's own tests see them as before."""
+
+    def __init__(self, resources: list[Resource], cluster: str) -> None:
+        self.resources, self.cluster = resources, cluster
+
+    @functools.cached_property
+    def _found(self) -> dict[ResourceKey, Finding]:
+        validator = ClusterValidator(SchemaCatalog(ROOT / "schemas", self.cluster))
+        judged = ((r, *validator.check(r)) for r in self.resources)
+        return {r.key: why_invalid(found) for r, found, ok in judged if found and not ok}
+
+    def __getitem__(self, key: ResourceKey) -> Finding:
+        return self._found[key]
+
+    def __iter__(self) -> Iterator[ResourceKey]:
+        return iter(self._found)
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+
+def run_check(
+    repo: Path, check_id: str, cluster: str = "gpu-prod", today: datetime.date | None = None
+) -> list[Finding]:
+    return checks.run(context(repo, cluster, today), only=[check_id])
 
 
 def write(repo: Path, path: str, text: str) -> None:

@@ -44,7 +44,7 @@ def test_the_passing_example_passes_its_check(repo_copy: Path, rule_id: str) -> 
     example = rules.get(rule_id).passes
     assert example.file is not None, "a policy rule's examples are manifests, run here"
     write(repo_copy, example.file, example.text)
-    findings = run_check(repo_copy, CHECK_OF[rule_id], cluster_of(example.file))
+    findings = run_check(repo_copy, CHECK_OF[rule_id], cluster_of(example.file), example.today)
     assert findings == [], [f"{f.rule}: {f.message}" for f in findings]
 
 
@@ -54,7 +54,7 @@ def test_the_failing_example_fails_with_its_rule(repo_copy: Path, rule_id: str) 
     example = rule.fails
     assert example.file is not None, "a policy rule's examples are manifests, run here"
     write(repo_copy, example.file, example.text)
-    findings = run_check(repo_copy, CHECK_OF[rule_id], cluster_of(example.file))
+    findings = run_check(repo_copy, CHECK_OF[rule_id], cluster_of(example.file), example.today)
     found = [f for f in findings if f.rule == rule_id]
     assert found, [f"{f.rule}: {f.message}" for f in findings]
     for finding in found:  # each points somewhere in the repository, with the catalogue's level

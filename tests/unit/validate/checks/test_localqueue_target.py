@@ -74,3 +74,20 @@ def test_a_cluster_queue_without_selector_admits_no_queue(repo_copy: Path) -> No
         ("lq-namespace-not-selected", "error", LQ, line_of(repo_copy, LQ, "clusterQueue:")),
         contains="has no namespaceSelector (it admits nothing)",
     )
+
+
+def test_a_cluster_queue_with_a_type_error_is_invalid_not_missing(repo_copy: Path) -> None:
+    cqs = "clusters/gpu-prod/clusterqueues.yaml"
+    edit(repo_copy, cqs, 'nominalQuota: "256"', "nominalQuota: plenty")
+    findings = run_check(repo_copy, "localqueue-target")
+    assert_findings(
+        findings,
+        ("lq-cluster-queue-invalid", "error", LQ, line_of(repo_copy, LQ, "clusterQueue:")),
+        contains="ClusterQueue 'team-a-cq' is defined but invalid",
+    )
+    # it points at the ClusterQueue's own finding: its file, the line of the bad quota, and why
+    [finding] = findings
+    where = f"{cqs}:{line_of(repo_copy, cqs, 'nominalQuota: plenty')}: "
+    assert where + "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota: 'plenty'" in (
+        finding.message
+    )

@@ -66,7 +66,7 @@ def test_unknown_and_repeated_flavors_are_errors(repo_copy: Path) -> None:
         ("flavor-missing", "error", CQS, line_of(repo_copy, CQS, "name: cpu-spot")),
         ("flavor-repeated", "error", CQS, line_of(repo_copy, CQS, "- name: a100", 2)),
     )
-    assert "no ResourceFlavor cpu-spot on gpu-prod (known: a100, cpu-only, h100)" in (
+    assert "no ResourceFlavor cpu-spot on gpu-prod (known: a100, a100-spot, cpu-only, h100)" in (
         next(f.message for f in findings if f.rule == "flavor-missing")
     )
 

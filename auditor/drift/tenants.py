@@ -1,0 +1,75 @@
+"""Tenant powers the repository itself grants beyond the tenant baseline, as the cluster defines
+the roles it binds.
+
+rbac-power reports powers the repository does not give; a repository binding to a role it does
+not define (a built-in one, or one installed by hand) is taken as that role is live, so what it
+gives is trusted there. Here each repository binding is resolved with the live definitions of the
+roles the repository leaves out, and a subject reaching a tenant (auditor.k8s.baseline) that holds
+a power beyond the baseline is reported at the binding's file and line.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.k8s import baseline, rbac
+from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
+from auditor.model import Finding, Resource
+from auditor.repo.profiles import ClusterProfile, TenantProfile
+
+SHOWN = 4
+
+
+def granted(
+    profile: ClusterProfile,
+    desired: list[Resource],
+    live: t.Iterable[Json],
+    tenants: t.Mapping[str, TenantProfile],
+    key_of: t.Callable[[Json], ResourceKey],
+) -> list[Finding]:
+    """A finding per repository binding and subject that gives a tenant more than the baseline."""
+    repo = {r.key: r for r in desired if r.kind in RBAC_KINDS}
+    roles = [o for o in live if o.get("kind") in ("Role", "ClusterRole") and key_of(o) not in repo]
+    names = {r.name for r in repo.values() if r.kind == "ClusterRole"} | {
+        str((o.get("metadata") or {}).get("name")) for o in roles if o.get("kind") == "ClusterRole"
+    }
+    policy = rbac.Policy([*(r.body for r in repo.values()), *roles, *baseline.builtin_roles(names)])
+    confined = [
+        (tenant.name, tenant.group, tenant.clusters[profile.name].namespaces)
+        for tenant in tenants.values()
+        if profile.name in tenant.clusters
+    ]
+    found: dict[tuple[ResourceKey, rbac.Subject], list[tuple[str, rbac.Grant]]] = {}
+    for grant in policy.grants(baseline.WATCHED):
+        for name, group, namespaces in confined:
+            if baseline.reaches(grant.subject, group, namespaces) and baseline.beyond(
+                grant.power, namespaces
+            ):
+                found.setdefault((key_of(grant.binding.body), grant.subject), []).append(
+                    (name, grant)
+                )
+    return [_finding(profile, repo[k], s, grants) for (k, s), grants in sorted(found.items())]
+
+
+def _finding(
+    profile: ClusterProfile,
+    binding: Resource,
+    subject: rbac.Subject,
+    grants: list[tuple[str, rbac.Grant]],
+) -> Finding:
+    tenants = ", ".join(sorted({name for name, _ in grants}))
+    powers = sorted({str(g.power) for _, g in grants})
+    listed = ", ".join(powers[:SHOWN]) + (
+        f" and {len(powers) - SHOWN} more" if len(powers) > SHOWN else ""
+    )
+    paths = "; ".join(dict.fromkeys(g.path for _, g in grants))
+    return Finding.about(
+        binding,
+        "rbac-tenant-power-granted",
+        f"{subject} (tenant {tenants}) can {listed} through {paths}, with the roles as they "
+        f"are on {profile.name}: more than the tenant baseline; remove the subject from "
+        f"{binding.kind} {binding.name} or bind a narrower role",
+        "rbac",
+        cluster=profile.name,
+        extra={"subject": str(subject), "powers": powers},
+    )

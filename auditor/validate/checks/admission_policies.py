@@ -1,0 +1,55 @@
+"""The admission policies committed for a cluster are what its profiles and LocalQueues make now.
+
+The API server enforces the committed file, so a profile or a LocalQueue changed without
+`kueue-gitops generate policies` would leave the cluster holding yesterday's boundaries.
+"""
+
+from __future__ import annotations
+
+import difflib
+import typing as t
+
+from auditor.model import Finding
+from auditor.repo import boundaries
+
+if t.TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from auditor.validate.checks import CheckContext
+
+ID = "admission-policies"
+CATEGORY = "admission"
+RULES = ("admission-policies-stale",)
+FIX = "run `kueue-gitops generate policies` and commit the result"
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    path = boundaries.policy_path(ctx.cluster.name)
+    expected = boundaries.expected(ctx.cluster, ctx.tenants, list(ctx.resources))
+    try:
+        current = ctx.repo.tree.read(path).decode("utf-8", errors="replace")
+    except (OSError, KeyError):
+        yield Finding(
+            rule="admission-policies-stale",
+            category=CATEGORY,
+            file=ctx.cluster.file,
+            line=1,
+            message=f"there is no {path}, so the API server holds none of this cluster's "
+            f"tenant boundaries; {FIX}",
+        )
+        return
+    if current == expected:
+        return
+    have, want = current.splitlines(), expected.splitlines()
+    line = next((i for i, (a, b) in enumerate(zip(have, want, strict=False), 1) if a != b), None)
+    diff = "".join(
+        f"\n  {d}" for d in difflib.unified_diff(have, want, path, "generated", n=0, lineterm="")
+    )
+    yield Finding(
+        rule="admission-policies-stale",
+        category=CATEGORY,
+        file=path,
+        line=line or min(len(have), len(want)) + 1,
+        message=f"{path} differs from what the profiles, LocalQueues and Kueue's "
+        f"Configuration generate, so the cluster would enforce stale boundaries; {FIX}:{diff}",
+    )

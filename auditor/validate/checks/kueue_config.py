@@ -1,0 +1,213 @@
+"""Kueue's Configuration for the cluster is in the repository, is what its Kueue release accepts,
+and keeps every Job of a namespace that admits work under Kueue.
+
+The Configuration sits as text inside the ConfigMap Kueue reads, so its findings point at the
+line inside that block. It is judged by the JSON Schema derived from the Go types of the Kueue
+release the cluster profile names (auditor/kueue/api/), as strictly as Kueue decodes it, plus
+Kueue's own start-up rule that the managed namespaces leave out kube-system and its own.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+import jsonschema
+import yaml
+
+from auditor.k8s import selectors
+from auditor.kueue import config as kueue_config
+from auditor.model import Finding, Resource
+from auditor.repo import boundaries, manifests
+
+if t.TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from auditor.validate.checks import CheckContext
+
+ID = "kueue-config"
+CATEGORY = "kueue-config"
+RULES = ("kueue-config-missing", "kueue-config-invalid", "kueue-config-unmanaged-jobs")
+DATA = ("data", kueue_config.KEY)
+NAME_LABEL = "kubernetes.io/metadata.name"
+Path = tuple[str | int, ...]
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    found = boundaries.config_map(ctx.resources)
+    if found is None:
+        yield _at_profile(
+            ctx,
+            "kueue-config-missing",
+            f"the repository holds no Kueue Configuration for {ctx.cluster.name}: keep the "
+            f"ConfigMap {kueue_config.NAMESPACE}/{kueue_config.CONFIG_MAP} (key "
+            f"{kueue_config.KEY}) in clusters/{ctx.cluster.name}/{boundaries.KUEUE_FOLDER}/, "
+            "or Kueue runs on upstream's defaults, where a Job without a queue name runs "
+            "outside every quota",
+        )
+        return
+    embedded = Embedded(ctx, found)
+    config = embedded.parse()
+    if config is None:
+        yield embedded.problem
+        return
+    yield from _against_api(ctx, embedded, config)
+    yield from _managed(ctx, embedded, config)
+
+
+class Embedded:
+    """The Configuration text in the ConfigMap, and where each of its fields is in the file."""
+
+    def __init__(self, ctx: CheckContext, resource: Resource) -> None:
+        self.resource = resource
+        self.text = (resource.body.get("data") or {}).get(kueue_config.KEY)
+        self.lines: dict[Path, int] = {}
+        self.offset: int | None = None  # file line = offset + line inside the text
+        self.problem = Finding.about(
+            resource,
+            "kueue-config-invalid",
+            f"the ConfigMap has no text under {kueue_config.KEY}: Kueue would not start",
+            CATEGORY,
+            path=("data",),
+        )
+        if isinstance(self.text, str):
+            self.offset = _block_offset(ctx, resource, self.text)
+
+    def parse(self) -> dict[str, t.Any] | None:
+        if not isinstance(self.text, str):
+            return None
+        try:
+            node = yaml.compose(self.text, Loader=yaml.SafeLoader)
+            doc = yaml.safe_load(self.text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            self.problem = self.finding(
+                f"the Configuration is not valid YAML ({exc}): Kueue would not start",
+                line=mark.line + 1 if mark else None,
+            )
+            return None
+        if not isinstance(doc, dict) or node is None:
+            self.problem = self.finding("the Configuration is not a mapping: Kueue would not start")
+            return None
+        _record(node, (), self.lines)
+        return doc
+
+    def finding(
+        self,
+        message: str,
+        path: Path = (),
+        *,
+        rule: str = "kueue-config-invalid",
+        line: int | None = None,
+    ) -> Finding:
+        finding = Finding.about(self.resource, rule, message, CATEGORY, path=DATA)
+        inner = line or next(
+            (self.lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in self.lines), None
+        )
+        if self.offset is not None and inner is not None:
+            finding.line = self.offset + inner
+        if path:
+            finding.path = f"{kueue_config.KEY}: " + ".".join(str(p) for p in path)
+        return finding
+
+
+def _against_api(
+    ctx: CheckContext, embedded: Embedded, config: dict[str, t.Any]
+) -> Iterator[Finding]:
+    version = ctx.cluster.kueue_version
+    api = kueue_config.api(version) if version else None
+    if api is None:
+        known = ", ".join(kueue_config.known_versions())
+        said = (
+            f"names Kueue {version}" if version else "names no Kueue release (spec.kueue.version)"
+        )
+        yield _at_profile(
+            ctx,
+            "kueue-config-invalid",
+            f"the cluster profile {said}, so its Configuration cannot be checked against what "
+            f"that release accepts; this tool knows the Configuration API of: {known}",
+        )
+        return
+    validator = jsonschema.Draft202012Validator(api.schema)
+    for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path)):
+        path = tuple(error.absolute_path)
+        if error.validator == "additionalProperties":
+            extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+            for name in extra:
+                yield embedded.finding(
+                    f"unknown field {'.'.join(str(p) for p in (*path, name))}: Kueue {api.version}"
+                    " decodes its Configuration strictly and would not start",
+                    (*path, name),
+                )
+            continue
+        where = ".".join(str(p) for p in path) or "(top level)"
+        yield embedded.finding(
+            f"{where}: {error.message} (Kueue {api.version} would not start)", path
+        )
+    selector = config.get("managedJobsNamespaceSelector")
+    namespace = config.get("namespace") or kueue_config.NAMESPACE
+    for forbidden in ("kube-system", namespace):
+        if selector is not None and selectors.selects(selector, {NAME_LABEL: forbidden}, nil=True):
+            yield embedded.finding(
+                f"managedJobsNamespaceSelector matches namespace {forbidden}: Kueue refuses "
+                "to start with a selector that would manage its own or the system's jobs",
+                ("managedJobsNamespaceSelector",),
+            )
+
+
+def _managed(ctx: CheckContext, embedded: Embedded, config: dict[str, t.Any]) -> Iterator[Finding]:
+    key, value = ctx.cluster.admission_label
+    if config.get("manageJobsWithoutQueueName") is not True:
+        yield embedded.finding(
+            "manageJobsWithoutQueueName is not true: a Job without kueue.x-k8s.io/queue-name in a "
+            "namespace that admits work would start at once, outside every quota",
+            ("manageJobsWithoutQueueName",),
+            rule="kueue-config-unmanaged-jobs",
+        )
+    selector = config.get("managedJobsNamespaceSelector")
+    admitting = {key: value, NAME_LABEL: "a-tenant-namespace"}
+    exact = selectors.selects(selector, admitting, nil=False) and _requires(selector, key, value)
+    if not exact:
+        yield embedded.finding(
+            f"managedJobsNamespaceSelector must select exactly the namespaces labelled {key}="
+            f"{value} (the cluster's admission label), e.g. matchLabels: {{{key}: {value}}}",
+            ("managedJobsNamespaceSelector",),
+            rule="kueue-config-unmanaged-jobs",
+        )
+
+
+def _requires(selector: t.Any, key: str, value: str) -> bool:
+    try:
+        parsed = selectors.parse(selector)
+    except selectors.SelectorError:
+        return False
+    return parsed is not None and parsed.requires(key, value)
+
+
+def _at_profile(ctx: CheckContext, rule: str, message: str) -> Finding:
+    found, _ = manifests.load_bytes(ctx.repo.tree.read(ctx.cluster.file), ctx.cluster.file)
+    return Finding.about(found[0], rule, message, CATEGORY, path=("spec", "kueue"))
+
+
+def _block_offset(ctx: CheckContext, resource: Resource, text: str) -> int | None:
+    """The file line just before the text's first line, when it is written as a block
+    (`key: |`): then line N of the text is that line + N. None for a quoted string."""
+    key_line = resource.line_of(DATA)
+    try:
+        lines = ctx.repo.tree.read(resource.file).decode("utf-8").splitlines()
+    except (OSError, KeyError, UnicodeDecodeError):
+        return None
+    first = text.splitlines()[0].strip() if text.strip() else ""
+    following = lines[key_line] if key_line < len(lines) else ""
+    return key_line if first and following.strip() == first else None
+
+
+def _record(node: yaml.Node, path: Path, lines: dict[Path, int]) -> None:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            inner = (*path, str(key.value))
+            lines[inner] = key.start_mark.line + 1
+            _record(value, inner, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _record(item, (*path, i), lines)

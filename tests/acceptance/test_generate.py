@@ -1,0 +1,65 @@
+"""`kueue-gitops generate policies`, and `validate` holding the generated files to the profiles."""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from pathlib import Path
+
+from tests.conftest import ROOT, run_line
+
+
+def generate(repo: Path, *args: str) -> tuple[int, str]:
+    result = run_line(["kueue-gitops", "--repo", str(repo), "generate", "policies", *args])
+    return result.exit_code, result.output
+
+
+def findings(report: dict[str, t.Any]) -> list[dict[str, t.Any]]:
+    return list(report["findings"])
+
+
+def validate(repo: Path) -> tuple[int, dict[str, t.Any]]:
+    line = ["kueue-gitops", "--repo", str(repo), "validate", "--schemas", str(ROOT / "schemas")]
+    result = run_line([*line, "-o", "json"])
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_the_committed_policies_are_what_the_profiles_generate(repo_copy: Path) -> None:
+    code, out = generate(repo_copy)
+    assert code == 0
+    assert out.splitlines() == [
+        f"{repo_copy}/clusters/{c}/admission-policies.yaml: 2 namespace(s) that admit work, "
+        "unchanged"
+        for c in ("gpu-prod", "gpu-staging")
+    ]
+
+
+def test_validate_fails_on_stale_policies_until_they_are_generated_again(repo_copy: Path) -> None:
+    profile = repo_copy / "tenants/team-b/profile.yaml"
+    profile.write_text(
+        profile.read_text().replace(
+            "workload: [batch-low, batch-standard]", "workload: [batch-low]"
+        )
+    )
+    code, report = validate(repo_copy)
+    assert code == 1
+    stale = [f for f in findings(report) if f["rule"] == "admission-policies-stale"]
+    assert sorted((f["cluster"], f["file"]) for f in stale) == [
+        ("gpu-prod", "clusters/gpu-prod/admission-policies.yaml"),
+        ("gpu-staging", "clusters/gpu-staging/admission-policies.yaml"),
+    ]
+    assert '+      {"team-a": ["batch-low", "batch-standard"], "team-b": ["batch-low"]}' in str(
+        stale[0]["message"]
+    )
+    code, out = generate(repo_copy, "--cluster", "gpu-prod")
+    assert code == 0 and out.endswith(
+        "admission-policies.yaml: 2 namespace(s) that admit work, written\n"
+    )
+    code, report = validate(repo_copy)
+    assert [f["cluster"] for f in findings(report) if f["rule"] == "admission-policies-stale"] == [
+        "gpu-staging"
+    ]
+    generate(repo_copy)
+    assert validate(repo_copy)[0] == 0
+    text = (repo_copy / "clusters/gpu-staging/admission-policies.yaml").read_text()
+    assert '"team-b": ["batch-low"]' in text

@@ -1,0 +1,14 @@
+"""Cases the fuzzer failed on once, kept so that every run tries them again (test_fuzz.py).
+
+Each names the seed of the run that found it and what it found.
+"""
+
+from __future__ import annotations
+
+from tests.fuzz.corrupt import Corruption
+
+CASES: list[Corruption] = [
+    # seed 1: `!!timestamp` on a value that is no timestamp; PyYAML's constructor failed with
+    # AttributeError (exit 3, "internal error"); now yaml-syntax at the line
+    Corruption("clusters/gpu-prod/clusterqueues.yaml", "tag", 0, "!!timestamp"),
+]

@@ -1,0 +1,103 @@
+"""Jobs for the Kueue sandbox: a labelled namespace with a LocalQueue, GPU Jobs at a priority,
+waiting for what Kueue does with them, and removing it all again (the sandbox is shared)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import typing as t
+
+from auditor.errors import ClusterAccessError
+from auditor.live.kube import KubeCluster
+from auditor.verify.workloads import owner
+
+KUEUE = "kueue.x-k8s.io/v1beta2"
+Json = dict[str, t.Any]
+T = t.TypeVar("T")
+
+
+def namespace_with_queue(
+    cluster: KubeCluster, ns: str, cluster_queue: str, labels: dict[str, str]
+) -> None:
+    """A namespace with `labels` and a LocalQueue `batch` pointing at `cluster_queue`."""
+    cluster.create(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": labels}}
+    )
+    cluster.create(
+        {
+            "apiVersion": KUEUE,
+            "kind": "LocalQueue",
+            "metadata": {"name": "batch", "namespace": ns},
+            "spec": {"clusterQueue": cluster_queue},
+        }
+    )
+
+
+def submit(cluster: KubeCluster, ns: str, name: str, priority: str, gpus: int = 1) -> None:
+    """A suspended Job asking for `gpus` GPUs from LocalQueue `batch` at a priority class."""
+    request = {"nvidia.com/gpu": str(gpus)}
+    labels = {"kueue.x-k8s.io/queue-name": "batch", "kueue.x-k8s.io/priority-class": priority}
+    cluster.create(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "namespace": ns, "labels": labels},
+            "spec": {
+                "suspend": True,
+                "backoffLimit": 0,
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [
+                            {
+                                "name": "main",
+                                "image": "registry.k8s.io/pause:3.10",
+                                "resources": {"requests": request, "limits": request},
+                            }
+                        ],
+                    }
+                },
+            },
+        }
+    )
+
+
+def eventually(check: t.Callable[[], T | None], seconds: float = 60) -> T:
+    """The first truthy answer of `check`, polled until `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.25)
+    raise AssertionError(f"not so within {seconds}s: {check}")
+
+
+def workloads_by_job(cluster: KubeCluster, ns: str) -> dict[str, Json]:
+    return {str(owner(w)): w for w in cluster.list_in(KUEUE, "Workload", ns)}
+
+
+def remove_namespace(cluster: KubeCluster, ns: str) -> None:
+    """Delete the namespace and wait until it, its Jobs and their Workloads are gone."""
+    try:
+        cluster.delete("v1", "Namespace", ns, propagation="Background")
+    except ClusterAccessError:
+        return  # never made
+
+    def gone() -> bool:
+        try:
+            cluster.get("v1", "Namespace", ns)
+        except ClusterAccessError:
+            return True
+        return False
+
+    eventually(gone, 120)
+
+
+def remove_jobs(cluster: KubeCluster, ns: str, names: t.Iterable[str]) -> None:
+    """Delete these Jobs and wait until their Workloads are gone (and their quota is free)."""
+    names = set(names)
+    for name in names:
+        with contextlib.suppress(ClusterAccessError):  # never made
+            cluster.delete("batch/v1", "Job", name, ns, propagation="Background")
+    eventually(lambda: not names & set(workloads_by_job(cluster, ns)) or None, 120)

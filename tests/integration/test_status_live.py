@@ -1,0 +1,131 @@
+"""`status` against the sandbox with a real Kueue: Workloads pending, admitted and evicted by
+preemption, counted per queue, and the events Kueue wrote about them."""
+
+from __future__ import annotations
+
+import json
+import typing as t
+
+import pytest
+from click.testing import CliRunner
+
+from auditor.cli.main import cli
+from auditor.k8s.conditions import is_true
+from auditor.sandbox import Sandbox
+from tests.conftest import ROOT
+from tests.integration.kueue_jobs import (
+    KUEUE,
+    eventually,
+    namespace_with_queue,
+    remove_namespace,
+    submit,
+    workloads_by_job,
+)
+
+NS = "status-live"
+CQ = "status-live-cq"
+Json = dict[str, t.Any]
+
+
+def _status(box: Sandbox, *extra: str) -> str:
+    # Not through run_line, which holds every `-o json` to the findings report's contract.
+    argv = ["--repo", str(ROOT), "status", "--cluster", "gpu-staging"]
+    result = CliRunner().invoke(
+        cli, [*argv, "--kubeconfig", str(box.kubeconfig), *extra], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def preempted(kueue_sandbox: Sandbox) -> t.Iterator[Sandbox]:
+    """A queue of one GPU: a low-priority Job ran and was preempted by a critical one, and a
+    second low-priority Job waits."""
+    cluster = kueue_sandbox.connect()
+    cluster.create(
+        {
+            "apiVersion": KUEUE,
+            "kind": "ClusterQueue",
+            "metadata": {"name": CQ},
+            "spec": {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": NS}},
+                "preemption": {"withinClusterQueue": "LowerPriority"},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["nvidia.com/gpu"],
+                        "flavors": [
+                            {
+                                "name": "a100",
+                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "1"}],
+                            }
+                        ],
+                    }
+                ],
+            },
+        }
+    )
+    try:
+        namespace_with_queue(cluster, NS, CQ, {})
+        submit(cluster, NS, "first", "batch-low")
+        eventually(lambda: is_true(workloads_by_job(cluster, NS).get("first") or {}, "Admitted"))
+        submit(cluster, NS, "second", "batch-low")
+        submit(cluster, NS, "urgent", "batch-critical")
+
+        def settled() -> bool:
+            found = workloads_by_job(cluster, NS)
+            return (
+                is_true(found.get("urgent") or {}, "Admitted")
+                and is_true(found["first"], "Evicted")
+                and "QuotaReserved" in str(found.get("second"))
+            )
+
+        eventually(settled)
+        yield kueue_sandbox
+    finally:
+        remove_namespace(cluster, NS)
+        cluster.delete(KUEUE, "ClusterQueue", CQ)
+
+
+def test_workloads_are_counted_per_queue_by_state(preempted: Sandbox) -> None:
+    doc = json.loads(_status(preempted, "-o", "json"))
+    assert doc["schemaVersion"] == 1 and doc["cluster"] == "gpu-staging"
+    expected = {"pending": 1, "admitted": 1, "evicted": 1}
+    [cq] = [q for q in doc["clusterQueues"] if q["name"] == CQ]
+    assert {s: n for s, n in cq["workloads"].items() if n} == expected
+    [lq] = [q for q in doc["localQueues"] if q["namespace"] == NS]
+    assert (lq["name"], lq["clusterQueue"]) == ("batch", CQ)
+    assert {s: n for s, n in lq["workloads"].items() if n} == expected
+    mine = {w["name"].split("-")[1]: w for w in doc["workloads"] if w["namespace"] == NS}
+    assert {job: w["state"] for job, w in mine.items()} == {
+        "urgent": "admitted",
+        "first": "evicted",
+        "second": "pending",
+    }
+    assert mine["first"]["reason"].startswith("Preempted")
+    assert mine["urgent"]["priority"] == 10000 and mine["urgent"]["clusterQueue"] == CQ
+    # the repo's own queues are listed too, idle
+    names = {q["name"] for q in doc["clusterQueues"]}
+    assert {"team-a-cq", "team-b-cq"} <= names
+
+
+def test_the_last_events_that_mention_kueue_are_listed_per_namespace(preempted: Sandbox) -> None:
+    doc = json.loads(_status(preempted, "-o", "json", "--events", "50"))
+    events = doc["events"][NS]
+    reasons = {(e["object"].split("/")[0], e["reason"]) for e in events}
+    # Kueue's scheduler on the Workloads, its Job controller on the Jobs
+    assert {("Workload", "QuotaReserved"), ("Workload", "Preempted")} <= reasons, reasons
+    assert ("Job", "Started") in reasons, reasons
+    assert [e["time"] for e in events] == sorted(e["time"] for e in events)
+    assert len(json.loads(_status(preempted, "-o", "json", "--events", "2"))["events"][NS]) == 2
+
+
+def test_the_text_shows_counts_workloads_and_events(preempted: Sandbox) -> None:
+    lines = _status(preempted).splitlines()
+    [cq_line] = [line for line in lines if line.startswith(f"  {CQ} ")]
+    assert "pending=1 admitted=1 evicted=1" in cq_line
+    [lq_line] = [line for line in lines if line.startswith(f"  {NS}/batch ")]
+    assert f"-> {CQ}" in lq_line and "pending=1 admitted=1 evicted=1" in lq_line
+    evicted = [line for line in lines if f"{NS}/job-first-" in line]
+    assert evicted and " evicted " in evicted[0] and "Preempted" in evicted[0]
+    at = lines.index("Recent Kueue events (last 5 per namespace):")
+    assert f"  {NS}:" in lines[at:]

@@ -1,0 +1,101 @@
+"""One cluster's fault leaves the others reported: a missing kubeconfig context, a deadline that
+passes mid-read, a bug while comparing. Clusters here are fakes at our reader interface
+(KubeCluster.list) that serve the repository's own objects, so an untroubled cluster is clean."""
+
+from __future__ import annotations
+
+import copy
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from auditor.drift import engine as drift
+from auditor.k8s.objects import Json
+from auditor.live.kube import ContextMissing, DeadlineExceeded, KubeCluster, Limits
+from auditor.repo.layout import Repository
+from auditor.repo.profiles import ClusterProfile
+
+
+class RepoAsLive(KubeCluster):
+    """A cluster holding exactly what the repository says; its deadline passes after `reads`."""
+
+    def __init__(self, name: str, objects: list[Json], reads: int | None = None) -> None:
+        self.name, self.objects, self.reads, self.limits = name, objects, reads, Limits(deadline=9)
+        self.asked: list[str] = []
+
+    def list(self, api_version: str, kind: str, *, page_size: int = 500) -> list[Json]:
+        self.asked.append(kind)
+        if self.reads is not None and len(self.asked) > self.reads:
+            raise DeadlineExceeded(f"cluster {self.name}: LIST {kind} not done: the 9s deadline")
+        return [copy.deepcopy(o) for o in self.objects if o.get("kind") == kind]
+
+
+def live_objects(repo: Repository, cluster: str) -> list[Json]:
+    return [r.body for r in repo.load([cluster]).for_cluster(cluster)]
+
+
+@pytest.fixture
+def repo(repo_copy: Path) -> Repository:
+    return Repository.open(repo_copy)
+
+
+def test_a_cluster_without_a_kubeconfig_context_is_incomplete_and_the_other_audited(
+    repo: Repository,
+) -> None:
+    staging = live_objects(repo, "gpu-staging")
+
+    def connect(profile: ClusterProfile) -> KubeCluster:
+        if profile.name == "gpu-prod":
+            raise ContextMissing("cluster gpu-prod: no context gpu-prod of kc")
+        return RepoAsLive(profile.name, staging)
+
+    report = drift.audit(repo, ["gpu-prod", "gpu-staging"], connect)
+    assert [(c.name, c.status, c.errors) for c in report.clusters] == [
+        ("gpu-prod", "incomplete", ["cluster gpu-prod: no context gpu-prod of kc"]),
+        ("gpu-staging", "ok", []),
+    ]
+    assert (report.findings, report.exit_code) == ([], 3)
+
+
+def test_a_deadline_passed_mid_read_names_every_kind_left_unread(repo: Repository) -> None:
+    cluster = RepoAsLive("gpu-prod", live_objects(repo, "gpu-prod"), reads=3)
+    report = drift.audit(repo, ["gpu-prod"], lambda _p: cluster)
+    [result] = report.clusters
+    assert result.status == "incomplete" and report.exit_code == 3
+    read, failed = cluster.asked[:3], cluster.asked[3]
+    assert result.errors[0].startswith(f"LIST {failed} ") and "9s deadline" in result.errors[0]
+    assert len(cluster.asked) == 4  # nothing is asked of it after the deadline
+    unread = [e.split()[1] for e in result.errors[1:]]
+    assert all("not attempted: the cluster's deadline passed" in e for e in result.errors[1:])
+    assert {"ClusterQueue", "LocalQueue", "CustomResourceDefinition"} <= set(unread)
+    assert not set(read) & set(unread)
+    assert [f for f in report.findings if f.kind not in read] == []
+
+
+def test_a_bug_while_comparing_one_cluster_leaves_the_others_drift_reported(
+    repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = drift.compare
+
+    def compare(profile: ClusterProfile, *args: t.Any) -> t.Any:
+        if profile.name == "gpu-prod":
+            raise KeyError("spec")
+        return real(profile, *args)
+
+    monkeypatch.setattr(drift, "compare", compare)
+    staging = live_objects(repo, "gpu-staging")
+    staging = [o for o in staging if o["kind"] != "LocalQueue"]  # drift to be reported
+    objects = {"gpu-prod": live_objects(repo, "gpu-prod"), "gpu-staging": staging}
+    report = drift.audit(
+        repo, ["gpu-prod", "gpu-staging"], lambda p: RepoAsLive(p.name, objects[p.name])
+    )
+    prod, stage = report.clusters
+    assert prod.status == "incomplete" and stage.status == "ok"
+    assert prod.errors == [
+        "internal error while comparing cluster gpu-prod: KeyError: 'spec' "
+        "(a bug in kueue-gitops; -v shows the traceback)"
+    ]
+    assert {f.change for f in report.findings} == {"missing"}
+    assert {f.cluster for f in report.findings} == {"gpu-staging"}
+    assert (report.status, report.exit_code) == ("incomplete", 3)

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from auditor.validate.checks.flavors import is_accelerator
+from tests.unit.validate.checks.helpers import assert_findings, edit, line_of, run_check
+
+RFS = "clusters/gpu-prod/resourceflavors.yaml"
+CQS = "clusters/gpu-prod/clusterqueues.yaml"
+TEAM_A = "tenants/team-a/profile.yaml"
+H100_LABELS = (
+    "  nodeLabels:\n    platform.example.com/pool: gpu\n"
+    "    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n"
+)
+
+
+def test_the_committed_flavors_are_distinct_and_tolerated(repo_copy: Path) -> None:
+    assert run_check(repo_copy, "flavors") == []
+    assert run_check(repo_copy, "flavors", "gpu-staging") == []
+
+
+@pytest.mark.parametrize(
+    ("resource", "gpu"),
+    [("nvidia.com/gpu", True), ("amd.com/gpu", True), ("gpu.intel.com/i915", True),
+     ("nvidia.com/mig-1g.10gb", True), ("cpu", False), ("example.com/fpga", False)],
+)  # fmt: skip
+def test_accelerators_are_told_by_name(resource: str, gpu: bool) -> None:
+    assert is_accelerator(resource) is gpu
+
+
+def test_a_gpu_flavor_without_node_labels_is_an_error_where_a_queue_offers_it(
+    repo_copy: Path,
+) -> None:
+    edit(repo_copy, RFS, H100_LABELS, "")
+    assert_findings(
+        run_check(repo_copy, "flavors"),
+        ("gpu-flavor-unlabelled", "error", CQS, line_of(repo_copy, CQS, "- name: h100", 1)),
+        ("gpu-flavor-unlabelled", "error", CQS, line_of(repo_copy, CQS, "- name: h100", 2)),
+        contains="offers nvidia.com/gpu in flavor h100, which has no nodeLabels",
+    )
+
+
+def test_two_flavors_selecting_the_same_nodes_is_an_error(repo_copy: Path) -> None:
+    edit(repo_copy, RFS, "platform.example.com/pool: gpu-spot", "platform.example.com/pool: gpu")
+    edit(
+        repo_copy,
+        RFS,
+        '    - key: platform.example.com/spot\n      value: "true"\n      effect: NoSchedule\n',
+        "",
+    )
+    [finding] = run_check(repo_copy, "flavors")
+    assert (finding.rule, finding.name) == ("flavor-overlap", "a100-spot")
+    assert finding.message.startswith(
+        "ResourceFlavor a100-spot has the same nodeLabels and nodeTaints as a100 ("
+    )
+
+
+def test_a_queue_offering_a_tenant_a_flavor_it_does_not_tolerate_is_an_error(
+    repo_copy: Path,
+) -> None:
+    edit(
+        repo_copy,
+        TEAM_A,
+        "flavors: [cpu-only, a100, h100, a100-spot]",
+        "flavors: [cpu-only, a100, h100]",
+    )
+    assert_findings(
+        run_check(repo_copy, "flavors"),
+        ("flavor-not-tolerated", "error", CQS, line_of(repo_copy, CQS, "- name: a100-spot")),
+        contains="ClusterQueue team-a-cq offers flavor a100-spot to team-a, whose profile does "
+        "not list it",
+    )
+    edit(repo_copy, TEAM_A, "  flavors: [cpu-only, a100, h100]", "")
+    assert run_check(repo_copy, "flavors") == []  # no list: every flavor

@@ -1,0 +1,105 @@
+"""Check kueue-config: Kueue's Configuration is there, valid for its release, and manages Jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.unit.validate.checks.helpers import assert_findings, edit, line_of, run_check
+
+CONFIG = "clusters/gpu-prod/kueue/manager-config.yaml"
+PROFILE = "clusters/gpu-prod/profile.yaml"
+
+
+def test_the_repositorys_configuration_passes(repo_copy: Path) -> None:
+    assert run_check(repo_copy, "kueue-config") == []
+    assert run_check(repo_copy, "kueue-config", "gpu-staging") == []
+
+
+def test_an_unknown_field_is_an_error_at_its_line_inside_the_config_map(repo_copy: Path) -> None:
+    edit(repo_copy, CONFIG, "    webhook:\n", "    webhook:\n      hostname: x\n")
+    assert_findings(
+        run_check(repo_copy, "kueue-config"),
+        ("kueue-config-invalid", "error", CONFIG, line_of(repo_copy, CONFIG, "hostname: x")),
+        contains="unknown field webhook.hostname: Kueue v0.17.0 decodes its Configuration",
+    )
+
+
+def test_a_wrong_type_and_an_unknown_framework_are_errors(repo_copy: Path) -> None:
+    edit(repo_copy, CONFIG, "qps: 50", "qps: fast")
+    edit(repo_copy, CONFIG, "- batch/job", "- batch/jobs")
+    findings = run_check(repo_copy, "kueue-config")
+    assert_findings(
+        findings,
+        ("kueue-config-invalid", "error", CONFIG, line_of(repo_copy, CONFIG, "qps: fast")),
+        ("kueue-config-invalid", "error", CONFIG, line_of(repo_copy, CONFIG, "- batch/jobs")),
+    )
+    assert any("'fast' is not of type 'number'" in f.message for f in findings)
+    assert any("'batch/jobs' is not one of" in f.message for f in findings)
+
+
+def test_jobs_without_a_queue_name_must_be_managed_in_admitting_namespaces(
+    repo_copy: Path,
+) -> None:
+    edit(repo_copy, CONFIG, "manageJobsWithoutQueueName: true", "manageJobsWithoutQueueName: no")
+    edit(
+        repo_copy,
+        CONFIG,
+        "platform.example.com/kueue: enabled",
+        "platform.example.com/gpu: enabled",
+    )
+    assert_findings(
+        run_check(repo_copy, "kueue-config"),
+        (
+            "kueue-config-unmanaged-jobs",
+            "error",
+            CONFIG,
+            line_of(repo_copy, CONFIG, "manageJobsWithoutQueueName: no"),
+        ),
+        (
+            "kueue-config-unmanaged-jobs",
+            "error",
+            CONFIG,
+            line_of(repo_copy, CONFIG, "managedJobsNamespaceSelector:"),
+        ),
+    )
+
+
+def test_a_selector_that_would_manage_kube_system_stops_kueue(repo_copy: Path) -> None:
+    edit(
+        repo_copy,
+        CONFIG,
+        "      matchLabels:\n        platform.example.com/kueue: enabled\n",
+        "      matchExpressions: [{key: platform.example.com/kueue, operator: DoesNotExist}]\n",
+    )
+    findings = run_check(repo_copy, "kueue-config")
+    assert sorted(f.rule for f in findings) == [
+        "kueue-config-invalid",
+        "kueue-config-invalid",
+        "kueue-config-unmanaged-jobs",
+    ]
+    assert any("matches namespace kube-system" in f.message for f in findings)
+    assert any("matches namespace kueue-system" in f.message for f in findings)
+
+
+def test_without_the_config_map_kueue_runs_on_upstream_defaults(repo_copy: Path) -> None:
+    (repo_copy / CONFIG).unlink()
+    assert_findings(
+        run_check(repo_copy, "kueue-config"),
+        ("kueue-config-missing", "error", PROFILE, line_of(repo_copy, PROFILE, "  kueue:")),
+        contains="clusters/gpu-prod/kueue/",
+    )
+
+
+def test_a_release_this_tool_does_not_carry_cannot_be_judged(repo_copy: Path) -> None:
+    edit(repo_copy, PROFILE, "version: v0.17.0", "version: v0.99.0")
+    assert_findings(
+        run_check(repo_copy, "kueue-config"),
+        ("kueue-config-invalid", "error", PROFILE, line_of(repo_copy, PROFILE, "  kueue:")),
+        contains="names Kueue v0.99.0",
+    )
+
+
+def test_text_that_is_not_yaml_is_an_error(repo_copy: Path) -> None:
+    edit(repo_copy, CONFIG, "    kind: Configuration\n", "    kind: Configuration\n    : [\n")
+    [finding] = run_check(repo_copy, "kueue-config")
+    assert finding.rule == "kueue-config-invalid" and "not valid YAML" in finding.message
