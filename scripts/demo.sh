@@ -20,7 +20,31 @@ for cluster in gpu-prod gpu-staging; do
   kueue-gitops status --cluster "$cluster"
 done
 
-step "verify on gpu-staging: probe Jobs against the real Kueue (quota, borrowing, preemption, labels, Hold)"
+step "as a member of team-a on gpu-staging: the API server refuses a Job without a queue name, and one asking for batch-critical"
+python - <<'PY'
+from auditor.errors import ClusterAccessError
+from auditor.live.kube import KubeCluster
+
+admin = KubeCluster.connect("gpu-staging", context="gpu-staging")
+alice = admin.impersonating("alice@example.org", ["example-org:team-a"])  # acts as team-a
+for name, labels in [
+    ("no-queue", {}),
+    ("critical", {"kueue.x-k8s.io/queue-name": "batch",
+                  "kueue.x-k8s.io/priority-class": "batch-critical"}),
+]:
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": name, "namespace": "team-a", "labels": labels},
+           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+               {"name": "main", "image": "registry.k8s.io/pause:3.10"}]}}}}
+    try:  # a dry run: even if the boundary did not hold, nothing would be left behind
+        alice.request("POST", alice.path("batch/v1", "Job", "team-a"),
+                      query=[("dryRun", "All")], body=job)
+        print(f"Job {name} with labels {labels}: ACCEPTED (the boundary does not hold)")
+    except ClusterAccessError as exc:
+        print(f"Job {name} with labels {labels}:\n  refused: {str(exc).split('): ', 1)[-1]}")
+PY
+
+step "verify on gpu-staging: probe Jobs against the real Kueue (quota, borrowing, preemption, labels, Hold), then the tenant boundaries probed as team-a"
 kueue-gitops verify --cluster gpu-staging
 
 step "drift on gpu-prod right after the sync: nothing differs (exit 0)"

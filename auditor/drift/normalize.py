@@ -4,8 +4,10 @@ What a real API server or Kueue adds or rewrites must not count as drift: status
 metadata, Kueue's `resource-in-use` finalizer, Argo CD's tracking marks, kubectl's last-applied
 annotation, defaults from the CRD schema (`default:` keywords) and a few built-in defaults the
 core API types set in Go code, and the spelling of quantities (`512Gi` is `549755813888`).
-List-maps become dicts keyed `[key]` so a path reads `flavors[a100].resources[cpu]`, and a
-nil `namespaceSelector` stays distinct from `{}` (nothing empty is pruned inside `spec`).
+List-maps become dicts keyed `[key]` so a path reads `flavors[a100].resources[cpu]`, lists of
+strings that are sets (verbs, coveredResources) are sorted, and a nil `namespaceSelector` stays
+distinct from `{}` (nothing empty is pruned inside `spec`). A resource group's flavors stay in
+their order (auditor.drift.compare compares it: Kueue tries them in that order).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from auditor.k8s import quantity
 from auditor.k8s.objects import RBAC_GROUP, Json
 from auditor.kueue import config as kueue_config
 from auditor.kueue.quota import QUOTA_FIELDS
+from auditor.repo import manifests
 
 Schema = dict[str, t.Any]
 Path = tuple[str | int, ...]
@@ -33,6 +36,12 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 QUANTITY_FIELDS = frozenset({*QUOTA_FIELDS, "weight"})  # weight: spec.fairSharing.weight
 # List-maps keyed by name when no schema says so (Kueue's own CRDs declare these as list-maps).
 NAMED_LISTS = frozenset({"flavors", "resources"})
+# Lists of strings read as sets: a resource group's coveredResources (each resource belongs to
+# one group; Kueue only requires the flavors' resources to follow the same order) and an RBAC
+# rule's verbs, groups, resources, names and URLs. Compared sorted, shown as written.
+SET_LISTS = frozenset(
+    {"coveredResources", "verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"}
+)
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
 # What the API server fills into an admission policy's match criteria when they are left out.
@@ -140,23 +149,24 @@ def normalize(obj: Json, schema: Schema | None = None) -> Normalized:
     if kueue_config.is_config_map(
         str(obj.get("apiVersion")), kind, meta.get("namespace"), meta.get("name", "")
     ):
-        _kueue_configuration(out.body)
+        _kueue_configuration(out)
     return out
 
 
-def _kueue_configuration(body: Json) -> None:
+def _kueue_configuration(out: Normalized) -> None:
     """Kueue's Configuration, compared as what it says rather than as text (comments and
     layout are not drift): the YAML under its key, parsed, when it parses."""
-    data = body.get("data")
+    data = out.body.get("data")
     if not isinstance(data, dict) or not isinstance(data.get(kueue_config.KEY), str):
         return
-    text = data[kueue_config.KEY]
     try:
-        parsed = yaml.safe_load(text)
+        parsed = manifests.load_one(data[kueue_config.KEY])
     except yaml.YAMLError:
         return
     if isinstance(parsed, dict):
         data[kueue_config.KEY] = parsed
+        source = out.source.get("data") or {}
+        out.source = {**out.source, "data": {**source, kueue_config.KEY: parsed}}
 
 
 def _metadata(meta: Json, kind: str) -> Json:
@@ -299,6 +309,8 @@ def _shape(value: t.Any, node: _Node, key: str | int) -> t.Any:
             keys = ["name"]  # no schema: the list-maps we know are keyed by name
         if keys:
             return {list_map_key(entry, keys): _shape(entry, item, key) for entry in value}
+        if key in SET_LISTS and all(type(v) is str for v in value):
+            return sorted(value)
         return [_shape(v, item, key) for v in value]
     if node.quantity or (node.empty and key in QUANTITY_FIELDS):
         parsed = quantity_value(value)

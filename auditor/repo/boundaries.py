@@ -16,6 +16,7 @@ from auditor.k8s.objects import Json
 from auditor.kueue import admission
 from auditor.kueue import config as kueue_config
 from auditor.model import Resource
+from auditor.repo import manifests
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 
 if t.TYPE_CHECKING:
@@ -56,7 +57,7 @@ def configuration(resource: Resource | None) -> Json | None:
     if not isinstance(text, str):
         return None
     try:
-        doc = yaml.safe_load(text)
+        doc = manifests.load_one(text)
     except yaml.YAMLError:
         return None
     return doc if isinstance(doc, dict) else None

@@ -15,7 +15,13 @@ import git
 
 from auditor.errors import ConfigError
 from auditor.repo.layout import Repository
-from auditor.repo.tree import MANIFEST_SUFFIXES, SymlinkOutside
+from auditor.repo.tree import (
+    MANIFEST_SUFFIXES,
+    MAX_FILE_BYTES,
+    SymlinkLoop,
+    SymlinkOutside,
+    too_large,
+)
 
 _LINK_MODE = 0o120000
 _MAX_LINK_HOPS = 16
@@ -31,6 +37,7 @@ class GitTree:
             raise ConfigError(f"unknown git revision {rev!r} in {repo.working_dir}") from exc
         self.rev = rev
         self.prefix = prefix.strip("/")
+        self._refused: dict[str, OSError] = {}
 
     def _full(self, rel: str) -> str:
         rel = rel.strip("/")
@@ -45,37 +52,116 @@ class GitTree:
         except KeyError:
             return None
 
+    def _resolve(self, rel: str, hops: int = 0) -> str:
+        """`rel` with every link on its way followed: a path of the commit below the prefix.
+
+        A link leading out of the repository raises SymlinkOutside; links that go on and on,
+        SymlinkLoop."""
+        parts = [p for p in rel.strip("/").split("/") if p not in ("", ".")]
+        for i in range(len(parts)):
+            obj = self._object("/".join(parts[: i + 1]))
+            if not (isinstance(obj, git.Blob) and obj.mode == _LINK_MODE):
+                continue
+            if hops >= _MAX_LINK_HOPS:
+                raise SymlinkLoop(f"{rel}: links lead round in a circle")
+            link = obj.data_stream.read().decode(errors="replace")
+            target = posixpath.normpath(posixpath.join("/".join(parts[:i]), link))
+            if target.startswith("../") or target == ".." or posixpath.isabs(target):
+                raise SymlinkOutside(f"{rel} is a link to {link}, outside the repository")
+            return self._resolve("/".join([target, *parts[i + 1 :]]), hops + 1)
+        return "/".join(parts)
+
     def files(self, folder: str) -> list[str]:
-        tree = self._object(folder)
+        """The manifests below `folder`, linked folders inside the repository followed; links
+        out of it or in a loop are listed as "path/" and refused by `read`."""
+        rel = folder.strip("/")
+        try:
+            real = self._resolve(rel)
+        except OSError as exc:
+            return [self._refuse(rel, exc)]
+        tree = self._object(real)
         if not isinstance(tree, git.Tree):
             return []
-        cut = len(self.prefix) + 1 if self.prefix else 0
-        paths = (str(item.path) for item in tree.traverse() if isinstance(item, git.Blob))
-        return sorted(p[cut:] for p in paths if p.endswith(MANIFEST_SUFFIXES))
+        parts = real.split("/") if real else []
+        chain = frozenset("/".join(parts[:i]) for i in range(len(parts) + 1))
+        found: list[str] = []
+        self._walk(rel, real, tree, chain, found)
+        return sorted(found)
+
+    def _walk(
+        self, rel: str, real: str, tree: git.Tree, chain: frozenset[str], found: list[str]
+    ) -> None:
+        for item in tree:
+            child = f"{rel}/{item.name}" if rel else item.name
+            inner = f"{real}/{item.name}" if real else item.name
+            if isinstance(item, git.Tree):
+                self._walk(child, inner, item, chain | {inner}, found)
+            elif item.mode != _LINK_MODE:
+                if item.name.endswith(MANIFEST_SUFFIXES):
+                    found.append(child)
+            elif item.name.endswith(MANIFEST_SUFFIXES):
+                found.append(child)  # read() follows it, or says why not
+            else:
+                self._linked_folder(child, chain, found)
+
+    def _linked_folder(self, child: str, chain: frozenset[str], found: list[str]) -> None:
+        try:
+            target = self._resolve(child)
+        except OSError as exc:
+            found.append(self._refuse(child, exc))
+            return
+        obj = self._object(target)
+        if not isinstance(obj, git.Tree):
+            return  # a link to a file that is no manifest
+        if target in chain:
+            loop = SymlinkLoop(f"{child} is a link to {target}, a folder that holds it: a loop")
+            found.append(self._refuse(child, loop))
+        else:
+            self._walk(child, target, obj, chain | {target}, found)
+
+    def _refuse(self, rel: str, why: OSError) -> str:
+        key = rel.rstrip("/") + "/"
+        self._refused[key] = why
+        return key
 
     def read(self, path: str) -> bytes:
-        rel = path
-        for _ in range(_MAX_LINK_HOPS):
-            blob = self._object(rel)
-            if not isinstance(blob, git.Blob):
-                raise FileNotFoundError(f"{path} is not a file at {self.rev}")
-            data: bytes = blob.data_stream.read()
-            if blob.mode != _LINK_MODE:
-                return data
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), data.decode()))
-            if target.startswith("../") or target == ".." or posixpath.isabs(target):
-                raise SymlinkOutside(f"{path} is a link to {data.decode()}, outside the repository")
-            rel = target
-        raise SymlinkOutside(f"{path}: too many levels of links")
+        refused = self._refused.get(path)
+        if refused is not None:
+            raise refused
+        blob = self._object(self._resolve(path))
+        if not isinstance(blob, git.Blob):
+            raise FileNotFoundError(f"{path} is not a file at {self.rev}")
+        if blob.size > MAX_FILE_BYTES:
+            raise too_large(path, blob.size)
+        data: bytes = blob.data_stream.read()
+        return data
 
     def is_dir(self, folder: str) -> bool:
-        return isinstance(self._object(folder), git.Tree)
+        try:
+            return isinstance(self._object(self._resolve(folder)), git.Tree)
+        except OSError:
+            return False
 
     def subfolders(self, folder: str) -> list[str]:
-        tree = self._object(folder)
+        """Folders, and links to folders (a link out of the repository too: loading it says why
+        it is refused)."""
+        try:
+            tree = self._object(self._resolve(folder))
+        except OSError:
+            return []
         if not isinstance(tree, git.Tree):
             return []
-        return sorted(sub.name for sub in tree.trees if not sub.name.startswith("."))
+        names = [sub.name for sub in tree.trees]
+        for blob in tree.blobs:
+            if blob.mode == _LINK_MODE and not blob.name.endswith(MANIFEST_SUFFIXES):
+                try:
+                    target = self._object(self._resolve(f"{folder}/{blob.name}"))
+                except OSError:
+                    names.append(blob.name)
+                    continue
+                if isinstance(target, git.Tree):
+                    names.append(blob.name)
+        return sorted(n for n in names if not n.startswith("."))
 
 
 @contextlib.contextmanager

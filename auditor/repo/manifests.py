@@ -391,6 +391,28 @@ def _yaml_type(value: object) -> str:
     )
 
 
+class BadYaml(yaml.YAMLError):
+    """What `load_one` refused, at a line: a YAMLError, as PyYAML's own are."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.problem_mark = yaml.Mark("<text>", 0, line - 1, 0, "", 0)
+
+
+def load_one(text: str) -> t.Any:
+    """One YAML document (the YAML a ConfigMap holds, say) with the loader's limits, in place
+    of yaml.safe_load: recursive aliases, alias bombs, numbers JSON cannot hold and values
+    their tag cannot hold raise BadYaml (a yaml.YAMLError), never anything else."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        return None if node is None else _Builder(loader).build(node)
+    except _Problem as p:
+        raise BadYaml(p.message, p.line) from None
+    finally:
+        loader.dispose()
+
+
 def _next_document(loader: _BaseLoader) -> yaml.Node | None:
     # compose_node with anchors reset per document, as yaml.compose_all does
     if loader.check_node():

@@ -108,7 +108,8 @@ LOCALQUEUE_TARGET = (
             cluster_queue(
                 SELECTS_TEAM_A + "\n      resourceGroups:\n"
                 "        - coveredResources: [cpu]\n"
-                "          flavors: [{name: cpu-only, resources: [{name: cpu, nominalQuota: lots}]}]"
+                "          flavors: [{name: cpu-only, resources: "
+                "[{name: cpu, nominalQuota: lots}]}]"
             ),
         ),
     ),

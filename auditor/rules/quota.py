@@ -193,6 +193,7 @@ QUANTITIES = (
     ),
 )
 
+
 def cohorts(*links: tuple[str, str | None]) -> str:
     """Cohorts by (name, parentName)."""
     return "\n---\n".join(

@@ -214,8 +214,13 @@ def _bootstrap(clusters: t.Mapping[str, Sandbox]) -> list[Json]:
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {"name": "argocd-cm", "namespace": NAMESPACE},
-            "data": {"timeout.reconciliation": RECONCILIATION},
+            "metadata": {
+                "name": "argocd-cm",
+                "namespace": NAMESPACE,
+                "labels": {"app.kubernetes.io/part-of": "argocd"},  # Argo CD reads only these
+            },
+            # No in-cluster destination: every cluster is one of the Secrets below, by name.
+            "data": {"timeout.reconciliation": RECONCILIATION, "cluster.inClusterEnabled": "false"},
         },
     ]
     for cluster, box in sorted(clusters.items()):

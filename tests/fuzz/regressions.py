@@ -11,4 +11,7 @@ CASES: list[Corruption] = [
     # seed 1: `!!timestamp` on a value that is no timestamp; PyYAML's constructor failed with
     # AttributeError (exit 3, "internal error"); now yaml-syntax at the line
     Corruption("clusters/gpu-prod/clusterqueues.yaml", "tag", 0, "!!timestamp"),
+    # seed 1: the same inside Kueue's Configuration, the YAML a ConfigMap holds, which the
+    # kueue-config check read with yaml.safe_load (exit 3); now read by manifests.load_one
+    Corruption("clusters/gpu-staging/kueue/manager-config.yaml", "tag", 55, "!!timestamp"),
 ]

@@ -1,5 +1,5 @@
-"""Jobs for the Kueue sandbox: a labelled namespace with a LocalQueue, GPU Jobs at a priority,
-waiting for what Kueue does with them, and removing it all again (the sandbox is shared)."""
+"""Jobs for the Kueue sandbox: GPU Jobs at a priority in a tenant's namespace, waiting for what
+Kueue does with them, and removing them again (the sandbox is shared by the session)."""
 
 from __future__ import annotations
 
@@ -14,23 +14,6 @@ from auditor.verify.workloads import owner
 KUEUE = "kueue.x-k8s.io/v1beta2"
 Json = dict[str, t.Any]
 T = t.TypeVar("T")
-
-
-def namespace_with_queue(
-    cluster: KubeCluster, ns: str, cluster_queue: str, labels: dict[str, str]
-) -> None:
-    """A namespace with `labels` and a LocalQueue `batch` pointing at `cluster_queue`."""
-    cluster.create(
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": labels}}
-    )
-    cluster.create(
-        {
-            "apiVersion": KUEUE,
-            "kind": "LocalQueue",
-            "metadata": {"name": "batch", "namespace": ns},
-            "spec": {"clusterQueue": cluster_queue},
-        }
-    )
 
 
 def submit(cluster: KubeCluster, ns: str, name: str, priority: str, gpus: int = 1) -> None:
@@ -75,23 +58,6 @@ def eventually(check: t.Callable[[], T | None], seconds: float = 60) -> T:
 
 def workloads_by_job(cluster: KubeCluster, ns: str) -> dict[str, Json]:
     return {str(owner(w)): w for w in cluster.list_in(KUEUE, "Workload", ns)}
-
-
-def remove_namespace(cluster: KubeCluster, ns: str) -> None:
-    """Delete the namespace and wait until it, its Jobs and their Workloads are gone."""
-    try:
-        cluster.delete("v1", "Namespace", ns, propagation="Background")
-    except ClusterAccessError:
-        return  # never made
-
-    def gone() -> bool:
-        try:
-            cluster.get("v1", "Namespace", ns)
-        except ClusterAccessError:
-            return True
-        return False
-
-    eventually(gone, 120)
 
 
 def remove_jobs(cluster: KubeCluster, ns: str, names: t.Iterable[str]) -> None:

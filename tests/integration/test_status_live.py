@@ -11,19 +11,21 @@ from click.testing import CliRunner
 
 from auditor.cli.main import cli
 from auditor.k8s.conditions import is_true
+from auditor.kueue.quota import used
 from auditor.sandbox import Sandbox
 from tests.conftest import ROOT
 from tests.integration.kueue_jobs import (
     KUEUE,
     eventually,
-    namespace_with_queue,
-    remove_namespace,
+    remove_jobs,
     submit,
     workloads_by_job,
 )
 
-NS = "status-live"
-CQ = "status-live-cq"
+NS = "team-b"  # a tenant namespace: its LocalQueue batch and the priorities it may use
+CQ = "team-b-cq"  # 3 a100 GPUs of its own, may borrow 2
+JOBS = ("first", "second", "urgent")
+GPU = ("a100", "nvidia.com/gpu")
 Json = dict[str, t.Any]
 
 
@@ -39,37 +41,14 @@ def _status(box: Sandbox, *extra: str) -> str:
 
 @pytest.fixture(scope="module")
 def preempted(kueue_sandbox: Sandbox) -> t.Iterator[Sandbox]:
-    """A queue of one GPU: a low-priority Job ran and was preempted by a critical one, and a
-    second low-priority Job waits."""
+    """Team-b's queue, filled by a low-priority Job of 3 GPUs that a standard one preempted
+    (3 more would be more than it may borrow), and a second low-priority Job waiting."""
     cluster = kueue_sandbox.connect()
-    cluster.create(
-        {
-            "apiVersion": KUEUE,
-            "kind": "ClusterQueue",
-            "metadata": {"name": CQ},
-            "spec": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": NS}},
-                "preemption": {"withinClusterQueue": "LowerPriority"},
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["nvidia.com/gpu"],
-                        "flavors": [
-                            {
-                                "name": "a100",
-                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "1"}],
-                            }
-                        ],
-                    }
-                ],
-            },
-        }
-    )
     try:
-        namespace_with_queue(cluster, NS, CQ, {})
-        submit(cluster, NS, "first", "batch-low")
+        submit(cluster, NS, "first", "batch-low", gpus=3)
         eventually(lambda: is_true(workloads_by_job(cluster, NS).get("first") or {}, "Admitted"))
-        submit(cluster, NS, "second", "batch-low")
-        submit(cluster, NS, "urgent", "batch-critical")
+        submit(cluster, NS, "second", "batch-low", gpus=3)
+        submit(cluster, NS, "urgent", "batch-standard", gpus=3)
 
         def settled() -> bool:
             found = workloads_by_job(cluster, NS)
@@ -82,8 +61,9 @@ def preempted(kueue_sandbox: Sandbox) -> t.Iterator[Sandbox]:
         eventually(settled)
         yield kueue_sandbox
     finally:
-        remove_namespace(cluster, NS)
-        cluster.delete(KUEUE, "ClusterQueue", CQ)
+        remove_jobs(cluster, NS, JOBS)
+        # verify, later in the session, sizes its probes from the queue's usage
+        eventually(lambda: used(cluster.get(KUEUE, "ClusterQueue", CQ), GPU).value == 0)
 
 
 def test_workloads_are_counted_per_queue_by_state(preempted: Sandbox) -> None:
@@ -102,10 +82,10 @@ def test_workloads_are_counted_per_queue_by_state(preempted: Sandbox) -> None:
         "second": "pending",
     }
     assert mine["first"]["reason"].startswith("Preempted")
-    assert mine["urgent"]["priority"] == 10000 and mine["urgent"]["clusterQueue"] == CQ
-    # the repo's own queues are listed too, idle
-    names = {q["name"] for q in doc["clusterQueues"]}
-    assert {"team-a-cq", "team-b-cq"} <= names
+    assert mine["urgent"]["priority"] == 1000 and mine["urgent"]["clusterQueue"] == CQ
+    # the other queues are listed too, idle
+    [idle] = [q for q in doc["clusterQueues"] if q["name"] == "team-a-cq"]
+    assert set(idle["workloads"].values()) == {0}
 
 
 def test_the_last_events_that_mention_kueue_are_listed_per_namespace(preempted: Sandbox) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import typing as t
-from pathlib import Path
 
 import pytest
 

@@ -39,8 +39,9 @@ def node_set(flavor: Resource) -> tuple[frozenset[tuple[str, str]], frozenset[tu
     spec = spec_of(flavor)
     labels = spec.get("nodeLabels")
     taints = spec.get("nodeTaints")
+    pairs = (labels if isinstance(labels, dict) else {}).items()
     return (
-        frozenset((str(k), str(v)) for k, v in (labels if isinstance(labels, dict) else {}).items()),
+        frozenset((str(k), str(v)) for k, v in pairs),
         frozenset(
             (str(x.get("key")), str(x.get("value", "")), str(x.get("effect")))
             for x in (taints if isinstance(taints, list) else [])
@@ -72,13 +73,13 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             for f, entry in enumerate(group.flavors):
                 name = str(entry.get("name")) if isinstance(entry, dict) else ""
                 path = [*group.path, "flavors", f, "name"]
-                flavor = flavors.get(name)
-                if gpus and flavor is not None and not node_set(flavor)[0]:
+                offered = flavors.get(name)
+                if gpus and offered is not None and not node_set(offered)[0]:
                     yield Finding.about(
                         cq,
                         "gpu-flavor-unlabelled",
                         f"ClusterQueue {cq.name} offers {', '.join(gpus)} in flavor {name}, "
-                        f"which has no nodeLabels ({flavor.file}:{flavor.line}) and so matches "
+                        f"which has no nodeLabels ({offered.file}:{offered.line}) and so matches "
                         "every node; label the flavor with the nodes' GPU model",
                         CATEGORY,
                         path=path,

@@ -77,7 +77,7 @@ class Embedded:
             return None
         try:
             node = yaml.compose(self.text, Loader=yaml.SafeLoader)
-            doc = yaml.safe_load(self.text)
+            doc = manifests.load_one(self.text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             self.problem = self.finding(

@@ -134,3 +134,25 @@ def test_resource_groups_are_compared_by_position() -> None:
 
     assert findings([two("gpu", "cpu")], two("gpu", "cpu")) == []
     assert findings([two("gpu", "cpu")], two("cpu", "gpu")) != []
+
+
+def test_sets_written_as_lists_in_another_order_are_not_drift() -> None:
+    def two_resources(order: list[str]) -> t.Any:
+        body = cq(["a100"])
+        group = body["spec"]["resourceGroups"][0]
+        group["coveredResources"] = order
+        group["flavors"][0]["resources"] = [{"name": r, "nominalQuota": 8} for r in order]
+        return body
+
+    assert findings([two_resources(["cpu", "memory"])], two_resources(["memory", "cpu"])) == []
+
+    def role(resources: list[str], verbs: list[str]) -> t.Any:
+        rule = {"apiGroups": ["kueue.x-k8s.io"], "resources": resources, "verbs": verbs}
+        return obj("rbac.authorization.k8s.io/v1", "ClusterRole", "r", rules=[rule])
+
+    written = role(["localqueues", "workloads"], ["get", "list", "watch"])
+    shuffled = role(["workloads", "localqueues"], ["watch", "get", "list"])
+    assert [f for f in findings([written], shuffled) if f.change == "modified"] == []
+    grown = role(["localqueues", "workloads"], ["watch", "get", "list", "patch"])
+    [found] = [f for f in findings([written], grown) if f.change == "modified"]
+    assert (found.path, found.live) == ("rules[0].verbs", ["watch", "get", "list", "patch"])

@@ -32,8 +32,12 @@ def found(obj: Json) -> list[tuple[str, str]]:
 
 
 def test_a_sound_queue_cohort_and_flavor_have_none() -> None:
-    spec = {"cohortName": "c", "resourceGroups": [group(["cpu", "nvidia.com/gpu"])],
-            "namespaceSelector": {"matchLabels": {"a": "b"}}, "fairSharing": {"weight": "0"}}  # fmt: skip
+    spec = {
+        "cohortName": "c",
+        "resourceGroups": [group(["cpu", "nvidia.com/gpu"])],
+        "namespaceSelector": {"matchLabels": {"a": "b"}},
+        "fairSharing": {"weight": "0"},
+    }
     assert violations(cq(spec)) == []
     assert violations(cq({"resourceGroups": [group(["cpu"])]}, "Cohort")) == []
     assert violations({"kind": "ResourceFlavor", "spec": {"nodeLabels": {"a/b": "c"}}}) == []
@@ -41,8 +45,9 @@ def test_a_sound_queue_cohort_and_flavor_have_none() -> None:
 
 
 def test_negative_quotas_and_weights() -> None:
-    spec = {"resourceGroups": [group(["cpu"], borrowingLimit="-1")], "fairSharing": {"weight": -1}}
-    spec["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "-2"
+    rgs = [group(["cpu"], borrowingLimit="-1")]
+    rgs[0]["flavors"][0]["resources"][0]["nominalQuota"] = "-2"
+    spec: Json = {"resourceGroups": rgs, "fairSharing": {"weight": -1}}
     assert found(cq(spec, "Cohort")) == [
         ("quantity-negative", "spec.resourceGroups.0.flavors.0.resources.0.nominalQuota"),
         ("quantity-negative", "spec.resourceGroups.0.flavors.0.resources.0.borrowingLimit"),

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
-from auditor.repo.manifests import MAX_DEPTH, load_text
+from auditor.repo.manifests import MAX_DEPTH, load_one, load_text
 
 HEAD = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: a}\n"
 
@@ -68,3 +69,17 @@ def test_the_other_documents_of_the_file_still_load() -> None:
     resources, found = load_text(text, "f.yaml")
     assert [(f.rule, f.line) for f in found] == [("yaml-recursive-alias", 1)]
     assert [r.name for r in resources] == ["q"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: &a {b: *a}\n", "at: !!timestamp soon\n", "n: " + "9" * 5000 + "\n", "x: .nan\n"],
+    ids=["recursive-alias", "bad-timestamp", "5000-digits", "nan"],
+)
+def test_yaml_held_in_a_string_is_read_with_the_same_limits(text: str) -> None:
+    """A ConfigMap's embedded YAML (Kueue's Configuration): a YAMLError at its line, as
+    yaml.safe_load's own errors are, never another exception."""
+    with pytest.raises(yaml.YAMLError) as caught:
+        load_one(text)
+    assert caught.value.problem_mark.line == 0  # type: ignore[attr-defined]
+    assert load_one("a: 1\nb: [x]\n") == {"a": 1, "b": ["x"]}

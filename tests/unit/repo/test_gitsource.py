@@ -45,6 +45,25 @@ def test_links_inside_are_followed_and_links_outside_are_findings(revs: Revision
     assert (shared.name, shared.namespace, shared.cluster) == ("extra", "team-a", "gpu-prod")
 
 
+def test_linked_folders_at_a_revision_are_followed_inside_and_refused_outside(
+    revs: Revisions,
+) -> None:
+    folder = revs.root / "tenants/team-a/gpu-prod"
+    revs.write("shared/queues/bad.yaml", "kind: [unclosed\n")
+    os.symlink("../../../shared/queues", folder / "more")  # inside: followed, judged
+    os.symlink("/etc", folder / "etc")
+    os.symlink("..", folder / "again")
+    head = revs.commit("linked folders")
+    with revision(revs.root, head) as repo:
+        loaded = repo.load(["gpu-prod"])
+    found = {(f.rule, f.file) for f in loaded.findings}
+    assert found == {
+        ("yaml-syntax", "tenants/team-a/gpu-prod/more/bad.yaml"),
+        ("symlink-outside", "tenants/team-a/gpu-prod/etc/"),
+        ("symlink-loop", "tenants/team-a/gpu-prod/again/"),
+    }
+
+
 def test_a_missing_profile_at_a_revision_is_a_configuration_error(revs: Revisions) -> None:
     (revs.root / "clusters/gpu-prod/profile.yaml").unlink()
     head = revs.commit("lose the profile")

@@ -107,3 +107,35 @@ def test_quota_usage_and_borrowing_are_read_by_flavor_and_resource() -> None:
     assert wl.usage(cq, probe) == quantity.parse("6")
     assert wl.borrowed(cq, probe) == quantity.parse("2")
     assert wl.quota(cq, Probe("h100", "nvidia.com/gpu", probe.unit, {}, []), missing_ok=True) == {}
+
+
+class ListingCluster(FakeCluster):
+    """Lists staging's cohort tree: team-b-cq beside team-a-cq, ai-shared under example-org."""
+
+    def list(self, api_version: str, kind: str) -> list[Json]:
+        def holder(kind: str, name: str, parent: Json, gpu: Json) -> Json:
+            flavors = [{"name": "a100", "resources": [{"name": "nvidia.com/gpu", **gpu}]}]
+            spec = {**parent, "resourceGroups": [{"flavors": flavors}]}
+            return {"kind": kind, "metadata": {"name": name}, "spec": spec}
+
+        if kind == "Cohort":
+            return [
+                holder("Cohort", "ai-shared", {"parentName": "example-org"}, {"nominalQuota": "0"}),
+                holder("Cohort", "example-org", {}, {"nominalQuota": "1"}),
+            ]
+        team_b = {"nominalQuota": "3", "lendingLimit": "1"}
+        return [
+            {**_cq({"name": "nvidia.com/gpu", "nominalQuota": "4"}), "kind": "ClusterQueue"},
+            holder("ClusterQueue", "team-b-cq", {"cohortName": "ai-shared"}, team_b),
+        ]
+
+
+def test_what_the_cohort_can_lend_comes_from_the_whole_tree() -> None:
+    profile = cluster_profile(tenant_label="platform.example.com/tenant", verify_allowed=True)
+    scratch = Scratch(t.cast(t.Any, ListingCluster()), profile, "run1", timeout=1.0)
+    probe = Probe("a100", "nvidia.com/gpu", quantity.parse("1"), {}, [])
+    # team-b lends 1, and the parent cohort's pool 1 more
+    assert scratch.lendable(_cq(), probe) == ("example-org", quantity.parse("2"))
+    alone = _cq()
+    del alone["spec"]["cohortName"]
+    assert scratch.lendable(alone, probe) is None

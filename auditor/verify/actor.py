@@ -1,0 +1,313 @@
+"""What the boundary probes (crossing) act with: a tenant's identity, and the objects a probe
+must make and undo as the verifying identity (a Job, a LocalQueue, a Role, a removed binding).
+
+The tenant is reached through the verifying identity's own credentials and the
+Impersonate-User / Impersonate-Group headers; that identity needs `impersonate`. Everything an
+Actor makes is recorded, so `undo` removes exactly that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import typing as t
+from dataclasses import dataclass
+
+from auditor.errors import ClusterAccessError
+from auditor.k8s.objects import RBAC_GROUP, Json
+from auditor.kueue import admission
+from auditor.verify.objects import (
+    MANAGER,
+    PROBE_IMAGE,
+    RUN_LABEL,
+    Probe,
+)
+from auditor.verify.scratch import Scratch
+
+ADMISSION_API = admission.API
+RBAC_API = f"{RBAC_GROUP}/v1"
+DRY_RUN = [("dryRun", "All")]
+MISSING_QUEUE = "kueue-gitops-no-such-queue"
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """The tenant the probes act as, and what the repository declares for it here."""
+
+    name: str
+    group: str
+    namespace: str
+    queues: tuple[str, ...]
+    workload_levels: tuple[str, ...]
+    pod_levels: tuple[str, ...]
+    foreign_cqs: tuple[str, ...]  # other tenants' ClusterQueues on this cluster
+
+    @property
+    def user(self) -> str:
+        return f"kueue-gitops-probe:{self.name}"
+
+
+class Actor:
+    """Acts as `tenant` (and, to set up and undo, as the verifying identity); remembers what
+    it made so that `undo` removes exactly that."""
+
+    def __init__(self, scratch: Scratch, tenant: Tenant) -> None:
+        self.scratch = scratch
+        self.admin = scratch.cluster
+        self.tenant = tenant
+        self.as_tenant = scratch.cluster.impersonating(tenant.user, [tenant.group])
+        self.jobs: list[str] = []
+        self.role = f"kueue-gitops-probe-{scratch.run_id}"
+        self.queue = f"kueue-gitops-probe-{scratch.run_id}"  # the undeclared LocalQueue
+        self.queue_made = False
+        self.unbound: Json | None = None  # the queue binding, while the probe has it removed
+        self.made = 0
+
+    def _job(
+        self, name: str, labels: dict[str, str], pod_class: str | None, probe: Probe | None
+    ) -> Json:
+        pod: Json = {
+            "restartPolicy": "Never",
+            "containers": [{"name": "probe", "image": PROBE_IMAGE}],
+        }
+        if probe is not None:
+            request = {probe.resource: str(probe.unit)}
+            pod["containers"][0]["resources"] = {"requests": request, "limits": request}
+            pod["nodeSelector"], pod["tolerations"] = probe.node_selector, probe.tolerations
+        if pod_class:
+            pod["priorityClassName"] = pod_class
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": name,
+                "namespace": self.tenant.namespace,
+                "labels": {**labels, RUN_LABEL: self.scratch.run_id},
+            },
+            "spec": {
+                "backoffLimit": 0,
+                "suspend": True,  # as a tenant would: Kueue unsuspends it on admission
+                "template": {"metadata": {"labels": {RUN_LABEL: self.scratch.run_id}}, "spec": pod},
+            },
+        }
+
+    def try_job(
+        self,
+        labels: dict[str, str],
+        *,
+        dry_run: bool,
+        pod_class: str | None = None,
+        probe: Probe | None = None,
+        name: str | None = None,
+    ) -> str | None:
+        """None when the tenant's Job was accepted; else what the API server said."""
+        body = self._job(name or f"probe-{self.scratch.run_id}", labels, pod_class, probe)
+        path = self.as_tenant.path("batch/v1", "Job", self.tenant.namespace)
+        words = attempt(
+            lambda: self.as_tenant.request(
+                "POST", path, query=DRY_RUN if dry_run else None, body=body, what="create Job"
+            )
+        )
+        if words is None and not dry_run:
+            self.jobs.append(body["metadata"]["name"])
+            self.made += 1
+        return words
+
+    def delete_job(self, name: str) -> None:
+        self.admin.delete("batch/v1", "Job", name, self.tenant.namespace, propagation="Background")
+        if name in self.jobs:
+            self.jobs.remove(name)
+
+    def left_jobs(self) -> list[str]:
+        return [
+            j["metadata"]["name"]
+            for j in self.admin.list_in("batch/v1", "Job", self.tenant.namespace)
+            if (j["metadata"].get("labels") or {}).get(RUN_LABEL) == self.scratch.run_id
+        ]
+
+    def queue_target(self, queue: str) -> str | None:
+        with contextlib.suppress(ClusterAccessError):
+            lq = self.admin.get(self.scratch.kueue, "LocalQueue", queue, self.tenant.namespace)
+            return str((lq.get("spec") or {}).get("clusterQueue") or "") or None
+        return None
+
+    def unapproved(self, kind: str, approved: tuple[str, ...], api: str | None = None) -> str:
+        """The highest live class of `kind` the tenant may not use (a made-up name if none)."""
+        classes = sorted(
+            self.admin.list(api or self.scratch.kueue, kind), key=lambda c: -int(c["value"])
+        )
+        return next(
+            (c["metadata"]["name"] for c in classes if c["metadata"]["name"] not in approved),
+            "kueue-gitops-unapproved",
+        )
+
+    def try_patch_namespace(self, patch: Json) -> str | None:
+        return attempt(
+            lambda: self.as_tenant.request(
+                "PATCH",
+                self.as_tenant.path("v1", "Namespace", None, self.tenant.namespace),
+                query=DRY_RUN,
+                body=patch,
+                content_type="application/merge-patch+json",
+                what=f"patch Namespace {self.tenant.namespace}",
+            )
+        )
+
+    def grant_namespace_patch(self) -> None:
+        """A Role and RoleBinding in the tenant's namespace letting the probe user patch it."""
+        meta = {
+            "name": self.role,
+            "namespace": self.tenant.namespace,
+            "labels": {RUN_LABEL: self.scratch.run_id},
+        }
+        self.admin.create(
+            {
+                "apiVersion": RBAC_API,
+                "kind": "Role",
+                "metadata": meta,
+                "rules": [
+                    {
+                        "apiGroups": [""],
+                        "resources": ["namespaces"],
+                        "resourceNames": [self.tenant.namespace],
+                        "verbs": ["get", "patch"],
+                    }
+                ],
+            }
+        )
+        self.admin.create(
+            {
+                "apiVersion": RBAC_API,
+                "kind": "RoleBinding",
+                "metadata": meta,
+                "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": self.role},
+                "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": self.tenant.user}],
+            }
+        )
+
+    def make_queue(self, cluster_queue: str) -> None:
+        self.admin.create(
+            {
+                "apiVersion": self.scratch.kueue,
+                "kind": "LocalQueue",
+                "metadata": {
+                    "name": self.queue,
+                    "namespace": self.tenant.namespace,
+                    "labels": {RUN_LABEL: self.scratch.run_id},
+                },
+                "spec": {"clusterQueue": cluster_queue},
+            }
+        )
+        self.queue_made = True
+
+    def delete_queue(self) -> None:
+        if self.queue_made:
+            self.admin.delete(self.scratch.kueue, "LocalQueue", self.queue, self.tenant.namespace)
+            self.queue_made = False
+
+    def revoke_namespace_patch(self) -> None:
+        for kind in ("RoleBinding", "Role"):
+            with contextlib.suppress(ClusterAccessError):
+                self.admin.delete(RBAC_API, kind, self.role, self.tenant.namespace)
+
+    def unbind(self) -> None:
+        """Remove the queue-name binding, remembering it, until a Job without a queue passes."""
+        try:
+            live = self.admin.get(ADMISSION_API, admission.BINDING, admission.QUEUE_POLICY)
+        except ClusterAccessError:
+            return  # not there: nothing to remove (job-without-queue has failed already)
+        meta = live.get("metadata") or {}
+        self.unbound = {
+            "apiVersion": ADMISSION_API,
+            "kind": admission.BINDING,
+            "metadata": {k: meta[k] for k in ("name", "labels", "annotations") if k in meta},
+            "spec": live.get("spec") or {},
+        }
+        self.admin.delete(ADMISSION_API, admission.BINDING, admission.QUEUE_POLICY)
+        self.scratch.wait_for(lambda: self.try_job({}, dry_run=True) is None, quiet=True)
+
+    def rebind(self) -> None:
+        """Put the binding back as it was, and wait until the API server enforces it again."""
+        if self.unbound is None:
+            return
+        self.admin.create(self.unbound)
+        self.unbound = None
+        self.scratch.wait_for(lambda: self.try_job({}, dry_run=True) is not None)
+
+    def dry_create(self, api: str, kind: str, extra: Json) -> t.Any:
+        body = {
+            "apiVersion": api,
+            "kind": kind,
+            "metadata": {"name": f"probe-{self.scratch.run_id}"},
+            **extra,
+        }
+        return self.as_tenant.request(
+            "POST", self.as_tenant.path(api, kind), query=DRY_RUN, body=body, what=f"create {kind}"
+        )
+
+    def dry_patch(self, api: str, kind: str, name: str) -> t.Any:
+        return self.as_tenant.request(
+            "PATCH",
+            self.as_tenant.path(api, kind, None, name),
+            query=[*DRY_RUN, ("fieldManager", MANAGER)],
+            body={"metadata": {"labels": {"kueue-gitops.io/probe": self.scratch.run_id}}},
+            content_type="application/merge-patch+json",
+            what=f"patch {kind} {name}",
+        )
+
+    def undo(self) -> list[str]:
+        """Remove what was made and put the binding back; what could not be, in words."""
+        problems: list[str] = []
+        if self.unbound is not None:
+            try:
+                self.rebind()
+            except ClusterAccessError as exc:
+                problems.append(f"binding {admission.QUEUE_POLICY} not restored: {exc}")
+        with contextlib.suppress(ClusterAccessError):
+            self.revoke_namespace_patch()
+        with contextlib.suppress(ClusterAccessError):
+            self.delete_queue()
+        for name in list(self.jobs):
+            with contextlib.suppress(ClusterAccessError):
+                self.delete_job(name)
+        deadline = time.monotonic() + self.scratch.timeout
+        left = self.left_jobs()
+        while left and time.monotonic() < deadline:
+            time.sleep(0.5)
+            left = self.left_jobs()
+        if left:
+            problems.append(f"Jobs of this run still in {self.tenant.namespace}: {left}")
+        made = [
+            (RBAC_API, "RoleBinding", self.role),
+            (RBAC_API, "Role", self.role),
+            (self.scratch.kueue, "LocalQueue", self.queue),
+        ]
+        for api, kind, name in made:
+            with contextlib.suppress(ClusterAccessError):
+                self.admin.get(api, kind, name, self.tenant.namespace)
+                problems.append(f"{kind} {self.tenant.namespace}/{name} still there")
+        return problems
+
+
+def attempt(action: t.Callable[[], t.Any]) -> str | None:
+    """None when the API server accepted `action`; else its refusal, in its words."""
+    try:
+        action()
+    except ClusterAccessError as exc:
+        return str(exc)
+    return None
+
+
+def words_of(error: str) -> str:
+    """What the API server said, without our prefix (`cluster X: create Job forbidden (403): `)."""
+    return error.split("): ", 1)[-1]
+
+
+def by_policy(words: str | None, policy: str) -> bool:
+    return (
+        words is not None and "(403)" in words and f"ValidatingAdmissionPolicy '{policy}'" in words
+    )
+
+
+def outcome(words: str | None) -> str:
+    return "was ACCEPTED" if words is None else f"was refused: {words_of(words)}"

@@ -1,0 +1,397 @@
+"""The committed argocd/ run by a real Argo CD (the pinned release) against two sandboxes.
+
+gpu-prod's sandbox runs Kueue, kube-controller-manager and Argo CD (Redis, repo-server,
+application controller, ApplicationSet controller); gpu-staging's is a bare control plane.
+Argo CD reads this working tree from a local clone and syncs it through the ApplicationSets and
+AppProjects exactly as committed (the repository URL aside). Scratch commits go to that clone
+only; each test that pushes one puts the repository back before it ends.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import typing as t
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from auditor.drift import engine as drift
+from auditor.errors import ClusterAccessError
+from auditor.live.kube import KubeCluster
+from auditor.repo.layout import Repository
+from auditor.repo.profiles import ClusterProfile
+from auditor.sandbox import Sandbox, Toolchain, argocd
+from tests.conftest import ROOT
+from tests.integration.conftest import repo_kueue_config
+from tests.integration.kueue_jobs import eventually
+
+KUEUE = "kueue.x-k8s.io/v1beta2"
+Json = dict[str, t.Any]
+SYNC_TIMEOUT = 240.0
+REFRESH = "argocd.argoproj.io/refresh"  # Argo CD removes it once it has compared again
+
+
+def expected_applications(repo: Repository) -> dict[str, tuple[str, str, str | None]]:
+    """Application -> (project, source path, destination namespace), from the repo's folders."""
+    apps: dict[str, tuple[str, str, str | None]] = {
+        f"{c}-platform": ("kueue-platform", f"clusters/{c}", None) for c in repo.clusters
+    }
+    for tenant, profile in repo.tenants.items():
+        for cluster in profile.clusters:
+            if (ROOT / "tenants" / tenant / cluster).is_dir():
+                apps[f"{tenant}-{cluster}"] = (
+                    f"tenant-{tenant}",
+                    f"tenants/{tenant}/{cluster}",
+                    tenant,
+                )
+    return apps
+
+
+@dataclass
+class Argo:
+    host: Sandbox  # gpu-prod: Kueue and Argo CD run here
+    boxes: dict[str, Sandbox]  # repository cluster -> its sandbox
+    served: argocd.ArgoState
+    work: Path  # a clone of the served repository, for scratch commits
+    first: dict[str, Json]  # the Applications right after the first sync
+    expected: dict[str, tuple[str, str, str | None]]
+
+    def push(self, message: str, change: t.Callable[[Path], None]) -> str:
+        return argocd.push(self.served, self.work, message, change)
+
+    def synced_at(self, commit: str, names: t.Collection[str]) -> dict[str, Json]:
+        """Refresh `names` and wait until each has run a sync of `commit` to its end."""
+        for name in names:
+            argocd.refresh(self.host, name)
+
+        def done(apps: dict[str, Json]) -> bool:
+            return all(_operated(apps.get(n), commit) for n in names)
+
+        return argocd.wait_for(self.host, done, timeout=SYNC_TIMEOUT, what=f"a sync of {commit}")
+
+    def restore(self, names: t.Collection[str]) -> None:
+        """Push the repository as it was served first, and wait for it to be synced again."""
+        commit = self.push("restore", lambda work: _checkout(work, self.served.commit))
+        self.synced_at(commit, names)
+        argocd.wait_for(
+            self.host,
+            lambda apps: all(argocd.sync_status(apps[n]) == ("Synced", "Healthy") for n in names),
+            timeout=SYNC_TIMEOUT,
+            what="Synced/Healthy after the restore",
+        )
+
+    def connect(self, profile: ClusterProfile) -> KubeCluster:
+        return self.boxes[profile.name].connect()
+
+
+def _operated(app: Json | None, commit: str) -> bool:
+    op = ((app or {}).get("status") or {}).get("operationState") or {}
+    result = op.get("syncResult") or {}
+    return result.get("revision") == commit and op.get("phase") in ("Succeeded", "Failed", "Error")
+
+
+def _checkout(work: Path, commit: str) -> None:
+    """The tree of `commit` in the clone's working tree (as a change on top of main)."""
+    subprocess.run(["git", "checkout", commit, "--", "."], cwd=work, check=True)
+    listed = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", commit],
+        cwd=work,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    present = subprocess.run(
+        ["git", "ls-files"], cwd=work, check=True, capture_output=True, text=True
+    ).stdout.split()
+    for extra in set(present) - set(listed):
+        (work / extra).unlink()
+
+
+@pytest.fixture(scope="module")
+def argo(
+    toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> t.Iterator[Argo]:
+    repo = Repository.open(ROOT)
+    prod = Sandbox(f"argo-prod-{os.getpid()}", root=sandboxes_dir)
+    staging = Sandbox(f"argo-staging-{os.getpid()}", root=sandboxes_dir)
+    boxes = {"gpu-prod": prod, "gpu-staging": staging}
+    try:
+        prod.up(toolchain, with_kueue=True, kueue_config=repo_kueue_config("gpu-prod"))
+        staging.up(toolchain)
+        served = argocd.start(prod, boxes, repo, toolchain.testenv, log=print)
+        expected = expected_applications(repo)
+        first = argocd.wait_for(
+            prod, argocd.all_synced(expected), timeout=SYNC_TIMEOUT, what="the first sync"
+        )
+    except Exception as exc:
+        staging.down()
+        prod.down()
+        pytest.fail(f"Argo CD could not sync the sandboxes: {exc}", pytrace=False)
+    work = tmp_path_factory.mktemp("argo-work") / "repo"
+    yield Argo(prod, boxes, served, work, first, expected)
+    print(f"peak memory (MiB): {argocd.memory_mib(prod)}")
+    staging.down()
+    prod.down()
+
+
+def _keys(entries: t.Iterable[Json]) -> set[tuple[str, str, str | None, str]]:
+    return {
+        (e.get("group") or "", e["kind"], e.get("namespace") or None, e["name"]) for e in entries
+    }
+
+
+def test_the_generators_make_exactly_the_expected_applications_and_each_syncs(
+    argo: Argo,
+) -> None:
+    repo = Repository.open(ROOT)
+    assert set(argo.first) == set(argo.expected)
+    for name, (project, path, namespace) in argo.expected.items():
+        app = argo.first[name]
+        spec = app["spec"]
+        assert argocd.sync_status(app) == ("Synced", "Healthy"), name
+        assert (spec["project"], spec["source"]["path"]) == (project, path)
+        assert spec["destination"].get("namespace") == namespace
+        assert spec["source"]["repoURL"] == argo.served.url
+        # Argo CD manages exactly the objects of the folder (profile.yaml is never synced).
+        cluster = spec["destination"]["name"]
+        wanted = {
+            (r.key.group, r.kind, r.namespace, r.name)
+            for r in repo.load([cluster]).for_cluster(cluster)
+            if r.file.startswith(path + "/")
+        }
+        assert _keys(app["status"]["resources"]) == wanted, name
+        assert app["status"]["sync"]["revision"] == argo.served.commit
+
+
+def test_sync_waves_apply_flavors_and_cohorts_before_queues_and_namespaces_first(
+    argo: Argo,
+) -> None:
+    """The order is Argo CD's own: the first sync's results, in the order it applied them."""
+    for name, app in argo.first.items():
+        applied = [r["kind"] for r in app["status"]["operationState"]["syncResult"]["resources"]]
+
+        def first(kinds: set[str], applied: list[str] = applied) -> int:
+            return min((i for i, k in enumerate(applied) if k in kinds), default=len(applied))
+
+        def last(kinds: set[str], applied: list[str] = applied) -> int:
+            return max((i for i, k in enumerate(applied) if k in kinds), default=-1)
+
+        if "ClusterQueue" in applied:
+            assert last({"ResourceFlavor", "Cohort"}) < first({"ClusterQueue"}), (name, applied)
+            assert "ResourceFlavor" in applied and "Cohort" in applied
+        if "LocalQueue" in applied:
+            assert last({"Namespace", "RoleBinding"}) < first({"LocalQueue"}), (name, applied)
+
+
+CLUSTER_QUEUE = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: team-a-own-quota
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors:
+        - name: a100
+          resources: [{name: nvidia.com/gpu, nominalQuota: 64}]
+"""
+CLUSTER_ROLE_BINDING = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: team-a-everything
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: example-org:team-a}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "message"),
+    [
+        (
+            CLUSTER_QUEUE,
+            "ClusterQueue",
+            "resource kueue.x-k8s.io:ClusterQueue is not permitted in project tenant-team-a",
+        ),
+        (
+            CLUSTER_ROLE_BINDING,
+            "ClusterRoleBinding",
+            "resource rbac.authorization.k8s.io:ClusterRoleBinding is not permitted in project "
+            "tenant-team-a",
+        ),
+    ],
+    ids=["cluster-queue", "cluster-role-binding"],
+)
+def test_a_tenant_folder_cannot_sync_a_cluster_scoped_object(
+    argo: Argo, text: str, kind: str, message: str
+) -> None:
+    app = "team-a-gpu-prod"
+    name = yaml.safe_load(text)["metadata"]["name"]
+
+    def add(work: Path) -> None:
+        (work / "tenants/team-a/gpu-prod/sneaky.yaml").write_text(text)
+
+    commit = argo.push(f"team-a adds a {kind}", add)
+    try:
+        found = argo.synced_at(commit, [app])[app]
+        op = found["status"]["operationState"]
+        assert op["phase"] in ("Failed", "Error")
+        messages = [r.get("message", "") for r in op["syncResult"].get("resources") or []]
+        assert any(message in m for m in [op.get("message", ""), *messages]), (op, messages)
+        api = {"ClusterQueue": KUEUE, "ClusterRoleBinding": "rbac.authorization.k8s.io/v1"}[kind]
+        with pytest.raises(ClusterAccessError, match="not found"):
+            argo.host.connect().get(api, kind, name)
+    finally:
+        argo.restore([app])
+
+
+JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {
+        "name": "waits-for-gpus",
+        "namespace": "team-a",
+        "labels": {"kueue.x-k8s.io/queue-name": "batch"},
+    },
+    "spec": {
+        "suspend": True,
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "registry.k8s.io/pause:3.10",
+                        # more than team-a-cq can ever admit: it stays pending
+                        "resources": {
+                            "requests": {"nvidia.com/gpu": "1000"},
+                            "limits": {"nvidia.com/gpu": "1000"},
+                        },
+                    }
+                ],
+            }
+        },
+    },
+}
+
+
+def _drop_document(path: Path, kind: str, name: str) -> None:
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    kept = [d for d in docs if (d["kind"], d["metadata"]["name"]) != (kind, name)]
+    assert len(kept) == len(docs) - 1
+    path.write_text(yaml.safe_dump_all(kept, sort_keys=False))
+
+
+def test_removing_queues_from_the_repo_deletes_nothing_and_argo_cd_says_so(argo: Argo) -> None:
+    admin = argo.host.connect()
+    admin.create(JOB)
+    workload = eventually(
+        lambda: next(iter(admin.list_in(KUEUE, "Workload", "team-a")), None), seconds=60
+    )
+    apps = ["team-a-gpu-prod", "gpu-prod-platform"]
+
+    def remove(work: Path) -> None:
+        _drop_document(work / "tenants/team-a/gpu-prod/localqueues.yaml", "LocalQueue", "batch")
+        _drop_document(work / "clusters/gpu-prod/clusterqueues.yaml", "ClusterQueue", "team-b-cq")
+
+    commit = argo.push("remove team-a's batch queue and team-b-cq", remove)
+    try:
+        found = argo.synced_at(commit, apps)
+        for app, kind, name in [
+            ("team-a-gpu-prod", "LocalQueue", "batch"),
+            ("gpu-prod-platform", "ClusterQueue", "team-b-cq"),
+        ]:
+            status = found[app]["status"]
+            [entry] = [r for r in status["resources"] if (r["kind"], r["name"]) == (kind, name)]
+            assert entry.get("requiresPruning") is True, entry  # extraneous: in no file
+            assert status["sync"]["status"] == "OutOfSync"
+            namespace = "team-a" if kind == "LocalQueue" else None
+            assert admin.get(KUEUE, kind, name, namespace)["metadata"]["name"] == name
+        assert admin.get("batch/v1", "Job", "waits-for-gpus", "team-a")
+        assert admin.get(KUEUE, "Workload", workload["metadata"]["name"], "team-a")
+
+        # Our drift audit of that commit: the queues are unmanaged, and it says Argo CD keeps them.
+        report = drift.audit(Repository.open(argo.work), ["gpu-prod"], argo.connect)
+        queues = {
+            (f.kind, f.name): f for f in report.findings if f.kind in ("LocalQueue", "ClusterQueue")
+        }
+        assert set(queues) == {("LocalQueue", "batch"), ("ClusterQueue", "team-b-cq")}
+        for finding in queues.values():
+            assert finding.change == "unmanaged"
+            assert finding.extra["argocd"]["extraneous"] is True
+            assert "lists it as extraneous: it will not delete it" in finding.message
+    finally:
+        admin.delete("batch/v1", "Job", "waits-for-gpus", "team-a")
+        argo.restore(apps)
+
+
+def _set_a100_quota(work: Path, gpus: str) -> None:
+    path = work / "clusters/gpu-prod/clusterqueues.yaml"
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    cq = next(d for d in docs if d["metadata"]["name"] == "team-a-cq")
+    flavor = next(f for f in cq["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "a100")
+    next(r for r in flavor["resources"] if r["name"] == "nvidia.com/gpu")["nominalQuota"] = gpus
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+
+
+def _live_a100_quota(cluster: KubeCluster) -> str:
+    cq = cluster.get(KUEUE, "ClusterQueue", "team-a-cq")
+    flavor = next(f for f in cq["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "a100")
+    return str(
+        next(r for r in flavor["resources"] if r["name"] == "nvidia.com/gpu")["nominalQuota"]
+    )
+
+
+def test_a_quota_change_pushed_is_synced_and_drift_is_clean_after(argo: Argo) -> None:
+    app = "gpu-prod-platform"
+    before = _live_a100_quota(argo.host.connect())
+    commit = argo.push("raise team-a's a100 quota", lambda work: _set_a100_quota(work, "20"))
+    try:
+        found = argo.synced_at(commit, [app])[app]
+        assert found["status"]["operationState"]["phase"] == "Succeeded"
+        assert _live_a100_quota(argo.host.connect()) == "20" != before
+        report = drift.audit(Repository.open(argo.work), sorted(argo.boxes), argo.connect)
+        assert [f.message for f in report.findings] == []
+        assert report.exit_code == 0
+    finally:
+        argo.restore([app])
+
+
+def test_drift_names_the_application_and_says_argo_cd_will_not_heal_what_it_cannot_see(
+    argo: Argo,
+) -> None:
+    """A hand-made Hold (stopPolicy, a field the repository leaves unset): Argo CD's diff does
+    not see it, so drift says the Application is Synced and will not put it back."""
+    admin = argo.host.connect()
+    app = "gpu-prod-platform"
+    admin.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": "Hold"}})
+    try:
+        argocd.refresh(argo.host, app)
+        time_to_compare = argocd.wait_for(
+            argo.host,
+            lambda apps: bool(apps[app]["metadata"].get("annotations", {}).get(REFRESH) is None),
+            timeout=SYNC_TIMEOUT,
+            what="the refresh done",
+        )
+        assert argocd.sync_status(time_to_compare[app])[0] == "Synced"
+        report = drift.audit(Repository.open(ROOT), ["gpu-prod"], argo.connect)
+        [held] = [f for f in report.findings if f.name == "team-a-cq"]
+        assert held.rule == "drift-stop-policy"
+        assert held.extra["argocd"] == {
+            "application": app,
+            "syncStatus": "Synced",
+            "resourceStatus": "Synced",
+            "extraneous": False,
+            "selfHeal": True,
+            "heals": False,
+        }
+        assert held.message.endswith(
+            f"Argo CD Application {app} is Synced and sees no difference here: "
+            "it will not heal this"
+        )
+    finally:
+        admin.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": None}})
