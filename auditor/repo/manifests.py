@@ -6,6 +6,7 @@ loader goes on with the next document or file.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 import typing as t
@@ -24,6 +25,8 @@ STR_TAG = "tag:yaml.org,2002:str"
 MAP_TAG = "tag:yaml.org,2002:map"
 SEQ_TAG = "tag:yaml.org,2002:seq"
 INT_TAG = "tag:yaml.org,2002:int"
+# What a scalar may become: JSON's scalars, and timestamps (Kubernetes makes them strings).
+_SCALARS = frozenset({str, int, float, bool, type(None), datetime.date, datetime.datetime})
 _LONG_INT = re.compile(r"[-+]?[0-9_]{100,}")
 _SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 MAX_NODES = 200_000  # per document: far beyond any real manifest, far below an alias bomb
@@ -144,6 +147,13 @@ class _Builder:
             ) from None
         if value.__class__ is float and not math.isfinite(value):
             raise _bad_number(node, "JSON has no infinity or NaN")
+        if value.__class__ not in _SCALARS:  # `!!set x`, `!!binary ...`: no JSON value
+            raise _Problem(
+                "yaml-syntax",
+                f"malformed YAML: the tag {node.tag} makes {_shown(node.value)!r} a "
+                f"{type(value).__name__}, which no Kubernetes object holds",
+                node.start_mark.line + 1,
+            )
         return value
 
     def key(self, key_node: yaml.Node) -> str:
@@ -297,10 +307,11 @@ class _FileLines:
         if self.found is None:
             found: dict[int, dict[Path_, int]] = {}
             loader = _Loader(self.text)
+            wanted = set(self.wanted)  # a set: a file may hold a hundred thousand objects
             try:
                 for i in range(self.wanted[-1] + 1):
                     node = t.cast(yaml.Node, _next_document(loader))
-                    if i in self.wanted:
+                    if i in wanted:
                         _record_lines(loader, node, (), found.setdefault(i, {}))
             finally:
                 loader.dispose()

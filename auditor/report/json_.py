@@ -9,5 +9,5 @@ from auditor.model import Report
 
 
 def write(report: Report, stream: t.TextIO) -> None:
-    json.dump(report.to_json(), stream, indent=2, default=str)
-    stream.write("\n")
+    # one write: json.dump writes each token, a million calls for a large report
+    stream.write(json.dumps(report.to_json(), indent=2, default=str) + "\n")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from auditor.errors import ClusterAccessError
+from auditor.kueue import admission
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
 from tests.conftest import ROOT, run_line
@@ -130,7 +131,13 @@ def test_sandbox_up_with_kueue_and_down_stops_every_process(
 
 
 def _namespace_with_queue(cluster: KubeCluster, ns: str) -> None:
-    labels = {"platform.example.com/kueue": "enabled", "platform.example.com/tenant": "team-a"}
+    # A platform scratch namespace, as verify makes them: the repository's admission policies
+    # leave those to the platform (its LocalQueue is not one the repository declares).
+    labels = {
+        "platform.example.com/kueue": "enabled",
+        "platform.example.com/tenant": "team-a",
+        admission.SCRATCH_LABEL: "kueue-sandbox-test",
+    }
     cluster.create(
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": labels}}
     )

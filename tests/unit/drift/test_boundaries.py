@@ -39,7 +39,7 @@ def test_other_config_maps_stay_text() -> None:
 
 
 def test_a_policy_takes_the_api_servers_defaults_before_comparing() -> None:
-    repo = {
+    repo: dict[str, t.Any] = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
         "metadata": {"name": "p"},
@@ -50,7 +50,7 @@ def test_a_policy_takes_the_api_servers_defaults_before_comparing() -> None:
             },
         },
     }
-    live = {
+    live: dict[str, t.Any] = {
         **repo,
         "spec": {
             "failurePolicy": "Fail",

@@ -31,6 +31,8 @@ def problems(text: str) -> list[tuple[str, int]]:
         (HEAD + "spec:\n  ~: 1\n", [("yaml-bad-key", 5)]),
         (HEAD + "spec:\n  at: !!timestamp soon\n", [("yaml-syntax", 5)]),
         (HEAD + "spec:\n  on: !!bool maybe\n", [("yaml-syntax", 5)]),
+        (HEAD + "spec:\n  names: !!set x\n", [("yaml-syntax", 5)]),
+        (HEAD + "spec:\n  data: !!binary aGVsbG8=\n", [("yaml-syntax", 5)]),
     ],
     ids=[
         "recursive-alias",
@@ -45,6 +47,8 @@ def problems(text: str) -> list[tuple[str, int]]:
         "null-key",
         "not-a-timestamp",
         "not-a-bool",
+        "a-set",
+        "bytes",
     ],
 )
 def test_bad_yaml_is_a_finding_at_its_line(text: str, expected: list[tuple[str, int]]) -> None:
