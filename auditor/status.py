@@ -235,6 +235,8 @@ def render_text(status: LiveStatus, profile: ClusterProfile, events: int = EVENT
             + (f"  {w['reason']}" if w["reason"] else "")
         )
     lines += ["", f"Recent Kueue events (last {events} per namespace):"]
+    if not doc["events"]:
+        lines.append("  (none)")
     for namespace, found in doc["events"].items():
         lines.append(f"  {namespace or '(cluster)'}:")
         for e in found:

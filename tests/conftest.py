@@ -9,6 +9,7 @@ import typing as t
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from auditor.cli.main import cli
@@ -27,6 +28,14 @@ def run_line(argv: list[str], **kw: t.Any) -> Result:
     if _asks_for_json(argv) and result.stdout.startswith("{"):
         assert_report(json.loads(result.stdout))
     return result
+
+
+def own_context(kubeconfig: Path | str) -> list[str]:
+    """--kubeconfig F --context C, C being F's current context: a sandbox's (or a test's own)
+    kubeconfig is not named like the repo's cluster, so a one-cluster command names it, as a
+    person with such a file would (without --context, the cluster profile's context is used)."""
+    doc = yaml.safe_load(Path(kubeconfig).read_text())
+    return ["--kubeconfig", str(kubeconfig), "--context", str(doc["current-context"])]
 
 
 def _asks_for_json(argv: list[str]) -> bool:

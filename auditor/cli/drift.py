@@ -12,6 +12,7 @@ from auditor.cli.options import (
     cluster_deadline,
     emit,
     metrics_output,
+    one_cluster_context,
     output_format,
     pass_context,
 )
@@ -50,6 +51,7 @@ def drift(
     Exit 0 clean, 1 drift, 3 incomplete (a cluster down or without a kubeconfig context, a
     LIST forbidden, the --timeout passed); the other clusters are still reported.
     """
+    one_cluster_context(context, clusters)
     repo = ctx.repository()
     names = list(clusters) or sorted(repo.clusters)
 

@@ -55,20 +55,30 @@ F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
 
 def cluster_access(func: F) -> F:
-    """--kubeconfig and --context, as kubectl has them."""
+    """--kubeconfig and --context, as kubectl has them (see auditor.live.access)."""
     func = click.option(
         "--context",
         "context",
         metavar="NAME",
-        help="Kubeconfig context to use instead of the cluster profile's.",
+        help="Kubeconfig context to use instead of the cluster profile's (one --cluster only).",
     )(func)
     func = click.option(
         "--kubeconfig",
         type=click.Path(dir_okay=False),
         metavar="FILE",
-        help="Kubeconfig file; alone, its current context is used.",
+        help="Kubeconfig where each cluster profile's context is looked up "
+        "(default: $KUBECONFIG, its files merged, else ~/.kube/config).",
     )(func)
     return func
+
+
+def one_cluster_context(context: str | None, clusters: t.Sequence[str]) -> None:
+    """--context names one cluster's credentials: with several clusters each keeps its own."""
+    if context is not None and len(clusters) != 1:
+        raise click.UsageError(
+            f"--context {context} replaces one cluster's profile context: name exactly one "
+            "--cluster (with several, each cluster is reached through its own profile's context)"
+        )
 
 
 FORMATS = ("auto", "text", "json", "markdown", "sarif", "junit", "github")

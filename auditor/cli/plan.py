@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
+from auditor.cli.options import (
+    Context,
+    cluster_access,
+    cluster_deadline,
+    one_cluster_context,
+    pass_context,
+)
 from auditor.live.access import connect
 from auditor.plan import live as plan_live
 from auditor.plan.offline import build
@@ -56,6 +62,8 @@ def plan(
     below what is in use warns which Workloads it exposes, and removing a queue or a namespace's
     admission while Workloads are pending or admitted there is an error.
     """
+    if live:
+        one_cluster_context(context, clusters)
     root = find_root(ctx.repo_dir or Path.cwd())
     with revision(root, base) as before, revision(root, head) as after:
         result = build(before, after, clusters)

@@ -12,6 +12,7 @@ from auditor.cli.options import (
     cluster_deadline,
     emit,
     metrics_output,
+    one_cluster_context,
     output_format,
     pass_context,
 )
@@ -113,6 +114,7 @@ def validate(
     server judges it too; rejections are findings.
     """
     if server_side:
+        one_cluster_context(context, clusters)
         from auditor.live.access import connect  # offline validation never loads the client
 
     repo = ctx.repository()

@@ -141,6 +141,27 @@ class KubeCluster:
         cfg.retries = False  # before the pool exists, which copies it: our own retries only
         return cls(client.ApiClient(cfg), name, limits)
 
+    @classmethod
+    def in_cluster(
+        cls, name: str, *, account_dir: str, limits: Limits | None = None
+    ) -> KubeCluster:
+        """A client as the pod's ServiceAccount: KUBERNETES_SERVICE_HOST/PORT, and the token
+        and CA files (`token`, `ca.crt`) in `account_dir`, re-read as kubelet rotates them."""
+        cfg = t.cast(client.Configuration, type.__call__(client.Configuration))
+        loader = config.incluster_config.InClusterConfigLoader(  # type: ignore[attr-defined]
+            token_filename=os.path.join(account_dir, "token"),
+            cert_filename=os.path.join(account_dir, "ca.crt"),
+        )
+        try:
+            loader.load_and_set(cfg)
+            _check_tls_files(cfg)
+        except (ConfigException, OSError, ValueError) as exc:
+            raise ConfigError(
+                f"cluster {name}: cannot use the in-cluster ServiceAccount ({account_dir}): {exc}"
+            ) from exc
+        cfg.retries = False
+        return cls(client.ApiClient(cfg), name, limits)
+
     @property
     def server(self) -> str:
         return str(self.api.configuration.host)

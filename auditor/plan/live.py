@@ -119,6 +119,8 @@ def needs_live(change: Change) -> bool:
 
 def check(plan: Plan, connect: t.Callable[[ClusterProfile], KubeCluster]) -> None:
     """Add live findings to the plan; a cluster that cannot be read makes it incomplete."""
+    from auditor.live.kube import ContextMissing  # the client loads only for a live plan
+
     plan.live = True
     results = {r.name: r for r in plan.report.clusters}
     for cluster in plan.clusters:
@@ -128,7 +130,7 @@ def check(plan: Plan, connect: t.Callable[[ClusterProfile], KubeCluster]) -> Non
             continue
         try:
             usage = LiveUsage.read(connect(cluster.profile), cluster.profile.kueue_api)
-        except ClusterAccessError as exc:
+        except (ClusterAccessError, ContextMissing) as exc:  # that cluster alone is unread
             result.status = "incomplete"
             result.errors.append(str(exc))
             continue

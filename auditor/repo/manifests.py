@@ -343,7 +343,7 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
             try:
                 node = _next_document(loader)
             except yaml.YAMLError as exc:
-                findings.append(_yaml_error(exc, file))
+                findings.append(_yaml_error(exc, file, text))
                 break
             if node is None:
                 break
@@ -355,7 +355,7 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
                 findings.append(_finding(file, p.line, p.rule, p.message))
                 continue
             except yaml.YAMLError as exc:
-                findings.append(_yaml_error(exc, file))
+                findings.append(_yaml_error(exc, file, text))
                 continue
             line = node.start_mark.line + 1
             if body is None:
@@ -450,13 +450,19 @@ def load_bytes(data: bytes, file: str) -> tuple[list[Resource], list[Finding]]:
     return load_text(text, file)
 
 
-def _yaml_error(exc: yaml.YAMLError, file: str) -> Finding:
+def _yaml_error(exc: yaml.YAMLError, file: str, source: str = "") -> Finding:
+    """One line, at the line the parser gave up (a reader error names a position instead)."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark is not None else 1
-    problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    text = f"{context}, {problem}" if context else str(problem)
-    return _finding(file, line, "yaml-syntax", f"malformed YAML: {text}")
+    if isinstance(exc, yaml.reader.ReaderError):
+        line = source[: exc.position].count("\n") + 1
+        char = exc.character
+        text = f"character #x{char:04x}: {exc.reason}" if isinstance(char, int) else exc.reason
+    else:
+        problem = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        text = f"{context}, {problem}" if context else str(problem)
+    return _finding(file, line, "yaml-syntax", f"malformed YAML: {' '.join(text.split())}")
 
 
 def _finding(file: str, line: int, rule: str, message: str) -> Finding:

@@ -242,6 +242,8 @@ def main() -> None:
                     CLUSTER,
                     "--kubeconfig",
                     kubeconfig,
+                    "--context",
+                    box.context,
                     "-o",
                     "json",
                 ],

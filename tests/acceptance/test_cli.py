@@ -39,10 +39,10 @@ def test_outside_a_repository_is_a_usage_error(tmp_path: Path) -> None:
 def test_unreachable_cluster_exits_3_and_names_it(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: dead\n"
+        "apiVersion: v1\nkind: Config\ncurrent-context: gpu-prod\n"
         "clusters: [{name: dead, cluster: {server: 'https://127.0.0.1:1'}}]\n"
         "users: [{name: u, user: {token: t}}]\n"
-        "contexts: [{name: dead, context: {cluster: dead, user: u}}]\n"
+        "contexts: [{name: gpu-prod, context: {cluster: dead, user: u}}]\n"
     )
     result = run_line(
         [

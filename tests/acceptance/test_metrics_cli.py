@@ -65,10 +65,10 @@ def test_an_unreachable_cluster_is_reported_incomplete_without_a_completion_time
 ) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        "apiVersion: v1\nkind: Config\ncurrent-context: gpu-prod\n"
         "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
         "users: [{name: x, user: {token: t}}]\n"
-        "contexts: [{name: x, context: {cluster: x, user: x}}]\n"
+        "contexts: [{name: gpu-prod, context: {cluster: x, user: x}}]\n"
     )
     out = tmp_path / "drift.prom"
     argv = ["kueue-gitops", "--repo", str(ROOT), "drift", "--cluster", "gpu-prod"]

@@ -197,10 +197,10 @@ def test_missing_schemas_is_a_configuration_error(repo_copy: Path) -> None:
 def test_schemas_fetch_from_an_unreachable_cluster_exits_3(repo: Path, tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: dead\n"
+        "apiVersion: v1\nkind: Config\ncurrent-context: gpu-prod\n"
         "clusters: [{name: dead, cluster: {server: 'https://127.0.0.1:1'}}]\n"
         "users: [{name: u, user: {token: t}}]\n"
-        "contexts: [{name: dead, context: {cluster: dead, user: u}}]\n"
+        "contexts: [{name: gpu-prod, context: {cluster: dead, user: u}}]\n"
     )
     before = (repo / "schemas/gpu-prod/index.json").read_text()
     result = run_line(

@@ -17,4 +17,7 @@ CASES: list[Corruption] = [
     # seed 1: `!!set` on a scalar made an empty Python set, which no JSON holds; drift's
     # comparison failed on it (TypeError: unhashable type); now yaml-syntax at the line
     Corruption("tenants/team-a/gpu-staging/rbac.yaml", "tag", 6113, "!!set"),
+    # seed 1: a NUL byte in a profile: exit 2 as it should, but the message ran over three
+    # lines (PyYAML's reader error); now one line, at the line of the byte
+    Corruption("clusters/gpu-staging/profile.yaml", "byte-flip", 0, [(0, 0)]),
 ]

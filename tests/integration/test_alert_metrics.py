@@ -129,7 +129,9 @@ def test_kueue_metrics_and_labels_are_declared_by_the_pinned_kueue(used: Used) -
 
 def test_kube_state_metrics_names_and_labels_come_from_the_shipped_config(used: Used) -> None:
     resources = Repository.open(ROOT).load(["gpu-prod"]).for_cluster("gpu-prod")
-    [config_map] = [r for r in resources if r.kind == "ConfigMap"]
+    [config_map] = [
+        r for r in resources if r.kind == "ConfigMap" and r.namespace == "kueue-monitoring"
+    ]
     config = yaml.safe_load(config_map.body["data"]["kueue-custom-resource-state.yaml"])
     produced: Used = {}
     for resource in config["spec"]["resources"]:

@@ -21,7 +21,7 @@ from auditor.live.kube import KubeCluster, Limits
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import run_line, start_sandbox
+from tests.conftest import own_context, run_line, start_sandbox
 from tests.integration.test_drift import CLUSTER, servable_repo, sync
 
 Json = dict[str, t.Any]
@@ -62,7 +62,8 @@ def timed_drift(repo: Path, box: Sandbox, *extra: str) -> tuple[int, Json, float
     result = run_line(
         [
             *("kueue-gitops", "--repo", str(repo), "drift", "--cluster", CLUSTER),
-            *("--kubeconfig", str(box.kubeconfig), "-o", "json", "--timeout", str(DEADLINE)),
+            *own_context(box.kubeconfig),
+            *("-o", "json", "--timeout", str(DEADLINE)),
             *extra,
         ]
     )

@@ -19,7 +19,7 @@ from auditor.live.apply import apply_all
 from auditor.live.kube import KindNotServed, KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import ROOT, run_line, start_sandbox
+from tests.conftest import ROOT, own_context, run_line, start_sandbox
 from tests.integration.conftest import repo_kueue_config
 
 CLUSTER = "gpu-prod"
@@ -73,7 +73,10 @@ def drift_json(
     result = run_line(
         [
             *("kueue-gitops", "--repo", str(repo), "drift", "--cluster", cluster),
-            *("--kubeconfig", str(kubeconfig), "-o", "json", *extra),
+            *own_context(kubeconfig),
+            "-o",
+            "json",
+            *extra,
         ]
     )
     return result.exit_code, json.loads(result.stdout)
@@ -385,7 +388,7 @@ def test_a_deleted_object_is_missing_and_text_and_markdown_say_so(
     code, report = drift_json(repo, box.kubeconfig)
     assert code == 1
     assert brief(report) == [("quota", "missing", "LocalQueue", "team-b", "batch", None)]
-    base = ["kueue-gitops", "--repo", str(repo), "drift", "--kubeconfig", str(box.kubeconfig)]
+    base = ["kueue-gitops", "--repo", str(repo), "drift", *own_context(box.kubeconfig)]
     text = run_line([*base, "--cluster", CLUSTER])
     assert text.exit_code == 1
     assert "gpu-prod · quota" in text.output

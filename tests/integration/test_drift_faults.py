@@ -18,7 +18,7 @@ from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import run_line, start_sandbox
+from tests.conftest import own_context, run_line, start_sandbox
 from tests.integration.test_drift import CLUSTER, KUEUE, RBAC, drift_json, servable_repo, sync
 
 Json = dict[str, t.Any]
@@ -101,8 +101,7 @@ def test_a_forbidden_kind_makes_the_report_incomplete_and_is_never_called_clean(
             "drift",
             "--cluster",
             CLUSTER,
-            "--kubeconfig",
-            str(box.credentials("half-auditor")),
+            *own_context(box.credentials("half-auditor")),
         ]
     )
     assert text.exit_code == 3

@@ -14,7 +14,7 @@ from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import ROOT, run_line, start_sandbox
+from tests.conftest import ROOT, own_context, run_line, start_sandbox
 from tests.unit.conftest import Revisions
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -157,8 +157,7 @@ def live_plan(revs: Revisions, box: Sandbox, *extra: str) -> tuple[int, dict[str
             "--head",
             head,
             "--live",
-            "--kubeconfig",
-            str(box.kubeconfig),
+            *own_context(box.kubeconfig),
             "--cluster",
             "gpu-prod",
             *extra,
@@ -254,8 +253,9 @@ def test_markdown_comment_shows_the_live_findings(revs: Revisions, busy_cluster:
             "--head",
             head,
             "--live",
-            "--kubeconfig",
-            str(busy_cluster.kubeconfig),
+            *own_context(busy_cluster.kubeconfig),
+            "--cluster",
+            "gpu-prod",
             "-o",
             "markdown",
         ]
@@ -286,8 +286,9 @@ def test_unreachable_cluster_is_incomplete_never_clean(
             "--head",
             head,
             "--live",
-            "--kubeconfig",
-            str(dead),
+            *own_context(dead),
+            "--cluster",
+            "gpu-prod",
             "-o",
             "json",
         ]

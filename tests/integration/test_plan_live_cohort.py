@@ -18,7 +18,7 @@ from auditor.k8s.conditions import is_true
 from auditor.kueue.quota import used
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
-from tests.conftest import run_line
+from tests.conftest import own_context, run_line
 from tests.integration.kueue_jobs import (
     KUEUE,
     eventually,
@@ -75,7 +75,7 @@ def _plan_cut(repo_copy: Path, box: Sandbox) -> tuple[int, dict[str, t.Any]]:
     finally:
         revs.repo.close()
     argv = ["kueue-gitops", "--repo", str(repo_copy), "plan", "--base", base, "--head", head]
-    argv += ["--live", "--kubeconfig", str(box.kubeconfig), "--cluster", "gpu-staging"]
+    argv += ["--live", *own_context(box.kubeconfig), "--cluster", "gpu-staging"]
     result = run_line([*argv, "-o", "json"])
     return result.exit_code, json.loads(result.output)
 

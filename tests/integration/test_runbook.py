@@ -15,7 +15,7 @@ from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
-from tests.conftest import run_line
+from tests.conftest import own_context, run_line
 
 Json = dict[str, t.Any]
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -63,8 +63,7 @@ def test_hold_apply_stops_admission_live_and_an_argo_cd_sync_of_main_keeps_it_he
             "--cluster",
             "gpu-prod",
             "--apply",
-            "--kubeconfig",
-            kubeconfig,
+            *own_context(kubeconfig),
         ]
     )
     assert result.exit_code == 0, result.output + result.stderr
@@ -91,8 +90,7 @@ def test_hold_apply_stops_admission_live_and_an_argo_cd_sync_of_main_keeps_it_he
             "--cluster",
             "gpu-prod",
             "--apply",
-            "--kubeconfig",
-            kubeconfig,
+            *own_context(kubeconfig),
         ]
     )
     assert result.exit_code == 0, result.output + result.stderr
@@ -135,8 +133,7 @@ def test_hold_apply_on_an_unreachable_cluster_commits_nothing(
             "--cluster",
             "gpu-prod",
             "--apply",
-            "--kubeconfig",
-            str(kubeconfig),
+            *own_context(kubeconfig),
         ]
     )
     assert result.exit_code == 3
@@ -282,8 +279,7 @@ def test_export_writes_every_workloads_state_and_who_preempted_whom(
             "export-workloads",
             "--cluster",
             "gpu-prod",
-            "--kubeconfig",
-            str(fresh_sandbox.kubeconfig),
+            *own_context(fresh_sandbox.kubeconfig),
             "-o",
             str(out),
         ]
@@ -345,8 +341,7 @@ def test_export_from_an_unreachable_cluster_fails_and_writes_nothing(
             "export-workloads",
             "--cluster",
             "gpu-prod",
-            "--kubeconfig",
-            str(kubeconfig),
+            *own_context(kubeconfig),
             "-o",
             str(tmp_path / "out"),
         ]

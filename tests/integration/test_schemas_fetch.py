@@ -9,7 +9,7 @@ from pathlib import Path
 from auditor.k8s.objects import CRD_API
 from auditor.sandbox import Sandbox
 from auditor.schemas.fetch import crd_fingerprint, dumps, fetch, write
-from tests.conftest import ROOT, run_line
+from tests.conftest import ROOT, own_context, run_line
 
 
 def git(repo: Path, *args: str) -> str:
@@ -20,7 +20,7 @@ def git(repo: Path, *args: str) -> str:
 
 def test_fetching_twice_leaves_git_diff_empty(sandbox: Sandbox, repo_copy: Path) -> None:
     line = ["kueue-gitops", "--repo", str(repo_copy), "schemas", "fetch", "--cluster", "gpu-prod"]
-    line += ["--kubeconfig", str(sandbox.kubeconfig)]
+    line += own_context(sandbox.kubeconfig)
     first = run_line(line)
     assert first.exit_code == 0, first.output
     git(repo_copy, "init", "-q")

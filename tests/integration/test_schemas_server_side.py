@@ -7,7 +7,7 @@ from pathlib import Path
 
 from auditor.sandbox import Sandbox
 from tests.acceptance.test_validate import committed_repo
-from tests.conftest import run_line
+from tests.conftest import own_context, run_line
 
 VALIDATE = ["kueue-gitops", "--repo"]
 SERVER_SIDE = ["--server-side", "--cluster", "gpu-prod", "-o", "json"]
@@ -37,7 +37,7 @@ def test_server_rejections_are_findings_with_file_and_line(
     line = len(cqs.read_text().splitlines()) + 2
     cqs.write_text(cqs.read_text() + BROKEN_CQ)
     result = run_line(
-        [*VALIDATE, str(repo), "validate", *SERVER_SIDE, "--kubeconfig", str(sandbox.kubeconfig)]
+        [*VALIDATE, str(repo), "validate", *SERVER_SIDE, *own_context(sandbox.kubeconfig)]
     )
     report = json.loads(result.stdout)
     assert result.exit_code == 1 and report["clusters"][0]["status"] == "ok"
@@ -60,9 +60,7 @@ def test_an_unreachable_cluster_is_incomplete_not_clean(tmp_path: Path) -> None:
         "users: [{name: u, user: {token: t}}]\n"
         "contexts: [{name: dead, context: {cluster: dead, user: u}}]\n"
     )
-    result = run_line(
-        [*VALIDATE, str(repo), "validate", *SERVER_SIDE, "--kubeconfig", str(kubeconfig)]
-    )
+    result = run_line([*VALIDATE, str(repo), "validate", *SERVER_SIDE, *own_context(kubeconfig)])
     report = json.loads(result.stdout)
     assert result.exit_code == 3 and report["status"] == "incomplete"
     assert "unreachable" in report["clusters"][0]["errors"][0]
@@ -76,7 +74,7 @@ def test_an_unknown_field_is_a_rejection_not_an_incomplete_run(
     cohorts = repo / "clusters/gpu-prod/cohorts.yaml"
     cohorts.write_text(cohorts.read_text().replace("spec: {}", "spec: {parent: typo}"))
     result = run_line(
-        [*VALIDATE, str(repo), "validate", *SERVER_SIDE, "--kubeconfig", str(sandbox.kubeconfig)]
+        [*VALIDATE, str(repo), "validate", *SERVER_SIDE, *own_context(sandbox.kubeconfig)]
     )
     report = json.loads(result.stdout)
     assert result.exit_code == 1 and report["status"] == "findings"
@@ -99,7 +97,7 @@ def test_a_local_queue_of_a_cluster_queue_the_server_refuses_is_told_why(
     cqs.write_text(cqs.read_text().replace('nominalQuota: "256"', "nominalQuota: plenty", 1))
     line = cqs.read_text().splitlines().index("              nominalQuota: plenty") + 1
     result = run_line(
-        [*VALIDATE, str(repo), "validate", *SERVER_SIDE, "--kubeconfig", str(sandbox.kubeconfig)]
+        [*VALIDATE, str(repo), "validate", *SERVER_SIDE, *own_context(sandbox.kubeconfig)]
     )
     found = json.loads(result.stdout)["findings"]
     [rejected] = [f for f in found if f["rule"] == "server-side-rejected"]

@@ -13,7 +13,7 @@ from auditor.cli.main import cli
 from auditor.k8s.conditions import is_true
 from auditor.kueue.quota import used
 from auditor.sandbox import Sandbox
-from tests.conftest import ROOT
+from tests.conftest import ROOT, own_context
 from tests.integration.kueue_jobs import (
     KUEUE,
     eventually,
@@ -33,7 +33,7 @@ def _status(box: Sandbox, *extra: str) -> str:
     # Not through run_line, which holds every `-o json` to the findings report's contract.
     argv = ["--repo", str(ROOT), "status", "--cluster", "gpu-staging"]
     result = CliRunner().invoke(
-        cli, [*argv, "--kubeconfig", str(box.kubeconfig), *extra], catch_exceptions=False
+        cli, [*argv, *own_context(box.kubeconfig), *extra], catch_exceptions=False
     )
     assert result.exit_code == 0, result.output
     return result.stdout

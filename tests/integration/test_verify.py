@@ -17,7 +17,7 @@ from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
 from auditor.verify import RUN_LABEL
-from tests.conftest import ROOT, run_line
+from tests.conftest import ROOT, own_context, run_line
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 Json = dict[str, t.Any]
@@ -32,8 +32,7 @@ def _verify(box: Sandbox, repo: Path = ROOT, *extra: str) -> tuple[int, Json]:
             "verify",
             "--cluster",
             "gpu-staging",
-            "--kubeconfig",
-            str(box.kubeconfig),
+            *own_context(box.kubeconfig),
             "-o",
             "json",
             *extra,
@@ -188,7 +187,7 @@ def test_an_interrupted_run_still_cleans_up(
     verified: tuple[int, Json], kueue_sandbox: Sandbox
 ) -> None:
     argv = [sys.executable, "-m", "auditor", "--repo", str(ROOT), "verify", "--cluster"]
-    argv += ["gpu-staging", "--kubeconfig", str(kueue_sandbox.kubeconfig), "-o", "json"]
+    argv += ["gpu-staging", *own_context(kueue_sandbox.kubeconfig), "-o", "json"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
