@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import typing as t
 from dataclasses import dataclass, field
 
@@ -62,6 +63,18 @@ class Resource:
         return self.line
 
 
+@dataclass(frozen=True)
+class Suppression:
+    """A finding accepted on purpose: why, until when, and where that was written."""
+
+    reason: str
+    expires: datetime.date  # the last day it holds
+    source: str  # file:line of the annotation or profile entry
+
+    def to_json(self) -> dict[str, str]:
+        return {"reason": self.reason, "expires": self.expires.isoformat(), "source": self.source}
+
+
 # A Finding's default severity: none until __post_init__ takes the catalogue's.
 _FROM_CATALOGUE = t.cast(Severity, None)
 
@@ -91,6 +104,7 @@ class Finding:
     desired: t.Any = None
     live: t.Any = None
     extra: dict[str, t.Any] = field(default_factory=dict)
+    suppressed: Suppression | None = None  # accepted on purpose: shown, never counted
 
     def __post_init__(self) -> None:
         entry = rules.get(self.rule)
@@ -146,6 +160,8 @@ class Finding:
         if self.change is not None:
             out.update(change=self.change, desired=self.desired, live=self.live)
         out.update(self.extra)
+        if self.suppressed is not None:
+            out["suppressed"] = self.suppressed.to_json()
         return out
 
 
@@ -191,8 +207,13 @@ class Report:
         return "findings" if self.counted() else "clean"
 
     def counted(self) -> list[Finding]:
-        """Findings that fail the run: errors, and warnings too under --strict."""
-        return [f for f in self.findings if f.severity is Severity.ERROR or self.strict]
+        """Findings that fail the run: errors, and warnings too under --strict; never one that
+        is suppressed (until its suppression expires)."""
+        return [
+            f
+            for f in self.findings
+            if (f.severity is Severity.ERROR or self.strict) and f.suppressed is None
+        ]
 
     @property
     def exit_code(self) -> int:

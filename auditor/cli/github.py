@@ -59,10 +59,20 @@ def drift_issue(ctx: Context, cluster: str, report_path: Path, run_url: str | No
     Exit 3, touching nothing, when the drift report is incomplete.
     """
     report = contract.read(report_path, "drift")
-    outcome = issues.sync_drift_issue(_api(ctx), cluster, report, run_url)
+    owners = _owners(ctx, cluster)
+    outcome = issues.sync_drift_issue(_api(ctx), cluster, report, run_url, owners)
     if outcome.action == "skipped":
         click.echo(f"{cluster}: the drift report is incomplete; the issue is left as it was")
     _done("drift-issue", outcome)
+
+
+def _owners(ctx: Context, cluster: str) -> tuple[str, ...]:
+    """The cluster profile's owners, to mention; none when run outside the repository."""
+    try:
+        repo = ctx.repository()
+    except ConfigError:
+        return ()  # a report alone is enough to keep the issue; the mention needs the checkout
+    return repo.cluster(cluster).owners if cluster in repo.clusters else ()
 
 
 @github.command("pr-comment")

@@ -7,6 +7,7 @@ a crash is 3, never 1, with the report marked incomplete where the command write
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import logging
 import traceback
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context
+from auditor.cli.options import REPO_ENV, REPO_HELP, Context, repo_anywhere
 from auditor.errors import AuditorError, internal_error
 
 EPILOG = (
@@ -36,11 +37,15 @@ COMMANDS = {
     "hold": "auditor.cli.runbook:hold",
     "resume": "auditor.cli.runbook:resume",
     "export-workloads": "auditor.cli.runbook:export_workloads",
+    "preemptions": "auditor.cli.preemptions:preemptions_command",
+    "upgrade-check": "auditor.cli.upgrade:upgrade_check",
     "verify": "auditor.cli.verify:verify",
     "sandbox": "auditor.cli.sandbox:sandbox",
     "rules": "auditor.cli.rules:rules",
     "explain": "auditor.cli.rules:explain",
     "github": "auditor.cli.github:github",
+    "tenant": "auditor.cli.onboard:tenant",
+    "cluster": "auditor.cli.onboard:cluster_group",
 }
 
 
@@ -55,7 +60,17 @@ class AuditorGroup(click.Group):
         if target is None:
             return None
         module, _, attr = target.partition(":")
-        return t.cast(click.Command, getattr(importlib.import_module(module), attr))
+        return repo_anywhere(t.cast(click.Command, getattr(importlib.import_module(module), attr)))
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0]) if args else ""
+        if args and not name.startswith("-") and self.get_command(ctx, name) is None:
+            close = difflib.get_close_matches(name, COMMANDS, n=3, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            ctx.fail(f"No such command {name!r}.{hint} (`kueue-gitops --help` lists them)")
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> t.Any:
         try:
@@ -84,7 +99,9 @@ class AuditorGroup(click.Group):
     "--repo",
     "repo_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The kueue-gitops repository (default: the one holding the current folder).",
+    envvar=REPO_ENV,
+    metavar="DIR",
+    help=REPO_HELP,
 )
 @click.option(
     "-v",

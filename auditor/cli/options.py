@@ -51,6 +51,39 @@ class Context:
 
 pass_context = click.make_pass_decorator(Context)
 
+REPO_ENV = "KUEUE_GITOPS_REPO"
+REPO_HELP = (
+    f"The kueue-gitops repository (default: ${REPO_ENV}, else the one holding the current "
+    "folder); accepted before or after the command."
+)
+
+
+def _set_repo(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    state = ctx.find_object(Context)
+    if value is not None and state is not None:
+        state.repo_dir = value
+
+
+def repo_anywhere(command: click.Command) -> click.Command:
+    """Give `command` (and every subcommand of a group) its own --repo, so that
+    `kueue-gitops validate --repo DIR` works as `kueue-gitops --repo DIR validate` does."""
+    if not any(p.name == "repo_anywhere" for p in command.params):
+        command.params.append(
+            click.Option(
+                ["--repo", "repo_anywhere"],
+                type=click.Path(file_okay=False, path_type=Path),
+                expose_value=False,
+                is_eager=True,
+                callback=_set_repo,
+                metavar="DIR",
+                help=REPO_HELP,
+            )
+        )
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            repo_anywhere(sub)
+    return command
+
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
 

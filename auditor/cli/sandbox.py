@@ -13,11 +13,20 @@ import click
 
 from auditor.cli.options import Context, pass_context
 from auditor.errors import SandboxError
+from auditor.k8s.objects import Json
+from auditor.kueue import capacity
 from auditor.live import apply as sync
 from auditor.repo import boundaries
-from auditor.repo.layout import find_root
-from auditor.sandbox import Sandbox, argocd, ensure_built
-from auditor.sandbox.build import TOOLS, cached_toolchain, derive_kueue_api, ensure_tool
+from auditor.repo.layout import Repository, find_root
+from auditor.sandbox import Sandbox, argocd, ensure_built, releases
+from auditor.sandbox.build import (
+    KUEUE_MODULE,
+    SANDBOX_TOOLS,
+    TOOLS,
+    cached_toolchain,
+    derive_kueue_api,
+    ensure_tool,
+)
 from auditor.sandbox.controlplane import sandboxes_root
 
 
@@ -49,7 +58,8 @@ def sandbox() -> None:
 )
 @pass_context
 def build(ctx: Context, tools: tuple[str, ...]) -> None:
-    """Build the pinned control plane (and any --tool) into the cache, unless already there."""
+    """Build the pinned control plane, every pinned Kueue release (testenv/kueue-*/), kwok
+    and any --tool into the cache, unless already there."""
     testenv = _testenv(ctx)
     was_cached = cached_toolchain(testenv).is_complete()
     started = time.monotonic()
@@ -62,7 +72,18 @@ def build(ctx: Context, tools: tuple[str, ...]) -> None:
     )
     versions = ", ".join(f"{m} {v}" for m, v in toolchain.versions.items())
     click.echo(f"control-plane build: {how}; {versions}; cache {toolchain.root}")
-    for tool in tools:
+    each = ", ".join(f"{n} {s:.0f}s" for n, s in toolchain.binary_seconds.items())
+    if each:
+        click.echo(f"control-plane binaries built in: {each}")
+    for version in releases.pinned(testenv):
+        started = time.monotonic()
+        found = releases.ensure_kueue(testenv, version, log=lambda m: click.echo(m, err=True))
+        took = time.monotonic() - started
+        click.echo(
+            f"Kueue {version}: ready in {took:.0f}s (built in "
+            f"{releases.build_seconds(found):.0f}s); {found.root}"
+        )
+    for tool in [*SANDBOX_TOOLS, *(x for x in tools if x not in SANDBOX_TOOLS)]:
         started = time.monotonic()
         binary = ensure_tool(testenv, tool, TOOLS[tool], log=lambda m: click.echo(m, err=True))
         took = time.monotonic() - started
@@ -98,7 +119,8 @@ def kueue_api(ctx: Context, write: bool) -> None:
 @click.option(
     "--with-kueue",
     is_flag=True,
-    help="Also run Kueue (webhooks, conversion) and kube-controller-manager, e.g. for verify.",
+    help="Also run Kueue (webhooks, conversion), kube-controller-manager, kube-scheduler and "
+    "kwok's simulated node pools (the profile's capacity), e.g. for verify.",
 )
 @click.option(
     "--with-argocd",
@@ -118,27 +140,49 @@ def up(
     first NAME's sandbox (namespace argocd), every running sandbox named after a repository
     cluster is registered with it, and it syncs the working tree's current state (served
     from a local clone) through the ApplicationSets of argocd/.
+
+    A repository cluster's sandbox runs the Kueue release its profile names (spec.kueue.version,
+    pinned under testenv/). With --with-kueue it also gets a node per ResourceFlavor with the
+    capacity the profile declares, simulated by kwok: Pods are scheduled, run and complete,
+    but no container runs.
     """
-    toolchain = ensure_built(_testenv(ctx), log=lambda m: click.echo(m, err=True))
+    say = lambda m: click.echo(m, err=True)  # noqa: E731
+    toolchain = ensure_built(_testenv(ctx), log=say)
     for name in _names(ctx, names):
         box = Sandbox(name)
-        config = None
-        if with_kueue and name in ctx.repository().clusters:
-            config = boundaries.kueue_configuration(ctx.repository(), name)
+        config, pools, release = None, [], None
+        if name in ctx.repository().clusters:
+            profile = ctx.repository().cluster(name)
+            release = releases.release(toolchain, profile.kueue_version, log=say)
+            if with_kueue:
+                config = boundaries.kueue_configuration(ctx.repository(), name)
+                pools = node_pools(ctx.repository(), name)
         state = box.up(
             toolchain,
             timeout=timeout,
-            log=lambda m: click.echo(m, err=True),
+            log=say,
             with_kueue=with_kueue,
             kueue_config=config,
+            node_pools=pools,
+            kueue_release=release,
         )
+        kueue = state.versions.get(KUEUE_MODULE, "")
         click.echo(
             f"{name}: up at https://127.0.0.1:{state.api_port} "
-            f"(ready in {state.ready_seconds}s{' with Kueue' if with_kueue else ''}), "
+            f"(ready in {state.ready_seconds}s{f' with Kueue {kueue}' if with_kueue else ''}"
+            f"{f', {len(pools)} simulated node(s)' if pools else ''}), "
             f"kubeconfig {box.kubeconfig}"
         )
     if with_argocd:
         _start_argocd(ctx, Sandbox(_names(ctx, names)[0]), timeout)
+
+
+def node_pools(repo: Repository, cluster: str) -> list[Json]:
+    """The nodes the profile's declared capacity stands for, one per flavor of the repository."""
+    flavors = [
+        r.body for r in repo.load([cluster]).for_cluster(cluster) if r.kind == "ResourceFlavor"
+    ]
+    return capacity.simulated_nodes(flavors, repo.cluster(cluster).capacity)
 
 
 def _start_argocd(ctx: Context, host: Sandbox, timeout: float) -> None:

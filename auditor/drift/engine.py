@@ -28,13 +28,14 @@ reached, has no kubeconfig context, or trips a bug in the comparison leaves the 
 
 from __future__ import annotations
 
+import datetime
 import logging
 import typing as t
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.drift import argocd, classify, crds, managed, metadata, tenants
+from auditor.drift import argocd, capacity, classify, crds, managed, metadata, tenants
 from auditor.drift.compare import DriftItem, Op, diff, reordered
 from auditor.drift.normalize import Normalized, Schema, normalize
 from auditor.errors import ClusterAccessError, internal_error, processing
@@ -48,12 +49,15 @@ from auditor.live.kube import (
     status_of,
 )
 from auditor.model import ClusterResult, Finding, Report, Resource, format_path
+from auditor.repo import suppressions
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas.catalog import SchemaCatalog
+from auditor.schemas.validator import ClusterValidator
 
 RBAC = "rbac.authorization.k8s.io/v1"
 CRD = (CRD_API, "CustomResourceDefinition")
+NODES = ("v1", "Node")  # compared with the flavors' quota (drift/capacity.py), never listed
 KUEUE_KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
 BOOTSTRAP_LABEL = "kubernetes.io/bootstrapping"
 log = logging.getLogger(__name__)
@@ -81,6 +85,7 @@ class Live:
     objects: dict[ResourceKey, Json] = field(default_factory=dict)
     read: set[str] = field(default_factory=set)  # kinds read completely
     crds: list[Json] = field(default_factory=list)
+    nodes: list[Json] = field(default_factory=list)
     not_served: dict[str, str] = field(default_factory=dict)  # kind -> why
     stopped: str | None = None  # why no further LIST is attempted (unreachable, deadline)
     cluster: KubeCluster | None = None
@@ -121,6 +126,9 @@ def read(cluster: KubeCluster, kinds: list[tuple[str, str]], into: Live | None =
         live.read.add(kind)
         if (api_version, kind) == CRD:
             live.crds = items
+            continue
+        if (api_version, kind) == NODES:
+            live.nodes = items
             continue
         for item in items:
             live.objects[key_of(item)] = item
@@ -194,7 +202,10 @@ def audit(
             desired = loaded.for_cluster(profile.name)
             try:
                 with processing(f"comparing cluster {profile.name}"):
-                    report.findings.extend(compare(profile, desired, live, schemas, repo.tenants))
+                    found = list(compare(profile, desired, live, schemas, repo.tenants))
+                accepted = suppressions.of_cluster(profile, desired)
+                suppressions.apply(found, accepted, datetime.date.today())
+                report.findings.extend(found)
             except Exception as exc:  # one cluster's bug must not hide the others' drift
                 log.debug("comparing cluster %s failed", profile.name, exc_info=True)
                 result.status = "incomplete"
@@ -205,7 +216,7 @@ def audit(
 
 
 def _first(profile: ClusterProfile) -> list[tuple[str, str]]:
-    return [*watched_kinds(profile), CRD]
+    return [*watched_kinds(profile), CRD, NODES]
 
 
 def _read_cluster(connect: Connector, profile: ClusterProfile, loaded: Future[Loaded]) -> Live:
@@ -255,7 +266,10 @@ def compare(
         elif live_obj.get("apiVersion") != resource.api_version:
             findings.append(_version(profile, resource, str(live_obj.get("apiVersion"))))
         else:
-            findings.extend(_modified(profile, resource, live_obj, schemas, readers))
+            try:
+                findings.extend(_modified(profile, resource, live_obj, schemas, readers))
+            except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
+                findings.append(_not_compared(profile, resource, schemas, exc))
     for key, obj in sorted(live.objects.items()):
         if key not in by_key and _unmanaged_matters(profile, obj):
             findings.append(_unmanaged(profile, obj))
@@ -263,9 +277,37 @@ def compare(
         findings.extend(_powers(profile, desired, live))
         live_rbac = [o for k, o in live.objects.items() if k.kind in RBAC_KINDS]
         findings.extend(tenants.granted(profile, desired, live_rbac, tenant_profiles or {}, key_of))
+    if NODES[1] in live.read:
+        findings.extend(capacity.drift(profile, desired, live.nodes))
     if schemas.catalog and schemas.catalog.index and CRD[1] in live.read:
         findings.extend(crds.drift(profile.name, schemas.catalog, live.crds))
     return findings
+
+
+def _not_compared(
+    profile: ClusterProfile, resource: Resource, schemas: LiveSchemas, exc: Exception
+) -> Finding:
+    """A repo object too malformed to compare, said at the schema's complaint; if its schema
+    finds nothing wrong, the failure was a bug and is raised again."""
+    found, sound = (
+        ClusterValidator(schemas.catalog).check(resource) if schemas.catalog else ([], True)
+    )
+    errors = [f for f in found if f.severity == "error"]
+    if sound or not errors:
+        raise exc
+    return Finding(
+        rule="drift-not-compared",
+        message=f"not compared with the live object: {errors[0].message}",
+        category="other",
+        cluster=profile.name,
+        api_version=resource.api_version or None,
+        kind=resource.kind or None,
+        namespace=resource.namespace,
+        name=resource.name or None,
+        file=resource.file,
+        line=errors[0].line,
+        path=errors[0].path,
+    )
 
 
 def _modified(

@@ -44,12 +44,23 @@ def _fingerprint(findings: list[Finding]) -> str:
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16]
 
 
-def issue_body(cluster: str, report: Report, run_url: str | None) -> str:
-    findings = report.findings
+def open_findings(report: Report) -> list[Finding]:
+    """The drift an issue is about: a suppressed finding is accepted, not open."""
+    return [f for f in report.findings if f.suppressed is None]
+
+
+def issue_body(
+    cluster: str, report: Report, run_url: str | None, owners: tuple[str, ...] = ()
+) -> str:
+    findings = open_findings(report)
     lines = [
         f"{DRIFT_MARKER} cluster={cluster} fingerprint={_fingerprint(findings)} -->",
         f"The live cluster `{cluster}` differs from the repository in {len(findings)} place(s).",
         "Fix the repository or the cluster; this issue closes itself once they agree.",
+    ]
+    if owners:
+        lines.append(f"Cluster owners (its profile's `owners`): {' '.join(owners)}")
+    lines += [
         "",
         "| Severity | Category | Object | Field | Repository | Live | Where | Message |",
         "|---|---|---|---|---|---|---|---|",
@@ -73,9 +84,14 @@ def _fit(body: str) -> str:
 
 
 def sync_drift_issue(
-    api: GitHubApi, cluster: str, report: Report, run_url: str | None = None
+    api: GitHubApi,
+    cluster: str,
+    report: Report,
+    run_url: str | None = None,
+    owners: tuple[str, ...] = (),
 ) -> Outcome:
-    """Bring the cluster's drift issue in line with one drift report."""
+    """Bring the cluster's drift issue in line with one drift report; `owners` (the cluster
+    profile's teams or people) are mentioned whenever the drift appears or changes."""
     if report.incomplete:
         return Outcome("skipped", exit_code=3)  # unknown is never clean: leave the issue be
     mine = sorted(
@@ -83,24 +99,27 @@ def sync_drift_issue(
         key=lambda i: i.number,
     )
     opened = [i for i in mine if i.state == "open"]
-    findings = report.findings
+    findings = open_findings(report)
     run = f" ([run]({run_url}))" if run_url else ""
+    notify = f" {' '.join(owners)}" if owners else ""
     if not findings:
         for issue in opened:
             api.comment(issue.number, f"No drift on `{cluster}` any more{run}; closing.")
             api.edit_issue(issue.number, state="closed")
         return Outcome("closed", opened[0].number) if opened else Outcome("none")
-    body = issue_body(cluster, report, run_url)
+    body = issue_body(cluster, report, run_url, owners)
     if opened:
         issue = opened[0]
         if f"fingerprint={_fingerprint(findings)}" not in issue.body:
-            api.comment(issue.number, f"The drift changed: {len(findings)} finding(s) now{run}.")
+            api.comment(
+                issue.number, f"The drift changed: {len(findings)} finding(s) now{run}.{notify}"
+            )
         api.edit_issue(issue.number, body=body)
         return Outcome("updated", issue.number)
     if mine:
         issue = mine[-1]
         api.edit_issue(issue.number, body=body, state="open")
-        api.comment(issue.number, f"Drift is back: {len(findings)} finding(s){run}.")
+        api.comment(issue.number, f"Drift is back: {len(findings)} finding(s){run}.{notify}")
         return Outcome("reopened", issue.number)
     created = api.create_issue(
         f"Drift on cluster {cluster}", body, [DRIFT_LABEL, cluster_label(cluster)]

@@ -113,8 +113,27 @@ def evicted_by_preemption(wl: Json) -> bool:
 
 def preemptor_uid(wl: Json) -> str | None:
     """The UID of the Workload that preempted this one, from its Preempted condition."""
-    found = _PREEMPTOR_UID.search(conditions.condition(wl, PREEMPTED).get("message") or "")
+    return preemptor_uid_in(conditions.condition(wl, PREEMPTED).get("message") or "")
+
+
+def preemptor_uid_in(message: str) -> str | None:
+    """The preemptor's UID in a preemption message (the condition's, or the Event's)."""
+    found = _PREEMPTOR_UID.search(message)
     return found.group(1) if found else None
+
+
+def _owner_job(wl: Json) -> Json:
+    refs = (wl.get("metadata") or {}).get("ownerReferences") or []
+    return next((r for r in refs if r.get("kind") == "Job"), {})
+
+
+def owner_job(wl: Json) -> str | None:
+    """The name of the Job a Workload was made for."""
+    return _owner_job(wl).get("name")
+
+
+def owner_uid(wl: Json) -> str | None:
+    return _owner_job(wl).get("uid")
 
 
 T = t.TypeVar("T")

@@ -148,12 +148,12 @@ class KubeCluster:
         """A client as the pod's ServiceAccount: KUBERNETES_SERVICE_HOST/PORT, and the token
         and CA files (`token`, `ca.crt`) in `account_dir`, re-read as kubelet rotates them."""
         cfg = t.cast(client.Configuration, type.__call__(client.Configuration))
-        loader = config.incluster_config.InClusterConfigLoader(  # type: ignore[attr-defined]
+        loader = config.incluster_config.InClusterConfigLoader(  # type: ignore[no-untyped-call]
             token_filename=os.path.join(account_dir, "token"),
             cert_filename=os.path.join(account_dir, "ca.crt"),
         )
         try:
-            loader.load_and_set(cfg)
+            loader.load_and_set(cfg)  # type: ignore[no-untyped-call]
             _check_tls_files(cfg)
         except (ConfigException, OSError, ValueError) as exc:
             raise ConfigError(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from auditor.errors import ConfigError, processing
 from auditor.model import Finding, Resource
-from auditor.repo import manifests
+from auditor.repo import manifests, suppressions
 from auditor.repo.profiles import (
     PROFILE_FILE,
     ClusterProfile,
@@ -170,8 +170,12 @@ class Repository:
         tenant: str | None,
         files: list[str] | None = None,
     ) -> None:
-        for path in self.tree.files(folder) if files is None else files:
-            if path == f"{folder}/{PROFILE_FILE}":
+        paths = self.tree.files(folder) if files is None else files
+        rendered = _rendered_folders(paths)
+        for marker in rendered.values():
+            out.findings.append(_rendered(marker, cluster))
+        for path in paths:
+            if path == f"{folder}/{PROFILE_FILE}" or _inside(path, rendered):
                 continue
             try:
                 data = self.tree.read(path)
@@ -186,6 +190,38 @@ class Repository:
             for resource in found:
                 resource.cluster, resource.tenant = cluster, tenant
                 out.resources.append(resource)
+                out.findings += suppressions.annotated(resource)[1]
+
+
+# A folder holding one of these is rendered (kustomize, Helm) by Argo CD before it is synced.
+RENDER_MARKERS = ("kustomization.yaml", "kustomization.yml", "Kustomization", "Chart.yaml")
+
+
+def _rendered_folders(paths: list[str]) -> dict[str, str]:
+    """The folders among `paths` that kustomize or Helm builds, each with its marker file."""
+    out: dict[str, str] = {}
+    for path in paths:
+        if posixpath.basename(path) in RENDER_MARKERS:
+            out.setdefault(posixpath.dirname(path), path)
+    return out
+
+
+def _inside(path: str, folders: dict[str, str]) -> bool:
+    return any(path.startswith(f"{folder}/") for folder in folders)
+
+
+def _rendered(marker: str, cluster: str) -> Finding:
+    tool = "Helm" if marker.endswith("Chart.yaml") else "kustomize"
+    return Finding(
+        rule="rendered-folder-unsupported",
+        category="layout",
+        cluster=cluster,
+        file=marker,
+        line=1,
+        message=f"kustomize/helm folders are not supported yet: {posixpath.dirname(marker)}/ is "
+        f"built by {tool} ({posixpath.basename(marker)}), so none of its files is checked; "
+        "commit the rendered manifests instead",
+    )
 
 
 def _refused(path: str, exc: OSError, cluster: str) -> Finding:

@@ -16,6 +16,7 @@ from importlib import resources
 import fastjsonschema
 import jsonschema
 
+from auditor import rules
 from auditor.errors import ConfigError
 from auditor.kueue import versions
 from auditor.model import Resource
@@ -37,6 +38,20 @@ def _schema(name: str) -> dict[str, t.Any]:
 
 
 @dataclass(frozen=True)
+class ProfileSuppression:
+    """A finding the cluster profile accepts on purpose (spec.suppressions): the rule, and the
+    kind, namespace and name it is limited to (None: any)."""
+
+    rule: str
+    reason: str
+    expires: datetime.date
+    line: int
+    kind: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
 class ClusterProfile:
     name: str
     file: str
@@ -55,6 +70,7 @@ class ClusterProfile:
     priority_order: tuple[str, ...] = ()  # WorkloadPriorityClasses, lowest first
     platform_levels: tuple[str, ...] | None = None  # None: the classes no tenant may use
     preemption_allowed: dict[str, dict[str, str]] = field(default_factory=dict)  # cq -> policies
+    suppressions: tuple[ProfileSuppression, ...] = ()
 
     def admits(self, labels: t.Mapping[str, t.Any] | None) -> bool:
         """Whether a namespace with these labels may submit work: it carries the admission label."""
@@ -157,6 +173,27 @@ def cluster_profile(resource: Resource, folder: str) -> ClusterProfile:
             else None
         ),
         preemption_allowed=spec.get("preemption", {}).get("allow", {}),
+        suppressions=tuple(
+            _suppression(resource, i, entry) for i, entry in enumerate(spec.get("suppressions", []))
+        ),
+    )
+
+
+def _suppression(resource: Resource, index: int, entry: dict[str, t.Any]) -> ProfileSuppression:
+    path = ("spec", "suppressions", index)
+    try:
+        rules.get(entry["rule"])
+    except rules.UnknownRule as exc:
+        line = resource.line_of((*path, "rule"))
+        raise ConfigError(f"{resource.file}:{line}: {exc}") from None
+    return ProfileSuppression(
+        rule=entry["rule"],
+        reason=" ".join(entry["reason"].split()),
+        expires=_date(resource, (*path, "expires"), entry["expires"]),
+        line=resource.line_of(path),
+        kind=entry.get("kind"),
+        namespace=entry.get("namespace"),
+        name=entry.get("name"),
     )
 
 
@@ -193,14 +230,15 @@ def _evidence(resource: Resource, aspect: str, record: dict[str, t.Any]) -> Evid
 DATES = ("date", "expires")
 
 
-def _date(resource: Resource, path: tuple[str, ...], value: t.Any) -> datetime.date:
+def _date(resource: Resource, path: tuple[str | int, ...], value: t.Any) -> datetime.date:
     """A YAML date (the loader gives datetime.date) or an ISO 8601 string."""
     if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
         return value
     try:
         return datetime.date.fromisoformat(str(value))
     except ValueError:
+        field_name = ".".join(map(str, path[1:]))
         raise ConfigError(
-            f"{resource.file}:{resource.line_of(path)}: {'.'.join(path[1:])} must be a date "
+            f"{resource.file}:{resource.line_of(path)}: {field_name} must be a date "
             f"(YYYY-MM-DD), not {value!r}"
         ) from None

@@ -6,6 +6,7 @@ write to it, and `kueue-gitops github drift-issue` refuses any input that breaks
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
 import typing as t
@@ -15,7 +16,7 @@ from pathlib import Path
 import jsonschema
 
 from auditor.errors import ConfigError
-from auditor.model import ClusterResult, Finding, Report, Severity
+from auditor.model import ClusterResult, Finding, Report, Severity, Suppression
 
 SCHEMA_FILE = "report.schema.json"
 
@@ -87,11 +88,19 @@ def from_json(doc: dict[str, t.Any]) -> Report:
     findings = [_finding(f) for f in doc["findings"]]
     clusters = [ClusterResult(c["name"], c["status"], list(c["errors"])) for c in doc["clusters"]]
     # --strict is not written down, but it shows: only under it do warnings alone fail a run.
-    strict = doc["status"] == "findings" and all(f.severity is Severity.WARNING for f in findings)
+    strict = doc["status"] == "findings" and all(
+        f.severity is Severity.WARNING for f in findings if f.suppressed is None
+    )
     return Report(doc["command"], findings, clusters, strict=strict)
 
 
 def _finding(doc: dict[str, t.Any]) -> Finding:
     known = {attr: doc[key] for key, attr in _FIELDS.items() if key in doc}
     known["severity"] = Severity(known["severity"])
-    return Finding(**known, extra={k: v for k, v in doc.items() if k not in _FIELDS})
+    extra = {k: v for k, v in doc.items() if k not in _FIELDS and k != "suppressed"}
+    accepted = doc.get("suppressed")
+    if accepted is not None:
+        known["suppressed"] = Suppression(
+            accepted["reason"], datetime.date.fromisoformat(accepted["expires"]), accepted["source"]
+        )
+    return Finding(**known, extra=extra)

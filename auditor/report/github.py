@@ -14,9 +14,13 @@ def _escape(value: str) -> str:
 def write(report: Report, stream: t.TextIO) -> None:
     for f in report.findings:
         level = "error" if f.severity == "error" else "warning"
+        message = f.message
+        if f.suppressed is not None:  # shown, but as a notice: it fails nothing
+            level = "notice"
+            message += f" (suppressed until {f.suppressed.expires}: {f.suppressed.reason})"
         loc = f"file={f.file},line={f.line or 1}," if f.file else ""
         title = _escape(f"{f.rule}" + (f" ({f.cluster})" if f.cluster else "")).replace(",", "%2C")
-        stream.write(f"::{level} {loc}title={title}::{_escape(f.message)}\n")
+        stream.write(f"::{level} {loc}title={title}::{_escape(message)}\n")
     for c in report.clusters:
         for error in c.errors:
             stream.write(f"::error title=incomplete ({c.name})::{_escape(error)}\n")

@@ -1,38 +1,97 @@
-"""JUnit XML: one test case per cluster and rule, failed by its findings."""
+"""JUnit XML: one test case per finding, failed by an error; one per cluster for completeness.
+
+A test case is named by what it is about, never by a line number or message, so the same
+finding keeps its name from run to run and CI systems can follow it (flaky, fixed, new):
+classname is the rule, name is cluster/kind/namespace/name (`-` for a part that does not apply),
+and the file and line are attributes. A warning is a passing case with its text in system-out (a
+failure under --strict); a suppressed finding is skipped, with its reason. Each cluster also has
+a `kueue-gitops`.`<cluster>/complete` case, an error when the cluster could not be read.
+
+The shape is the common JUnit XML that Jenkins' junit-10.xsd describes, with GitLab's and
+pytest's `file` and `line` attributes on test cases (tests/data/junit/junit.xsd checks it).
+"""
 
 from __future__ import annotations
 
-import itertools
+import collections
 import typing as t
 from xml.etree import ElementTree as ET
 
 from auditor.model import Finding, Report
 
+COMPLETE = "kueue-gitops"  # classname of the per-cluster completeness cases
+
+
+def case_name(f: Finding) -> str:
+    parts: tuple[str | None, ...] = (f.cluster or "repository", f.kind, f.namespace, f.name)
+    if not f.kind and f.file:  # about a file, not an object (a YAML error, a stray file)
+        parts = (f.cluster or "repository", f.file)
+    return "/".join(p or "-" for p in parts)
+
 
 def write(report: Report, stream: t.TextIO) -> None:
-    suite = ET.Element("testsuite", name=f"kueue-gitops {report.command}")
+    counted = {id(f) for f in report.counted()}
+    suites: dict[str, ET.Element] = {}
+    totals: collections.Counter[str] = collections.Counter()
 
-    def key(f: Finding) -> tuple[str, str]:
-        return (f.cluster or "repository", f.rule)
+    def suite(cluster: str | None) -> ET.Element:
+        name = cluster or "repository"
+        if name not in suites:
+            suites[name] = ET.Element("testsuite", name=f"kueue-gitops {report.command}: {name}")
+        return suites[name]
 
-    cases = 0
-    failures = 0
-    for (cluster, rule), group in itertools.groupby(sorted(report.findings, key=key), key):
-        case = ET.SubElement(suite, "testcase", classname=cluster, name=rule)
-        cases += 1
-        for f in group:
-            tag = "failure" if f.severity == "error" else "system-out"
-            node = ET.SubElement(case, tag)
-            where = f"{f.file}:{f.line}: " if f.file else ""
-            node.text = where + f.message
-            if tag == "failure":
-                node.set("message", f.message)
-                failures += 1
+    names: collections.Counter[tuple[str, str]] = collections.Counter()
+    for f in sorted(report.findings, key=_order):
+        name = case_name(f)
+        if f.path:
+            name += f" {f.path}"
+        names[f.rule, name] += 1
+        if names[f.rule, name] > 1:  # the same rule twice on one spot: number the repeats
+            name += f" #{names[f.rule, name]}"
+        case = ET.SubElement(suite(f.cluster), "testcase", classname=f.rule, name=name)
+        case.set("time", "0")  # a finding is not a timed test
+        if f.file:
+            case.set("file", f.file)
+            case.set("line", str(f.line or 1))
+        text = f"{f.file}:{f.line or 1}: {f.message}" if f.file else f.message
+        if f.suppressed is not None:
+            why = f"suppressed until {f.suppressed.expires}: {f.suppressed.reason}"
+            ET.SubElement(case, "skipped", message=why).text = f"{text}\n{f.suppressed.source}"
+        elif id(f) in counted:
+            node = ET.SubElement(case, "failure", message=f.message, type=str(f.severity))
+            node.text = text
+        else:
+            ET.SubElement(case, "system-out").text = f"{f.severity}: {text}"
     for c in report.clusters:
-        case = ET.SubElement(suite, "testcase", classname=c.name, name="complete")
-        cases += 1
-        for error in c.errors:
-            ET.SubElement(case, "error", message=error).text = error
-    suite.set("tests", str(cases))
-    suite.set("failures", str(failures))
-    stream.write(ET.tostring(suite, encoding="unicode") + "\n")
+        case = ET.SubElement(
+            suite(c.name), "testcase", classname=COMPLETE, name=f"{c.name}/complete"
+        )
+        case.set("time", "0")
+        if c.status == "incomplete":
+            errors = c.errors or ["could not be read completely"]
+            node = ET.SubElement(case, "error", message=errors[0], type="incomplete")
+            node.text = "\n".join(errors)
+    root = ET.Element("testsuites", name=f"kueue-gitops {report.command}")
+    for name in sorted(suites):
+        node = suites[name]
+        cases = node.findall("testcase")
+        counts = {
+            "tests": len(cases),
+            "failures": sum(1 for c in cases if c.find("failure") is not None),
+            "errors": sum(1 for c in cases if c.find("error") is not None),
+            "skipped": sum(1 for c in cases if c.find("skipped") is not None),
+        }
+        for key, value in counts.items():
+            node.set(key, str(value))
+            totals[key] += value
+        node.set("time", "0")
+        root.append(node)
+    for key in ("tests", "failures", "errors"):
+        root.set(key, str(totals[key]))
+    ET.indent(root)
+    stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    stream.write(ET.tostring(root, encoding="unicode") + "\n")
+
+
+def _order(f: Finding) -> tuple[str, str, str, str, int]:
+    return (f.cluster or "", f.rule, case_name(f), f.path or "", f.line or 0)

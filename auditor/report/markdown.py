@@ -37,7 +37,11 @@ def write(report: Report, stream: t.TextIO) -> None:
     for f in report.findings:
         obj = f"{f.kind} {f.namespace + '/' if f.namespace else ''}{f.name}" if f.kind else ""
         where = f"`{f.file}:{f.line}`" if f.file else ""
-        row = [str(f.severity), f.cluster or "", f.category, obj, where, f.message]
+        severity, message = str(f.severity), f.message
+        if f.suppressed is not None:
+            severity = f"suppressed {severity}"
+            message += f" (suppressed until {f.suppressed.expires}: {f.suppressed.reason})"
+        row = [severity, f.cluster or "", f.category, obj, where, message]
         if drift:
             row[4:4] = [f"`{f.path}`" if f.path else "", f.desired, f.live]
         stream.write(table_row(row) + "\n")

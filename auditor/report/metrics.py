@@ -62,11 +62,11 @@ class _ReportCollector:
         counts = collections.Counter(
             (f.cluster or "", f.category, str(f.severity))
             for f in self.report.findings
-            if self.only in (None, f.cluster or "")
+            if self.only in (None, f.cluster or "") and f.suppressed is None
         )
         findings = GaugeMetricFamily(
             FINDINGS,
-            "Findings of the last audit, by cluster, category and severity.",
+            "Findings of the last audit, by cluster, category and severity (none suppressed).",
             labels=["command", "cluster", "category", "severity"],
         )
         for (cluster, category, severity), n in sorted(counts.items()):

@@ -86,4 +86,13 @@ def _result(f: Finding, rule_index: int) -> Json:
                 }
             }
         ]
+    if f.suppressed is not None:  # code scanning shows it as dismissed, with the reason
+        result["suppressions"] = [
+            {
+                "kind": "inSource",  # an annotation or a profile entry: both in the repository
+                "status": "accepted",
+                "justification": f"{f.suppressed.reason} (until {f.suppressed.expires}; "
+                f"{f.suppressed.source})",
+            }
+        ]
     return result

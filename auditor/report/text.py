@@ -23,7 +23,11 @@ def _line(f: Finding) -> str:
         change = f" (repo: {f.desired!r}, live: {f.live!r})"
     elif f.change:
         change = f" ({f.change})"
-    return f"{head}{obj}{path}{change}\n          {f.message}  [{f.rule}]"
+    line = f"{head}{obj}{path}{change}\n          {f.message}  [{f.rule}]"
+    if f.suppressed is not None:
+        s = f.suppressed
+        line += f"\n          suppressed until {s.expires}: {s.reason} ({s.source})"
+    return line
 
 
 def write(report: Report, stream: t.TextIO) -> None:
@@ -37,10 +41,13 @@ def write(report: Report, stream: t.TextIO) -> None:
     for c in report.clusters:
         for error in c.errors:
             stream.write(f"INCOMPLETE {c.name}: {error}\n")
-    errors = sum(1 for f in report.findings if f.severity == "error")
-    warnings = len(report.findings) - errors
+    shown = [f for f in report.findings if f.suppressed is None]
+    errors = sum(1 for f in shown if f.severity == "error")
+    warnings = len(shown) - errors
+    accepted = len(report.findings) - len(shown)
     stream.write(
         f"{report.command}: {report.status}: {errors} error(s), {warnings} warning(s)"
+        + (f", {accepted} suppressed" if accepted else "")
         + (
             f", {sum(c.status == 'incomplete' for c in report.clusters)} cluster(s) incomplete"
             if report.incomplete

@@ -22,6 +22,7 @@ from auditor.rules import (
     reading,
     schema,
     tenancy,
+    upgrade,
     verify,
     webhook,
 )
@@ -58,6 +59,10 @@ STAGES: dict[str, tuple[str, str]] = {
     "drift": ("Drift", "`drift`: the live clusters against the repository."),
     "plan": ("Change plans", "`plan`: what a change from base to head would do."),
     "verify": ("Live verification", "`verify`: probe Jobs on a live cluster."),
+    "upgrade": (
+        "Upgrades and rollbacks",
+        "`upgrade-check`: a live cluster and the repository against a Kueue release's CRDs.",
+    ),
     "ownership": ("Code ownership", "`codeowners --check`."),
 }
 
@@ -73,6 +78,7 @@ _ALL: tuple[Rule, ...] = (
     *drift.RULES,
     *plan.RULES,
     *verify.RULES,
+    *upgrade.RULES,
     *ownership.RULES,
 )
 CATALOGUE: dict[str, Rule] = {r.id: r for r in _ALL}

@@ -107,6 +107,35 @@ RULES = (
         "team-a-cq's queueingStrategy was changed to StrictFIFO on the cluster.",
     ),
     rule(
+        "drift-capacity",
+        "error",
+        "capacity",
+        "drift",
+        "A ResourceFlavor's nodes cannot hold what the queues promise on it, or it selects no "
+        "Ready node.",
+        """Kueue admits on quota, never looking at nodes: a flavor whose nodeLabels select no
+        Ready node admits Jobs whose Pods can never be scheduled, and a flavor whose Ready
+        nodes hold less (allocatable) than the sum of every ClusterQueue's and Cohort's
+        nominalQuota on it admits more than can run at once. Fix the node pool, the flavor's
+        nodeLabels, or lower the quota. A cluster with no Node at all (a bare control plane)
+        is not compared.""",
+        said("The a100 nodes hold 32 nvidia.com/gpu, and team-a-cq and team-b-cq promise 16 each."),
+        said("The h100 node pool was scaled to zero: ResourceFlavor h100 selects no Ready node."),
+    ),
+    rule(
+        "drift-not-compared",
+        "error",
+        "other",
+        "drift",
+        "A repository object is malformed, so it was not compared with the live one.",
+        """A field of the wrong shape (`annotations` given as a string, a list where a mapping
+        belongs) makes the object unreadable as Kubernetes would read it, so drift cannot say
+        how it differs from the cluster; the finding quotes the schema's complaint at its line.
+        Fix the object (`kueue-gitops validate` reports it too); nothing else is skipped.""",
+        said("Every object in the repository passes its schema."),
+        said("`metadata.annotations: note` in tenants/team-b/gpu-staging/namespace.yaml."),
+    ),
+    rule(
         "drift-admission-label",
         "error",
         "label",

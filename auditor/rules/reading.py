@@ -358,4 +358,63 @@ RULES = (
             """,
         ),
     ),
+    rule(
+        "rendered-folder-unsupported",
+        "error",
+        "layout",
+        "input",
+        "A folder is built by kustomize or Helm, which kueue-gitops does not support yet.",
+        """A folder with a kustomization.yaml or a Chart.yaml is rendered by Argo CD before it is
+        synced, so the files in it are not the objects the cluster gets, and kueue-gitops
+        cannot check them: the whole folder is left out of validate, drift and plan. Commit
+        the rendered manifests instead (`kustomize build` or `helm template` into the folder),
+        or keep the folder out of clusters/ and tenants/.""",
+        FLAVOR,
+        yaml(
+            "clusters/gpu-prod/monitoring/kustomization.yaml",
+            """
+            apiVersion: kustomize.config.k8s.io/v1beta1
+            kind: Kustomization
+            resources: [alerts.yaml]
+            """,
+        ),
+    ),
+    rule(
+        "suppression-invalid",
+        "error",
+        "input",
+        "input",
+        "A suppress.kueue-gitops.io/ annotation names no rule or has no date and reason.",
+        """An object accepts a finding on purpose with the annotation
+        `suppress.kueue-gitops.io/<rule>: "YYYY-MM-DD: reason"`: the rule ID (`kueue-gitops
+        rules` lists them), the last day the suppression holds, and why (ten characters at
+        least). One that cannot be read suppresses nothing, so it is reported instead of
+        silently ignored.""",
+        yaml(
+            LQ_FILE,
+            """
+            apiVersion: kueue.x-k8s.io/v1beta2
+            kind: LocalQueue
+            metadata:
+              name: batch
+              namespace: team-a
+              annotations:
+                suppress.kueue-gitops.io/stop-policy-holds: "2027-03-31: held for the Q1 migration"
+            spec: {clusterQueue: team-a-cq}
+            """,
+        ),
+        yaml(
+            LQ_FILE,
+            """
+            apiVersion: kueue.x-k8s.io/v1beta2
+            kind: LocalQueue
+            metadata:
+              name: batch
+              namespace: team-a
+              annotations:
+                suppress.kueue-gitops.io/stop-policy-holds: "until the migration is done"
+            spec: {clusterQueue: team-a-cq}
+            """,
+        ),
+    ),
 )

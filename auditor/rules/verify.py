@@ -62,6 +62,23 @@ RULES = (
         "A new Workload is admitted while team-a-cq is held.",
     ),
     _check(
+        "pod-placement",
+        "flavor",
+        "An admitted Job's Pods ran off the nodes of the flavor Kueue assigned, or never "
+        "completed.",
+        "A Job naming no node is assigned a100 and its Pod runs on an a100 node and succeeds.",
+        "The Pod stays Pending: the flavor's tolerations do not match its nodes' taints.",
+    ),
+    _check(
+        "victim-recovery",
+        "preemption",
+        "A preempted Job did not recover: its Pods kept running, it was not admitted again "
+        "after the preemptor, or it did not complete exactly once.",
+        "Each borrowing victim is stopped, re-admitted after the reclaiming Job finished, "
+        "and completes with one succeeded Pod.",
+        "A victim's Job counts two succeeded Pods: its first run was never stopped.",
+    ),
+    _check(
         "cleanup",
         "other",
         "Scratch namespaces of a verify run were not all deleted, or a stopPolicy not restored.",

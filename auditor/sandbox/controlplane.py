@@ -24,9 +24,17 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import SandboxError
+from auditor.k8s.objects import Json
 from auditor.live.kube import KubeCluster
-from auditor.sandbox import crds, kueue, pki
-from auditor.sandbox.build import ALWAYS_CRD_SETS, Toolchain, cache_root, crd_set_files
+from auditor.sandbox import crds, kueue, kueue_legacy, nodes, pki
+from auditor.sandbox.build import (
+    ALWAYS_CRD_SETS,
+    KUEUE_MODULE,
+    KueueRelease,
+    Toolchain,
+    cache_root,
+    crd_set_files,
+)
 
 READY_TIMEOUT = 120.0
 ADMIN_USER = "kueue-gitops-admin"
@@ -99,8 +107,14 @@ class Sandbox:
         crd_sets: t.Sequence[str] = (),
         with_kueue: bool = False,
         kueue_config: dict[str, t.Any] | None = None,
+        node_pools: t.Sequence[Json] = (),
+        kueue_release: KueueRelease | None = None,
     ) -> SandboxState:
+        """Start etcd and kube-apiserver with `kueue_release`'s CRDs (default: the control
+        plane's Kueue); with Kueue, run it too, and with `node_pools`, simulate those nodes
+        (sandbox/nodes.py)."""
         say = log or (lambda _m: None)
+        release = kueue_release or toolchain.kueue
         if self.running():
             raise SandboxError(f"sandbox {self.name} is already up; `sandbox down` it first")
         self.down()
@@ -114,7 +128,7 @@ class Sandbox:
             _free_port(),
             _free_port(),
             started=time.time(),
-            versions=toolchain.versions,
+            versions={**toolchain.versions, KUEUE_MODULE: release.version},
         )
         ca = pki.CertificateAuthority(self.pki)
         serving = ca.issue("apiserver", "kube-apiserver", server=True)
@@ -169,12 +183,16 @@ class Sandbox:
         self.write_kubeconfig(self.kubeconfig, admin, user=ADMIN_USER)
         try:
             self._wait_ready(ca.cert_path, admin, timeout)
-            say(f"sandbox {self.name}: installing {len(toolchain.kueue_crds)} Kueue CRDs")
-            crds.install(self.connect(), crds.load_crds(toolchain.kueue_crds))
+            say(f"sandbox {self.name}: installing {len(release.crds)} Kueue {release.version} CRDs")
+            crds.install(self.connect(), crds.load_crds(release.crds))
             self.install_crd_sets(toolchain.testenv, [*ALWAYS_CRD_SETS, *crd_sets])
-            if with_kueue:
+            if with_kueue and kueue_legacy.is_legacy(release):
+                kueue_legacy.start(self, toolchain, release, configuration=kueue_config, log=say)
+            elif with_kueue:
                 kueue.start(self, toolchain, configuration=kueue_config, log=say)
-                state = self.state() or state  # start() recorded the processes it spawned
+            if node_pools:
+                nodes.start(self, toolchain, node_pools, log=say)
+            state = self.state() or state  # the processes spawned since were recorded
         except BaseException:
             self.down()  # never leave half a sandbox running
             raise

@@ -87,19 +87,7 @@ def start(
     settings = overlay(configuration, folder, webhook_port, health_port)
     config.write_text(yaml.safe_dump(settings))
     say(f"sandbox {box.name}: starting kube-controller-manager and Kueue")
-    box.spawn(
-        "kube-controller-manager",
-        [
-            str(toolchain.binary("kube-controller-manager")),
-            f"--kubeconfig={box.credentials(KCM_USER)}",
-            f"--controllers={','.join(KCM_CONTROLLERS)}",
-            "--use-service-account-credentials=true",  # each controller under its own role
-            f"--service-account-private-key-file={box.pki / 'service-account.key'}",
-            f"--root-ca-file={box.pki / 'ca.crt'}",
-            "--leader-elect=false",
-            "--secure-port=0",
-        ],
-    )
+    spawn_controller_manager(box, toolchain)
     box.spawn(
         "kueue",
         [
@@ -117,6 +105,22 @@ def start(
     took = round(time.monotonic() - started, 2)
     say(f"sandbox {box.name}: Kueue and kube-controller-manager ready after {took}s")
     return took
+
+
+def spawn_controller_manager(box: Sandbox, toolchain: Toolchain) -> None:
+    box.spawn(
+        "kube-controller-manager",
+        [
+            str(toolchain.binary("kube-controller-manager")),
+            f"--kubeconfig={box.credentials(KCM_USER)}",
+            f"--controllers={','.join(KCM_CONTROLLERS)}",
+            "--use-service-account-credentials=true",  # each controller under its own role
+            f"--service-account-private-key-file={box.pki / 'service-account.key'}",
+            f"--root-ca-file={box.pki / 'ca.crt'}",
+            "--leader-elect=false",
+            "--secure-port=0",
+        ],
+    )
 
 
 def _install(admin: KubeCluster, toolchain: Toolchain, webhook_port: int) -> None:

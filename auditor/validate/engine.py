@@ -21,6 +21,7 @@ from auditor.errors import AuditorError, ClusterAccessError, ConfigError, intern
 from auditor.k8s.objects import ResourceKey
 from auditor.live import apply as sync
 from auditor.model import ClusterResult, Finding, Report, Resource
+from auditor.repo import suppressions
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
@@ -160,6 +161,8 @@ def _cluster(
     result = ClusterResult(name)
     if server_side is not None:
         findings.extend(_dry_run(server_side, profile, resources, result, notes.append))
+    accepted = suppressions.of_cluster(profile, resources)
+    suppressions.apply(findings, accepted, context.today)
     return result, findings, notes
 
 

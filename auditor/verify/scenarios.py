@@ -20,6 +20,7 @@ from auditor.kueue.workloads import (
     evicted_by_preemption,
 )
 from auditor.repo.profiles import TenantProfile
+from auditor.verify import pods
 from auditor.verify import workloads as wl
 from auditor.verify.objects import Check, Probe, Tenant
 from auditor.verify.scratch import Scratch
@@ -43,6 +44,10 @@ def run_all(
     checks.append(check_stop_policy(scratch, first, probe, low, hold_seconds))
     scratch.clear(first)
     checks.append(check_unlabelled(scratch, first, probe, low, watch_seconds))
+    scratch.clear(first)
+    checks.append(pods.check_placement(scratch, first, probe, low))
+    scratch.clear(first)
+    checks.append(pods.check_victim_recovery(scratch, first, tenants[1:], probe, low, high))
     return checks
 
 

@@ -10,7 +10,7 @@ from auditor.errors import ClusterAccessError, ConfigError
 from auditor.k8s import conditions
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
-from auditor.kueue import cohorts, quota, stop_policy
+from auditor.kueue import capacity, cohorts, quota, stop_policy
 from auditor.kueue.workloads import QUOTA_RESERVED
 from auditor.repo.profiles import ClusterProfile, TenantCluster, TenantProfile
 from auditor.verify import workloads as wl
@@ -20,6 +20,7 @@ from auditor.verify.objects import (
     PRIORITY_LABEL,
     PROBE_IMAGE,
     QUEUE_LABEL,
+    RUN_IMAGE,
     RUN_LABEL,
     Check,
     Probe,
@@ -161,8 +162,14 @@ class Scratch:
         stem: str,
         *,
         amount: Quantity | None = None,
+        run_for: int | None = None,
+        pinned: bool = True,
     ) -> list[str]:
-        """Create `count` probe Jobs asking for `amount` (default: one unit); return their names."""
+        """Create `count` probe Jobs asking for `amount` (default: one unit); return their names.
+
+        A Job runs until deleted, or `run_for` seconds and succeeds. `pinned`: its Pods select
+        the probe's flavor themselves; otherwise only Kueue's flavor assignment places them.
+        """
         names = []
         request = str(amount or probe.unit)
         for i in range(count):
@@ -180,24 +187,7 @@ class Scratch:
                         "completions": 1,
                         "backoffLimit": 0,
                         "suspend": True,  # Kueue unsuspends it on admission
-                        "template": {
-                            "metadata": {"labels": {RUN_LABEL: self.run_id}},
-                            "spec": {
-                                "restartPolicy": "Never",
-                                "nodeSelector": probe.node_selector,
-                                "tolerations": probe.tolerations,
-                                "containers": [
-                                    {
-                                        "name": "probe",
-                                        "image": PROBE_IMAGE,
-                                        "resources": {
-                                            "requests": {probe.resource: request},
-                                            "limits": {probe.resource: request},
-                                        },
-                                    }
-                                ],
-                            },
-                        },
+                        "template": _template(self.run_id, probe, request, run_for, pinned),
                     },
                 }
             )
@@ -326,3 +316,22 @@ class Scratch:
         rest = lending.to(cq, (probe.flavor, probe.resource))
         tree = lending.forest.tree_of(cq)
         return None if rest is None or tree is None else (tree, rest)
+
+
+def _template(run_id: str, probe: Probe, request: str, run_for: int | None, pinned: bool) -> Json:
+    container: Json = {
+        "name": "probe",
+        "image": PROBE_IMAGE,
+        "resources": {"requests": {probe.resource: request}, "limits": {probe.resource: request}},
+    }
+    annotations = {}
+    if run_for is not None:  # on a node a container sleeps; on a simulated one kwok waits
+        container.update(image=RUN_IMAGE, command=["sleep", str(run_for)])
+        annotations[capacity.RUN_FOR] = f"{run_for}s"
+    spec: Json = {"restartPolicy": "Never", "containers": [container]}
+    if pinned:
+        spec.update(nodeSelector=probe.node_selector, tolerations=probe.tolerations)
+    return {
+        "metadata": {"labels": {RUN_LABEL: run_id}, "annotations": annotations},
+        "spec": spec,
+    }

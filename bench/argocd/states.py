@@ -104,6 +104,9 @@ def _create(*objects: Json) -> t.Callable[..., Undo]:
         def undo() -> None:
             for obj in reversed(objects):
                 meta = obj["metadata"]
+                if obj["kind"] == "Namespace":  # it may stay Terminating: unlabel it first
+                    unlabel = {"metadata": {"labels": None}}
+                    cluster.patch("v1", "Namespace", meta["name"], unlabel, manager=EDITOR)
                 cluster.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
 
         return undo

@@ -20,4 +20,7 @@ CASES: list[Corruption] = [
     # seed 1: a NUL byte in a profile: exit 2 as it should, but the message ran over three
     # lines (PyYAML's reader error); now one line, at the line of the byte
     Corruption("clusters/gpu-staging/profile.yaml", "byte-flip", 0, [(0, 0)]),
+    # seed 1: a file cut inside `annotations:` left them a string; drift's normalizer failed
+    # on it (AttributeError); now drift-not-compared, with the schema's complaint, at the line
+    Corruption("tenants/team-b/gpu-staging/namespace.yaml", "truncate", 576),
 ]

@@ -34,8 +34,8 @@ EXAMPLES = int(os.environ.get("KUEUE_GITOPS_FUZZ_EXAMPLES", "50"))
 SEED = os.environ.get("KUEUE_GITOPS_FUZZ_SEED")  # unset: Hypothesis derandomized, fixed cases
 CASE_SECONDS = 20.0  # far above the slowest case seen (README.md)
 MAX_RSS_MB = 1024  # the whole test process, high-water mark
-# Findings about a folder, not a file's content, have no line.
-NO_LINE = {"unknown-cluster-folder"}
+# Findings about a folder, or a CRD against schemas/<cluster>/index.json, have no line.
+NO_LINE = {"unknown-cluster-folder", "schema-drift"}
 
 
 class Workspace:
@@ -115,7 +115,12 @@ def judge_drift(ws: Workspace, corruption: Corruption) -> None:
     cluster = cluster_of(corruption.file)
     try:
         repo = Repository.open(ws.repo)
-        report = drift.audit(repo, [cluster], lambda p: RepoAsLive(p.name, ws.live[p.name]))
+        report = drift.audit(
+            repo,
+            [cluster],
+            lambda p: RepoAsLive(p.name, ws.live[p.name]),
+            schemas_root=ws.repo / "schemas",
+        )
     except Exception as exc:  # only our own errors are allowed out, and only for profiles
         from auditor.errors import ConfigError
 

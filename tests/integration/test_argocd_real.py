@@ -73,15 +73,20 @@ class Argo:
         return argocd.wait_for(self.host, done, timeout=SYNC_TIMEOUT, what=f"a sync of {commit}")
 
     def restore(self, names: t.Collection[str]) -> None:
-        """Push the repository as it was served first, and wait for it to be synced again."""
+        """Push the repository as it was served first; wait until `names` are compared at that
+        commit and Synced/Healthy (no sync runs when nothing differs, so none is awaited)."""
         commit = self.push("restore", lambda work: _checkout(work, self.served.commit))
-        self.synced_at(commit, names)
-        argocd.wait_for(
-            self.host,
-            lambda apps: all(argocd.sync_status(apps[n]) == ("Synced", "Healthy") for n in names),
-            timeout=SYNC_TIMEOUT,
-            what="Synced/Healthy after the restore",
-        )
+        for name in names:
+            argocd.refresh(self.host, name)
+
+        def done(apps: dict[str, Json]) -> bool:
+            return all(
+                apps[n]["status"]["sync"].get("revision") == commit
+                and argocd.sync_status(apps[n]) == ("Synced", "Healthy")
+                for n in names
+            )
+
+        argocd.wait_for(self.host, done, timeout=SYNC_TIMEOUT, what="Synced/Healthy again")
 
     def connect(self, profile: ClusterProfile) -> KubeCluster:
         return self.boxes[profile.name].connect()

@@ -15,6 +15,7 @@ from auditor.k8s.objects import Json
 from auditor.live.kube import ContextMissing, DeadlineExceeded, KubeCluster, Limits
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
+from tests.conftest import ROOT
 
 
 class RepoAsLive(KubeCluster):
@@ -99,3 +100,25 @@ def test_a_bug_while_comparing_one_cluster_leaves_the_others_drift_reported(
     assert {f.change for f in report.findings} == {"missing"}
     assert {f.cluster for f in report.findings} == {"gpu-staging"}
     assert (report.status, report.exit_code) == ("incomplete", 3)
+
+
+def test_a_malformed_repo_object_is_a_finding_not_a_crash(repo_copy: Path) -> None:
+    """Drift does not validate; an object its schema refuses is said to be not compared."""
+    path = repo_copy / "tenants/team-b/gpu-staging/namespace.yaml"
+    live = live_objects(Repository.open(repo_copy), "gpu-staging")
+    text = path.read_text()
+    path.write_text(text[: text.index("  annotations:")] + "  annotations: note\n")
+    report = drift.audit(
+        Repository.open(repo_copy),
+        ["gpu-staging"],
+        lambda p: RepoAsLive(p.name, live),
+        schemas_root=ROOT / "schemas",
+    )
+    assert not report.incomplete
+    [found] = [f for f in report.findings if f.rule == "drift-not-compared"]
+    assert (found.file, found.kind, found.name) == (
+        "tenants/team-b/gpu-staging/namespace.yaml",
+        "Namespace",
+        "team-b",
+    )
+    assert found.line == text[: text.index("  annotations:")].count("\n") + 1

@@ -272,3 +272,24 @@ def test_github_out_of_reach_is_exit_3_with_the_call_that_failed() -> None:
 def test_the_rest_api_is_built_from_the_workflow_environment() -> None:
     api = RestGitHub.from_env({"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "o/r"})
     assert (api.base, api.owner) == ("https://api.github.com/repos/o/r", "o")
+
+
+def test_the_clusters_owners_are_mentioned_when_drift_appears_or_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # the workflow runs in its checkout: the profile names the owners
+    api = FakeGitHub()
+    run(api, tmp_path, report("findings", DRIFT))
+    assert "Cluster owners (its profile's `owners`): @example-org/platform" in (
+        api.issues_by_number[1].body
+    )
+    run(api, tmp_path, report("findings", {**DRIFT, "live": "32"}))
+    [changed] = api.comments_by_issue[1]
+    assert changed.body.endswith("@example-org/platform")
+
+
+def test_accepted_drift_opens_no_issue(tmp_path: Path) -> None:
+    accepted = {"reason": "raised for the Q1 launch", "expires": "2999-01-31", "source": "x:3"}
+    api = FakeGitHub()
+    code, out = run(api, tmp_path, report("clean", {**DRIFT, "suppressed": accepted}))
+    assert (code, out, api.writes) == (0, "drift-issue: none\n", [])

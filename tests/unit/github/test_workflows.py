@@ -7,6 +7,7 @@ GitHub faked at our own GitHubApi boundary.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import shlex
@@ -64,9 +65,15 @@ def commands(run: str, env: t.Mapping[str, str]) -> list[list[str]]:
     return out
 
 
-def test_there_are_the_three_workflows_and_the_setup_action() -> None:
+def test_there_are_the_five_workflows_and_the_setup_action() -> None:
     names = [p.name for p in WORKFLOWS]
-    assert names == ["drift-report.yml", "pull-request.yml", "schema-refresh.yml"]
+    assert names == [
+        "code-scanning.yml",
+        "drift-report.yml",
+        "pull-request.yml",
+        "schema-refresh.yml",
+        "test.yml",
+    ]
     assert [p.parent.name for p in ACTIONS] == ["setup"]
 
 
@@ -138,7 +145,9 @@ def _parses(argv: list[str]) -> None:
     command.make_context(command.name or "", rest)
 
 
-@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [p for p in WORKFLOWS if p.name != "test.yml"], ids=lambda p: p.name
+)
 def test_every_command_a_workflow_runs_exists_with_those_options(path: Path) -> None:
     seen = 0
     for step in _steps(_load(path)):
@@ -202,3 +211,67 @@ def test_drift_issue_step_runs_as_the_workflow_calls_it(
 def test_the_command_check_rejects_what_the_cli_does_not_have(argv: list[str]) -> None:
     with pytest.raises((AssertionError, click.UsageError)):
         _parses(argv)
+
+
+# -- code scanning, the project's own tests, Dependabot, the schema pull request ---------------
+
+
+def test_code_scanning_runs_on_main_and_never_uploads_from_a_fork() -> None:
+    doc = _load(ROOT / ".github/workflows/code-scanning.yml")
+    assert doc["on"]["push"] == {"branches": ["main"]} and "pull_request" in doc["on"]
+    job = doc["jobs"]["validate"]
+    assert job["permissions"] == {"contents": "read", "security-events": "write"}
+    steps = {s["name"]: s for s in job["steps"] if "name" in s}
+    upload = steps["Upload to code scanning"]
+    assert upload["uses"].startswith("github/codeql-action/upload-sarif@")
+    fork = "github.event.pull_request.head.repo.full_name"
+    assert f"{fork} == github.repository" in upload["if"]
+    assert "github.event_name != 'pull_request'" in upload["if"]
+    assert f"{fork} != github.repository" in steps["Keep the SARIF file (forks)"]["if"]
+    [argv] = commands(steps["Validate (SARIF)"]["run"], {})
+    assert argv == ["validate", "-o", "sarif"]
+    assert steps["Validate (SARIF)"]["run"].rstrip().endswith('[ "$code" != 2 ]')
+
+
+def test_the_pr_plan_reads_each_cluster_through_its_profile_context() -> None:
+    run = _step(ROOT / ".github/workflows/pull-request.yml", "Plan against the base")["run"]
+    assert 'export KUBECONFIG="$RUNNER_TEMP/kubeconfig"' in run
+    assert "--context" not in run and "--kubeconfig" not in run
+
+
+def test_the_test_workflow_runs_make_test_with_the_go_build_cached(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from auditor.sandbox.build import cache_root
+
+    for name in ("KUEUE_GITOPS_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    job = _load(ROOT / ".github/workflows/test.yml")["jobs"]["make-test"]
+    steps = job["steps"]
+    assert steps[-1]["run"] == "make test"
+    [go] = [s for s in steps if str(s.get("uses", "")).startswith("actions/setup-go@")]
+    assert go["with"]["cache-dependency-path"] == "testenv/**/go.sum"
+    [cache] = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache@")]
+    assert cache["with"]["path"] == "~/.cache/kueue-gitops"
+    assert cache_root() == Path.home() / ".cache/kueue-gitops"  # where the binaries are built
+    assert "testenv/**/go.sum" in cache["with"]["key"]
+
+
+def test_dependabot_covers_actions_every_go_module_and_pip() -> None:
+    doc = yaml.safe_load((ROOT / ".github/dependabot.yml").read_text())
+    jsonschema.validate(doc, _schema("dependabot.json"))
+    updates = {u["package-ecosystem"]: u for u in doc["updates"]}
+    assert set(updates) == {"github-actions", "gomod", "pip"}
+    patterns = updates["gomod"]["directories"]
+    for mod in (ROOT / "testenv").rglob("go.mod"):
+        folder = "/" + str(mod.parent.relative_to(ROOT))
+        assert any(fnmatch.fnmatch(folder, p) for p in patterns), folder
+
+
+def test_schema_refresh_opens_its_pull_request_with_the_app_token_when_set() -> None:
+    path = ROOT / ".github/workflows/schema-refresh.yml"
+    token = _step(path, "App token")
+    assert token["uses"].startswith("actions/create-github-app-token@")
+    assert token["if"] == "vars.SCHEMA_REFRESH_APP_ID != ''"
+    opened = _step(path, "Open a pull request when they changed")
+    assert opened["env"]["GITHUB_TOKEN"] == "${{ steps.app.outputs.token || github.token }}"

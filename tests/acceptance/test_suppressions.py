@@ -1,0 +1,133 @@
+"""Suppressions through the CLI: a finding accepted on purpose, by an annotation on the object or
+an entry in the cluster profile, is shown as suppressed in every format, fails nothing, and
+counts again once its expiry date has passed."""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from pathlib import Path
+
+import pytest
+from junitparser import JUnitXml, Skipped
+
+from tests.acceptance.test_validate import committed_repo, validate
+
+CQS = "clusters/gpu-prod/clusterqueues.yaml"
+ANNOTATION = "suppress.kueue-gitops.io/field-of-other-version"
+
+
+def half_migrated(annotation: str | None) -> str:
+    """A v1beta2 ClusterQueue still using v1beta1's spec.cohort (an error), guarded from prune."""
+    extra = f"\n    {annotation}" if annotation else ""
+    return f"""
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: half-migrated
+  annotations:
+    argocd.argoproj.io/sync-options: Prune=false,Delete=false{extra}
+spec:
+  cohort: ai-shared
+  namespaceSelector: {{matchLabels: {{platform.example.com/kueue: enabled}}}}
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return committed_repo(tmp_path / "repo")
+
+
+def add(repo: Path, annotation: str | None) -> int:
+    """Append the queue; the line of its first annotation."""
+    path = repo / CQS
+    before = path.read_text()
+    path.write_text(before + half_migrated(annotation))
+    lines = half_migrated(annotation).splitlines()
+    first = next(i for i, text in enumerate(lines) if "sync-options" in text)
+    return len(before.splitlines()) + 1 + first  # the text starts on a new line
+
+
+def report(repo: Path) -> tuple[int, dict[str, t.Any]]:
+    result = validate(repo, "-o", "json")
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_an_annotation_suppresses_the_finding_in_every_format(repo: Path) -> None:
+    line = add(repo, f'{ANNOTATION}: "2999-01-31: migrated with the rest in PLAT-7"')
+    code, doc = report(repo)
+    assert (code, doc["status"]) == (0, "clean")
+    [found] = doc["findings"]
+    assert (found["rule"], found["severity"]) == ("field-of-other-version", "error")
+    assert found["suppressed"] == {
+        "reason": "migrated with the rest in PLAT-7",
+        "expires": "2999-01-31",
+        "source": f"{CQS}:{line + 1}",
+    }
+
+    text = validate(repo).stdout
+    assert "suppressed until 2999-01-31: migrated with the rest in PLAT-7" in text
+    assert "validate: clean: 0 error(s), 0 warning(s), 1 suppressed" in text
+    github = validate(repo, "-o", "github").stdout
+    assert github.startswith("::notice file=clusters/gpu-prod/clusterqueues.yaml")
+    assert "| suppressed error | gpu-prod |" in validate(repo, "-o", "markdown").stdout
+    [run] = json.loads(validate(repo, "-o", "sarif").stdout)["runs"]
+    [result] = run["results"]
+    assert result["suppressions"][0]["status"] == "accepted"
+    assert "PLAT-7" in result["suppressions"][0]["justification"]
+    xml = JUnitXml.fromstring(validate(repo, "-o", "junit").stdout)
+    [case] = [c for suite in xml for c in suite if c.classname == "field-of-other-version"]
+    assert isinstance(case.result[0], Skipped)
+
+
+def test_an_expired_suppression_counts_again_and_says_so(repo: Path) -> None:
+    add(repo, f'{ANNOTATION}: "2020-01-31: migrated with the rest in PLAT-7"')
+    code, doc = report(repo)
+    assert (code, doc["status"]) == (1, "findings")
+    [found] = doc["findings"]
+    assert "suppressed" not in found
+    assert "its suppression expired on 2020-01-31" in found["message"]
+
+
+def test_a_profile_entry_suppresses_by_rule_and_object(repo: Path) -> None:
+    add(repo, None)
+    profile = repo / "clusters/gpu-prod/profile.yaml"
+    profile.write_text(
+        profile.read_text()
+        + "  suppressions:\n"
+        + "    - rule: field-of-other-version\n"
+        + "      kind: ClusterQueue\n"
+        + "      name: half-migrated\n"
+        + "      reason: accepted until the v1beta2 migration lands\n"
+        + "      expires: 2999-12-31\n"
+    )
+    entry = len(profile.read_text().splitlines()) - 4  # the `- rule:` line
+    code, doc = report(repo)
+    assert code == 0
+    [found] = doc["findings"]
+    assert found["suppressed"]["source"] == f"clusters/gpu-prod/profile.yaml:{entry}"
+
+    other = profile.read_text().replace("name: half-migrated", "name: another-queue")
+    profile.write_text(other)
+    assert report(repo)[0] == 1  # the entry names another object: nothing suppressed
+
+
+def test_an_unreadable_annotation_is_an_error_and_suppresses_nothing(repo: Path) -> None:
+    add(repo, 'suppress.kueue-gitops.io/field-of-other-versoin: "2999-01-31: a typo in the rule"')
+    code, doc = report(repo)
+    assert code == 1
+    rules = {f["rule"]: f for f in doc["findings"]}
+    assert set(rules) == {"field-of-other-version", "suppression-invalid"}
+    assert "did you mean field-of-other-version" in rules["suppression-invalid"]["message"]
+
+
+def test_an_unknown_rule_in_the_profile_is_a_configuration_error(repo: Path) -> None:
+    profile = repo / "clusters/gpu-prod/profile.yaml"
+    profile.write_text(
+        profile.read_text()
+        + "  suppressions:\n"
+        + "    - {rule: no-such-rule, reason: because we said so, expires: 2999-01-01}\n"
+    )
+    result = validate(repo)
+    assert result.exit_code == 2 and "no rule 'no-such-rule'" in result.stderr
