@@ -25,7 +25,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 test: setup lint
-	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform
+	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform --tool argocd
 	$(BIN)/pytest
 
 clean-sandboxes: setup

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo: two sandbox clusters, synced from this repository as Argo CD would, then shown live.
+# The demo: two sandbox clusters, synced from this repository by a real Argo CD, then shown live.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KUEUE_GITOPS_SANDBOXES="${KUEUE_GITOPS_SANDBOXES:-${TMPDIR:-/tmp}/kueue-gitops-demo}"
@@ -7,16 +7,16 @@ export KUEUE_GITOPS_SANDBOXES="${KUEUE_GITOPS_SANDBOXES:-${TMPDIR:-/tmp}/kueue-g
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 trap 'step "stopping the sandboxes"; kueue-gitops sandbox down' EXIT
 
-step "building the control plane (cached after the first run) and starting gpu-prod and gpu-staging"
-kueue-gitops sandbox build
-kueue-gitops sandbox up gpu-prod
+step "building the control plane and Argo CD (cached after the first run), starting gpu-staging"
+kueue-gitops sandbox build --tool argocd
 kueue-gitops sandbox up --with-kueue gpu-staging   # Kueue itself runs here: verify probes it
+
+step "starting gpu-prod with Argo CD: argocd/'s ApplicationSets make an Application per folder and sync both"
+kueue-gitops sandbox up --with-argocd gpu-prod
 eval "$(kueue-gitops sandbox env)"   # each sandbox answers to its cluster profile's context
 
 for cluster in gpu-prod gpu-staging; do
-  step "syncing clusters/$cluster and tenants/*/$cluster with server-side apply"
-  kueue-gitops sandbox apply --cluster "$cluster"
-  step "what $cluster holds now"
+  step "what $cluster holds now, as Argo CD synced it"
   kueue-gitops status --cluster "$cluster"
 done
 
@@ -50,6 +50,41 @@ kueue-gitops verify --cluster gpu-staging
 step "drift on gpu-prod right after the sync: nothing differs (exit 0)"
 kueue-gitops drift --cluster gpu-prod
 
+step "a commit flowing: team-a's a100 GPU quota 16 -> 20, pushed to the repository Argo CD reads"
+WORK="$(mktemp -d)/repo"
+python - "$WORK" <<'PY'
+import sys
+import time
+from pathlib import Path
+
+from auditor.sandbox import Sandbox, argocd
+
+host, work = Sandbox("gpu-prod"), Path(sys.argv[1])
+served = argocd.state(host)
+assert served is not None
+
+
+def raise_quota(tree: Path) -> None:
+    path = tree / "clusters/gpu-prod/clusterqueues.yaml"
+    team_a, rest = path.read_text().split("\n---\n", 1)  # team-a-cq is the first document
+    path.write_text(team_a.replace('nominalQuota: "16"', 'nominalQuota: "20"', 1) + "\n---\n" + rest)
+
+
+commit = argocd.push(served, work, "Raise team-a's a100 GPU quota to 20", raise_quota)
+started = time.monotonic()
+argocd.refresh(host, "gpu-prod-platform")  # a webhook would; otherwise Argo CD polls
+argocd.wait_for(
+    host,
+    lambda apps: apps["gpu-prod-platform"]["status"]["sync"].get("revision") == commit
+    and argocd.sync_status(apps["gpu-prod-platform"]) == ("Synced", "Healthy"),
+    timeout=180,
+    what="the commit synced",
+)
+print(f"commit {commit[:12]} synced to gpu-prod by Argo CD in {time.monotonic() - started:.1f}s")
+PY
+step "drift of gpu-prod against that commit: the cluster is what the repository says (exit 0)"
+kueue-gitops --repo "$WORK" drift --cluster gpu-prod
+
 step "injecting drift into gpu-prod through the API, the way hand edits happen"
 python - <<'PY'
 from auditor.live.kube import KubeCluster
@@ -62,7 +97,7 @@ a100 = next(f for f in groups[0]["flavors"] if f["name"] == "a100")
 next(r for r in a100["resources"] if r["name"] == "nvidia.com/gpu")["nominalQuota"] = "24"
 cluster.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"resourceGroups": groups}},
               manager="kubectl-edit")
-print("raised team-a-cq's a100 GPU quota from 16 to 24")
+print("raised team-a-cq's a100 GPU quota from 20 to 24")
 cluster.patch(KUEUE, "ClusterQueue", "team-b-cq", {"spec": {"stopPolicy": "Hold"}},
               manager="kubectl-edit")
 print("held team-b-cq by hand (stopPolicy: Hold)")
@@ -80,8 +115,39 @@ cluster.create({"apiVersion": RBAC, "kind": "ClusterRoleBinding",
 print("let group example-org:team-a patch ClusterQueues")
 PY
 
-step "drift on gpu-prod now: each change, its category, and who made it (exit 1)"
-kueue-gitops drift --cluster gpu-prod || echo "(drift exited $?: drift found)"
+step "drift on gpu-prod at once: each change, its category, who made it, and what Argo CD will do (exit 1)"
+kueue-gitops --repo "$WORK" drift --cluster gpu-prod || echo "(drift exited $?: drift found)"
+
+step "Argo CD's view: it sees the quota edit and, selfHeal on, puts it back; the rest it cannot see"
+python - <<'PY'
+import time
+
+from auditor.live.kube import KubeCluster
+from auditor.sandbox import Sandbox, argocd
+
+host, app = Sandbox("gpu-prod"), "gpu-prod-platform"
+cluster = KubeCluster.connect("gpu-prod", context="gpu-prod")
+started = time.monotonic()
+
+
+def quota() -> str:
+    cq = cluster.get("kueue.x-k8s.io/v1beta2", "ClusterQueue", "team-a-cq")
+    a100 = next(f for f in cq["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "a100")
+    return str(next(r for r in a100["resources"] if r["name"] == "nvidia.com/gpu")["nominalQuota"])
+
+
+while quota() == "24" and time.monotonic() - started < 120:
+    time.sleep(0.5)
+print(f"Argo CD put team-a-cq's a100 quota back to {quota()} after {time.monotonic() - started:.1f}s")
+argocd.refresh(host, app)
+time.sleep(3)
+status = argocd.applications(host)[app]["status"]
+unseen = [r["name"] for r in status.get("resources", []) if r.get("status") == "OutOfSync"]
+print(f"{app}: {status['sync']['status']}; resources it lists as OutOfSync: {unseen or 'none'}")
+PY
+
+step "drift on gpu-prod now: what Argo CD cannot see stays, each finding says so (exit 1)"
+kueue-gitops --repo "$WORK" drift --cluster gpu-prod || echo "(drift exited $?: drift found)"
 
 step "the same report as markdown, the body of the scheduled drift issue"
-kueue-gitops drift --cluster gpu-prod -o markdown || true
+kueue-gitops --repo "$WORK" drift --cluster gpu-prod -o markdown || true

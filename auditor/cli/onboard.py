@@ -48,16 +48,39 @@ def tenant() -> None:
 
 @tenant.command("add")
 @click.argument("name")
-@click.option("--cluster", "clusters", multiple=True, required=True, metavar="C",
-              help="A cluster the tenant gets a namespace and a ClusterQueue on (repeatable).")  # fmt: skip
-@click.option("--owner", "owners", multiple=True, required=True, metavar="@ORG/TEAM",
-              help="Who approves its LocalQueues (CODEOWNERS; repeatable).")  # fmt: skip
-@click.option("--group", required=True, metavar="GROUP",
-              help="The identity-provider group its members log in with (bound to submit Jobs).")  # fmt: skip
-@click.option("--quota", "quotas", multiple=True, metavar="FLAVOR.RESOURCE=N",
-              help="Nominal quota of its ClusterQueue on each cluster, e.g. a100.nvidia.com/gpu=8 "
-              "(repeatable; a flavor's other resources get 0).")  # fmt: skip
-@click.option("--cohort", metavar="NAME", help="The cohort its ClusterQueue borrows in and lends to.")
+@click.option(
+    "--cluster",
+    "clusters",
+    multiple=True,
+    required=True,
+    metavar="C",
+    help="A cluster the tenant gets a namespace and a ClusterQueue on (repeatable).",
+)
+@click.option(
+    "--owner",
+    "owners",
+    multiple=True,
+    required=True,
+    metavar="@ORG/TEAM",
+    help="Who approves its LocalQueues (CODEOWNERS; repeatable).",
+)
+@click.option(
+    "--group",
+    required=True,
+    metavar="GROUP",
+    help="The identity-provider group its members log in with (bound to submit Jobs).",
+)
+@click.option(
+    "--quota",
+    "quotas",
+    multiple=True,
+    metavar="FLAVOR.RESOURCE=N",
+    help="Nominal quota of its ClusterQueue on each cluster, e.g. a100.nvidia.com/gpu=8 "
+    "(repeatable; a flavor's other resources get 0).",
+)
+@click.option(
+    "--cohort", metavar="NAME", help="The cohort its ClusterQueue borrows in and lends to."
+)
 @pass_context
 def tenant_add(
     ctx: Context,
@@ -100,10 +123,18 @@ def cluster_group() -> None:
 
 @cluster_group.command("add")
 @click.argument("name")
-@click.option("--like", required=True, metavar="C",
-              help="The existing cluster whose platform files and schemas to start from.")  # fmt: skip
-@click.option("--context", "kube_context", metavar="CTX",
-              help="The kubeconfig context of the new cluster (default: its name).")  # fmt: skip
+@click.option(
+    "--like",
+    required=True,
+    metavar="C",
+    help="The existing cluster whose platform files and schemas to start from.",
+)
+@click.option(
+    "--context",
+    "kube_context",
+    metavar="CTX",
+    help="The kubeconfig context of the new cluster (default: its name).",
+)
 @pass_context
 def cluster_add(ctx: Context, name: str, like: str, kube_context: str | None) -> None:
     """Write clusters/NAME/ as a copy of clusters/C/ without its ClusterQueues, schemas/NAME/

@@ -16,6 +16,7 @@ from auditor.cli.options import (
     output_format,
     pass_context,
 )
+from auditor.errors import ConfigError
 from auditor.report.metrics import export as export_metrics
 from auditor.schemas import fetch as fetching
 from auditor.validate.engine import validate as validate_repo
@@ -67,6 +68,20 @@ def fetch(
         f"{cluster}: {len(fetched.schemas)} schemas of {len(fetched.kinds)} kinds in "
         f"{root / cluster}; {len(changed)} file(s) changed"
     )
+
+
+@schemas.command("profiles")
+@pass_context
+def profile_schemas(ctx: Context) -> None:
+    """Write the profiles' JSON Schemas to schemas/_profiles/, where the `yaml-language-server`
+    line atop each profile.yaml points editors for completion and checks as you type."""
+    from auditor.repo.profiles import export_schemas
+
+    root = ctx.repository().root
+    if root is None:
+        raise ConfigError("schemas profiles writes into a working tree; pass --repo DIR")
+    for path, changed in export_schemas(root):
+        click.echo(f"{path}: {'written' if changed else 'unchanged'}")
 
 
 @click.command()

@@ -19,17 +19,16 @@ import yaml
 
 from auditor.errors import ConfigError
 from auditor.repo.layout import CLUSTERS, TENANTS, Repository
-from auditor.repo.profiles import PROFILE_FILE, ClusterProfile
+from auditor.repo.profiles import EXPORTED, PROFILE_FILE, ClusterProfile
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-SCHEMA_DIR = "schemas/_profiles"  # `_` is no cluster name: never a cluster's schema folder
 SUBMITTER_ROLE = "kueue-gitops:tenant-submitter"
 PRUNE_GUARD = "Prune=false,Delete=false"
 
 
 def modeline(kind: str) -> str:
     """The first line of a profile: editors with the YAML language server complete from it."""
-    return f"# yaml-language-server: $schema=../../{SCHEMA_DIR}/{kind}.json\n"
+    return f"# yaml-language-server: $schema=../../{EXPORTED}/{kind}.json\n"
 
 
 @dataclass(frozen=True)
@@ -48,12 +47,28 @@ class Quota:
         return cls(flavor, resource, amount)
 
 
+class _Dumper(yaml.SafeDumper):
+    """The repository's style: lists indented under their key, short lists of scalars inline."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _list(dumper: yaml.SafeDumper, items: list[object]) -> yaml.SequenceNode:
+    inline = all(isinstance(i, str) for i in items)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=inline)
+
+
+_Dumper.add_representer(list, _list)
+
+
 def _yaml(comment: str, doc: dict[str, object]) -> str:
-    return f"# {comment}\n" + yaml.safe_dump(doc, sort_keys=False, width=100)
+    return f"# {comment}\n" + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=100)
 
 
-def cluster_queue(name: str, tenant: str, profile: ClusterProfile, quotas: list[Quota],
-                  cohort: str | None) -> dict[str, object]:  # fmt: skip
+def cluster_queue(
+    name: str, tenant: str, profile: ClusterProfile, quotas: list[Quota], cohort: str | None
+) -> dict[str, object]:
     """A ClusterQueue admitting only the tenant's labelled namespaces, with these quotas."""
     resources = list(dict.fromkeys(q.resource for q in quotas))
     flavors = list(dict.fromkeys(q.flavor for q in quotas))
@@ -93,7 +108,7 @@ def cluster_queue(name: str, tenant: str, profile: ClusterProfile, quotas: list[
 
 @dataclass
 class Plan:
-    """Files to create (path -> text) and documents to append to existing files."""
+    """Files to create (path -> text) and YAML documents to append (to a file made if need be)."""
 
     create: dict[str, str]
     append: dict[str, str]
@@ -102,16 +117,14 @@ class Plan:
         for path in self.create:
             if (root / path).exists():
                 raise ConfigError(f"{path} exists already: nothing was written")
-        for path in self.append:
-            if not (root / path).is_file():
-                raise ConfigError(f"{path} does not exist: nothing was written")
         for path, text in self.create.items():
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(text)
         for path, text in self.append.items():
-            current = (root / path).read_text()
-            sep = "" if current.endswith("\n") or not current else "\n"
-            (root / path).write_text(f"{current}{sep}---\n{text}")
+            target = root / path
+            current = target.read_text() if target.is_file() else ""
+            sep = "\n" if current and not current.endswith("\n") else ""
+            target.write_text(f"{current}{sep}---\n{text}" if current else text)
         return [*self.create, *self.append]
 
 
@@ -262,6 +275,8 @@ def cluster(repo: Repository, name: str, like: str, context: str | None) -> Plan
         text = path.read_text()
         if rel == PROFILE_FILE:
             text = _renamed(text, like, name, context or name)
+        else:  # a quoted cluster name is a label value naming it (alerts select cluster="C")
+            text = re.sub(rf"([\"']){re.escape(like)}\1", rf"\g<1>{name}\1", text)
         create[f"{CLUSTERS}/{name}/{rel}"] = text
     return Plan(create, {})
 

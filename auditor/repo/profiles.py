@@ -12,6 +12,7 @@ import json
 import typing as t
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 
 import fastjsonschema
 import jsonschema
@@ -35,6 +36,24 @@ def _fast_validator(name: str) -> t.Callable[[t.Any], t.Any]:
 def _schema(name: str) -> dict[str, t.Any]:
     text = resources.files("auditor.repo").joinpath(f"profile_schemas/{name}.json").read_text()
     return t.cast(dict[str, t.Any], json.loads(text))
+
+
+SCHEMA_NAMES = ("clusterprofile", "tenantprofile")
+EXPORTED = "schemas/_profiles"  # `_`: never a cluster's name, so never a cluster's schema folder
+
+
+def export_schemas(root: Path) -> list[tuple[str, bool]]:
+    """Write the profiles' JSON Schemas under `root`/EXPORTED: each path, and whether it changed."""
+    out = []
+    for name in SCHEMA_NAMES:
+        text = resources.files("auditor.repo").joinpath(f"profile_schemas/{name}.json").read_text()
+        target = root / EXPORTED / f"{name}.json"
+        changed = not target.is_file() or target.read_text() != text
+        if changed:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        out.append((f"{EXPORTED}/{name}.json", changed))
+    return out
 
 
 @dataclass(frozen=True)

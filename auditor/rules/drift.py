@@ -42,8 +42,11 @@ RULES = (
     ),
     _drift(
         "label",
-        "labels (an object's labels; a Namespace as a whole)",
-        "Namespace team-a carries the admission and tenant labels the repository gives it.",
+        "labels (an object's labels the repository sets or a selector reads, and a Namespace "
+        "as a whole; a label or annotation only the live object carries, which no repository "
+        "object of its kind sets and nothing reads, is not drift)",
+        "Namespace team-a carries the admission and tenant labels the repository gives it, "
+        "and an annotation `owner: alice` nothing reads.",
         "The tenant label of namespace team-a was changed to team-b on the cluster.",
     ),
     _drift(
@@ -54,9 +57,10 @@ RULES = (
     ),
     _drift(
         "flavor",
-        "flavors (a ResourceFlavor, or a flavor of a queue's resource groups)",
+        "flavors (a ResourceFlavor, a flavor of a queue's resource groups, or their order: "
+        "Kueue tries them in order)",
         "ResourceFlavor a100 has the node labels and taints written in the repository.",
-        "ResourceFlavor a100 lost its toleration on the cluster.",
+        "team-a-cq lists h100 before a100 on the cluster, so its jobs get H100s first.",
     ),
     _drift(
         "preemption",

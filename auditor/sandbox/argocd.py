@@ -415,17 +415,6 @@ def wait_for(
     raise SandboxError(f"Argo CD: {what} not reached in {timeout:.0f}s ({states or 'no apps'})")
 
 
-def all_synced(names: t.Collection[str]) -> t.Callable[[dict[str, Json]], bool]:
-    """Every one of `names` exists, is Synced and Healthy, and nothing else was generated."""
-
-    def done(apps: dict[str, Json]) -> bool:
-        return set(apps) == set(names) and all(
-            sync_status(a) == ("Synced", "Healthy") for a in apps.values()
-        )
-
-    return done
-
-
 def memory_mib(host: Sandbox) -> dict[str, float]:
     """Peak resident memory (VmHWM) of each Argo CD process and Redis, in MiB."""
     st = host.state()
@@ -442,13 +431,19 @@ def memory_mib(host: Sandbox) -> dict[str, float]:
     return out
 
 
+def clone(served: ArgoState, work: Path) -> Path:
+    """A working clone of the served repository at `work` (made once), up to date."""
+    if not (work / ".git").is_dir():
+        _git("clone", "--quiet", "--branch", BRANCH, served.repo, str(work))
+    _git("pull", "--quiet", "--ff-only", cwd=work)
+    return work
+
+
 def push(served: ArgoState, work: Path, message: str, change: t.Callable[[Path], None]) -> str:
     """Commit `change` (made in a clone at `work`) to the served repository's main; return it.
 
     Tests and the demo use this for scratch commits: the repository itself is never touched."""
-    if not (work / ".git").is_dir():
-        _git("clone", "--quiet", "--branch", BRANCH, served.repo, str(work))
-    _git("pull", "--quiet", "--ff-only", cwd=work)
+    clone(served, work)
     change(work)
     who = ["-c", "user.name=kueue-gitops sandbox", "-c", "user.email=sandbox@kueue-gitops.invalid"]
     _git("add", "--all", cwd=work)

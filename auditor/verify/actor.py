@@ -232,7 +232,17 @@ class Actor:
             return
         self.admin.create(self.unbound)
         self.unbound = None
-        self.scratch.wait_for(lambda: self.try_job({}, dry_run=True) is not None)
+        self.scratch.wait_for(self._held, quiet=True)
+        if not self._held():
+            raise ClusterAccessError(
+                f"cluster {self.scratch.profile.name}: the binding {admission.QUEUE_POLICY} is "
+                f"back but not enforced after {self.scratch.timeout:.0f}s",
+                cluster=self.scratch.profile.name,
+            )
+
+    def _held(self) -> bool:
+        """The queue-name policy refuses a Job without a queue name (a dry run)."""
+        return self.try_job({}, dry_run=True) is not None
 
     def dry_create(self, api: str, kind: str, extra: Json) -> t.Any:
         body = {

@@ -22,7 +22,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	_ "sigs.k8s.io/kueue/pkg/controller/jobs" // registers every built-in framework
 )
@@ -166,9 +165,9 @@ func kueueVersion() string {
 }
 
 func main() {
-	config := typeSchema(reflect.TypeOf(configapi.Configuration{}), map[reflect.Type]bool{})
+	config := typeSchema(reflect.TypeOf(configuration{}), map[reflect.Type]bool{})
 	props := config["properties"].(schema)
-	props["apiVersion"] = schema{"const": configapi.GroupVersion.String()}
+	props["apiVersion"] = schema{"const": configGroupVersion.String()}
 	props["kind"] = schema{"const": "Configuration"}
 	found := frameworks()
 	names := make([]string, 0, len(found))
@@ -179,7 +178,7 @@ func main() {
 	integrations := props["integrations"].(schema)["properties"].(schema)
 	integrations["frameworks"].(schema)["items"] = schema{"enum": names}
 	config["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-	config["title"] = "Kueue " + kueueVersion() + " Configuration (" + configapi.GroupVersion.String() + ")"
+	config["title"] = "Kueue " + kueueVersion() + " Configuration (" + configGroupVersion.String() + ")"
 	config["required"] = []string{"apiVersion", "kind"}
 	out := schema{
 		"kueue":         kueueVersion(),

@@ -1,4 +1,6 @@
-"""The repository's Argo CD objects against Argo CD's real CRDs, installed in a sandbox."""
+"""The repository's Argo CD objects against Argo CD's real CRDs, installed in a sandbox.
+
+What the controllers make of them is tests/integration/test_argocd_real.py."""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox, Toolchain
 from auditor.sandbox.build import crd_set_files
 from tests.conftest import ROOT, start_sandbox
-from tests.integration.test_argocd_generators import generated_applications
 
 Json = dict[str, t.Any]
 ARGO = "argoproj.io/v1alpha1"
@@ -67,26 +68,6 @@ def test_every_argocd_object_of_the_repository_applies(argocd_sandbox: Sandbox) 
     assert project["spec"]["clusterResourceWhitelist"] == [
         {"group": "", "kind": "Namespace", "name": "team-a"}
     ]
-
-
-def test_the_applications_the_generators_would_create_are_valid_applications(
-    argocd_sandbox: Sandbox,
-) -> None:
-    """What the ApplicationSet controller would create, rendered here, against the real CRD."""
-    cluster = argocd_sandbox.connect()
-    apps = generated_applications()
-    for template in apps.values():
-        app = {"apiVersion": ARGO, "kind": "Application", **copy.deepcopy(template)}
-        app["metadata"]["namespace"] = "argocd"
-        cluster.apply(app, manager="argocd-applicationset-controller")
-    live = {a["metadata"]["name"]: a for a in cluster.list(ARGO, "Application")}
-    assert set(live) == set(apps)
-    tenant = live["team-a-gpu-prod"]["spec"]
-    assert (tenant["project"], tenant["destination"]) == (
-        "tenant-team-a",
-        {"name": "gpu-prod", "namespace": "team-a"},
-    )
-    assert live["gpu-prod-platform"]["spec"]["source"]["directory"]["exclude"] == "profile.yaml"
 
 
 def _argo_objects(cluster: KubeCluster) -> list[Json]:
