@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from auditor.cli import examples
 from auditor.cli.options import REPO_ENV, REPO_HELP, Context, repo_anywhere
 from auditor.errors import AuditorError, internal_error
 
@@ -60,7 +61,9 @@ class AuditorGroup(click.Group):
         if target is None:
             return None
         module, _, attr = target.partition(":")
-        return repo_anywhere(t.cast(click.Command, getattr(importlib.import_module(module), attr)))
+        command = t.cast(click.Command, getattr(importlib.import_module(module), attr))
+        examples.decorate(command, cmd_name)
+        return repo_anywhere(command)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

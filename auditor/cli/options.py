@@ -84,6 +84,7 @@ def repo_anywhere(command: click.Command) -> click.Command:
             repo_anywhere(sub)
     return command
 
+
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
 

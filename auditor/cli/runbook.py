@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing as t
 from pathlib import Path
 
 import click
@@ -11,6 +12,7 @@ from auditor.errors import ConfigError
 from auditor.live.access import connect
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
+from auditor.runbook import dryrun
 from auditor.runbook import export as wl
 from auditor.runbook import hold as runbook
 
@@ -61,6 +63,7 @@ def _runbook_command(hold: bool) -> click.Command:
         kubeconfig: str | None,
         context: str | None,
         timeout: float,
+        force: bool = False,
     ) -> None:
         repo = ctx.repository()
         live = (
@@ -68,8 +71,25 @@ def _runbook_command(hold: bool) -> click.Command:
             if apply_live
             else None
         )
+        check: t.Callable[[runbook.Outcome], None] | None = None
+        if not hold and force:
+            check = _forced
+        elif not hold:
+            reach = live or _live(repo, cluster_queue, cluster, kubeconfig, context, timeout)
+
+            def check(outcome: runbook.Outcome) -> None:
+                changed = {target.cluster for target in outcome.changed}
+                dryrun.require_pass(repo, cluster_queue, {n: reach[n] for n in sorted(changed)})
+                click.echo(f"dry-run: the folder of {', '.join(sorted(changed))} passed")
+
         outcome = runbook.run(
-            repo, cluster_queue, hold=hold, cluster=cluster, live=live, branch=branch
+            repo,
+            cluster_queue,
+            hold=hold,
+            cluster=cluster,
+            live=live,
+            branch=branch,
+            before_change=check,
         )
         for target in outcome.changed:
             click.echo(
@@ -98,9 +118,23 @@ def _runbook_command(hold: bool) -> click.Command:
         if hold
         else "Resume admission to ClusterQueue CQ: undo `hold` in the repository.\n\n"
         "Removes the line `hold` added (the file is then byte-for-byte as before), on a new "
-        "branch with a commit. Use --apply if the hold was applied live."
+        "branch with a commit. Use --apply if the hold was applied live.\n\n"
+        "First, as the runbook says, every object of each cluster's folder, as it will be once "
+        "resumed, must pass a server-side dry-run on that cluster (exit 1 when one is "
+        "refused); --force skips it, and the commit message says so."
     )
+    if not hold:
+        click.option(
+            "--force",
+            is_flag=True,
+            help="Resume without the server-side dry-run of the cluster's folder (said in the "
+            "commit message).",
+        )(command)
     return command
+
+
+def _forced(outcome: runbook.Outcome) -> None:
+    outcome.forced = True
 
 
 hold = _runbook_command(hold=True)

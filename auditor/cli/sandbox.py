@@ -13,12 +13,10 @@ import click
 
 from auditor.cli.options import Context, pass_context
 from auditor.errors import SandboxError
-from auditor.k8s.objects import Json
-from auditor.kueue import capacity
 from auditor.live import apply as sync
 from auditor.repo import boundaries
-from auditor.repo.layout import Repository, find_root
-from auditor.sandbox import Sandbox, argocd, ensure_built, releases
+from auditor.repo.layout import find_root
+from auditor.sandbox import Sandbox, argocd, ensure_built, nodes, releases
 from auditor.sandbox.build import (
     KUEUE_MODULE,
     SANDBOX_TOOLS,
@@ -92,14 +90,20 @@ def build(ctx: Context, tools: tuple[str, ...]) -> None:
 
 @sandbox.command("kueue-api")
 @click.option("--write", is_flag=True, help="Store it where validate reads it (a source tree).")
+@click.option(
+    "--kueue",
+    "version",
+    metavar="VERSION",
+    help="An older Kueue pinned in testenv/kueue-VERSION/ (default: the control plane's).",
+)
 @pass_context
-def kueue_api(ctx: Context, write: bool) -> None:
+def kueue_api(ctx: Context, write: bool, version: str | None) -> None:
     """Derive the pinned Kueue's Configuration API and frameworks from its Go types.
 
     Prints the JSON, or with --write stores it as auditor/kueue/api/<version>.json, which
     `validate` checks each cluster's Kueue Configuration against.
     """
-    derived = derive_kueue_api(_testenv(ctx))
+    derived = derive_kueue_api(_testenv(ctx), version)
     text = json.dumps(derived, indent=2, sort_keys=True) + "\n"
     if not write:
         click.echo(text, nl=False)
@@ -156,7 +160,7 @@ def up(
             release = releases.release(toolchain, profile.kueue_version, log=say)
             if with_kueue:
                 config = boundaries.kueue_configuration(ctx.repository(), name)
-                pools = node_pools(ctx.repository(), name)
+                pools = nodes.pools_for(ctx.repository(), name)
         state = box.up(
             toolchain,
             timeout=timeout,
@@ -175,14 +179,6 @@ def up(
         )
     if with_argocd:
         _start_argocd(ctx, Sandbox(_names(ctx, names)[0]), timeout)
-
-
-def node_pools(repo: Repository, cluster: str) -> list[Json]:
-    """The nodes the profile's declared capacity stands for, one per flavor of the repository."""
-    flavors = [
-        r.body for r in repo.load([cluster]).for_cluster(cluster) if r.kind == "ResourceFlavor"
-    ]
-    return capacity.simulated_nodes(flavors, repo.cluster(cluster).capacity)
 
 
 def _start_argocd(ctx: Context, host: Sandbox, timeout: float) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor.model import Finding
+from auditor.report import cohort_diagram
 from auditor.report.markdown import cell, table_row
 
 if t.TYPE_CHECKING:  # renderers read a plan's shape; they do not depend on the plan package
@@ -90,6 +91,9 @@ def _cluster_markdown(plan: Plan, cluster: ClusterPlan, out: t.TextIO) -> None:
         out.write("**Quota**\n\n")
         _quota_table(quota, out)
         out.write("\n")
+    tree = cohort_diagram.diagram(cluster)
+    if tree:
+        out.write(f"**Cohort tree** (before → after)\n\n```mermaid\n{tree}```\n\n")
     for category, title in (
         ("cohort", "Cohorts"),
         ("admission", "Admission"),

@@ -67,6 +67,7 @@ class Outcome:
     applied: list[str] = field(default_factory=list)  # clusters patched live
     branch: str | None = None
     commit: str | None = None
+    forced: bool = False  # resumed with --force: without the folder's server-side dry-run
 
 
 def targets(repo: Repository, cluster_queue: str, cluster: str | None) -> list[Target]:
@@ -184,8 +185,12 @@ def run(
     live: t.Mapping[str, KubeCluster] | None = None,
     branch: str | None = None,
     now: dt.datetime | None = None,
+    before_change: t.Callable[[Outcome], None] | None = None,
 ) -> Outcome:
-    """Hold (or resume) `cluster_queue` in the repository, and live on the `live` clusters."""
+    """Hold (or resume) `cluster_queue` in the repository, and live on the `live` clusters.
+
+    `before_change` runs once the edits are known, before anything is patched or committed
+    (resume's dry-run of the cluster's folder); it stops the run by raising."""
     root = repo.root
     if root is None:
         raise ConfigError("hold and resume change files: run them on a working tree")
@@ -205,6 +210,8 @@ def run(
             text, target.file, cluster_queue, HOLD if hold else None
         )
         outcome.changed.append(target)
+    if before_change is not None and outcome.changed:
+        before_change(outcome)
     if live:
         outcome.applied = apply_live(repo, cluster_queue, HOLD if hold else None, live)
     if edits:
@@ -325,6 +332,12 @@ def commit_message(outcome: Outcome) -> str:
         head = f"resume: admission to ClusterQueue {outcome.cluster_queue} on {clusters}"
         body = "Removes the hold: spec.stopPolicy goes back to None (the default)."
     lines = [head, "", body]
+    if outcome.forced:
+        lines += [
+            "",
+            "Resumed with --force: the server-side dry-run of the cluster's folder, which the "
+            "runbook requires before resuming, was not run or did not pass.",
+        ]
     if outcome.applied:
         lines += [
             "",

@@ -379,6 +379,19 @@ def refresh(host: Sandbox, name: str, kind: str = "normal") -> None:
     )
 
 
+def terminate_operation(host: Sandbox, name: str) -> None:
+    """Stop an Application's running sync (its automated retries too), as `argocd app
+    terminate-op` does: the Application's status is no subresource, so a patch sets it."""
+    host.connect().patch(
+        API,
+        "Application",
+        name,
+        {"status": {"operationState": {"phase": "Terminating"}}},
+        namespace=NAMESPACE,
+        manager=MANAGER,
+    )
+
+
 def refresh_generators(host: Sandbox) -> None:
     """Make the ApplicationSet controller read the repository again (a new folder, say)."""
     admin = host.connect()

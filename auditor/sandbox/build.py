@@ -226,11 +226,21 @@ def _version_ldflags(k8s: str, kueue: str) -> str:
     )
 
 
-def derive_kueue_api(testenv: Path) -> dict[str, t.Any]:
+def derive_kueue_api(testenv: Path, version: str | None = None) -> dict[str, t.Any]:
     """What the pinned Kueue accepts in its Configuration and the frameworks it integrates,
-    derived from its Go types by testenv/kueueapi (stored under auditor/kueue/api/)."""
+    derived from its Go types by testenv/kueueapi (stored under auditor/kueue/api/).
+
+    `version`: an older release pinned in testenv/kueue-<version>/, whose Configuration is
+    config.kueue.x-k8s.io/v1beta1: the same program runs in that module, with that API."""
     # -trimpath, as the control plane is built: the packages come from the build cache.
-    return t.cast(dict[str, t.Any], json.loads(_go("run", "-trimpath", "./kueueapi", cwd=testenv)))
+    if version is None:
+        return t.cast(
+            dict[str, t.Any], json.loads(_go("run", "-trimpath", "./kueueapi", cwd=testenv))
+        )
+    program = testenv / "kueueapi"
+    files = [str(program / "main.go"), str(program / "config_v1beta1.go")]
+    found = _go("run", "-trimpath", *files, cwd=testenv / f"kueue-{version}")
+    return t.cast(dict[str, t.Any], json.loads(found))
 
 
 def _kueue_dir(testenv: Path) -> Path:

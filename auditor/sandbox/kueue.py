@@ -61,6 +61,9 @@ KCM_CONTROLLERS = (
     "namespace-controller",
     "serviceaccount-controller",
     "serviceaccount-token-controller",
+    # Takes the not-ready taint off simulated nodes once Ready (and puts it back when kwok's
+    # lease renewals stop), as on a cluster: sandbox/nodes.py.
+    "node-lifecycle-controller",
 )
 READY_TIMEOUT = 120.0
 

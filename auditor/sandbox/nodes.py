@@ -24,6 +24,7 @@ import yaml
 from auditor.errors import ClusterAccessError, SandboxError
 from auditor.k8s.objects import RBAC_GROUP, Json
 from auditor.kueue import capacity
+from auditor.repo.layout import Repository
 from auditor.sandbox.build import TOOLS, Toolchain, ensure_tool
 
 if t.TYPE_CHECKING:
@@ -31,6 +32,7 @@ if t.TYPE_CHECKING:
 
 KWOK_USER = "kwok-controller"
 SCHEDULER_USER = "system:kube-scheduler"  # bound to its roles by the API server's bootstrap RBAC
+NOT_READY = "node.kubernetes.io/not-ready"
 MANAGED = "kwok.x-k8s.io/node"  # the annotation kwok selects the nodes it plays by
 MANAGER = "kueue-gitops-sandbox"
 READY_TIMEOUT = 60.0
@@ -170,6 +172,11 @@ def _rbac() -> list[Json]:
             "resources": ["events"],
             "verbs": ["create", "patch", "update"],
         },
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "verbs": ["get", "list", "watch", "create", "update", "patch"],
+        },
     ]
     meta = {"name": "kueue-gitops-sandbox-kwok"}
     return [
@@ -182,6 +189,13 @@ def _rbac() -> list[Json]:
             "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": KWOK_USER}],
         },
     ]
+
+
+def pools_for(repo: Repository, cluster: str) -> list[Json]:
+    """The nodes a repository cluster's profile declares: one per flavor with capacity."""
+    loaded = repo.load([cluster]).for_cluster(cluster)
+    flavors = [r.body for r in loaded if r.kind == "ResourceFlavor"]
+    return capacity.simulated_nodes(flavors, repo.cluster(cluster).capacity)
 
 
 def start(
@@ -225,7 +239,7 @@ def start(
             f"--kubeconfig={box.credentials(KWOK_USER)}",
             f"--config={config}",
             f"--manage-nodes-with-annotation-selector={MANAGED}=fake",
-            "--node-lease-duration-seconds=0",  # no node lease: nothing here watches them
+            "--node-lease-duration-seconds=40",  # renewed: the node lifecycle sees them alive
             "--node-ip=127.0.0.1",
         ],
     )
@@ -235,7 +249,7 @@ def start(
     deadline = started + timeout
     names = [n["metadata"]["name"] for n in nodes]
     _wait(box, "kube-scheduler /healthz", deadline, lambda: _healthy(port))
-    _wait(box, "every node Ready", deadline, lambda: _all_ready(box, names))
+    _wait(box, "every node Ready and schedulable", deadline, lambda: _all_ready(box, names))
     took = round(time.monotonic() - started, 2)
     say(f"sandbox {box.name}: {len(nodes)} simulated node(s) Ready after {took}s")
     return took
@@ -276,7 +290,13 @@ def _all_ready(box: Sandbox, names: list[str]) -> bool:
         live = {n["metadata"]["name"]: n for n in box.connect().list("v1", "Node")}
     except ClusterAccessError:
         return False
-    return all(name in live and capacity.ready(live[name]) for name in names)
+    return all(name in live and _schedulable(live[name]) for name in names)
+
+
+def _schedulable(node: Json) -> bool:
+    """Ready, and the node lifecycle controller took off the taint a new node starts with."""
+    taints = (node.get("spec") or {}).get("taints") or []
+    return capacity.ready(node) and not any(t.get("key") == NOT_READY for t in taints)
 
 
 def _free_port() -> int:

@@ -12,7 +12,7 @@ from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
-from auditor.sandbox import Sandbox, Toolchain
+from auditor.sandbox import Sandbox, Toolchain, nodes, releases
 from tests.conftest import ROOT
 
 
@@ -56,20 +56,45 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
-@pytest.fixture(scope="session")
-def kueue_sandbox(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
-    """A sandbox running Kueue (from the repo's Configuration) and kube-controller-manager,
-    synced from clusters/gpu-staging: its admission policies hold there."""
-    box = Sandbox(f"gpu-staging-{os.getpid()}", root=sandboxes_dir)
+def synced_kueue_sandbox(toolchain: Toolchain, root: Path, cluster: str) -> Sandbox:
+    """A sandbox of `cluster` running the Kueue release its profile names (from the repo's
+    Configuration), kube-controller-manager, and kwok's nodes from the profile's capacity,
+    synced from clusters/<cluster>: its admission policies hold there."""
+    repo = Repository.open(ROOT)
+    box = Sandbox(f"{cluster}-{os.getpid()}", root=root)
+    release = releases.release(toolchain, repo.cluster(cluster).kueue_version, log=print)
     try:
-        box.up(toolchain, with_kueue=True, kueue_config=repo_kueue_config("gpu-staging"))
+        box.up(
+            toolchain,
+            with_kueue=True,
+            kueue_config=repo_kueue_config(cluster),
+            node_pools=nodes.pools_for(repo, cluster),
+            kueue_release=release,
+        )
     except Exception as exc:
-        pytest.fail(f"the Kueue sandbox could not start: {exc}", pytrace=False)
+        box.down()
+        pytest.fail(f"the Kueue sandbox of {cluster} could not start: {exc}", pytrace=False)
     try:
-        loaded = Repository.open(ROOT).load(["gpu-staging"])
-        results = apply_all(box.connect(), loaded.for_cluster("gpu-staging"))
+        results = apply_all(box.connect(), repo.load([cluster]).for_cluster(cluster))
         assert [(str(r.resource.key), r.error) for r in results if r.error] == []
         wait_until_policies_hold(box.connect())
-        yield box
-    finally:
+    except BaseException:
         box.down()
+        raise
+    return box
+
+
+@pytest.fixture(scope="session")
+def kueue_sandbox(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
+    """gpu-staging with Kueue v0.17.0 and simulated node pools, synced."""
+    box = synced_kueue_sandbox(toolchain, sandboxes_dir, "gpu-staging")
+    yield box
+    box.down()
+
+
+@pytest.fixture(scope="session")
+def legacy_sandbox(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
+    """gpu-legacy with Kueue v0.9.1 (v1beta1 only) and simulated node pools, synced."""
+    box = synced_kueue_sandbox(toolchain, sandboxes_dir, "gpu-legacy")
+    yield box
+    box.down()

@@ -36,22 +36,19 @@ SYNC_TIMEOUT = 240.0
 REFRESH = "argocd.argoproj.io/refresh"  # Argo CD removes it once it has compared again
 
 
-def expected_applications(repo: Path) -> dict[str, tuple[str, str, str | None]]:
-    """Application -> (project, source path, destination namespace): one per cluster folder
-    and one per tenant's cluster folder, as the repository at `repo` holds them."""
-    apps: dict[str, tuple[str, str, str | None]] = {
-        f"{p.name}-platform": ("kueue-platform", f"clusters/{p.name}", None)
+def folder_applications(repo: Path) -> dict[str, tuple[str, str, str, str | None]]:
+    """Application -> (cluster, project, source path, destination namespace): one per cluster
+    folder and one per tenant's cluster folder, as the repository at `repo` holds them."""
+    apps: dict[str, tuple[str, str, str, str | None]] = {
+        f"{p.name}-platform": (p.name, "kueue-platform", f"clusters/{p.name}", None)
         for p in (repo / "clusters").iterdir()
         if p.is_dir()
     }
     for folder in (repo / "tenants").glob("*/*"):
         if folder.is_dir():
             tenant, cluster = folder.parent.name, folder.name
-            apps[f"{tenant}-{cluster}"] = (
-                f"tenant-{tenant}",
-                f"tenants/{tenant}/{cluster}",
-                tenant,
-            )
+            path = f"tenants/{tenant}/{cluster}"
+            apps[f"{tenant}-{cluster}"] = (cluster, f"tenant-{tenant}", path, tenant)
     return apps
 
 
@@ -62,7 +59,8 @@ class Argo:
     served: argocd.ArgoState
     work: Path  # a clone of the served repository, for scratch commits
     first: dict[str, Json]  # the Applications right after the first sync
-    expected: dict[str, tuple[str, str, str | None]]
+    expected: dict[str, tuple[str, str, str, str | None]]  # those with a registered cluster
+    unplaced: set[str]  # clusters with folders but no sandbox registered here
 
     def push(self, message: str, change: t.Callable[[Path], None]) -> str:
         return argocd.push(self.served, self.work, message, change)
@@ -147,12 +145,14 @@ def argo(
         staging.up(toolchain)
         served = argocd.start(prod, boxes, repo, toolchain.testenv, log=print)
         work = argocd.clone(served, tmp_path_factory.mktemp("argo-work") / "repo")
-        expected = expected_applications(work)
+        folders = folder_applications(work)
+        # The ApplicationSet controller creates no Application for an unregistered cluster.
+        expected = {n: f for n, f in folders.items() if f[0] in boxes}
+        unplaced = {f[0] for f in folders.values()} - set(boxes)
 
         def first_sync(apps: dict[str, Json]) -> bool:
-            synced = [a for a in apps.values() if argocd.destination(a) in boxes]
             return set(apps) == set(expected) and all(
-                argocd.sync_status(a) == ("Synced", "Healthy") for a in synced
+                argocd.sync_status(a) == ("Synced", "Healthy") for a in apps.values()
             )
 
         started = time.monotonic()
@@ -162,7 +162,7 @@ def argo(
         staging.down()
         prod.down()
         pytest.fail(f"Argo CD could not sync the sandboxes: {exc}", pytrace=False)
-    yield Argo(prod, boxes, served, work, first, expected)
+    yield Argo(prod, boxes, served, work, first, expected, unplaced)
     print(f"peak memory (MiB): {argocd.memory_mib(prod)}")
     staging.down()
     prod.down()
@@ -177,21 +177,21 @@ def _keys(entries: t.Iterable[Json]) -> set[tuple[str, str, str | None, str]]:
 def test_the_generators_make_exactly_the_expected_applications_and_each_syncs(
     argo: Argo,
 ) -> None:
-    """One Application per folder; each whose cluster is registered here is Synced/Healthy and
-    manages exactly the objects of its folder (profile.yaml never), applied server-side."""
+    """One Application per folder of a registered cluster, each Synced/Healthy and managing
+    exactly the objects of its folder (profile.yaml never), applied server-side."""
     repo = Repository.open(argo.work)
     assert set(argo.first) == set(argo.expected)
-    synced = [n for n, a in argo.first.items() if argocd.destination(a) in argo.boxes]
-    assert {argocd.destination(argo.first[n]) for n in synced} == {"gpu-prod", "gpu-staging"}
-    for name in synced:
-        project, path, namespace = argo.expected[name]
+    assert {f[0] for f in argo.expected.values()} == {"gpu-prod", "gpu-staging"}
+    for name, (cluster, project, path, namespace) in argo.expected.items():
         app = argo.first[name]
         spec = app["spec"]
         assert argocd.sync_status(app) == ("Synced", "Healthy"), name
         assert (spec["project"], spec["source"]["path"]) == (project, path)
-        assert spec["destination"].get("namespace") == namespace
+        assert (spec["destination"]["name"], spec["destination"].get("namespace")) == (
+            cluster,
+            namespace,
+        )
         assert spec["source"]["repoURL"] == argo.served.url
-        cluster = spec["destination"]["name"]
         wanted = {
             (r.key.group, r.kind, r.namespace, r.name)
             for r in repo.load([cluster]).for_cluster(cluster)
@@ -199,6 +199,14 @@ def test_the_generators_make_exactly_the_expected_applications_and_each_syncs(
         }
         assert _keys(app["status"]["resources"]) == wanted, name
         assert app["status"]["sync"]["revision"] == argo.served.commit
+    # A folder of a cluster Argo CD does not know is refused by name, not silently skipped.
+    conditions = [
+        c.get("message", "")
+        for appset in argo.host.connect().list(argocd.API, "ApplicationSet")
+        for c in (appset.get("status") or {}).get("conditions") or []
+    ]
+    for cluster in argo.unplaced:
+        assert any(f"there are no clusters with this name: {cluster}" in m for m in conditions)
     cq = argo.host.connect().get(KUEUE, "ClusterQueue", "team-a-cq")
     assert {(m["manager"], m["operation"]) for m in cq["metadata"]["managedFields"]} >= {
         ("argocd-controller", "Apply")
@@ -210,8 +218,6 @@ def test_sync_waves_apply_flavors_and_cohorts_before_queues_and_namespaces_first
 ) -> None:
     """The order is Argo CD's own: the first sync's results, in the order it applied them."""
     for name, app in argo.first.items():
-        if argocd.destination(app) not in argo.boxes:
-            continue
         applied = [r["kind"] for r in app["status"]["operationState"]["syncResult"]["resources"]]
 
         def first(kinds: set[str], applied: list[str] = applied) -> int:
@@ -278,15 +284,27 @@ def test_a_tenant_folder_cannot_sync_a_cluster_scoped_object(
 
     commit = argo.push(f"team-a adds a {kind}", add)
     try:
-        found = argo.synced_at(commit, [app])[app]
-        op = found["status"]["operationState"]
-        assert op["phase"] in ("Failed", "Error")
-        messages = [r.get("message", "") for r in op["syncResult"].get("resources") or []]
-        assert any(message in m for m in [op.get("message", ""), *messages]), (op, messages)
+        argocd.refresh(argo.host, app)
+
+        def refused(apps: dict[str, Json]) -> bool:
+            op = apps[app]["status"].get("operationState") or {}
+            result = op.get("syncResult") or {}
+            return result.get("revision") == commit and any(
+                r.get("status") == "SyncFailed" for r in result.get("resources") or []
+            )
+
+        apps = argocd.wait_for(argo.host, refused, timeout=SYNC_TIMEOUT, what="a refused sync")
+        op = apps[app]["status"]["operationState"]
+        # Failed, or Running while Argo CD retries the automated sync: never Succeeded.
+        assert op["phase"] in ("Failed", "Error", "Running")
+        assert message in op["message"]
+        [failed] = [r for r in op["syncResult"]["resources"] if r["status"] == "SyncFailed"]
+        assert (failed["kind"], failed["name"], failed["message"]) == (kind, name, message)
         api = {"ClusterQueue": KUEUE, "ClusterRoleBinding": "rbac.authorization.k8s.io/v1"}[kind]
         with pytest.raises(ClusterAccessError, match="not found"):
             argo.host.connect().get(api, kind, name)
     finally:
+        argocd.terminate_operation(argo.host, app)  # its retries would hold up later syncs
         argo.restore([app])
 
 

@@ -74,6 +74,9 @@ def test_the_repo_configuration_passes_every_check(verified: tuple[int, Json]) -
         "preemption": "passed",
         "stop-policy-hold": "passed",
         "unlabelled-namespace": "passed",
+        # down to the Pods, on kwok's nodes (auditor/verify/pods.py)
+        "pod-placement": "passed",
+        "victim-recovery": "passed",
         # the tenant boundaries, probed as team-a (tests/integration/test_boundaries.py)
         "job-without-queue": "passed",
         "undeclared-queue": "passed",
@@ -145,6 +148,32 @@ def test_a_job_from_an_unlabelled_namespace_is_never_admitted(
     # for a Job elsewhere, and its webhook keeps a Job naming a queue suspended.
     assert check["workloads"] == []
     assert "was not admitted and created 0 Pod(s)" in check["summary"]
+
+
+def test_an_admitted_jobs_pods_run_on_the_assigned_flavors_nodes_and_complete(
+    verified: tuple[int, Json],
+) -> None:
+    check = _checks(verified[1])["pod-placement"]
+    [workload] = check["workloads"]
+    assert _conditions(workload)["Admitted"] == ("True", "Admitted")
+    # No node selector of its own: Kueue gave it a100's labels and tolerations, and
+    # kube-scheduler bound it to the a100 node kwok simulates (one per flavor, from the profile).
+    assert "assigned flavor a100; its Pod(s) placed-0-" in check["summary"]
+    assert check["summary"].endswith("on a100-0; the Job completed")
+
+
+def test_preempted_victims_stop_come_back_after_the_preemptor_and_finish_once(
+    verified: tuple[int, Json],
+) -> None:
+    check = _checks(verified[1])["victim-recovery"]
+    assert check["status"] == "passed", check["summary"]
+    preempted = [w for w in check["workloads"] if w["priority"] == 100]
+    assert preempted, "no victim was seen preempted"
+    for victim in preempted:
+        assert _conditions(victim)["Preempted"] == ("True", "InCohortReclamation")
+    assert "had their Pods terminated" in check["summary"]
+    assert "re-admitted after the preemptor finished" in check["summary"]
+    assert "6 of 6 completed exactly once" in check["summary"]
 
 
 def test_everything_created_is_deleted(verified: tuple[int, Json], kueue_sandbox: Sandbox) -> None:

@@ -126,7 +126,10 @@ def test_drift_matrix_comes_from_the_clusters_step_and_only_incomplete_fails() -
     )
     assert listing == ["github", "clusters"]
     result = run_line(["kueue-gitops", "--repo", str(ROOT), *listing])
-    assert (result.exit_code, json.loads(result.stdout)) == (0, ["gpu-prod", "gpu-staging"])
+    assert (result.exit_code, json.loads(result.stdout)) == (
+        0,
+        ["gpu-legacy", "gpu-prod", "gpu-staging"],
+    )
     compare = _step(
         ROOT / ".github/workflows/drift-report.yml", "Compare the repository with the cluster"
     )

@@ -9,7 +9,7 @@ from auditor.kueue import capacity
 
 Json = dict[str, t.Any]
 
-A100 = {
+A100: Json = {
     "metadata": {"name": "a100"},
     "spec": {
         "nodeLabels": {"pool": "gpu", "gpu.product": "A100"},

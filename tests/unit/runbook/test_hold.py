@@ -14,6 +14,8 @@ from tests.conftest import run_line
 
 PROD = "clusters/gpu-prod/clusterqueues.yaml"
 STAGING = "clusters/gpu-staging/clusterqueues.yaml"
+LEGACY = "clusters/gpu-legacy/clusterqueues.yaml"  # v1beta1: the same edit
+EVERY = (LEGACY, PROD, STAGING)
 
 
 def git(repo: Path, *args: str) -> str:
@@ -41,20 +43,20 @@ def changed_lines(before: str, after: str) -> list[str]:
 
 
 def test_hold_changes_exactly_one_line_per_cluster_on_a_new_branch(git_repo: Path) -> None:
-    before = {f: (git_repo / f).read_text() for f in (PROD, STAGING)}
+    before = {f: (git_repo / f).read_text() for f in EVERY}
     result = run_line(["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq"])
     assert result.exit_code == 0, result.output
     branch = git(git_repo, "branch", "--show-current")
     assert branch.startswith("hold/team-a-cq-")
     assert f"new branch {branch}" in result.output
-    for f in (PROD, STAGING):
+    for f in EVERY:
         diff = changed_lines(before[f], (git_repo / f).read_text())
         assert diff == [f"+  stopPolicy: Hold  {runbook.MARKER}"], f
-    assert git(git_repo, "diff", "--name-only", "main", "HEAD").split() == [PROD, STAGING]
+    assert git(git_repo, "diff", "--name-only", "main", "HEAD").split() == list(EVERY)
     assert git(git_repo, "status", "--porcelain") == ""
     message = git(git_repo, "log", "-1", "--format=%B")
     assert message.startswith(
-        "hold: stop admission to ClusterQueue team-a-cq on gpu-prod, gpu-staging"
+        "hold: stop admission to ClusterQueue team-a-cq on gpu-legacy, gpu-prod, gpu-staging"
     )
     assert "Already applied" not in message
 
@@ -74,12 +76,14 @@ def test_the_held_queue_is_the_one_named_and_the_yaml_still_loads(git_repo: Path
 
 
 def test_hold_then_resume_leaves_the_file_byte_for_byte_as_it_was(git_repo: Path) -> None:
-    original = {f: (git_repo / f).read_bytes() for f in (PROD, STAGING)}
+    original = {f: (git_repo / f).read_bytes() for f in EVERY}
     assert run_line(["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq"]).exit_code == 0
-    result = run_line(["kueue-gitops", "--repo", str(git_repo), "resume", "team-a-cq"])
+    # No cluster here: --force skips the folder's dry-run (tests/integration/test_resume.py).
+    result = run_line(["kueue-gitops", "--repo", str(git_repo), "resume", "team-a-cq", "--force"])
     assert result.exit_code == 0, result.output
+    assert "Resumed with --force" in git(git_repo, "log", "-1", "--format=%B")
     assert git(git_repo, "branch", "--show-current").startswith("resume/team-a-cq-")
-    for f in (PROD, STAGING):
+    for f in EVERY:
         assert (git_repo / f).read_bytes() == original[f]
         assert git(git_repo, "show", f"HEAD:{f}").encode() + b"\n" == original[f]
     assert git(git_repo, "diff", "main", "HEAD") == ""
@@ -103,7 +107,16 @@ def test_an_explicit_stop_policy_line_keeps_its_comment_and_comes_back(git_repo:
         "+  stopPolicy: Hold   # set by the platform",
     ]
     run_line(
-        ["kueue-gitops", "--repo", str(git_repo), "resume", "team-a-cq", "--cluster", "gpu-prod"]
+        [
+            "kueue-gitops",
+            "--repo",
+            str(git_repo),
+            "resume",
+            "team-a-cq",
+            "--cluster",
+            "gpu-prod",
+            "--force",
+        ]
     )
     assert path.read_text() == text
 
@@ -185,5 +198,21 @@ def test_the_cli_keeps_a_crlf_file_byte_for_byte(git_repo: Path) -> None:
     held = path.read_bytes()
     assert held.count(b"\r\n") == original.count(b"\r\n") + 1 and held.startswith(b"\xef\xbb\xbf")
     assert b"\n" not in held.replace(b"\r\n", b"")
-    assert run_line(["kueue-gitops", "--repo", str(git_repo), "resume", "team-a-cq"]).exit_code == 0
+    resumed = run_line(["kueue-gitops", "--repo", str(git_repo), "resume", "team-a-cq", "--force"])
+    assert resumed.exit_code == 0
     assert path.read_bytes() == original
+
+
+def test_resume_without_force_needs_the_clusters_for_its_dry_run(git_repo: Path) -> None:
+    run_line(
+        ["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq", "--cluster", "gpu-prod"]
+    )
+    head = git(git_repo, "rev-parse", "HEAD")
+    empty = git_repo / "no-clusters.kubeconfig"
+    empty.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
+    result = run_line(
+        ["kueue-gitops", "--repo", str(git_repo), "resume", "team-a-cq", "--cluster", "gpu-prod",
+         "--kubeconfig", str(empty)]
+    )  # fmt: skip
+    assert result.exit_code != 0 and "gpu-prod" in result.output
+    assert git(git_repo, "rev-parse", "HEAD") == head  # nothing resumed without the dry-run

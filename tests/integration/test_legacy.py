@@ -1,0 +1,72 @@
+"""The legacy cluster: Kueue v0.9.1 (v1beta1 only) built from its own pinned module, synced from
+clusters/gpu-legacy, and every command working on it as on the current release."""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from pathlib import Path
+
+from auditor.k8s.objects import CRD_API
+from auditor.sandbox import Sandbox
+from auditor.schemas import fetch
+from tests.conftest import ROOT, own_context, run_line
+
+Json = dict[str, t.Any]
+
+
+def command(box: Sandbox, *argv: str, repo: Path = ROOT) -> tuple[int, Json]:
+    result = run_line(
+        ["kueue-gitops", "--repo", str(repo), *argv, "--cluster", "gpu-legacy",
+         *own_context(box.kubeconfig), "-o", "json"]
+    )  # fmt: skip
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_the_sandbox_runs_kueue_0_9_1_serving_v1beta1_only(legacy_sandbox: Sandbox) -> None:
+    cluster = legacy_sandbox.connect()
+    assert cluster.served_versions("kueue.x-k8s.io") == ["v1beta1", "v1alpha1"]
+    crd = cluster.get(CRD_API, "CustomResourceDefinition", "clusterqueues.kueue.x-k8s.io")
+    assert crd["status"]["storedVersions"] == ["v1beta1"]
+    cq = cluster.get("kueue.x-k8s.io/v1beta1", "ClusterQueue", "team-a-cq")
+    assert cq["spec"]["cohort"] == "legacy-shared"
+    assert {c["type"]: c["status"] for c in cq["status"]["conditions"]}["Active"] == "True"
+
+
+def test_the_committed_schemas_are_what_the_legacy_sandbox_serves(legacy_sandbox: Sandbox) -> None:
+    fetched = fetch.fetch(legacy_sandbox.connect())
+    index = json.loads((ROOT / "schemas" / "gpu-legacy" / "index.json").read_text())
+    kueue = {k: v for k, v in fetched.kinds.items() if k.startswith("kueue.x-k8s.io/")}
+    assert kueue == {k: v for k, v in index["kinds"].items() if k.startswith("kueue.x-k8s.io/")}
+
+
+def test_drift_is_clean_right_after_the_sync(legacy_sandbox: Sandbox, repo_copy: Path) -> None:
+    profile = repo_copy / "clusters" / "gpu-legacy" / "profile.yaml"
+    # The sandbox runs Kueue as a user of its own; a site declares its Kueue identity so.
+    profile.write_text(
+        profile.read_text().replace(
+            "      - ServiceAccount kueue-system/kueue-controller-manager",
+            "      - ServiceAccount kueue-system/kueue-controller-manager\n"
+            "      - User kueue-controller-manager",
+        )
+    )
+    (repo_copy / "schemas").symlink_to(ROOT / "schemas")
+    code, report = command(legacy_sandbox, "drift", repo=repo_copy)
+    assert (code, report["findings"]) == (0, [])
+
+
+def test_verify_passes_on_the_legacy_kueue(legacy_sandbox: Sandbox) -> None:
+    code, report = command(legacy_sandbox, "verify")
+    statuses = {c["check"]: c["status"] for c in report["checks"]}
+    assert code == 0, [c for c in report["checks"] if c["status"] == "failed"]
+    for check in (
+        "nominal-quota",
+        "borrowing-limit",
+        "preemption",
+        "stop-policy-hold",
+        "pod-placement",
+        "victim-recovery",
+        "unlabelled-namespace",
+        "cleanup",
+    ):
+        assert statuses[check] == "passed", check  # fmt: skip
