@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from auditor.k8s import conditions
 from auditor.k8s.objects import KUEUE_GROUP, Json
-from auditor.kueue import quota
+from auditor.kueue import capacity, quota
 from auditor.kueue import workloads as wl
 from auditor.repo.profiles import ClusterProfile
 
@@ -35,6 +35,8 @@ class LiveStatus:
     namespaces: list[Json]
     workloads: list[Json] = field(default_factory=list)
     events: list[Json] = field(default_factory=list)
+    flavors: list[Json] = field(default_factory=list)
+    nodes: list[Json] = field(default_factory=list)
 
 
 def read(cluster: KubeCluster, profile: ClusterProfile) -> LiveStatus:
@@ -45,7 +47,29 @@ def read(cluster: KubeCluster, profile: ClusterProfile) -> LiveStatus:
         cluster.list("v1", "Namespace"),
         cluster.list(profile.kueue_api, "Workload"),
         [e for e in cluster.list("v1", "Event") if mentions_kueue(e)],
+        cluster.list(profile.kueue_api, "ResourceFlavor"),
+        cluster.list("v1", "Node"),
     )
+
+
+def pools(status: LiveStatus) -> list[Json]:
+    """Per flavor: its Ready nodes, what they hold, and what the queues promise on it."""
+    out = []
+    for flavor in status.flavors:
+        name = _name(flavor)
+        found = capacity.pool(flavor, status.nodes)
+        promised = capacity.promised(name, status.cluster_queues)
+        out.append(
+            {
+                "flavor": name,
+                "readyNodes": sorted(_name(n) for n in found),
+                "resources": {
+                    r: {"allocatable": str(capacity.allocatable(found, r)), "promised": str(q)}
+                    for r, q in sorted(promised.items())
+                },
+            }
+        )
+    return out
 
 
 def mentions_kueue(event: Json) -> bool:
@@ -178,6 +202,7 @@ def to_json(status: LiveStatus, profile: ClusterProfile, events: int = EVENTS) -
             for lq in status.local_queues
         ],
         "workloads": rows,
+        "pools": pools(status),
         "events": recent_events(status, events),
         "namespaces": [
             {
@@ -234,6 +259,13 @@ def render_text(status: LiveStatus, profile: ClusterProfile, events: int = EVENT
             f"{w['localQueue']} -> {w['clusterQueue'] or '(no ClusterQueue)'}"
             + (f"  {w['reason']}" if w["reason"] else "")
         )
+    lines += ["", "Node pools (Ready nodes each flavor selects; allocatable / queues' nominal):"]
+    for pool in doc["pools"]:
+        held = " ".join(
+            f"{r}={v['allocatable']}/{v['promised']}" for r, v in pool["resources"].items()
+        )
+        nodes = ", ".join(pool["readyNodes"]) or "NO READY NODE"
+        lines.append(f"  {pool['flavor']:<16} {nodes}  {held}")
     lines += ["", f"Recent Kueue events (last {events} per namespace):"]
     if not doc["events"]:
         lines.append("  (none)")

@@ -7,9 +7,9 @@ export KUEUE_GITOPS_SANDBOXES="${KUEUE_GITOPS_SANDBOXES:-${TMPDIR:-/tmp}/kueue-g
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 trap 'step "stopping the sandboxes"; kueue-gitops sandbox down' EXIT
 
-step "building the control plane and Argo CD (cached after the first run), starting gpu-staging"
+step "building the control plane, Kueue v0.9.1, kwok and Argo CD (cached after the first run), starting gpu-staging"
 kueue-gitops sandbox build --tool argocd
-kueue-gitops sandbox up --with-kueue gpu-staging   # Kueue itself runs here: verify probes it
+kueue-gitops sandbox up --with-kueue gpu-staging   # Kueue and kwok's node pools: verify probes them
 
 step "starting gpu-prod with Argo CD: argocd/'s ApplicationSets make an Application per folder and sync both"
 kueue-gitops sandbox up --with-argocd gpu-prod
@@ -46,6 +46,66 @@ PY
 
 step "verify on gpu-staging: probe Jobs against the real Kueue (quota, borrowing, preemption, labels, Hold), then the tenant boundaries probed as team-a"
 kueue-gitops verify --cluster gpu-staging
+
+step "Jobs on gpu-staging's GPU pool (one node per flavor, simulated by kwok: no container runs): team-a borrows at batch-low, team-b reclaims at batch-standard, the victim comes back"
+python - <<'PY'
+import time
+
+from auditor.live.kube import KubeCluster
+
+cluster = KubeCluster.connect("gpu-staging", context="gpu-staging")
+
+
+def job(ns: str, name: str, level: str, gpus: int, seconds: int) -> dict:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": name, "namespace": ns,
+        "labels": {"kueue.x-k8s.io/queue-name": "batch", "kueue.x-k8s.io/priority-class": level},
+        "annotations": {"kueue-gitops.io/checkpoint": f"s3://checkpoints/{ns}/{name}/latest"}},
+        "spec": {"suspend": True, "backoffLimit": 3, "template": {
+            "metadata": {"annotations": {"kueue-gitops.io/sandbox-run-for": f"{seconds}s"}},
+            "spec": {"restartPolicy": "Never", "containers": [{
+                "name": "train", "image": "registry.k8s.io/e2e-test-images/busybox:1.36.1-1",
+                "command": ["sleep", str(seconds)],
+                "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}}}}
+
+
+def pods() -> str:
+    found = cluster.list_in("v1", "Pod", "team-a") + cluster.list_in("v1", "Pod", "team-b")
+    return ", ".join(sorted(f"{p['metadata']['name'].rsplit('-', 1)[0]}@{p['spec'].get('nodeName')}"
+                            f"={p['status'].get('phase')}" for p in found))
+
+
+for i in range(6):  # team-a-cq: 4 GPUs nominal, 2 borrowed from the cohort
+    cluster.create(job("team-a", f"train-{i}", "batch-low", 1, 15))
+time.sleep(3)
+print("team-a running:", pods())
+cluster.create(job("team-b", "urgent", "batch-standard", 3, 4))
+made = [("team-a", f"train-{i}") for i in range(6)] + [("team-b", "urgent")]
+seen, started = "", time.monotonic()
+while time.monotonic() - started < 120:
+    now = pods()
+    if now != seen:
+        print(f"{time.monotonic() - started:5.1f}s", now)
+        seen = now
+    done = [n for ns, n in made if cluster.get("batch/v1", "Job", n, ns)["status"].get("succeeded")]
+    if len(done) == len(made):
+        break
+    time.sleep(1)
+print(f"all {len(made)} Jobs completed, each exactly once")
+PY
+
+step "the preemption ledger of gpu-staging: victim, queue, priority, preemptor, reason, recovery point"
+kueue-gitops preemptions --cluster gpu-staging --since 1h -o markdown
+
+step "starting gpu-legacy on Kueue v0.9.1 (v1beta1 only, built from its own pinned module) and syncing it"
+kueue-gitops sandbox up --with-kueue gpu-legacy
+eval "$(kueue-gitops sandbox env)"
+kueue-gitops sandbox apply --cluster gpu-legacy
+kueue-gitops status --cluster gpu-legacy
+
+step "upgrade-check: gpu-legacy to v0.17.0 lists what changes; gpu-staging back to v0.9.1 is refused"
+kueue-gitops upgrade-check --cluster gpu-legacy --to v0.17.0 || echo "(upgrade-check exited $?)"
+kueue-gitops upgrade-check --cluster gpu-staging --to v0.9.1 || echo "(upgrade-check exited $?: refused)"
 
 step "drift on gpu-prod right after the sync: nothing differs (exit 0)"
 kueue-gitops drift --cluster gpu-prod

@@ -57,6 +57,9 @@ def status(
       localQueues    [{namespace, name, clusterQueue, workloads: {STATE: count}}]
       workloads      [{namespace, name, localQueue, clusterQueue, state, priority,
                        reason (why it waits or was evicted, else null)}]
+      pools          [{flavor, readyNodes (the Ready nodes its nodeLabels select),
+                       resources: {RESOURCE: {allocatable, promised (the nominalQuota
+                       of every ClusterQueue on it)}}}]
       events         {NAMESPACE: [{time, type, reason, object, message, count}]},
                      the last --events of each, oldest first
       namespaces     [{name, admissionLabel (its value, or null), admits}]

@@ -295,6 +295,7 @@ class Crossing:
 
     def platform_objects(self) -> Check:
         kueue = self.scratch.kueue
+        cohorts = self.scratch.api_for("Cohort")
         attempts = [
             (
                 "create ClusterQueue",
@@ -304,7 +305,6 @@ class Crossing:
                 "create ResourceFlavor",
                 lambda: self.act.dry_create(kueue, "ResourceFlavor", {"spec": {}}),
             ),
-            ("create Cohort", lambda: self.act.dry_create(kueue, "Cohort", {"spec": {}})),
             (
                 "create WorkloadPriorityClass",
                 lambda: self.act.dry_create(kueue, "WorkloadPriorityClass", {"value": 1}),
@@ -314,6 +314,11 @@ class Crossing:
                 lambda: self.act.dry_create("scheduling.k8s.io/v1", "PriorityClass", {"value": 1}),
             ),
         ]
+        if cohorts:  # v1alpha1 where Kueue is older than v0.11: tried where it is served
+            api = cohorts
+            attempts.insert(
+                2, ("create Cohort", lambda: self.act.dry_create(api, "Cohort", {"spec": {}}))
+            )
         cq = self.act.queue_target(self.tenant.queues[0])
         if cq:
             attempts.append(

@@ -1,8 +1,9 @@
 """Checks that follow admitted Jobs down to their Pods: where they run, and how preempted work
 comes back. They need nodes (a sandbox's are simulated by kwok) and are skipped without any.
 
-- placement: a Job that names no node selector lands only on nodes of the flavor Kueue
-  assigned it (by the flavor's nodeLabels, tolerating its taints), and completes;
+- placement: a Job that names no node selector (it only tolerates the flavor's taints) lands
+  only on nodes of the flavor Kueue assigned it, by the nodeLabels Kueue gives its Pods, and
+  completes;
 - victim recovery: low-priority Jobs that borrow are preempted when the lender reclaims its
   quota; each victim's Pods are terminated, it is admitted again once the preemptor finished,
   and it completes exactly once (Job succeeded equals completions, one Pod succeeded).

@@ -168,7 +168,8 @@ class Scratch:
         """Create `count` probe Jobs asking for `amount` (default: one unit); return their names.
 
         A Job runs until deleted, or `run_for` seconds and succeeds. `pinned`: its Pods select
-        the probe's flavor themselves; otherwise only Kueue's flavor assignment places them.
+        the probe's flavor's nodes themselves; otherwise only Kueue's flavor assignment does
+        (they tolerate its taints either way, as Kueue before v0.10 needs to admit them).
         """
         names = []
         request = str(amount or probe.unit)
@@ -265,6 +266,17 @@ class Scratch:
             restored = stop_policy.patch(old or stop_policy.NONE)
             self.cluster.patch(self.kueue, "ClusterQueue", cq, restored, manager=MANAGER)
 
+    def api_for(self, kind: str) -> str | None:
+        """The Kueue apiVersion serving `kind`: the profile's, else any the cluster serves."""
+        group = self.kueue.rpartition("/")[0]
+        for version in [self.kueue.rpartition("/")[2], *self.cluster.served_versions(group)]:
+            try:
+                self.cluster.resource(f"{group}/{version}", kind)
+            except ClusterAccessError:
+                continue
+            return f"{group}/{version}"
+        return None
+
     def cq(self, name: str) -> Json:
         return self.cluster.get(self.kueue, "ClusterQueue", name)
 
@@ -328,9 +340,14 @@ def _template(run_id: str, probe: Probe, request: str, run_for: int | None, pinn
     if run_for is not None:  # on a node a container sleeps; on a simulated one kwok waits
         container.update(image=RUN_IMAGE, command=["sleep", str(run_for)])
         annotations[capacity.RUN_FOR] = f"{run_for}s"
-    spec: Json = {"restartPolicy": "Never", "containers": [container]}
+    # Tolerating the flavor's taints only permits its nodes; the node selector chooses them.
+    spec: Json = {
+        "restartPolicy": "Never",
+        "containers": [container],
+        "tolerations": probe.tolerations,
+    }
     if pinned:
-        spec.update(nodeSelector=probe.node_selector, tolerations=probe.tolerations)
+        spec["nodeSelector"] = probe.node_selector
     return {
         "metadata": {"labels": {RUN_LABEL: run_id}, "annotations": annotations},
         "spec": spec,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -111,6 +112,7 @@ def main() -> int:
         memory = argocd.memory_mib(box)
     finally:
         box.down()
+        shutil.rmtree(root, ignore_errors=True)
     result = {
         "date": datetime.date.today().isoformat(),
         "commit": served.commit,

@@ -16,7 +16,7 @@ XSD = xmlschema.XMLSchema(ROOT / "tests/data/junit/junit.xsd")
 
 
 def junit(repo: Path) -> JUnitXml:
-    result = validate(repo, "-o", "junit")
+    result = validate(repo, "--cluster", "gpu-prod", "--cluster", "gpu-staging", "-o", "junit")
     assert result.exit_code == 1, result.output
     XSD.validate(result.stdout)
     return JUnitXml.fromstring(result.stdout)

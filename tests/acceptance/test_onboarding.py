@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import tarfile
+import typing as t
 from importlib import resources
 from pathlib import Path
 
@@ -41,9 +43,14 @@ def kg(repo: Path, *argv: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def open_findings(out: str) -> list[dict[str, t.Any]]:
+    """A JSON report's findings that count (the repository may accept some on purpose)."""
+    return [f for f in json.loads(out)["findings"] if "suppressed" not in f]
+
+
 def clean(repo: Path) -> None:
     code, out, _ = kg(repo, "validate", "-o", "json")
-    assert (code, json.loads(out)["findings"]) == (0, [])
+    assert (code, open_findings(out)) == (0, [])
     assert kg(repo, "codeowners", "--check")[0] == 0
 
 
@@ -92,7 +99,7 @@ def test_joining_a_cohort_needs_preemption_evidence_as_validate_says(repo: Path)
     assert kg(repo, *TEAM_C, "--cluster", "gpu-staging", "--cohort", "ai-shared")[0] == 0
     code, out, _ = kg(repo, "validate", "-o", "json")
     assert code == 1
-    assert {f["rule"] for f in json.loads(out)["findings"]} == {"preemption-unvalidated"}
+    assert {f["rule"] for f in open_findings(out)} == {"preemption-unvalidated"}
 
 
 def test_cluster_add_like_another_then_a_tenant_on_it_validates_clean(repo: Path) -> None:
@@ -110,7 +117,7 @@ def test_cluster_add_like_another_then_a_tenant_on_it_validates_clean(repo: Path
     clean(repo)
     assert kg(repo, *TEAM_C, "--cluster", "gpu-dev")[0] == 0
     clean(repo)
-    assert kg(repo, "github", "clusters")[1].strip() == '["gpu-dev", "gpu-prod", "gpu-staging"]'
+    assert "gpu-dev" in json.loads(kg(repo, "github", "clusters")[1])
 
 
 def test_profile_schemas_are_exported_current_and_named_in_every_profile() -> None:
@@ -131,6 +138,7 @@ def test_profile_schemas_are_exported_current_and_named_in_every_profile() -> No
 
 
 def test_schemas_profiles_writes_them_where_the_profiles_point(repo: Path) -> None:
+    shutil.rmtree(repo / EXPORTED, ignore_errors=True)
     code, out, _ = kg(repo, "schemas", "profiles")
     assert code == 0 and out.count("written") == 2
     assert [changed for _, changed in export_schemas(repo)] == [False, False]

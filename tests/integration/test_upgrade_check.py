@@ -100,7 +100,7 @@ def test_a_rollback_names_admitted_work_without_recovery_evidence(
         cluster.create(body)
     try:
         deadline = time.monotonic() + 60
-        code, doc = 0, {}
+        code, doc = 0, t.cast(Json, {})
         while time.monotonic() < deadline:
             code, doc = upgrade_check(kueue_sandbox, "gpu-staging", "v0.9.1", repo_copy)
             if len(doc["upgrade"]["admitted"]) == 2:

@@ -1,0 +1,73 @@
+"""`resume` in the runbook's order: the cluster's folder must pass a server-side dry-run first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from auditor.sandbox import Sandbox
+from tests.conftest import own_context, run_line
+from tests.integration.test_runbook import git, synced
+
+QUEUES = "clusters/gpu-prod/clusterqueues.yaml"
+
+
+@pytest.fixture
+def held(fresh_sandbox: Sandbox, repo_copy: Path) -> Path:
+    """A git repository whose gpu-prod team-a-cq is held, synced into its own sandbox."""
+    git(repo_copy, "init", "-q", "-b", "main")
+    git(repo_copy, "config", "user.email", "oncall@example.org")
+    git(repo_copy, "config", "user.name", "On Call")
+    git(repo_copy, "add", ".")
+    git(repo_copy, "commit", "-qm", "base")
+    line = ["kueue-gitops", "--repo", str(repo_copy), "hold", "team-a-cq", "--cluster", "gpu-prod"]
+    assert run_line(line).exit_code == 0
+    synced(fresh_sandbox, repo_copy)
+    return repo_copy
+
+
+def resume(repo: Path, box: Sandbox, *extra: str) -> tuple[int, str]:
+    result = run_line(
+        ["kueue-gitops", "--repo", str(repo), "resume", "team-a-cq", "--cluster", "gpu-prod",
+         *own_context(box.kubeconfig), *extra]
+    )  # fmt: skip
+    return result.exit_code, result.output
+
+
+def test_resume_commits_once_the_folder_passes_the_dry_run(
+    held: Path, fresh_sandbox: Sandbox
+) -> None:
+    code, output = resume(held, fresh_sandbox)
+    assert code == 0, output
+    assert "dry-run: the folder of gpu-prod passed" in output
+    message = git(held, "log", "-1", "--format=%B")
+    assert message.startswith("resume: admission to ClusterQueue team-a-cq on gpu-prod")
+    assert "--force" not in message
+
+
+def test_resume_refuses_a_folder_the_api_server_would_refuse(
+    held: Path, fresh_sandbox: Sandbox
+) -> None:
+    path = held / QUEUES
+    path.write_text(
+        path.read_text().replace(
+            "queueingStrategy: BestEffortFIFO", "queueingStrategy: Sometimes", 1
+        )
+    )
+    git(held, "commit", "-qam", "a typo in team-a-cq")
+    head = git(held, "rev-parse", "HEAD")
+    code, output = resume(held, fresh_sandbox)
+    assert code == 1
+    assert (
+        "not resuming team-a-cq: the server-side dry-run of the cluster's folder failed" in output
+    )
+    assert f"ClusterQueue.kueue.x-k8s.io team-a-cq ({QUEUES}:" in output
+    assert 'Unsupported value: "Sometimes"' in output
+    assert git(held, "rev-parse", "HEAD") == head  # nothing committed
+    assert "stopPolicy: Hold" in path.read_text()
+
+    code, output = resume(held, fresh_sandbox, "--force")
+    assert code == 0, output
+    message = git(held, "log", "-1", "--format=%B")
+    assert "Resumed with --force: the server-side dry-run of the cluster's folder" in message
