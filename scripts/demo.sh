@@ -145,6 +145,9 @@ PY
 step "drift of gpu-prod against that commit: the cluster is what the repository says (exit 0)"
 kueue-gitops --repo "$WORK" drift --cluster gpu-prod
 
+step "a change freeze on the platform's Applications: a deny sync window (Argo CD compares, syncs nothing)"
+python -c 'from auditor.sandbox import Sandbox, argocd; argocd.hold_syncs(Sandbox("gpu-prod"), "kueue-platform")'
+
 step "injecting drift into gpu-prod through the API, the way hand edits happen"
 python - <<'PY'
 from auditor.live.kube import KubeCluster
@@ -175,10 +178,20 @@ cluster.create({"apiVersion": RBAC, "kind": "ClusterRoleBinding",
 print("let group example-org:team-a patch ClusterQueues")
 PY
 
-step "drift on gpu-prod at once: each change, its category, who made it, and what Argo CD will do (exit 1)"
+step "Argo CD's view: the quota edit is OutOfSync; the hold, the namespace and the binding it does not see"
+python - <<'PY'
+from auditor.sandbox import Sandbox, argocd
+
+app = "gpu-prod-platform"
+status = argocd.compare_now(Sandbox("gpu-prod"), [app])[app]["status"]
+seen = [f"{r['kind']} {r['name']}" for r in status["resources"] if r.get("status") == "OutOfSync"]
+print(f"{app}: {status['sync']['status']}; OutOfSync: {', '.join(seen) or 'nothing'}")
+PY
+
+step "drift on gpu-prod: every change, its category, who made it, and what Argo CD will do about it (exit 1)"
 kueue-gitops --repo "$WORK" drift --cluster gpu-prod || echo "(drift exited $?: drift found)"
 
-step "Argo CD's view: it sees the quota edit and, selfHeal on, puts it back; the rest it cannot see"
+step "the freeze ends: Argo CD's selfHeal puts the quota back; what it cannot see stays"
 python - <<'PY'
 import time
 
@@ -187,7 +200,6 @@ from auditor.sandbox import Sandbox, argocd
 
 host, app = Sandbox("gpu-prod"), "gpu-prod-platform"
 cluster = KubeCluster.connect("gpu-prod", context="gpu-prod")
-started = time.monotonic()
 
 
 def quota() -> str:
@@ -196,17 +208,15 @@ def quota() -> str:
     return str(next(r for r in a100["resources"] if r["name"] == "nvidia.com/gpu")["nominalQuota"])
 
 
+argocd.release_syncs(host, "kueue-platform")
+argocd.refresh(host, app)
+started = time.monotonic()
 while quota() == "24" and time.monotonic() - started < 120:
     time.sleep(0.5)
-print(f"Argo CD put team-a-cq's a100 quota back to {quota()} after {time.monotonic() - started:.1f}s")
-argocd.refresh(host, app)
-time.sleep(3)
-status = argocd.applications(host)[app]["status"]
-unseen = [r["name"] for r in status.get("resources", []) if r.get("status") == "OutOfSync"]
-print(f"{app}: {status['sync']['status']}; resources it lists as OutOfSync: {unseen or 'none'}")
+print(f"Argo CD put team-a-cq's a100 quota back to {quota()} in {time.monotonic() - started:.1f}s")
 PY
 
-step "drift on gpu-prod now: what Argo CD cannot see stays, each finding says so (exit 1)"
+step "drift on gpu-prod now: the rest, each finding saying Argo CD will not heal it (exit 1)"
 kueue-gitops --repo "$WORK" drift --cluster gpu-prod || echo "(drift exited $?: drift found)"
 
 step "the same report as markdown, the body of the scheduled drift issue"

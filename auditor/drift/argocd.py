@@ -62,13 +62,12 @@ class Tracking:
     def sentence(self) -> str:
         if self.sync is None:
             return f"Argo CD Application {self.application} tracks it (its status was not read)"
-        status = self.resource or self.sync
-        said = f"Argo CD Application {self.application} is {self.sync}"
+        said = f"Argo CD Application {self.application} ({self.sync})"
         if self.extraneous:
-            return f"{said} and lists it as extraneous: it will not delete it (no prune)"
-        if status != "OutOfSync":
-            return f"{said} and sees no difference here: it will not heal this"
-        return f"{said}: " + (
+            return f"{said} lists it as extraneous: it will not delete it (no prune)"
+        if (self.resource or self.sync) != "OutOfSync":
+            return f"{said} sees no difference in it: it will not heal this"
+        return f"{said} sees it: " + (
             "selfHeal is on, it will put it back"
             if self.heals
             else "selfHeal is off, the next sync puts it back"

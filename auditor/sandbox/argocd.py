@@ -56,6 +56,7 @@ DAEMONS = (REDIS, REPO_SERVER, CONTROLLER, APPSET_CONTROLLER)
 RECONCILIATION = "20s"
 READY_TIMEOUT = 60.0
 HACK_SCRIPTS = ("git-verify-wrapper.sh", "gpg-wrapper.sh")  # the repo-server runs them
+REFRESH = "argocd.argoproj.io/refresh"  # removed by the controller once it has compared
 
 
 @dataclass
@@ -373,10 +374,44 @@ def refresh(host: Sandbox, name: str, kind: str = "normal") -> None:
         API,
         "Application",
         name,
-        {"metadata": {"annotations": {"argocd.argoproj.io/refresh": kind}}},
+        {"metadata": {"annotations": {REFRESH: kind}}},
         namespace=NAMESPACE,
         manager=MANAGER,
     )
+
+
+def compare_now(host: Sandbox, names: t.Collection[str], timeout: float = 120) -> dict[str, Json]:
+    """Refresh `names` and return the Applications once each has compared after this call."""
+    time.sleep(1.1)  # reconciledAt has whole seconds: start in a second of our own
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    for name in names:
+        refresh(host, name)
+
+    def done(apps: dict[str, Json]) -> bool:
+        return all(
+            name in apps
+            and REFRESH not in (apps[name]["metadata"].get("annotations") or {})
+            and str((apps[name].get("status") or {}).get("reconciledAt", "")) >= since
+            for name in names
+        )
+
+    return wait_for(host, done, timeout=timeout, what="a comparison after the change")
+
+
+def hold_syncs(host: Sandbox, project: str) -> None:
+    """A `deny` sync window on an AppProject, as in a change freeze: Argo CD still compares
+    its Applications but runs no automated sync (selfHeal included) until `release_syncs`."""
+    window = {"kind": "deny", "schedule": "* * * * *", "duration": "24h", "applications": ["*"]}
+    _windows(host, project, [window])
+
+
+def release_syncs(host: Sandbox, project: str) -> None:
+    _windows(host, project, None)
+
+
+def _windows(host: Sandbox, project: str, windows: list[Json] | None) -> None:
+    patch = {"spec": {"syncWindows": windows}}
+    host.connect().patch(API, "AppProject", project, patch, namespace=NAMESPACE, manager=MANAGER)
 
 
 def terminate_operation(host: Sandbox, name: str) -> None:

@@ -120,6 +120,7 @@ def _now(cluster: KubeCluster, profile: ClusterProfile, crds: list[Json]) -> lis
                     "upgrade-webhook-down",
                     f"a dry-run create of a {kind} did not get through Kueue's webhooks: {failed}",
                     kind=kind,
+                    name=probes.PROBE,
                 )
             )
     for crd in crds:
@@ -131,6 +132,7 @@ def _now(cluster: KubeCluster, profile: ClusterProfile, crds: list[Json]) -> lis
                     f"the {probes.kind_of(crd)} objects cannot be read as {version}: {why}",
                     api_version=f"{KUEUE_GROUP}/{version}",
                     kind=probes.kind_of(crd),
+                    name=crd["metadata"]["name"],
                 )
             )
     return findings
@@ -162,6 +164,7 @@ def _stored_findings(
                         f"{fix} before the change",
                         api_version=f"{KUEUE_GROUP}/{version}",
                         kind=kind,
+                        name=name,
                         desired=serves,
                         live=_stored(crd),
                         change="modified",
@@ -177,6 +180,7 @@ def _stored_findings(
                         f"(a storage migration) before {version} can be dropped",
                         api_version=f"{KUEUE_GROUP}/{version}",
                         kind=kind,
+                        name=name,
                     )
                 )
     return findings

@@ -19,6 +19,7 @@ if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
 PROBE = "kueue-gitops-upgrade-check"
+SAMPLE = 20  # objects of each kind read back one by one in each served version
 NAMESPACE = "default"  # a namespaced probe's namespace: every cluster has it
 WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
 ADMISSION_API = "admissionregistration.k8s.io/v1"
@@ -123,8 +124,14 @@ def unreadable_versions(cluster: KubeCluster, crd: Json) -> dict[str, str]:
         return {}
     out = {}
     for version in served(crd):
+        api = f"{KUEUE_GROUP}/{version}"
         try:
-            cluster.list(f"{KUEUE_GROUP}/{version}", kind_of(crd))
+            found = cluster.list(api, kind_of(crd))
+            # A LIST may come from the API server's cache, converted when it was filled: read
+            # some back one by one, from etcd, through the webhook as it is now.
+            for obj in found[:SAMPLE]:
+                meta = obj["metadata"]
+                cluster.get(api, kind_of(crd), meta["name"], meta.get("namespace"))
         except KindNotServed:
             continue
         except ClusterAccessError as exc:

@@ -34,32 +34,10 @@ from bench.argocd.states import STATES  # noqa: E402
 CLUSTER = "gpu-prod"
 APPS = ("gpu-prod-platform", "team-a-gpu-prod", "team-b-gpu-prod")
 Json = dict[str, t.Any]
-HOLD = {"kind": "deny", "schedule": "* * * * *", "duration": "24h", "applications": ["*"]}
-
-
-def hold_automated_sync(box: Sandbox) -> None:
-    admin = box.connect()
-    for project in admin.list(argocd.API, "AppProject"):
-        name = project["metadata"]["name"]
-        patch = {"spec": {"syncWindows": [HOLD]}}
-        admin.patch(argocd.API, "AppProject", name, patch, namespace="argocd", manager="bench")
 
 
 def compared(box: Sandbox) -> dict[str, Json]:
-    """Refresh every Application and wait until each has compared after this moment."""
-    time.sleep(1.1)  # reconciledAt has whole seconds
-    since = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    for app in APPS:
-        argocd.refresh(box, app)
-
-    def done(apps: dict[str, Json]) -> bool:
-        return all(
-            "argocd.argoproj.io/refresh" not in (apps[a]["metadata"].get("annotations") or {})
-            and str(apps[a]["status"].get("reconciledAt", "")) >= since
-            for a in APPS
-        )
-
-    return argocd.wait_for(box, done, timeout=120, what="a comparison after the change")
+    return argocd.compare_now(box, APPS)
 
 
 def argo_verdict(apps: dict[str, Json]) -> Json:
@@ -98,7 +76,8 @@ def main() -> int:
         started = time.monotonic()
         argocd.wait_for(box, synced, timeout=300, what="gpu-prod's Applications synced")
         first_sync = round(time.monotonic() - started, 1)
-        hold_automated_sync(box)
+        for project in ("kueue-platform", "tenant-team-a", "tenant-team-b"):
+            argocd.hold_syncs(box, project)
         baseline = {"argo": argo_verdict(compared(box)), "ours": our_verdict(box)}
         for state in STATES:
             undo = state.apply(box.connect())

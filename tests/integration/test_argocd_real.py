@@ -33,7 +33,6 @@ from tests.integration.kueue_jobs import eventually
 KUEUE = "kueue.x-k8s.io/v1beta2"
 Json = dict[str, t.Any]
 SYNC_TIMEOUT = 240.0
-REFRESH = "argocd.argoproj.io/refresh"  # Argo CD removes it once it has compared again
 
 
 def folder_applications(repo: Path) -> dict[str, tuple[str, str, str, str | None]]:
@@ -433,14 +432,8 @@ def test_drift_names_the_application_and_says_argo_cd_will_not_heal_what_it_cann
     app = "gpu-prod-platform"
     admin.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": "Hold"}})
     try:
-        argocd.refresh(argo.host, app)
-        time_to_compare = argocd.wait_for(
-            argo.host,
-            lambda apps: bool(apps[app]["metadata"].get("annotations", {}).get(REFRESH) is None),
-            timeout=SYNC_TIMEOUT,
-            what="the refresh done",
-        )
-        assert argocd.sync_status(time_to_compare[app])[0] == "Synced"
+        compared = argocd.compare_now(argo.host, [app])
+        assert argocd.sync_status(compared[app])[0] == "Synced"
         report = drift.audit(audited(ROOT, tmp_path), ["gpu-prod"], argo.connect)
         [held] = [f for f in report.findings if f.name == "team-a-cq"]
         assert held.rule == "drift-stop-policy"
@@ -453,8 +446,7 @@ def test_drift_names_the_application_and_says_argo_cd_will_not_heal_what_it_cann
             "heals": False,
         }
         assert held.message.endswith(
-            f"Argo CD Application {app} is Synced and sees no difference here: "
-            "it will not heal this"
+            f"Argo CD Application {app} (Synced) sees no difference in it: it will not heal this"
         )
     finally:
         admin.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": None}})

@@ -143,3 +143,36 @@ def test_context_with_several_clusters_is_a_usage_error(
         env={"KUBECONFIG": os.pathsep.join(str(p) for p in configs.values())},
     )
     assert (code, [c["name"] for c in report["clusters"]]) == (0, ["gpu-staging"])
+
+
+def test_a_profile_entry_accepts_live_drift_until_it_expires(
+    two: tuple[Path, dict[str, Sandbox], dict[str, Path]],
+) -> None:
+    """Drift on a live object is accepted through the cluster profile, and counts again once
+    the entry has expired."""
+    repo, boxes, configs = two
+    merged = os.pathsep.join(str(configs[name]) for name in CLUSTERS)
+    staging = boxes["gpu-staging"].connect()
+    profile = repo / "clusters/gpu-staging/profile.yaml"
+    original = profile.read_text()
+    entry = (
+        "  suppressions:\n"
+        "    - {rule: drift-stop-policy, kind: ClusterQueue, name: team-a-cq, "
+        "reason: held by hand for the migration window, expires: EXPIRES}\n"
+    )
+    staging.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": "Hold"}})
+    try:
+        profile.write_text(original + entry.replace("EXPIRES", "2999-01-31"))
+        code, report = drift(repo, "--cluster", "gpu-staging", env={"KUBECONFIG": merged})
+        [found] = report["findings"]
+        assert (code, report["status"], found["rule"]) == (0, "clean", "drift-stop-policy")
+        assert found["suppressed"]["reason"] == "held by hand for the migration window"
+
+        profile.write_text(original + entry.replace("EXPIRES", "2020-01-31"))
+        code, report = drift(repo, "--cluster", "gpu-staging", env={"KUBECONFIG": merged})
+        [found] = report["findings"]
+        assert code == 1 and "suppressed" not in found
+        assert "its suppression expired on 2020-01-31" in found["message"]
+    finally:
+        profile.write_text(original)
+        staging.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": "None"}})

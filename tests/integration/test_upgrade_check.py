@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.sandbox import Sandbox, Toolchain
+from auditor.sandbox import Sandbox, Toolchain, releases
 from tests.conftest import ROOT, own_context, run_line
 from tests.integration.conftest import synced_kueue_sandbox
 from tests.integration.test_preemptions import job
@@ -87,8 +87,10 @@ def test_the_legacy_cluster_lists_what_the_upgrade_to_0_17_changes(legacy_sandbo
 
 
 def test_a_rollback_names_admitted_work_without_recovery_evidence(
-    kueue_sandbox: Sandbox, repo_copy: Path
+    kueue_sandbox: Sandbox, repo_copy: Path, toolchain: Toolchain
 ) -> None:
+    # TARGET as a folder of CRDs this time: the v0.9.1 bundle `sandbox build` keeps.
+    bundle = str(releases.release(toolchain, "v0.9.1").root / "crds")
     profile = repo_copy / "tenants" / "team-b" / "profile.yaml"
     text = profile.read_text()
     profile.write_text(re.sub(r"\n    checkpointing:\n(      .*\n)+", "\n", text))
@@ -102,7 +104,7 @@ def test_a_rollback_names_admitted_work_without_recovery_evidence(
         deadline = time.monotonic() + 60
         code, doc = 0, t.cast(Json, {})
         while time.monotonic() < deadline:
-            code, doc = upgrade_check(kueue_sandbox, "gpu-staging", "v0.9.1", repo_copy)
+            code, doc = upgrade_check(kueue_sandbox, "gpu-staging", bundle, repo_copy)
             if len(doc["upgrade"]["admitted"]) == 2:
                 break
             time.sleep(1)

@@ -166,7 +166,16 @@ def _managed(ctx: CheckContext, embedded: Embedded, config: dict[str, t.Any]) ->
     selector = config.get("managedJobsNamespaceSelector")
     admitting = {key: value, NAME_LABEL: "a-tenant-namespace"}
     exact = selectors.selects(selector, admitting, nil=False) and _requires(selector, key, value)
-    if not exact:
+    api = kueue_config.api(ctx.cluster.kueue_version or "")
+    if api and "managedJobsNamespaceSelector" not in api.schema.get("properties", {}):
+        yield embedded.finding(
+            f"Kueue {api.version} has no managedJobsNamespaceSelector, so it cannot keep its "
+            f"management to the namespaces labelled {key}={value}: a Job without a queue name "
+            "is held in every namespace (manageJobsWithoutQueueName) or in none; upgrade Kueue",
+            ("manageJobsWithoutQueueName",),
+            rule="kueue-config-unmanaged-jobs",
+        )
+    elif not exact:
         yield embedded.finding(
             f"managedJobsNamespaceSelector must select exactly the namespaces labelled {key}="
             f"{value} (the cluster's admission label), e.g. matchLabels: {{{key}: {value}}}",

@@ -78,7 +78,8 @@ def test_an_out_of_sync_application_with_self_heal_will_put_it_back() -> None:
         "heals": True,
     }
     assert found.message.endswith(
-        "Argo CD Application gpu-prod-platform is OutOfSync: selfHeal is on, it will put it back"
+        "Argo CD Application gpu-prod-platform (OutOfSync) sees it: selfHeal is on, "
+        "it will put it back"
     )
 
 
@@ -86,7 +87,7 @@ def test_a_synced_application_does_not_see_the_drift_and_will_not_heal_it() -> N
     apps = [app("gpu-prod-platform", "Synced", [entry("Synced")], selfHeal=True)]
     found = named(apps, live("gpu-prod-platform:kueue.x-k8s.io/ClusterQueue:/team-a-cq"))
     assert found.extra["argocd"]["heals"] is False
-    assert "sees no difference here: it will not heal this" in found.message
+    assert "(Synced) sees no difference in it: it will not heal this" in found.message
 
 
 def test_an_object_removed_from_the_repo_is_extraneous_and_never_deleted() -> None:

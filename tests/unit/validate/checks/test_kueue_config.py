@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+import pytest
+
+from auditor.kueue import config as kueue_config
 from tests.unit.validate.checks.helpers import assert_findings, edit, line_of, run_check
 
 CONFIG = "clusters/gpu-prod/kueue/manager-config.yaml"
@@ -103,3 +107,23 @@ def test_text_that_is_not_yaml_is_an_error(repo_copy: Path) -> None:
     edit(repo_copy, CONFIG, "    kind: Configuration\n", "    kind: Configuration\n    : [\n")
     [finding] = run_check(repo_copy, "kueue-config")
     assert finding.rule == "kueue-config-invalid" and "not valid YAML" in finding.message
+
+
+def test_a_release_without_the_namespace_selector_cannot_keep_to_admitting_namespaces(
+    repo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pinned = kueue_config.api("v0.17.0")
+    assert pinned is not None
+    properties = dict(pinned.schema["properties"])
+    del properties["managedJobsNamespaceSelector"]
+    older = dataclasses.replace(
+        pinned, version="v0.9.1", schema={**pinned.schema, "properties": properties}
+    )
+    monkeypatch.setattr(kueue_config, "api", lambda version: older)
+    edit(repo_copy, CONFIG, "    managedJobsNamespaceSelector:", "    unusedBefore:")
+    edit(repo_copy, CONFIG, "      matchLabels:\n        platform.example.com/kueue: enabled\n", "")
+    findings = run_check(repo_copy, "kueue-config")
+    assert [(f.rule, f.line) for f in findings if f.rule == "kueue-config-unmanaged-jobs"] == [
+        ("kueue-config-unmanaged-jobs", line_of(repo_copy, CONFIG, "manageJobsWithoutQueueName:"))
+    ]
+    assert "Kueue v0.9.1 has no managedJobsNamespaceSelector" in findings[-1].message
