@@ -199,10 +199,13 @@ def audit(
                 result.status, result.errors = "incomplete", live.errors
             catalog = SchemaCatalog(schemas_root, profile.name) if schemas_root else None
             schemas = LiveSchemas(catalog, live.crds)
-            desired = loaded.for_cluster(profile.name)
+            desired, refused = _sound(profile, catalog, loaded.for_cluster(profile.name))
+            report.findings.extend(refused)
             try:
                 with processing(f"comparing cluster {profile.name}"):
-                    found = list(compare(profile, desired, live, schemas, repo.tenants))
+                    found = _not_unmanaged(
+                        compare(profile, desired, live, schemas, repo.tenants), refused
+                    )
                 accepted = suppressions.of_cluster(profile, desired)
                 suppressions.apply(found, accepted, datetime.date.today())
                 report.findings.extend(found)
@@ -266,10 +269,7 @@ def compare(
         elif live_obj.get("apiVersion") != resource.api_version:
             findings.append(_version(profile, resource, str(live_obj.get("apiVersion"))))
         else:
-            try:
-                findings.extend(_modified(profile, resource, live_obj, schemas, readers))
-            except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
-                findings.append(_not_compared(profile, resource, schemas, exc))
+            findings.extend(_modified(profile, resource, live_obj, schemas, readers))
     for key, obj in sorted(live.objects.items()):
         if key not in by_key and _unmanaged_matters(profile, obj):
             findings.append(_unmanaged(profile, obj))
@@ -284,30 +284,48 @@ def compare(
     return findings
 
 
-def _not_compared(
-    profile: ClusterProfile, resource: Resource, schemas: LiveSchemas, exc: Exception
-) -> Finding:
-    """A repo object too malformed to compare, said at the schema's complaint; if its schema
-    finds nothing wrong, the failure was a bug and is raised again."""
-    found, sound = (
-        ClusterValidator(schemas.catalog).check(resource) if schemas.catalog else ([], True)
-    )
-    errors = [f for f in found if f.severity == "error"]
-    if sound or not errors:
-        raise exc
-    return Finding(
-        rule="drift-not-compared",
-        message=f"not compared with the live object: {errors[0].message}",
-        category="other",
-        cluster=profile.name,
-        api_version=resource.api_version or None,
-        kind=resource.kind or None,
-        namespace=resource.namespace,
-        name=resource.name or None,
-        file=resource.file,
-        line=errors[0].line,
-        path=errors[0].path,
-    )
+def _sound(
+    profile: ClusterProfile, catalog: SchemaCatalog | None, desired: list[Resource]
+) -> tuple[list[Resource], list[Finding]]:
+    """The repo objects whose shape their schema accepts, and a finding for each other one.
+
+    Drift does not validate, but it reads every field of what it compares: an object with a
+    string where a mapping belongs is said to be not compared, at the schema's complaint,
+    rather than read wrongly (or not at all)."""
+    if catalog is None or not catalog.index:
+        return desired, []
+    validator = ClusterValidator(catalog)
+    sound: list[Resource] = []
+    refused: list[Finding] = []
+    for resource in desired:
+        problems = validator.malformed(resource)
+        if not problems:
+            sound.append(resource)
+            continue
+        refused.append(
+            Finding(
+                rule="drift-not-compared",
+                message=f"not compared with the live object: {problems[0].message}",
+                category="other",
+                cluster=profile.name,
+                api_version=resource.api_version or None,
+                kind=resource.kind or None,
+                namespace=resource.namespace,
+                name=resource.name or None,
+                file=resource.file,
+                line=problems[0].line,
+                path=problems[0].path,
+            )
+        )
+    return sound, refused
+
+
+def _not_unmanaged(found: t.Iterable[Finding], refused: list[Finding]) -> list[Finding]:
+    """`found`, less the live twins of refused repo objects: they are in the repo, malformed."""
+    keys = {(f.kind, f.namespace, f.name) for f in refused}
+    return [
+        f for f in found if f.change != "unmanaged" or (f.kind, f.namespace, f.name) not in keys
+    ]
 
 
 def _modified(

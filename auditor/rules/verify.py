@@ -72,8 +72,8 @@ RULES = (
     _check(
         "victim-recovery",
         "preemption",
-        "A preempted Job did not recover: its Pods kept running, it was not admitted again "
-        "after the preemptor, or it did not complete exactly once.",
+        "A preempted Job did not recover: not stopped, not re-admitted after the preemptor, or "
+        "not completed exactly once.",
         "Each borrowing victim is stopped, re-admitted after the reclaiming Job finished, "
         "and completes with one succeeded Pod.",
         "A victim's Job counts two succeeded Pods: its first run was never stopped.",

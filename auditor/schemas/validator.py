@@ -65,6 +65,14 @@ class ClusterValidator:
             tuple(cel.collect(schema)),
         )
 
+    def malformed(self, resource: Resource) -> list[Finding]:
+        """The schema's complaints about `resource`'s shape (a string where a mapping belongs),
+        without CEL or the version contract; none when its kind has no schema here."""
+        kind = self.kind_schema(resource.api_version, resource.kind)
+        if kind is None:
+            return []
+        return [f for f in self._schema_findings(resource, kind) if f.rule == "schema"]
+
     def check(self, resource: Resource) -> tuple[list[Finding], bool]:
         """The findings about `resource`, and whether its structure is sound for policy checks."""
         contract = versions.served(resource, self.catalog)

@@ -37,11 +37,6 @@ if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
 CONTROLLER = ("kueue-controller-manager", "kueue-system")
-_REPO_RULES = {
-    "unknown-kind": "upgrade-repo-version-unserved",
-    "version-not-served": "upgrade-repo-version-unserved",
-    "version-deprecated": "upgrade-repo-version-deprecated",
-}
 
 
 @dataclass
@@ -202,7 +197,13 @@ def _repo(profile: ClusterProfile, resources: list[Resource], target: Bundle) ->
     release = target.version or target.source
     out = []
     for f in found:
-        rule = _REPO_RULES.get(f.rule, "upgrade-repo-invalid")
+        rule = (
+            "upgrade-repo-version-deprecated"
+            if f.rule == "version-deprecated"
+            else "upgrade-repo-version-unserved"
+            if f.rule in ("unknown-kind", "version-not-served")
+            else "upgrade-repo-invalid"
+        )
         message = f.message.replace("cluster target", f"Kueue {release}").replace(
             "is deprecated on", "is deprecated by"
         )

@@ -117,7 +117,6 @@ def check_victim_recovery(
     low: str | None,
     high: str | None,
 ) -> Check:
-    name = "victim-recovery"
     peer = next(
         (p for p in peers if cohort_of(p.cq) and cohort_of(p.cq) == cohort_of(tenant.cq)), None
     )
@@ -134,7 +133,7 @@ def check_victim_recovery(
         else None
     )
     if why or peer is None:
-        return Check(name, "preemption", None, f"not checked: {why}", tenant.cq_name)
+        return Check("victim-recovery", "preemption", None, f"not checked: {why}", tenant.cq_name)
     lending = scratch.lendable(tenant.cq, probe)
     quota = wl.quota(tenant.cq, probe)
     borrow = 0
@@ -155,7 +154,7 @@ def check_victim_recovery(
     late = [v.job for v in evicted if not v.readmitted or v.readmitted < run.preemptor_finished]
     ok = bool(evicted) and all(v.stopped for v in evicted) and not late and len(once) == len(jobs)
     return Check(
-        name,
+        "victim-recovery",
         "preemption",
         ok and bool(run.preemptor_finished),
         f"{len(evicted)} of {len(jobs)} borrowing low-priority Job(s) preempted by a "

@@ -60,7 +60,13 @@ def validate(repo: Path) -> tuple[int, list[dict[str, t.Any]]]:
 
 
 def test_the_repository_as_it_is_validates_clean(repo: Path) -> None:
-    assert validate(repo) == (0, [])
+    code, findings = validate(repo)
+    # Nothing but what is accepted on purpose, until its expiry: Kueue v0.9.1 on gpu-legacy
+    # cannot limit the namespaces it manages (clusters/gpu-legacy/kueue/manager-config.yaml).
+    assert code == 0
+    assert [(f["cluster"], f["rule"], "suppressed" in f) for f in findings] == [
+        ("gpu-legacy", "kueue-config-unmanaged-jobs", True)
+    ]
 
 
 @pytest.mark.parametrize("plant", sorted(PLANTS))

@@ -23,4 +23,8 @@ CASES: list[Corruption] = [
     # seed 1: a file cut inside `annotations:` left them a string; drift's normalizer failed
     # on it (AttributeError); now drift-not-compared, with the schema's complaint, at the line
     Corruption("tenants/team-b/gpu-staging/namespace.yaml", "truncate", 576),
+    # derandomized run: a file cut inside a namespaceSelector left `matchLabels` a string;
+    # drift's metadata readers failed on it. Drift now compares only objects whose shape
+    # their schema accepts, and says the others are not compared
+    Corruption("clusters/gpu-prod/clusterqueues.yaml", "truncate", 381),
 ]

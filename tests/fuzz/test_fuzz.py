@@ -30,7 +30,7 @@ from tests.fuzz import regressions
 from tests.fuzz.corrupt import Corruption, corruptions
 from tests.unit.drift.test_faults import RepoAsLive
 
-EXAMPLES = int(os.environ.get("KUEUE_GITOPS_FUZZ_EXAMPLES", "50"))
+EXAMPLES = int(os.environ.get("KUEUE_GITOPS_FUZZ_EXAMPLES", "40"))
 SEED = os.environ.get("KUEUE_GITOPS_FUZZ_SEED")  # unset: Hypothesis derandomized, fixed cases
 CASE_SECONDS = 20.0  # far above the slowest case seen (README.md)
 MAX_RSS_MB = 1024  # the whole test process, high-water mark

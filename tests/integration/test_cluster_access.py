@@ -26,6 +26,7 @@ from tests.conftest import run_line, start_sandbox
 from tests.integration.test_drift import KUEUE, servable_repo
 
 CLUSTERS = ("gpu-prod", "gpu-staging")
+BOTH = ("--cluster", "gpu-prod", "--cluster", "gpu-staging")  # the repo may have more clusters
 Json = dict[str, t.Any]
 
 
@@ -74,7 +75,7 @@ def test_merged_kubeconfig_files_reach_each_cluster_through_its_profile_context(
 ) -> None:
     repo, boxes, configs = two
     merged = os.pathsep.join(str(configs[name]) for name in CLUSTERS)
-    code, report = drift(repo, env={"KUBECONFIG": merged})
+    code, report = drift(repo, *BOTH, env={"KUBECONFIG": merged})
     assert [(c["name"], c["status"]) for c in report["clusters"]] == [
         ("gpu-prod", "ok"),
         ("gpu-staging", "ok"),
@@ -85,7 +86,7 @@ def test_merged_kubeconfig_files_reach_each_cluster_through_its_profile_context(
     staging = boxes["gpu-staging"].connect()
     staging.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": "Hold"}})
     try:
-        code, report = drift(repo, env={"KUBECONFIG": merged})
+        code, report = drift(repo, *BOTH, env={"KUBECONFIG": merged})
         assert code == 1
         assert [(f["cluster"], f["name"], f["path"]) for f in report["findings"]] == [
             ("gpu-staging", "team-a-cq", "spec.stopPolicy")
@@ -108,7 +109,7 @@ def test_one_kubeconfig_file_with_two_contexts_is_not_read_through_its_current_c
     }
     kubeconfig = tmp_path / "both.kubeconfig"
     kubeconfig.write_text(yaml.safe_dump(both))
-    code, report = drift(repo, "--kubeconfig", str(kubeconfig))
+    code, report = drift(repo, *BOTH, "--kubeconfig", str(kubeconfig))
     assert (code, report["status"], report["findings"]) == (0, "clean", [])
 
     # status -o json is a snapshot, not a findings report: not through run_line's contract

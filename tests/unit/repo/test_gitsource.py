@@ -16,7 +16,7 @@ from tests.unit.conftest import Revisions
 def test_a_revision_loads_like_the_working_tree(revs: Revisions) -> None:
     with revision(revs.root, "base") as repo:
         loaded = repo.load()
-        assert sorted(repo.clusters) == ["gpu-prod", "gpu-staging"]
+        assert sorted(repo.clusters) == ["gpu-legacy", "gpu-prod", "gpu-staging"]
         assert repo.label.startswith("base (")
     on_disk = Repository.open(revs.root).load()
     assert loaded.findings == on_disk.findings

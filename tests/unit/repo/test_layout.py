@@ -10,7 +10,7 @@ from auditor.repo.layout import Repository
 
 def test_this_repository_loads_cleanly_and_places_objects_on_clusters() -> None:
     repo = Repository.open(Path(__file__).parent)
-    assert set(repo.clusters) == {"gpu-prod", "gpu-staging"}
+    assert set(repo.clusters) == {"gpu-legacy", "gpu-prod", "gpu-staging"}
     assert set(repo.tenants) == {"team-a", "team-b"}
     loaded = repo.load()
     assert loaded.findings == []
