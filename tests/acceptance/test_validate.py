@@ -67,9 +67,13 @@ spec:
 def test_the_repository_itself_validates_clean(repo: Path) -> None:
     result = validate(repo, "-o", "json")
     report = json.loads(result.stdout)
-    assert report["findings"] == [] and report["status"] == "clean"
+    # Nothing but gpu-legacy's accepted limitation of Kueue v0.9.1 (suppressed until it expires).
+    assert [(f["cluster"], f["rule"], "suppressed" in f) for f in report["findings"]] == [
+        ("gpu-legacy", "kueue-config-unmanaged-jobs", True)
+    ]
+    assert report["status"] == "clean"
     assert result.exit_code == 0
-    assert [c["name"] for c in report["clusters"]] == ["gpu-prod", "gpu-staging"]
+    assert [c["name"] for c in report["clusters"]] == ["gpu-legacy", "gpu-prod", "gpu-staging"]
 
 
 def test_a_schema_violation_names_file_line_and_field(repo: Path) -> None:
@@ -191,7 +195,7 @@ def test_auto_format_is_github_under_actions(repo: Path) -> None:
 def test_missing_schemas_is_a_configuration_error(repo_copy: Path) -> None:
     result = validate(repo_copy)
     assert result.exit_code == 2
-    assert "kueue-gitops schemas fetch --cluster gpu-prod" in result.stderr
+    assert "kueue-gitops schemas fetch --cluster gpu-legacy" in result.stderr  # the first
 
 
 def test_schemas_fetch_from_an_unreachable_cluster_exits_3(repo: Path, tmp_path: Path) -> None:

@@ -103,8 +103,18 @@ def test_a_queued_job_is_suspended_then_admitted_and_its_pod_created(
     # kube-controller-manager's Job controller creates the Pod once Kueue unsuspends the Job.
     pods = _eventually(lambda: cluster.list_in("v1", "Pod", ns))
     assert [p["metadata"]["labels"]["job-name"] for p in pods] == ["one-gpu"]
-    assert pods[0]["status"]["phase"] == "Pending"  # no scheduler, no kubelet
+    # kube-scheduler binds it to the a100 node (Kueue gave it the flavor's labels and
+    # tolerations) and kwok, playing that node's kubelet, reports it Running.
+    name = pods[0]["metadata"]["name"]
+    running = _eventually(
+        lambda: (
+            (pod := cluster.get("v1", "Pod", name, ns))["status"].get("phase") == "Running" and pod
+        )
+    )
+    assert running["spec"]["nodeName"] == "a100-0"
     cluster.delete("v1", "Namespace", ns, propagation="Background")
+    # gone before later tests read team-a-cq's usage (a bound Pod is deleted gracefully)
+    _eventually(lambda: ns not in {n["metadata"]["name"] for n in cluster.list("v1", "Namespace")})
 
 
 def test_sandbox_up_with_kueue_and_down_stops_every_process(

@@ -87,6 +87,12 @@ def preempted(kueue_sandbox: Sandbox) -> t.Iterator[KubeCluster]:
     finally:
         for namespace, name in made:
             cluster.delete("batch/v1", "Job", name, namespace, propagation="Background")
+        # later tests (verify) size their probes from the queues' usage: wait until it is free
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and any(
+            cluster.list_in("kueue.x-k8s.io/v1beta2", "Workload", ns) for ns in ("team-a", "team-b")
+        ):
+            time.sleep(0.5)
 
 
 def ledger(box: Sandbox, *extra: str) -> t.Any:

@@ -152,7 +152,9 @@ def _no_leftover_jobs(kueue_sandbox: Sandbox) -> t.Iterator[None]:
     yield
     cluster = kueue_sandbox.connect()
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (
-        cluster.list_in("batch/v1", "Job", "team-a") or cluster.list_in("batch/v1", "Job", "team-b")
+    while time.monotonic() < deadline and any(
+        cluster.list_in(api, kind, ns)
+        for api, kind in (("batch/v1", "Job"), ("kueue.x-k8s.io/v1beta2", "Workload"))
+        for ns in ("team-a", "team-b")
     ):
         time.sleep(0.5)
