@@ -87,7 +87,8 @@ while time.monotonic() - started < 120:
     if now != seen:
         print(f"{time.monotonic() - started:5.1f}s", now)
         seen = now
-    done = [n for ns, n in made if cluster.get("batch/v1", "Job", n, ns)["status"].get("succeeded")]
+    done = [n for ns, n in made
+            if (cluster.get("batch/v1", "Job", n, ns).get("status") or {}).get("succeeded")]
     if len(done) == len(made):
         break
     time.sleep(1)
