@@ -1,0 +1,1 @@
+"""`drift`: read each live cluster, normalize both sides, compare, classify, attribute."""

@@ -1,0 +1,1 @@
+"""What the GitHub workflows do on GitHub (drift issues, the plan comment, schema PRs)."""

@@ -1,0 +1,1 @@
+"""`plan`: what a change between two revisions does to each cluster, offline and live."""

@@ -1,0 +1,1 @@
+"""The stop-admission runbook: hold/resume through the repo, dry run, Workload export, ledger."""

@@ -1,0 +1,1 @@
+"""`validate`: schemas, CEL, the version contract and the policy checks over the repository."""
