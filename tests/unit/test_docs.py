@@ -18,7 +18,14 @@ from click.testing import CliRunner
 from auditor.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("README.md", "CONTRIBUTING.md", "docs/ARCHITECTURE.md", "bench/README.md")
+DOCS = (
+    "README.md",
+    "CONTRIBUTING.md",
+    "docs/ARCHITECTURE.md",
+    "docs/usage.md",
+    "docs/argocd.md",
+    "bench/README.md",
+)
 TOP_LEVEL = {p.name for p in ROOT.iterdir() if p.name not in (".git", ".venv")}
 
 FENCE = re.compile(r"^ *```[^\n]*\n(.*?)^ *```", re.M | re.S)
