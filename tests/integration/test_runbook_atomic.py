@@ -8,6 +8,7 @@ before patching catches it), or its admission refuses the patch once gpu-prod al
 
 from __future__ import annotations
 
+import shutil
 import time
 import typing as t
 from pathlib import Path
@@ -30,7 +31,8 @@ ADMISSION = "admissionregistration.k8s.io/v1"
 def clusters(
     toolchain: Toolchain, sandboxes_dir: Path, repo_copy: Path, tmp_path: Path
 ) -> t.Iterator[tuple[Path, dict[str, Sandbox], Path]]:
-    """A git repo, the two sandboxes synced from it, and a kubeconfig with both contexts."""
+    """A repo of two clusters, their sandboxes synced from it, a kubeconfig with both contexts."""
+    only_clusters(repo_copy, ("gpu-prod", "gpu-staging"))
     git(repo_copy, "init", "-q", "-b", "main")
     git(repo_copy, "config", "user.email", "oncall@example.org")
     git(repo_copy, "config", "user.name", "On Call")
@@ -46,6 +48,21 @@ def clusters(
     finally:
         for box in boxes.values():
             box.down()
+
+
+def only_clusters(repo: Path, keep: tuple[str, ...]) -> None:
+    """Drop every other cluster from a repo copy: its folder, tenant folders and profile entries."""
+    for folder in (repo / "clusters").iterdir():
+        if folder.is_dir() and folder.name not in keep:
+            shutil.rmtree(folder)
+    for tenant in (repo / "tenants").iterdir():
+        for folder in tenant.iterdir():
+            if folder.is_dir() and folder.name not in keep:
+                shutil.rmtree(folder)
+        profile = tenant / "profile.yaml"
+        doc = yaml.safe_load(profile.read_text())
+        doc["spec"]["clusters"] = {k: v for k, v in doc["spec"]["clusters"].items() if k in keep}
+        profile.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
 def merged(boxes: dict[str, Sandbox], path: Path) -> Path:
