@@ -228,6 +228,29 @@ class Sandbox:
         st = self.state()
         return bool(st and name in st.pids and _alive(st.pids[name]))
 
+    def wait_until(
+        self,
+        what: str,
+        deadline: float,
+        ready: t.Callable[[], bool],
+        processes: t.Sequence[str],
+    ) -> None:
+        """Poll `ready` until `deadline` (monotonic); fail fast with its log if a process died."""
+        while time.monotonic() < deadline:
+            for name in processes:
+                if not self.process_alive(name):
+                    raise SandboxError(
+                        f"{name} exited while starting in sandbox {self.name}; last lines of "
+                        f"{self.logs / (name + '.log')}:\n{self._tail(name)}"
+                    )
+            if ready():
+                return
+            time.sleep(0.25)
+        raise SandboxError(
+            f"sandbox {self.name}: {what} not ready in time; last lines of "
+            f"{self.logs / (processes[0] + '.log')}:\n{self._tail(processes[0])}"
+        )
+
     def install_crd_sets(self, testenv: Path, names: t.Iterable[str]) -> None:
         """Add CRD sets from `build.CRD_SETS` (e.g. Argo CD's) to this running sandbox."""
         for name in names:

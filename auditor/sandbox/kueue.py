@@ -36,7 +36,7 @@ from pathlib import Path
 
 import yaml
 
-from auditor.errors import ClusterAccessError, SandboxError
+from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_GROUP
 from auditor.kueue.config import API_VERSION
 from auditor.sandbox.build import Toolchain
@@ -261,20 +261,7 @@ def overlay(
 
 
 def _wait(box: Sandbox, what: str, deadline: float, ready: t.Callable[[], bool]) -> None:
-    while time.monotonic() < deadline:
-        for name in ("kueue", "kube-controller-manager"):
-            if not box.process_alive(name):
-                raise SandboxError(
-                    f"{name} exited while starting in sandbox {box.name}; last lines of "
-                    f"{box.logs / (name + '.log')}:\n{box._tail(name)}"
-                )
-        if ready():
-            return
-        time.sleep(0.25)
-    raise SandboxError(
-        f"sandbox {box.name}: {what} not ready in time; last lines of "
-        f"{box.logs / 'kueue.log'}:\n{box._tail('kueue')}"
-    )
+    box.wait_until(what, deadline, ready, ("kueue", "kube-controller-manager"))
 
 
 def _mount_secret(admin: KubeCluster, folder: Path) -> bool:

@@ -21,7 +21,7 @@ import urllib.request
 
 import yaml
 
-from auditor.errors import ClusterAccessError, SandboxError
+from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import RBAC_GROUP, Json
 from auditor.kueue import capacity
 from auditor.repo.layout import Repository
@@ -256,20 +256,7 @@ def start(
 
 
 def _wait(box: Sandbox, what: str, deadline: float, ready: t.Callable[[], bool]) -> None:
-    while time.monotonic() < deadline:
-        for name in ("kube-scheduler", "kwok"):
-            if not box.process_alive(name):
-                raise SandboxError(
-                    f"{name} exited while starting in sandbox {box.name}; last lines of "
-                    f"{box.logs / (name + '.log')}:\n{box._tail(name)}"
-                )
-        if ready():
-            return
-        time.sleep(0.25)
-    raise SandboxError(
-        f"sandbox {box.name}: {what} not ready in time; last lines of "
-        f"{box.logs / 'kwok.log'}:\n{box._tail('kwok')}"
-    )
+    box.wait_until(what, deadline, ready, ("kwok", "kube-scheduler"))
 
 
 def _healthy(port: int) -> bool:
