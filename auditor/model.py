@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import typing as t
 from dataclasses import dataclass, field
 
@@ -48,8 +49,10 @@ class Resource:
         meta = self.body.get("metadata")
         return meta if isinstance(meta, dict) else {}  # the loader reports any other shape
 
-    @property
+    @functools.cached_property
     def key(self) -> ResourceKey:
+        """Its identity; computed once (checks ask for it thousands of times per run), since
+        nothing changes an object's apiVersion, kind, namespace or name once it is loaded."""
         return ResourceKey(group_of(self.api_version), self.kind, self.namespace, self.name)
 
     def line_of(self, path: t.Sequence[str | int]) -> int:

@@ -222,3 +222,26 @@ kueue-gitops --repo "$WORK" drift --cluster gpu-prod || echo "(drift exited $?: 
 
 step "the same report as markdown, the body of the scheduled drift issue"
 kueue-gitops --repo "$WORK" drift --cluster gpu-prod -o markdown || true
+
+step "plan by replay: a pull request halving team-a's a100 GPUs on gpu-staging, its trace replayed through the real Kueue, base then head"
+kueue-gitops sandbox down   # the replay's sandboxes get the machine to themselves: timing is measured
+REPLAY="$(mktemp -d)/repo"
+mkdir -p "$REPLAY" && cp -r clusters tenants schemas "$REPLAY"/ && ln -s "$PWD/testenv" "$REPLAY/testenv"
+git -C "$REPLAY" init -q -b main
+git -C "$REPLAY" -c user.name=demo -c user.email=demo@example.com add -A
+git -C "$REPLAY" -c user.name=demo -c user.email=demo@example.com commit -qm base
+python - "$REPLAY/clusters/gpu-staging/clusterqueues.yaml" <<'PY'
+import sys
+from pathlib import Path
+
+path = Path(sys.argv[1])
+team_a, rest = path.read_text().split("\n---\n", 1)  # team-a-cq is the first document
+halved = team_a.replace('nominalQuota: "4"', 'nominalQuota: "2"', 1)
+path.write_text(halved + "\n---\n" + rest)
+PY
+git -C "$REPLAY" -c user.name=demo -c user.email=demo@example.com commit -qam "Halve team-a's a100 GPUs"
+kueue-gitops --repo "$REPLAY" trace generate --cluster gpu-staging --workloads 30 --hours 0.5 \
+  --median-run 300 --seed 11 --tenant team-a:batch-low:0.6 --tenant team-b:batch-standard:0.4 \
+  -o "$REPLAY/../trace.json"
+kueue-gitops --repo "$REPLAY" plan --base HEAD~1 --head HEAD --cluster gpu-staging \
+  --replay "$REPLAY/../trace.json" --speed 60 || echo "(plan --replay exited $?: a tenant waits longer)"

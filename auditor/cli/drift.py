@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing as t
 from pathlib import Path
 
 import click
@@ -16,11 +17,11 @@ from auditor.cli.options import (
     output_format,
     pass_context,
 )
-from auditor.drift import engine as drift_audit
-from auditor.live.access import connect
-from auditor.live.kube import KubeCluster
+from auditor.drift.preload import Preload
 from auditor.repo.profiles import ClusterProfile
-from auditor.report.metrics import export as export_metrics
+
+if t.TYPE_CHECKING:
+    from auditor.live.kube import KubeCluster
 
 
 @click.command()
@@ -54,15 +55,23 @@ def drift(
     one_cluster_context(context, clusters)
     repo = ctx.repository()
     names = list(clusters) or sorted(repo.clusters)
+    for name in names:
+        repo.cluster(name)  # an unknown cluster is a usage error, before anything starts
+    # The manifests load in a forked child while this process imports the Kubernetes client
+    # and the engine, then reads the clusters (auditor/drift/preload.py).
+    loading = Preload.start(repo, names)
+    from auditor.drift import engine as drift_audit
+    from auditor.live.access import connect
 
     def reach(profile: ClusterProfile) -> KubeCluster:
         return connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
 
     schemas = repo.root / "schemas" if repo.root else None
-    report = drift_audit.audit(repo, names, reach, schemas_root=schemas)
+    report = drift_audit.audit(repo, names, reach, schemas_root=schemas, load=loading.result)
     emit(report, output)
-    export_metrics(
-        report, metrics_file=metrics_file, pushgateway=pushgateway, partial=bool(clusters)
-    )
+    if metrics_file is not None or pushgateway:
+        from auditor.report.metrics import export  # prometheus_client: only when asked for
+
+        export(report, metrics_file=metrics_file, pushgateway=pushgateway, partial=bool(clusters))
     ctx_click = click.get_current_context()
     ctx_click.exit(report.exit_code)

@@ -28,7 +28,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "plan": (
         "kueue-gitops plan --base origin/main",
         "kueue-gitops plan --base origin/main --live -o markdown > plan.md",
+        "kueue-gitops plan --base origin/main --replay trace.json --speed 30 --cluster gpu-staging",
     ),
+    "trace generate": (
+        "kueue-gitops trace generate --cluster gpu-staging --workloads 40 --hours 1 --seed 7 "
+        "-o trace.json",
+    ),
+    "trace record": ("kueue-gitops trace record --cluster gpu-prod --since 24h -o trace.json",),
     "codeowners": ("kueue-gitops codeowners", "kueue-gitops codeowners --check"),
     "generate policies": ("kueue-gitops generate policies --cluster gpu-prod",),
     "generate argocd": (

@@ -15,6 +15,7 @@ from auditor.cli.options import (
     one_cluster_context,
     pass_context,
 )
+from auditor.errors import ConfigError
 from auditor.live.access import connect
 from auditor.plan import live as plan_live
 from auditor.plan.offline import build
@@ -36,6 +37,21 @@ from auditor.report import plan as plan_render
     help="Weigh quota cuts and removals against the clusters' live usage and Workloads.",
 )
 @click.option(
+    "--replay",
+    "replay_trace",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="TRACE",
+    help="Replay this workload trace (`kueue-gitops trace`) through the real Kueue on a sandbox "
+    "of --base and of --head, and compare waits, borrowing and preemptions.",
+)
+@click.option(
+    "--speed",
+    default=30.0,
+    show_default=True,
+    type=float,
+    help="With --replay: how much faster than the trace to replay (at most 60).",
+)
+@click.option(
     "-o",
     "--output",
     default="text",
@@ -53,6 +69,8 @@ def plan(
     context: str | None,
     timeout: float,
     live: bool,
+    replay_trace: Path | None,
+    speed: float,
     output: str,
 ) -> None:
     """Quota, cohorts, admission, RBAC powers and objects changed from --base to --head.
@@ -61,7 +79,15 @@ def plan(
     server cannot change on an existing object is an error. With --live, a quota cut
     below what is in use warns which Workloads it exposes, and removing a queue or a namespace's
     admission while Workloads are pending or admitted there is an error.
+
+    With --replay TRACE and one --cluster, the trace's Workloads are submitted to a fresh
+    sandbox of each revision (the real Kueue, kwok's simulated nodes) at --speed, and each
+    tenant's admission waits, GPU-hours, borrowing and preemptions are compared: exit 1 when a
+    tenant's p95 wait rises past the threshold or the head never admits work the base did.
     """
+    if replay_trace is not None:
+        _replay(ctx, base, head, clusters, replay_trace, speed, output)
+        return
     if live:
         one_cluster_context(context, clusters)
     root = find_root(ctx.repo_dir or Path.cwd())
@@ -78,3 +104,39 @@ def plan(
     else:
         (plan_render.markdown if output == "markdown" else plan_render.text)(result, out)
     click.get_current_context().exit(result.report.exit_code)
+
+
+def _replay(
+    ctx: Context,
+    base: str,
+    head: str,
+    clusters: tuple[str, ...],
+    path: Path,
+    speed: float,
+    output: str,
+) -> None:
+    from auditor.cli.sandbox import _testenv  # the sandbox's machinery, only when replaying
+    from auditor.replay import compare, trace
+    from auditor.report import replay as replay_render
+    from auditor.sandbox import ensure_built
+
+    loaded = trace.read(path)
+    cluster = clusters[0] if len(clusters) == 1 else None
+    if cluster is None:
+        if clusters:
+            raise ConfigError("--replay replays one cluster: give one --cluster")
+        cluster = loaded.cluster
+    compare.check_speed(speed)
+    root = find_root(ctx.repo_dir or Path.cwd())
+    say = ctx.note
+    toolchain = ensure_built(_testenv(ctx), log=say)
+    result = compare.plan_by_replay(
+        root, base, head, cluster, loaded, speed=speed, toolchain=toolchain, log=say
+    )
+    out = sys.stdout
+    if output == "json":
+        json.dump(result.to_json(), out, indent=2)
+        out.write("\n")
+    else:
+        (replay_render.markdown if output == "markdown" else replay_render.text)(result, out)
+    click.get_current_context().exit(result.exit_code)

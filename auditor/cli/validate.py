@@ -17,7 +17,6 @@ from auditor.cli.options import (
     pass_context,
 )
 from auditor.errors import ConfigError
-from auditor.report.metrics import export as export_metrics
 from auditor.schemas import fetch as fetching
 from auditor.validate.engine import validate as validate_repo
 
@@ -103,6 +102,16 @@ def profile_schemas(ctx: Context) -> None:
     type=click.IntRange(min=1),
     help="Worker processes, one cluster each (default: the number of cores).",
 )
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the cache of per-file results (in the user cache directory).",
+)
+@click.option(
+    "--clear-cache",
+    is_flag=True,
+    help="Remove every cached validate result first (this run fills the cache again).",
+)
 @cluster_access
 @cluster_deadline
 @schemas_option
@@ -115,6 +124,8 @@ def validate(
     strict: bool,
     server_side: bool,
     jobs: int | None,
+    no_cache: bool,
+    clear_cache: bool,
     kubeconfig: str | None,
     context: str | None,
     timeout: float,
@@ -127,7 +138,15 @@ def validate(
     With --server-side every object is also sent to its cluster as a server-side apply with
     dryRun=All (through the profile's context, or --kubeconfig/--context), so the real API
     server judges it too; rejections are findings.
+
+    What each unchanged file was found to be is cached (keyed by its content, its cluster's
+    schemas and the tool version) under $KUEUE_GITOPS_CACHE, $XDG_CACHE_HOME/kueue-gitops or
+    ~/.cache/kueue-gitops, in validate/; the policy checks always run over every object.
     """
+    if clear_cache:
+        from auditor.repo.cache import clear
+
+        clear()
     if server_side:
         one_cluster_context(context, clusters)
         from auditor.live.access import connect  # offline validation never loads the client
@@ -149,11 +168,15 @@ def validate(
         ),
         note=ctx.note,
         jobs=jobs,
+        cache=not no_cache,
     )
     emit(report, output)
-    export_metrics(
-        report, metrics_file=metrics_file, pushgateway=pushgateway, partial=bool(clusters)
-    )
+    if metrics_file is not None or pushgateway:  # prometheus_client only when asked for
+        from auditor.report.metrics import export as export_metrics
+
+        export_metrics(
+            report, metrics_file=metrics_file, pushgateway=pushgateway, partial=bool(clusters)
+        )
     ctx_exit(report.exit_code)
 
 

@@ -53,7 +53,6 @@ from auditor.repo import suppressions
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas.catalog import SchemaCatalog
-from auditor.schemas.validator import ClusterValidator
 
 RBAC = "rbac.authorization.k8s.io/v1"
 CRD = (CRD_API, "CustomResourceDefinition")
@@ -167,25 +166,36 @@ def audit(
     connect: Connector,
     *,
     schemas_root: Path | None = None,
+    load: t.Callable[[], Loaded] | None = None,
 ) -> Report:
     """The drift report over `clusters` (each audited even when another fails).
 
     Each cluster is read in a thread of its own, the kinds it watches while the repository
-    loads (they do not depend on it), then the repo's other kinds.
+    loads (they do not depend on it), then the repo's other kinds. `load`: the manifests of
+    `clusters` from elsewhere (drift/preload.py) instead of `repo.load`.
     """
     report = Report("drift")
     profiles = [repo.cluster(name) for name in clusters]
     lives: dict[str, Live] = {}
+    compiled: dict[t.Any, t.Any] = {}  # each kind's schema compiled once for every cluster
     loaded_box: Future[Loaded] = Future()
     with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
         jobs = [pool.submit(_read_cluster, connect, p, loaded_box) for p in profiles]
         try:
-            loaded = repo.load(clusters)
+            loaded = load() if load else repo.load(clusters)
         except BaseException as exc:
             loaded_box.set_exception(exc)
             raise
         loaded_box.set_result(loaded)
         report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
+        # The shape check needs no live object: it runs (compiling schemas) while LISTs wait.
+        catalogs = {
+            p.name: SchemaCatalog(schemas_root, p.name) if schemas_root else None for p in profiles
+        }
+        checked = {
+            p.name: _sound(p, catalogs[p.name], loaded.for_cluster(p.name), compiled)
+            for p in profiles
+        }
         for profile, job in zip(profiles, jobs, strict=True):
             result = ClusterResult(profile.name)
             report.clusters.append(result)
@@ -197,9 +207,8 @@ def audit(
             lives[profile.name] = live
             if live.errors:
                 result.status, result.errors = "incomplete", live.errors
-            catalog = SchemaCatalog(schemas_root, profile.name) if schemas_root else None
-            schemas = LiveSchemas(catalog, live.crds)
-            desired, refused = _sound(profile, catalog, loaded.for_cluster(profile.name))
+            schemas = LiveSchemas(catalogs[profile.name], live.crds)
+            desired, refused = checked[profile.name]
             report.findings.extend(refused)
             try:
                 with processing(f"comparing cluster {profile.name}"):
@@ -285,39 +294,17 @@ def compare(
 
 
 def _sound(
-    profile: ClusterProfile, catalog: SchemaCatalog | None, desired: list[Resource]
+    profile: ClusterProfile,
+    catalog: SchemaCatalog | None,
+    desired: list[Resource],
+    compiled: dict[t.Any, t.Any],
 ) -> tuple[list[Resource], list[Finding]]:
-    """The repo objects whose shape their schema accepts, and a finding for each other one.
-
-    Drift does not validate, but it reads every field of what it compares: an object with a
-    string where a mapping belongs is said to be not compared, at the schema's complaint,
-    rather than read wrongly (or not at all)."""
+    """The repo objects drift can compare, and a finding for each other one (drift/shapes.py)."""
     if catalog is None or not catalog.index:
         return desired, []
-    validator = ClusterValidator(catalog)
-    sound: list[Resource] = []
-    refused: list[Finding] = []
-    for resource in desired:
-        problems = validator.malformed(resource)
-        if not problems:
-            sound.append(resource)
-            continue
-        refused.append(
-            Finding(
-                rule="drift-not-compared",
-                message=f"not compared with the live object: {problems[0].message}",
-                category="other",
-                cluster=profile.name,
-                api_version=resource.api_version or None,
-                kind=resource.kind or None,
-                namespace=resource.namespace,
-                name=resource.name or None,
-                file=resource.file,
-                line=problems[0].line,
-                path=problems[0].path,
-            )
-        )
-    return sound, refused
+    from auditor.drift import shapes  # the schema validator and CEL's imports: only here
+
+    return shapes.sound(profile, catalog, desired, compiled)
 
 
 def _not_unmanaged(found: t.Iterable[Finding], refused: list[Finding]) -> list[Finding]:

@@ -259,6 +259,7 @@ class Policy:
                 self.bindings.extend(_binding(obj))
         self._aggregate(cluster_roles)
         self._reach: dict[tuple[RoleRef, str | None, tuple[Watched, ...]], _Reach] = {}
+        self._shapes: dict[tuple[RoleRef, bool, tuple[Watched, ...]], list[_Shaped]] = {}
 
     def _aggregate(self, cluster_roles: list[Json]) -> None:
         """Aggregated ClusterRoles get the union of the ones they select, until nothing changes."""
@@ -306,8 +307,12 @@ class Policy:
         for binding in self.bindings:
             ident = (binding.role, binding.namespace, watched)
             if ident not in self._reach:  # thousands of bindings share a handful of roles
-                rules = self.rules(binding.role) or ()
-                self._reach[ident] = _reach(rules, binding.namespace, watched)
+                shape = (binding.role, bool(binding.namespace), watched)
+                if shape not in self._shapes:  # ... and their reach but for the namespace
+                    self._shapes[shape] = _reach_shape(
+                        self.rules(binding.role) or (), bool(binding.namespace), watched
+                    )
+                self._reach[ident] = _place(self._shapes[shape], binding.namespace)
             for power, rule in self._reach[ident]:
                 out.extend(Grant(s, power, binding, rule) for s in binding.subjects)
         return out
@@ -324,6 +329,44 @@ def _binding(obj: Json) -> list[Binding]:
     raw = obj.get("subjects")
     found = [subject_of(s, ns) for s in (raw if isinstance(raw, list) else [])]
     return [Binding(obj, role, ns, tuple(s for s in found if s is not None))]
+
+
+# A watched power `_reach_shape` found, but for the binding's namespace: the power (namespace
+# left out), the rule that gives it, and whether the request names that namespace itself.
+_Shaped = tuple[Power, Rule, bool]
+
+
+def _reach_shape(
+    rules: tuple[Rule, ...], namespaced: bool, watching: tuple[Watched, ...]
+) -> list[_Shaped]:
+    """What `_reach` finds for any binding in a namespace (or cluster-wide): `allows` reads no
+    request's namespace, only its name, and a request names the namespace only for
+    `namespaces` itself, where `_place` judges the rule's resourceNames."""
+    out: list[_Shaped] = []
+    for watched in watching:
+        if namespaced and not watched.in_namespace:
+            continue
+        own = namespaced and watched.resource == "namespaces"
+        for verb, rule in ((v, r) for v in watched.verbs for r in rules):
+            names: tuple[str | None, ...] = () if own else rule.resource_names
+            for name in names or (None,):
+                # the namespace's own request passes on names when the namespace is among them
+                asked = rule.resource_names[0] if own and rule.resource_names else name
+                request = Request(verb, watched.group, watched.resource, None, asked)
+                if allows(rule, request):
+                    power = Power(verb, watched.group, watched.resource, None, name)
+                    out.append((power, rule, own))
+    return out
+
+
+def _place(shape: list[_Shaped], namespace: str | None) -> list[tuple[Power, Rule]]:
+    """`_reach` for a binding in `namespace`, from its shape: the first rule per power."""
+    out: dict[Power, Rule] = {}
+    for power, rule, own in shape:
+        if own and rule.resource_names and namespace not in rule.resource_names:
+            continue
+        out.setdefault(power if namespace is None else replace(power, namespace=namespace), rule)
+    return list(out.items())
 
 
 def _reach(

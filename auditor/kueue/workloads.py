@@ -147,3 +147,53 @@ def victim_order(
     ordered = sorted(holders, key=since, reverse=True)
     ordered.sort(key=priority)
     return ordered
+
+
+def transitioned_at(wl: Json, kind: str) -> str:
+    """When condition `kind` last became True (RFC 3339, 1 s resolution), "" when it is not."""
+    cond = conditions.condition(wl, kind)
+    return str(cond.get("lastTransitionTime", "")) if cond.get("status") == "True" else ""
+
+
+def preemption_reason(wl: Json) -> str | None:
+    """Why it was last preempted (the Preempted condition's reason: InClusterQueue,
+    InCohortReclamation, InCohortReclaimWhileBorrowing, InCohortFairSharing)."""
+    return conditions.reason(wl, PREEMPTED) if evicted_by_preemption(wl) else None
+
+
+def preemptions(wl: Json) -> int:
+    """How many times it was preempted, from status.schedulingStats.evictions (Kueue counts
+    each eviction there, so one missed between two reads is still counted)."""
+    stats = ((wl.get("status") or {}).get("schedulingStats") or {}).get("evictions") or []
+    return sum(int(e.get("count") or 0) for e in stats if e.get("reason") == "Preempted")
+
+
+def pod_requests(wl: Json) -> tuple[int, dict[str, Decimal], bool]:
+    """Its pod count, the requests of one pod of its first pod set (summed over containers),
+    and whether it has more than one pod set (whose pods then differ)."""
+    pod_sets = (wl.get("spec") or {}).get("podSets") or []
+    if not pod_sets:
+        return 0, {}, False
+    count = sum(int(p.get("count") or 0) for p in pod_sets)
+    spec = ((pod_sets[0].get("template") or {}).get("spec")) or {}
+    per_pod: dict[str, Decimal] = {}
+    for container in spec.get("containers") or []:
+        for name, amount in ((container.get("resources") or {}).get("requests") or {}).items():
+            per_pod[name] = per_pod.get(name, Decimal(0)) + parse(amount).value
+    return count, per_pod, len(pod_sets) > 1
+
+
+def workload_priority_class(wl: Json) -> str | None:
+    """The WorkloadPriorityClass it was given (v1beta2 priorityClassRef, v1beta1
+    priorityClassName with its source); None for a pod PriorityClass or none."""
+    spec = wl.get("spec") or {}
+    ref = spec.get("priorityClassRef") or {}
+    if ref:
+        return (
+            ref.get("name")
+            if ref.get("kind", "WorkloadPriorityClass") == "WorkloadPriorityClass"
+            else None
+        )
+    if spec.get("priorityClassSource") == "kueue.x-k8s.io/workloadpriorityclass":
+        return spec.get("priorityClassName")
+    return None

@@ -5,13 +5,17 @@ This is the one place that knows which manifest is synced to which cluster.
 
 from __future__ import annotations
 
+import functools
+import pickle
 import posixpath
+import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import ConfigError, processing
 from auditor.model import Finding, Resource
 from auditor.repo import manifests, suppressions
+from auditor.repo.cache import FileCache
 from auditor.repo.profiles import (
     PROFILE_FILE,
     ClusterProfile,
@@ -30,6 +34,7 @@ from auditor.repo.tree import (
 
 CLUSTERS = "clusters"
 TENANTS = "tenants"
+TENANT_PROFILES = "_tenant-profiles"  # their cache pack's name: no cluster folder starts with _
 
 
 def find_root(start: Path) -> Path:
@@ -61,6 +66,8 @@ class Repository:
         self.label = label  # shown to people: a path or a git revision
         self._clusters: dict[str, ClusterProfile] | None = None
         self._tenants: dict[str, TenantProfile] | None = None
+        self._caches: t.Mapping[str, FileCache] = {}
+        self._tenant_cache: FileCache | None = None
 
     @classmethod
     def open(cls, repo: Path | None = None) -> Repository:
@@ -73,12 +80,10 @@ class Repository:
 
     # -- profiles -----------------------------------------------------------------------------
 
-    def _profile(self, folder: str) -> Resource:
+    def _profile(self, folder: str, data: bytes | None = None) -> Resource:
         path = posixpath.join(folder, PROFILE_FILE)
-        try:
-            data = self.tree.read(path)
-        except (OSError, KeyError) as exc:
-            raise ConfigError(f"{path}: cannot read the profile ({exc})") from exc
+        if data is None:
+            data = self._profile_bytes(path)
         found, problems = manifests.load_bytes(data, path)
         if problems:
             p = problems[0]
@@ -96,14 +101,44 @@ class Repository:
             }
         return self._clusters
 
+    def _profile_bytes(self, path: str) -> bytes:
+        try:
+            return self.tree.read(path)
+        except (OSError, KeyError) as exc:
+            raise ConfigError(f"{path}: cannot read the profile ({exc})") from exc
+
     @property
     def tenants(self) -> dict[str, TenantProfile]:
         if self._tenants is None:
-            self._tenants = {
-                name: tenant_profile(self._profile(f"{TENANTS}/{name}"), name)
-                for name in self.tree.subfolders(TENANTS)
-            }
+            self._tenants = {name: self._tenant(name) for name in self.tree.subfolders(TENANTS)}
+            if self._tenant_cache is not None:
+                self._tenant_cache.save()
         return self._tenants
+
+    def _tenant(self, name: str) -> TenantProfile:
+        """A tenant's profile, from the cache while its file is unchanged (see `use_cache`)."""
+        folder = f"{TENANTS}/{name}"
+        cache = self._tenant_cache
+        if cache is None:
+            return tenant_profile(self._profile(folder), name)
+        path = posixpath.join(folder, PROFILE_FILE)
+        entry = cache.unchanged(path)
+        data = None
+        if entry is None:
+            data = self._profile_bytes(path)
+            entry = cache.same_content(path, data)
+        if entry is not None:
+            return t.cast(TenantProfile, pickle.loads(entry.parsed))
+        assert data is not None
+        profile = tenant_profile(self._profile(folder, data), name)
+        cache.store(path, data, profile)
+        return profile
+
+    def use_cache(self, tool: str) -> None:
+        """Serve unchanged tenant profiles from the user cache directory (a working tree only);
+        `tool` is the cache's tool key (auditor/repo/cache.py)."""
+        if self.root is not None and self._tenants is None:
+            self._tenant_cache = FileCache(self.root, TENANT_PROFILES, tool, "")
 
     def cluster(self, name: str) -> ClusterProfile:
         try:
@@ -114,12 +149,16 @@ class Repository:
 
     # -- manifests ----------------------------------------------------------------------------
 
-    def load(self, clusters: list[str] | None = None) -> Loaded:
-        """Load the manifests of `clusters` (all when None), each placed on its cluster."""
+    def load(
+        self, clusters: list[str] | None = None, caches: t.Mapping[str, FileCache] | None = None
+    ) -> Loaded:
+        """Load the manifests of `clusters` (all when None), each placed on its cluster; files
+        unchanged since a run that filled `caches` (per cluster) are served from there."""
         wanted = clusters or sorted(self.clusters)
         for name in wanted:
             self.cluster(name)
         out = Loaded()
+        self._caches = caches or {}
         for name in wanted:
             self._load_folder(out, f"{CLUSTERS}/{name}", cluster=name, tenant=None)
         for tenant in sorted(self.tenants):
@@ -174,16 +213,26 @@ class Repository:
         rendered = _rendered_folders(paths)
         for marker in rendered.values():
             out.findings.append(_rendered(marker, cluster))
+        cache = self._caches.get(cluster)
         for path in paths:
             if path == f"{folder}/{PROFILE_FILE}" or _inside(path, rendered):
                 continue
-            try:
-                data = self.tree.read(path)
-            except OSError as exc:
-                out.findings.append(_refused(path, exc, cluster))
-                continue
-            with processing(f"reading {path}"):
-                found, problems = manifests.load_bytes(data, path)
+            entry = cache.unchanged(path) if cache is not None else None
+            if entry is None:
+                try:
+                    data = self.tree.read(path)
+                except OSError as exc:
+                    out.findings.append(_refused(path, exc, cluster))
+                    continue
+                entry = cache.same_content(path, data) if cache is not None else None
+            if entry is not None:
+                docs, problems = pickle.loads(entry.parsed)
+                found = manifests.restore(docs, path, functools.partial(self._text, path))
+            else:
+                with processing(f"reading {path}"):
+                    found, problems = manifests.load_bytes(data, path)
+                if cache is not None:
+                    cache.store(path, data, (manifests.documents(found), problems))
             for problem in problems:
                 problem.cluster = cluster
             out.findings.extend(problems)
@@ -191,6 +240,10 @@ class Repository:
                 resource.cluster, resource.tenant = cluster, tenant
                 out.resources.append(resource)
                 out.findings += suppressions.annotated(resource)[1]
+
+    def _text(self, path: str) -> str:
+        """A file's text, read again (for the field lines of a file served from the cache)."""
+        return manifests.decode(self.tree.read(path))
 
 
 # A folder holding one of these is rendered (kustomize, Helm) by Argo CD before it is synced.

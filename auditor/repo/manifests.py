@@ -298,15 +298,16 @@ class _FileLines:
 
     __slots__ = ("found", "text", "wanted")
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, text: str | t.Callable[[], str]) -> None:
+        self.text = text  # or, for a file served from the cache, how to read it again
         self.wanted: list[int] = []  # indexes of the documents that became Resources
         self.found: dict[int, dict[Path_, int]] | None = None
 
     def document(self, index: int) -> dict[Path_, int]:
         if self.found is None:
             found: dict[int, dict[Path_, int]] = {}
-            loader = _Loader(self.text)
+            text = self.text if isinstance(self.text, str) else self.text()
+            loader = _Loader(text)
             wanted = set(self.wanted)  # a set: a file may hold a hundred thousand objects
             try:
                 for i in range(self.wanted[-1] + 1):
@@ -329,6 +330,28 @@ class _Lines:
 
     def __call__(self) -> dict[Path_, int]:
         return self.file.document(self.index)
+
+
+Document = tuple[dict[str, t.Any], int, int]  # a Resource's body, line, index in its file
+
+
+def documents(resources: list[Resource]) -> list[Document]:
+    """What `restore` needs to make `resources` (all of one file) again: plain, picklable data."""
+    return [(r.body, r.line, t.cast(_Lines, r.line_source).index) for r in resources]
+
+
+def restore(docs: list[Document], file: str, text: t.Callable[[], str]) -> list[Resource]:
+    """The Resources of a file from `documents`, without parsing it; field lines are derived
+    from `text()` (the file, read again) when a finding first asks for one."""
+    lines = _FileLines(text)
+    lines.wanted = [index for _body, _line, index in docs]
+    return [Resource(body, file, line, line_source=_Lines(lines, i)) for body, line, i in docs]
+
+
+def decode(data: bytes) -> str:
+    """A file's bytes as `load_bytes` reads them (UTF-8, without a byte order mark)."""
+    text = data.decode("utf-8")
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:

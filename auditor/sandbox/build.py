@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import SandboxError
+from auditor.repo.cache import user_cache_root
 
 # What each binary is built from, inside the testenv module.
 BINARIES = {
@@ -41,11 +42,8 @@ KUEUE_CONFIG = (
 
 
 def cache_root() -> Path:
-    env = os.environ.get("KUEUE_GITOPS_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kueue-gitops"
+    """The user cache directory the builds share with validate's cache (auditor/repo/cache.py)."""
+    return user_cache_root()
 
 
 def _go(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:

@@ -364,6 +364,24 @@ class Sandbox:
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 
+def merged_kubeconfig(boxes: t.Sequence[Sandbox], path: Path) -> Path:
+    """One kubeconfig with every sandbox's cluster, user and context (each context named like
+    its sandbox), as a person auditing a fleet from one file has it."""
+    docs = [yaml.safe_load(box.kubeconfig.read_text()) for box in boxes]
+    merged = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        **{
+            part: [x for doc in docs for x in doc[part]]
+            for part in ("clusters", "users", "contexts")
+        },
+        "current-context": boxes[0].context,
+    }
+    path.write_text(yaml.safe_dump(merged, sort_keys=False))
+    path.chmod(0o600)
+    return path
+
+
 def _alive(pid: int) -> bool:
     child = _CHILDREN.get(pid)
     if child is not None:

@@ -13,12 +13,14 @@ import typing as t
 from dataclasses import dataclass
 
 import fastjsonschema
-import jsonschema
-from jsonschema.exceptions import ValidationError
 
 from auditor.model import Finding, Resource
 from auditor.schemas import cel, versions
 from auditor.schemas.catalog import Schema, SchemaCatalog
+
+if t.TYPE_CHECKING:  # jsonschema loads only to explain a rejection: ~0.1 s off other runs
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 CATEGORY = "schema"
 UNKNOWN_FIELD_RULES = ("unknown-field", "field-of-other-version")
@@ -28,9 +30,15 @@ DRAFT4 = "http://json-schema.org/draft-04/schema#"  # OpenAPI 3.0's dialect; boo
 @dataclass(frozen=True)
 class KindSchema:
     schema: Schema
-    validator: jsonschema.Draft4Validator
     fast: t.Callable[[t.Any], t.Any]  # raises JsonSchemaException when the object is invalid
     rules: tuple[cel.Rule, ...]
+
+    @functools.cached_property
+    def validator(self) -> jsonschema.Draft4Validator:
+        """jsonschema's validator, whose errors say what and where (built on first rejection)."""
+        import jsonschema
+
+        return jsonschema.Draft4Validator(self.schema)
 
     def is_valid(self, body: t.Any) -> bool:
         try:
@@ -38,6 +46,14 @@ class KindSchema:
         except fastjsonschema.JsonSchemaException:
             return False
         return True
+
+
+@dataclass(frozen=True)
+class Verdict:
+    findings: list[Finding]
+    sound: bool  # structure fit for the policy checks
+    skipped: frozenset[tuple[str, str, str]]  # transition rules not run: (apiVersion, kind, rule)
+    unsupported: frozenset[str]  # rules needing a function the offline evaluator lacks
 
 
 class ClusterValidator:
@@ -58,7 +74,6 @@ class ClusterValidator:
         schema = python_patterns(schema)
         return KindSchema(
             schema,
-            jsonschema.Draft4Validator(schema),
             fastjsonschema.compile(
                 {**schema, "$schema": DRAFT4}, use_default=False, use_formats=False
             ),
@@ -75,6 +90,26 @@ class ClusterValidator:
 
     def check(self, resource: Resource) -> tuple[list[Finding], bool]:
         """The findings about `resource`, and whether its structure is sound for policy checks."""
+        verdict = self.judge(resource)
+        self.remember(verdict)
+        return verdict.findings, verdict.sound
+
+    def remember(self, verdict: Verdict) -> None:
+        """Count a verdict's skipped and unsupported rules (a cached one's too) for the notes."""
+        self.skipped.update(verdict.skipped)
+        self.unsupported.update(verdict.unsupported)
+
+    def judge(self, resource: Resource) -> Verdict:
+        """What `check` says about `resource`, with the rules it could not evaluate: a value
+        that depends only on the object and this cluster's schemas (so it may be cached)."""
+        skipped: set[tuple[str, str, str]] = set()
+        unsupported: set[str] = set()
+        findings, sound = self._check(resource, skipped, unsupported)
+        return Verdict(findings, sound, frozenset(skipped), frozenset(unsupported))
+
+    def _check(
+        self, resource: Resource, skipped: set[tuple[str, str, str]], unsupported: set[str]
+    ) -> tuple[list[Finding], bool]:
         contract = versions.served(resource, self.catalog)
         if contract is not None and contract.rule != "version-deprecated":
             return [contract], False
@@ -99,12 +134,12 @@ class ClusterValidator:
         # Unknown fields alone leave the rest well-typed: the API server drops them and still
         # runs the CEL rules, so we do too, and the policy checks still see the object (hiding
         # it would make every reference to it look dangling).
-        self.skipped.update(
+        skipped.update(
             (resource.api_version, resource.kind, r.rule) for r in kind.rules if r.transition
         )
         if any(not r.transition for r in kind.rules):
             defaulted = cel.with_defaults(kind.schema, resource.body)
-            for v in cel.evaluate(kind.rules, defaulted, self.unsupported):
+            for v in cel.evaluate(kind.rules, defaulted, unsupported):
                 findings.append(
                     Finding.about(
                         resource, "cel", f"{v.message} (rule: {v.rule})", "cel", path=v.path
@@ -211,6 +246,8 @@ def _unexpected(error: ValidationError) -> list[str]:
 
 
 def _message(error: ValidationError) -> str:
+    import jsonschema
+
     if error.context:  # anyOf / oneOf: the alternative that got furthest says the most
         best = jsonschema.exceptions.best_match(error.context)
         if best is not None:

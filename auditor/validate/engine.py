@@ -12,6 +12,7 @@ import json
 import logging
 import multiprocessing
 import os
+import pickle
 import re
 import typing as t
 from concurrent.futures import ProcessPoolExecutor
@@ -21,11 +22,12 @@ from auditor.errors import AuditorError, ClusterAccessError, ConfigError, intern
 from auditor.k8s.objects import ResourceKey
 from auditor.live import apply as sync
 from auditor.model import ClusterResult, Finding, Report, Resource
+from auditor.repo import cache as filecache
 from auditor.repo import suppressions
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
-from auditor.schemas.validator import ClusterValidator
+from auditor.schemas.validator import ClusterValidator, Verdict
 from auditor.validate import checks
 
 if t.TYPE_CHECKING:
@@ -52,8 +54,15 @@ def validate(
     server_side: Connector | None = None,
     note: Note | None = None,
     jobs: int | None = None,
+    cache: bool = False,
 ) -> Report:
-    """Validate the clusters' objects; one process per cluster when there are cores to spare."""
+    """Validate the clusters' objects; one process per cluster when there are cores to spare.
+
+    With `cache`, what each file's objects were found to be (parsed documents, version
+    contract, schema and CEL findings) is kept in the user cache directory and served again
+    while the file, its cluster's schemas and the tool are unchanged (auditor/repo/cache.py);
+    the policy checks always run over every object.
+    """
     names = clusters or sorted(repo.clusters)
     for name in names:
         repo.cluster(name)
@@ -62,19 +71,29 @@ def validate(
                 f"no schemas for cluster {name} in {schemas}: run "
                 f"`kueue-gitops schemas fetch --cluster {name}`"
             )
+    tool = filecache.tool_key() if cache and repo.root is not None else None
+    if tool is not None:
+        repo.use_cache(tool)
     repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
     workers = min(len(names), jobs or os.cpu_count() or 1)
     found: list[Finding] = []
     if workers > 1 and server_side is None and repo.root is not None:
         global _JOB
-        _JOB = (repo, schemas)  # a forked worker inherits it: nothing to pickle but the name
+        _JOB = (repo, schemas, tool)  # a forked worker inherits it: nothing to pickle but names
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             results = list(pool.map(_cluster_job, names))  # a worker that dies: a crash (3)
         _JOB = None
     else:
-        loaded = repo.load(names)  # one walk of the tree for every cluster
+        caches = {name: _file_cache(repo, schemas, name, tool) for name in names}
+        # one walk of the tree for every cluster
+        loaded = repo.load(names, {n: c for n, c in caches.items() if c is not None})
         found += loaded.findings
-        results = [_guarded(repo, schemas, name, server_side, loaded) for name in names]
+        results = [
+            _guarded(repo, schemas, name, server_side, loaded, caches[name]) for name in names
+        ]
+        for file_cache in caches.values():
+            if file_cache is not None:
+                file_cache.save()
     report = Report("validate", strict=strict)
     for result, findings, notes in results:
         found += findings
@@ -91,13 +110,27 @@ def validate(
     return report
 
 
-_JOB: tuple[Repository, Path] | None = None
+_JOB: tuple[Repository, Path, str | None] | None = None
 Outcome = tuple[ClusterResult, list[Finding], list[str]]
 
 
 def _cluster_job(name: str) -> Outcome:
     assert _JOB is not None
-    return _guarded(*_JOB, name, None)
+    repo, schemas, tool = _JOB
+    cache = _file_cache(repo, schemas, name, tool)
+    outcome = _guarded(repo, schemas, name, None, cache=cache)
+    if cache is not None:
+        cache.save()
+    return outcome
+
+
+def _file_cache(
+    repo: Repository, schemas: Path, name: str, tool: str | None
+) -> filecache.FileCache | None:
+    """The cluster's cache pack, keyed by the tool and the cluster's schemas; None when off."""
+    if tool is None or repo.root is None:
+        return None
+    return filecache.FileCache(repo.root, name, tool, filecache.fingerprint(schemas / name))
 
 
 def _guarded(
@@ -106,12 +139,13 @@ def _guarded(
     name: str,
     server_side: Connector | None,
     loaded: Loaded | None = None,
+    cache: filecache.FileCache | None = None,
 ) -> Outcome:
     """One cluster's outcome; a bug while judging it makes that cluster incomplete (exit 3),
     named in the report, and leaves the other clusters' findings standing."""
     try:
         with processing(f"validating cluster {name}"):
-            return _cluster(repo, schemas, name, server_side, loaded)
+            return _cluster(repo, schemas, name, server_side, loaded, cache)
     except AuditorError:
         raise
     except Exception as exc:
@@ -125,24 +159,26 @@ def _cluster(
     name: str,
     server_side: Connector | None,
     loaded: Loaded | None = None,
+    cache: filecache.FileCache | None = None,
 ) -> Outcome:
     """Validate and check one cluster's objects (loading them unless given); dry-run on ask."""
     notes: list[str] = []
     profile = repo.cluster(name)
     findings: list[Finding] = []
     if loaded is None:
-        loaded = repo.load([name])
+        loaded = repo.load([name], {name: cache} if cache is not None else None)
         findings += loaded.findings
     resources = loaded.for_cluster(name)
     validator = ClusterValidator(SchemaCatalog(schemas, name))
     sound: list[Resource] = []
     invalid: dict[ResourceKey, Finding] = {}
-    for resource in resources:
-        found, ok = validator.check(resource)
-        for finding in found:
-            finding.cluster = name
+    for resource, verdict in zip(
+        resources, _verdicts(validator, resources, name, cache), strict=True
+    ):
+        validator.remember(verdict)
+        found = verdict.findings
         findings.extend(found)
-        if ok:
+        if verdict.sound:
             sound.append(resource)
         elif found:
             invalid[resource.key] = why_invalid(found)
@@ -164,6 +200,35 @@ def _cluster(
     accepted = suppressions.of_cluster(profile, resources)
     suppressions.apply(findings, accepted, context.today)
     return result, findings, notes
+
+
+def _verdicts(
+    validator: ClusterValidator,
+    resources: list[Resource],
+    cluster: str,
+    cache: filecache.FileCache | None,
+) -> list[Verdict]:
+    """The validator's verdict on each object: from the cache for a file served from it,
+    judged (and stored for the next run) otherwise. Objects are keyed by file and line."""
+    out: list[Verdict] = []
+    stored: dict[str, dict[int, Verdict]] = {}
+    judged: dict[str, dict[int, Verdict]] = {}
+    for resource in resources:
+        file = resource.file
+        if file not in stored:
+            blob = cache.results(file) if cache is not None else None
+            stored[file] = pickle.loads(blob) if blob else {}
+        verdict = stored[file].get(resource.line)
+        if verdict is None:
+            verdict = validator.judge(resource)
+            for finding in verdict.findings:
+                finding.cluster = cluster
+            judged.setdefault(file, {})[resource.line] = verdict
+        out.append(verdict)
+    if cache is not None:  # stored now, before anything downstream marks a finding suppressed
+        for file, verdicts in judged.items():
+            cache.store_results(file, {**stored[file], **verdicts})
+    return out
 
 
 def why_invalid(found: list[Finding]) -> Finding:

@@ -1,150 +1,55 @@
 """Drift benchmark: our `drift` against the raw LISTs it needs and against `kubectl diff`.
 
-One run: start a sandbox, generate a repo of N tenant namespaces (each with a LocalQueue and a
-RoleBinding) over M ClusterQueues, sync it as Argo CD would, then time, each in its own process
-on the same cluster and the same manifests:
+One run: start a sandbox; for each size (ascending), generate a repo of N tenant namespaces
+(each with a LocalQueue and a RoleBinding) over M ClusterQueues, sync what is new with
+server-side apply as Argo CD would, then time, each in its own process on the same cluster and
+the same manifests:
 
   raw LISTs      the paginated LISTs the audit needs, through our client, nothing else
   drift          `kueue-gitops drift -o json` end to end (load repo, read, normalize, compare)
   kubectl diff   `kubectl diff --server-side` over the same manifests (kubectl built from
-                 k8s.io/kubernetes/cmd/kubectl at the control plane's version)
+                 k8s.io/kubernetes/cmd/kubectl at the control plane's version), for sizes up to
+                 --kubectl-max only (it makes a dry-run apply and a GET per object)
 
-and print medians, ratios and each process's peak memory (max RSS).
+and print one table: medians of wall and CPU seconds, each process's peak memory (max RSS),
+the ratios, and the machine's load average while each size ran.
 
-    .venv/bin/python bench/drift/run.py [--tenants 2000] [--cluster-queues 50] [--repeat 3]
+    .venv/bin/python bench/drift/run.py [--sizes 2000] [--cluster-queues 50] [--repeat 3]
+    .venv/bin/python bench/drift/run.py --sizes 500,2000,10000
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import typing as t
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from auditor.drift import engine as drift
+from auditor.k8s.objects import ResourceKey
+from auditor.live.apply import apply_all
+from auditor.live.kube import KubeCluster
+from auditor.model import Resource
+from auditor.repo.layout import Repository
+from auditor.sandbox import Sandbox, ensure_built
+from auditor.sandbox.build import TOOLS, ensure_tool
+from bench.drift.generate import ROOT, SOURCE, generate, manifests_only
 
-from auditor.drift import engine as drift  # noqa: E402
-from auditor.live.apply import apply_all  # noqa: E402
-from auditor.repo.layout import Repository  # noqa: E402
-from auditor.sandbox import Sandbox, ensure_built  # noqa: E402
-from auditor.sandbox.build import TOOLS, ensure_tool  # noqa: E402
-
-CLUSTER = "gpu-prod"
-KUEUE = "kueue.x-k8s.io/v1beta2"
-PLATFORM_FILES = ("resourceflavors.yaml", "cohorts.yaml", "priorityclasses.yaml", "rbac.yaml")
-
-
-def dump(path: Path, docs: list[dict[str, object]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-
-
-def cluster_queue(name: str) -> dict[str, object]:
-    resources = [
-        {"name": "cpu", "nominalQuota": "64"},
-        {"name": "memory", "nominalQuota": "256Gi"},
-        {"name": "nvidia.com/gpu", "nominalQuota": "4", "borrowingLimit": "2"},
-    ]
-    return {
-        "apiVersion": KUEUE,
-        "kind": "ClusterQueue",
-        "metadata": {"name": name},
-        "spec": {
-            "cohortName": "ai-shared",
-            "namespaceSelector": {"matchLabels": {"bench.example.com/cq": name}},
-            "resourceGroups": [
-                {
-                    "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
-                    "flavors": [{"name": "a100", "resources": resources}],
-                }
-            ],
-        },
-    }
-
-
-def generate(dest: Path, tenants: int, queues: int) -> Path:
-    """A repo: the real platform files for gpu-prod plus generated queues and tenants."""
-    platform = dest / "clusters" / CLUSTER
-    platform.mkdir(parents=True)
-    for name in ("profile.yaml", *PLATFORM_FILES):
-        shutil.copy(ROOT / "clusters" / CLUSTER / name, platform / name)
-    cq_names = [f"bench-cq-{i:03d}" for i in range(queues)]
-    dump(platform / "clusterqueues.yaml", [cluster_queue(n) for n in cq_names])
-    per_queue = -(-tenants // queues)
-    for q, cq in enumerate(cq_names):
-        tenant = f"bench-{q:03d}"
-        namespaces = [
-            f"{tenant}-ns-{i:03d}" for i in range(per_queue) if q * per_queue + i < tenants
-        ]
-        profile: dict[str, t.Any] = {
-            "apiVersion": "kueue-gitops.io/v1alpha1",
-            "kind": "TenantProfile",
-            "metadata": {"name": tenant},
-            "spec": {
-                "owners": [f"@example-org/{tenant}"],
-                "group": f"example-org:{tenant}",
-                "clusters": {CLUSTER: {"namespaces": namespaces, "clusterQueues": [cq]}},
-            },
-        }
-        dump(dest / "tenants" / tenant / "profile.yaml", [profile])
-        docs: list[dict[str, t.Any]] = []
-        for ns in namespaces:
-            labels = {"platform.example.com/kueue": "enabled", "bench.example.com/cq": cq}
-            docs += [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Namespace",
-                    "metadata": {"name": ns, "labels": labels},
-                },
-                {
-                    "apiVersion": KUEUE,
-                    "kind": "LocalQueue",
-                    "metadata": {"name": "batch", "namespace": ns},
-                    "spec": {"clusterQueue": cq},
-                },
-                {
-                    "apiVersion": "rbac.authorization.k8s.io/v1",
-                    "kind": "RoleBinding",
-                    "metadata": {"name": "submitters", "namespace": ns},
-                    "roleRef": {
-                        "apiGroup": "rbac.authorization.k8s.io",
-                        "kind": "ClusterRole",
-                        "name": "kueue-gitops:tenant-submitter",
-                    },
-                    "subjects": [
-                        {
-                            "apiGroup": "rbac.authorization.k8s.io",
-                            "kind": "Group",
-                            "name": f"example-org:{tenant}",
-                        }
-                    ],
-                },
-            ]
-        dump(dest / "tenants" / tenant / CLUSTER / "tenant.yaml", docs)
-    return dest
-
-
-def manifests_only(repo: Path, dest: Path) -> Path:
-    """The same manifests for kubectl, without the profiles it cannot read."""
-    for path in sorted(repo.glob("**/*.yaml")):
-        if path.name != "profile.yaml":
-            target = dest / path.relative_to(repo)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(path, target)
-    return dest
-
+CLUSTER = SOURCE
 
 RAW_LISTS = """
 import sys
 from auditor.live.kube import KubeCluster
+from auditor.model import Resource
 cluster = KubeCluster.connect("bench", kubeconfig=sys.argv[1])
 for spec in sys.argv[2:]:
     api_version, kind = spec.split(",")
@@ -152,7 +57,14 @@ for spec in sys.argv[2:]:
 """
 
 
-def measure(argv: list[str], expect: set[int]) -> tuple[float, float, float]:
+@dataclass(frozen=True)
+class Sample:
+    wall: float
+    cpu: float
+    mib: float
+
+
+def measure(argv: list[str], expect: set[int]) -> Sample:
     """Wall seconds, CPU seconds and peak RSS (MiB) of one process.
 
     GNU time reports the peak: a child forked from this (large) process would otherwise count
@@ -172,7 +84,7 @@ def measure(argv: list[str], expect: set[int]) -> tuple[float, float, float]:
                 f"{argv[0]} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
             )
         kib, user, system = peak.read().split()[-3:]
-    return took, float(user) + float(system), int(kib) / 1024
+    return Sample(took, float(user) + float(system), int(kib) / 1024)
 
 
 def in_process(box: Sandbox, repo: Path, kinds: list[tuple[str, str]]) -> dict[str, float]:
@@ -197,100 +109,161 @@ def in_process(box: Sandbox, repo: Path, kinds: list[tuple[str, str]]) -> dict[s
     return {"raw LISTs": lists, "load repo": load, "read": read, "compare": compare}
 
 
+@dataclass
+class SizeResult:
+    tenants: int
+    objects: int
+    synced: float
+    samples: dict[str, list[Sample]] = field(default_factory=dict)
+    phases: list[dict[str, float]] = field(default_factory=list)
+    load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average before and after
+
+    def median(self, name: str, what: str) -> float | None:
+        got = self.samples.get(name)
+        return statistics.median(getattr(s, what) for s in got) if got else None
+
+    def peak(self, name: str) -> float | None:
+        got = self.samples.get(name)
+        return max(s.mib for s in got) if got else None
+
+
+def sync(cluster: KubeCluster, repo: Path, done: set[ResourceKey]) -> tuple[int, float]:
+    """Apply the repo's objects not applied yet; return how many it holds and the seconds.
+
+    The platform's objects first, then the tenants' folders four at a time (each folder's
+    Namespaces before what they hold, as apply_all orders them)."""
+    resources = Repository.open(repo).load([CLUSTER]).for_cluster(CLUSTER)
+    fresh = [r for r in resources if r.key not in done]
+    started = time.perf_counter()
+    by_tenant: dict[str | None, list[Resource]] = {}
+    for resource in fresh:
+        by_tenant.setdefault(resource.tenant, []).append(resource)
+    applied = apply_all(cluster, by_tenant.pop(None, []))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for batch in pool.map(lambda rs: apply_all(cluster, rs), by_tenant.values()):
+            applied += batch
+    failed = [a for a in applied if a.error]
+    if failed:
+        raise SystemExit(f"sync failed: {failed[0].resource.key}: {failed[0].error}")
+    done.update(r.key for r in fresh)
+    return len(resources), time.perf_counter() - started
+
+
+def run_size(
+    box: Sandbox, work: Path, tenants: int, args: argparse.Namespace, done: set[ResourceKey]
+) -> SizeResult:
+    repo = generate(work / f"repo-{tenants}", tenants, args.cluster_queues)
+    objects, synced = sync(box.connect(), repo, done)
+    print(f"{tenants} tenants: {objects} objects, synced in {synced:.1f}s", flush=True)
+    result = SizeResult(tenants, objects, synced)
+    profile = Repository.open(repo).cluster(CLUSTER)
+    kinds = drift.kinds_to_read(profile, Repository.open(repo).load([CLUSTER]).for_cluster(CLUSTER))
+    kubeconfig, python = str(box.kubeconfig), sys.executable
+    runs: dict[str, tuple[list[str], set[int]]] = {
+        "raw LISTs": ([python, "-c", RAW_LISTS, kubeconfig, *(f"{v},{k}" for v, k in kinds)], {0}),
+        "drift": (
+            [
+                str(Path(python).with_name("kueue-gitops")),
+                *("--repo", str(repo), "drift", "--cluster", CLUSTER),
+                *("--kubeconfig", kubeconfig, "--context", box.context, "-o", "json"),
+            ],
+            {0},
+        ),
+    }
+    if tenants <= args.kubectl_max:
+        manifests = manifests_only(repo, work / f"manifests-{tenants}")
+        kubectl = ensure_tool(ROOT / "testenv", "kubectl", TOOLS["kubectl"], log=print)
+        runs["kubectl diff"] = (
+            [
+                str(kubectl),
+                "--kubeconfig",
+                kubeconfig,
+                "diff",
+                "--server-side",
+                "--force-conflicts",
+                "-R",
+                "-f",
+                str(manifests),
+            ],
+            {0, 1},
+        )
+    before = os.getloadavg()[0]
+    for _ in range(args.repeat):
+        for name, (argv, expect) in runs.items():
+            result.samples.setdefault(name, []).append(measure(argv, expect))
+        result.phases.append(in_process(box, repo, kinds))
+    result.load = (before, os.getloadavg()[0])
+    return result
+
+
+def cell(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def report(results: list[SizeResult], repeat: int) -> None:
+    print(f"\nmedians of {repeat} runs; peak RSS is the largest of them")
+    head = (
+        "| tenant namespaces | objects | load | raw LISTs wall / CPU / RSS "
+        "| drift wall / CPU / RSS | drift / raw LISTs | kubectl diff wall / CPU "
+        "| kubectl diff / drift |"
+    )
+    print(head)
+    print("|" + "---|" * 8)
+    for r in results:
+        raw, dr, kd = (r.median(n, "wall") for n in ("raw LISTs", "drift", "kubectl diff"))
+        ratio = dr / raw if dr and raw else None
+        speedup = kd / dr if kd and dr else None
+        print(
+            f"| {r.tenants:,} | {r.objects:,} | {r.load[0]:.1f} to {r.load[1]:.1f} "
+            f"| {cell(raw, '.2f')} s / {cell(r.median('raw LISTs', 'cpu'), '.2f')} s / "
+            f"{cell(r.peak('raw LISTs'), '.0f')} MiB "
+            f"| {cell(dr, '.2f')} s / {cell(r.median('drift', 'cpu'), '.2f')} s / "
+            f"{cell(r.peak('drift'), '.0f')} MiB "
+            f"| **{cell(ratio, '.2f')}x** "
+            f"| {cell(kd, '.1f')} s / {cell(r.median('kubectl diff', 'cpu'), '.1f')} s "
+            f"| {cell(speedup, '.1f')}x |"
+        )
+    print("\nin one warm process (medians, seconds):")
+    phases = list(results[0].phases[0])
+    print("| tenant namespaces | " + " | ".join(phases) + " | read + compare / raw LISTs |")
+    print("|" + "---|" * (len(phases) + 2))
+    for r in results:
+        cells = [statistics.median(p[name] for p in r.phases) for name in phases]
+        audit = statistics.median(p["read"] + p["compare"] for p in r.phases)
+        raw = statistics.median(p["raw LISTs"] for p in r.phases)
+        print(
+            f"| {r.tenants:,} | "
+            + " | ".join(f"{c:.2f}" for c in cells)
+            + f" | {audit / raw:.2f}x |"
+        )
+    print("\ngoals: drift / raw LISTs <= 1.5x; kubectl diff / drift >= 10x")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tenants", type=int, default=2000, help="tenant namespaces")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "--sizes", default="2000", help="tenant namespaces, comma-separated (default 2000)"
+    )
+    parser.add_argument("--tenants", type=int, help="one size (the same as --sizes N)")
     parser.add_argument("--cluster-queues", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--kubectl-max",
+        type=int,
+        default=2000,
+        help="run kubectl diff only up to this many tenant namespaces (default 2000)",
+    )
     args = parser.parse_args()
+    sizes = sorted({args.tenants} if args.tenants else {int(s) for s in args.sizes.split(",")})
 
     toolchain = ensure_built(ROOT / "testenv", log=print)
-    kubectl = ensure_tool(ROOT / "testenv", "kubectl", TOOLS["kubectl"], log=print)
     work = Path(tempfile.mkdtemp(prefix="bench-drift-"))
-    box = Sandbox("bench-drift", root=work / "sandboxes")
+    box = Sandbox(f"bench-drift-{os.getpid()}", root=work / "sandboxes")
     box.up(toolchain)
     try:
-        repo = generate(work / "repo", args.tenants, args.cluster_queues)
-        manifests = manifests_only(repo, work / "manifests")
-        resources = Repository.open(repo).load([CLUSTER]).for_cluster(CLUSTER)
-        started = time.perf_counter()
-        failed = [a for a in apply_all(box.connect(), resources) if a.error]
-        if failed:
-            raise SystemExit(f"sync failed: {failed[0].resource.key}: {failed[0].error}")
-        print(
-            f"corpus: {len(resources)} objects ({args.tenants} namespaces, LocalQueues and "
-            f"RoleBindings; {args.cluster_queues} ClusterQueues); synced in "
-            f"{time.perf_counter() - started:.1f}s"
-        )
-        profile = Repository.open(repo).cluster(CLUSTER)
-        kinds = drift.kinds_to_read(profile, resources)
-        kubeconfig = str(box.kubeconfig)
-        python = sys.executable
-        kueue_gitops = str(Path(python).with_name("kueue-gitops"))
-        runs = {
-            "raw LISTs": (
-                [python, "-c", RAW_LISTS, kubeconfig, *(f"{v},{k}" for v, k in kinds)],
-                {0},
-            ),
-            "drift": (
-                [
-                    kueue_gitops,
-                    "--repo",
-                    str(repo),
-                    "drift",
-                    "--cluster",
-                    CLUSTER,
-                    "--kubeconfig",
-                    kubeconfig,
-                    "--context",
-                    box.context,
-                    "-o",
-                    "json",
-                ],
-                {0},
-            ),
-            "kubectl diff": (
-                [
-                    str(kubectl),
-                    "--kubeconfig",
-                    kubeconfig,
-                    "diff",
-                    "--server-side",
-                    "--force-conflicts",
-                    "-R",
-                    "-f",
-                    str(manifests),
-                ],
-                {0, 1},
-            ),
-        }
-        results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in runs}
-        phases: list[dict[str, float]] = []
-        for _ in range(args.repeat):
-            for name, (argv, expect) in runs.items():
-                results[name].append(measure(argv, expect))
-            phases.append(in_process(box, repo, kinds))
-        seconds = {n: statistics.median(s for s, _, _ in r) for n, r in results.items()}
-        cpu = {n: statistics.median(c for _, c, _ in r) for n, r in results.items()}
-        memory = {n: max(m for _, _, m in r) for n, r in results.items()}
-        print(
-            f"\n{'process':14} {'wall s':>7} {'CPU s':>7} {'peak MiB':>9}"
-            f"   (medians of {args.repeat})"
-        )
-        for name in runs:
-            print(f"{name:14} {seconds[name]:7.2f} {cpu[name]:7.2f} {memory[name]:9.0f}")
-        print("\nin one warm process (medians):")
-        for phase in phases[0]:
-            print(f"  {phase:12} {statistics.median(p[phase] for p in phases):6.2f} s")
-        audit = statistics.median(p["read"] + p["compare"] for p in phases)
-        raw = statistics.median(p["raw LISTs"] for p in phases)
-        print(f"  read + compare / raw LISTs = {audit / raw:.2f}x")
-        print(
-            f"\ndrift / raw LISTs    = {seconds['drift'] / seconds['raw LISTs']:.2f}x "
-            "(goal <= 1.5x)"
-            f"\nkubectl diff / drift = {seconds['kubectl diff'] / seconds['drift']:.1f}x "
-            "(goal >= 10x)"
-        )
+        done: set[ResourceKey] = set()
+        results = [run_size(box, work, size, args, done) for size in sizes]
+        report(results, args.repeat)
     finally:
         box.down()
         shutil.rmtree(work, ignore_errors=True)

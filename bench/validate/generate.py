@@ -3,8 +3,10 @@
     python bench/validate/generate.py DIR [--tenants N]
 
 Each tenant gets, on each cluster, a Namespace, a LocalQueue and a RoleBinding (one file each);
-every 20 tenants share a ClusterQueue. The cluster profiles, flavors, cohort and priority classes
-are this repository's own; schemas/ is copied so `validate` runs offline.
+every 20 tenants share a ClusterQueue. Queues and namespaces carry Argo CD's
+`Prune=false,Delete=false`, as the repository's own do (the prune-guard check asks for it).
+The cluster profiles, flavors, cohort and priority classes are this repository's own;
+schemas/ is copied so `validate` runs offline.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ NAMESPACE = """apiVersion: v1
 kind: Namespace
 metadata:
   name: {t}
+  annotations:
+    argocd.argoproj.io/sync-options: Prune=false,Delete=false
   labels:
     platform.example.com/kueue: enabled
     platform.example.com/tenant: {t}
@@ -39,6 +43,8 @@ kind: LocalQueue
 metadata:
   name: batch
   namespace: {t}
+  annotations:
+    argocd.argoproj.io/sync-options: Prune=false,Delete=false
 spec:
   clusterQueue: {cq}
 """
@@ -61,6 +67,8 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata:
   name: {cq}
+  annotations:
+    argocd.argoproj.io/sync-options: Prune=false,Delete=false
 spec:
   cohortName: ai-shared
   namespaceSelector:

@@ -24,6 +24,7 @@ DOCS = (
     "docs/ARCHITECTURE.md",
     "docs/usage.md",
     "docs/argocd.md",
+    "docs/replay.md",
     "bench/README.md",
 )
 TOP_LEVEL = {p.name for p in ROOT.iterdir() if p.name not in (".git", ".venv")}

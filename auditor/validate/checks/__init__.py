@@ -8,6 +8,7 @@ the catalogue (auditor/rules/), which a Finding takes its severity from.
 from __future__ import annotations
 
 import datetime
+import functools
 import typing as t
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -57,7 +58,17 @@ class CheckContext:
     invalid: t.Mapping[ResourceKey, Finding] = field(default_factory=dict)
 
     def of_kind(self, *kinds: str) -> list[Resource]:
+        if len(kinds) == 1:
+            return list(self._by_kind.get(kinds[0], ()))
         return [r for r in self.resources if r.kind in kinds]
+
+    @functools.cached_property
+    def _by_kind(self) -> dict[str, list[Resource]]:
+        """The objects of each kind, in their order: every check asks for a few kinds."""
+        out: dict[str, list[Resource]] = {}
+        for resource in self.resources:
+            out.setdefault(resource.kind, []).append(resource)
+        return out
 
 
 # The check modules, in the order they run; a new check is imported above and added here.

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import typing as t
 
-import jsonschema
 import yaml
 
 from auditor.k8s import selectors
@@ -127,6 +126,8 @@ def _against_api(
             f"that release accepts; this tool knows the Configuration API of: {known}",
         )
         return
+    import jsonschema  # only where a Configuration is checked: ~0.1 s of imports
+
     validator = jsonschema.Draft202012Validator(api.schema)
     for error in sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path)):
         path = tuple(error.absolute_path)

@@ -1,0 +1,122 @@
+"""`kueue-gitops trace`: make a workload trace for `plan --replay`, synthetic or recorded."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
+from auditor.errors import ConfigError
+from auditor.live.access import connect
+from auditor.replay import record as recorder
+from auditor.replay import synthetic
+from auditor.replay import trace as traces
+
+_SINCE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def since_seconds(raw: str) -> float:
+    found = _SINCE.match(raw.strip())
+    if not found:
+        raise click.BadParameter(f"{raw!r}: a number and a unit, s m h or d (e.g. 24h)")
+    return float(found.group(1)) * _UNIT[found.group(2)]
+
+
+def tenant_mix(raw: str) -> synthetic.TenantMix:
+    """NAMESPACE[/QUEUE]:PRIORITY[+PRIORITY...]:SHARE, e.g. team-a/batch:batch-low:0.6."""
+    parts = raw.split(":")
+    if len(parts) != 3:
+        raise click.BadParameter(f"{raw!r}: NAMESPACE[/QUEUE]:PRIORITY[+PRIORITY...]:SHARE")
+    where, classes, share = parts
+    namespace, _, queue = where.partition("/")
+    try:
+        weight = float(share)
+    except ValueError:
+        raise click.BadParameter(f"{raw!r}: the share {share!r} is not a number") from None
+    priorities = dict.fromkeys([c for c in classes.split("+") if c], 1.0)
+    return synthetic.TenantMix(namespace, queue or "batch", weight, priorities)
+
+
+@click.group()
+def trace() -> None:
+    """Workload traces for `plan --replay`: generate a synthetic one, or record a cluster's."""
+
+
+@trace.command()
+@click.option("--cluster", required=True, metavar="C", help="The repository cluster it is for.")
+@click.option("--workloads", default=40, show_default=True, type=click.IntRange(min=1))
+@click.option("--hours", default=1.0, show_default=True, type=click.FloatRange(min=0.01))
+@click.option("--seed", default=1, show_default=True, type=int)
+@click.option("--bursts", default=2, show_default=True, type=click.IntRange(min=0))
+@click.option(
+    "--median-run",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="Median run time of a Workload, in seconds.",
+)
+@click.option(
+    "--tenant",
+    "tenants",
+    multiple=True,
+    metavar="NS[/QUEUE]:PRIO[+PRIO]:SHARE",
+    help="A tenant's part of the work (repeatable); default: every tenant LocalQueue of the "
+    "cluster, equal shares, the priority classes its profile approves.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@pass_context
+def generate(
+    ctx: Context,
+    cluster: str,
+    workloads: int,
+    hours: float,
+    seed: int,
+    bursts: int,
+    median_run: float,
+    tenants: tuple[str, ...],
+    output: Path,
+) -> None:
+    """A synthetic trace: diurnal load, bursts, a mix of priorities; same seed, same trace."""
+    repo = ctx.repository()
+    if cluster not in repo.clusters:
+        raise ConfigError(f"no cluster {cluster} in the repository")
+    mixes = [tenant_mix(t) for t in tenants] or synthetic.mixes_from(repo, cluster)
+    made = synthetic.generate(
+        cluster, mixes, workloads=workloads, hours=hours, seed=seed, bursts=bursts,
+        median_run=median_run,
+    )  # fmt: skip
+    traces.write(made, output)
+    click.echo(f"{output}: {len(made.workloads)} Workloads over {hours:g}h (seed {seed})")
+
+
+@trace.command()
+@click.option("--cluster", required=True, metavar="C", help="The repository cluster to read.")
+@click.option("--since", default="24h", show_default=True, help="The window: 30m, 24h, 7d ...")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@cluster_access
+@cluster_deadline
+@pass_context
+def record(
+    ctx: Context,
+    cluster: str,
+    since: str,
+    output: Path,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: float,
+) -> None:
+    """Record a live cluster's Workloads created in the window as a trace (one LIST).
+
+    Run time is Admitted → Finished from each Workload's conditions; one still running gets its
+    run time so far (flagged stillRunning); one never admitted is left out (counted)."""
+    profile = ctx.repository().cluster(cluster)
+    live = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
+    made = recorder.record(cluster, live, profile.kueue_api, since=since_seconds(since))
+    traces.write(made, output)
+    click.echo(
+        f"{output}: {len(made.workloads)} Workloads over {since} "
+        f"({made.recorded.get('leftOut', 0)} never admitted, left out)"
+    )

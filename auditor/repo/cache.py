@@ -1,0 +1,194 @@
+"""What `validate` learned about each manifest file, kept in the user cache directory.
+
+One pack per repository and cluster (`validate/<repository hash>/<cluster>.pickle` under the
+cache root) holds, per file path: the file's stat signature, the SHA-256 of its bytes, its parsed
+documents and loading problems, and the validator's per-object results (opaque bytes here; the
+validate pipeline makes and reads them). A pack is used only when its tool key (package version,
+cache format and a hash of the auditor source, so an edited checkout never reuses old results)
+and the cluster's schema fingerprint (every file under `schemas/<cluster>/`) are the current
+ones; otherwise it starts empty.
+
+A file is served from its entry when its stat signature (mtime, ctime, size, inode) is unchanged
+and the file was already older than two seconds when the signature was taken (mypy's and git's
+fast path; ctime changes on every write, even one that puts the mtime back), or else when the
+SHA-256 of its bytes is unchanged. Packs are written atomically (a temporary file, then a
+rename); a pack that cannot be read is ignored and rebuilt, never an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import shutil
+import tempfile
+import time
+import typing as t
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+FORMAT = 1  # bump when what a pack holds changes shape or meaning
+FOLDER = "validate"
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within one mtime tick
+_SOURCE = Path(__file__).resolve().parents[1]  # the auditor package
+
+
+def user_cache_root() -> Path:
+    """$KUEUE_GITOPS_CACHE, else $XDG_CACHE_HOME/kueue-gitops, else ~/.cache/kueue-gitops."""
+    env = os.environ.get("KUEUE_GITOPS_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kueue-gitops"
+
+
+def validate_cache_root() -> Path:
+    return user_cache_root() / FOLDER
+
+
+def clear() -> Path:
+    """Remove every validate pack; the folder that held them."""
+    folder = validate_cache_root()
+    shutil.rmtree(folder, ignore_errors=True)
+    return folder
+
+
+def tool_key(source: Path = _SOURCE) -> str:
+    """The package version, the cache format and a hash of every source file of `auditor`."""
+    try:
+        version = metadata.version("kueue-gitops")
+    except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
+        version = "unknown"
+    digest = hashlib.sha256(f"{version}\0{FORMAT}".encode())
+    for folder, dirs, files in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json")):
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, source).encode() + b"\0")
+                with open(path, "rb") as f:
+                    digest.update(f.read())
+    return digest.hexdigest()
+
+
+def fingerprint(folder: Path) -> str:
+    """The SHA-256 of every file's name and bytes under `folder` (a cluster's schemas)."""
+    digest = hashlib.sha256()
+    for here, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(here, name)
+            digest.update(os.path.relpath(path, folder).encode() + b"\0")
+            with open(path, "rb") as f:
+                digest.update(hashlib.sha256(f.read()).digest())
+    return digest.hexdigest()
+
+
+Signature = tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
+
+
+@dataclass
+class Entry:
+    signature: Signature
+    seen_ns: int  # when the signature was taken
+    digest: bytes  # SHA-256 of the file's bytes
+    parsed: bytes  # pickled, as the repository loader stored it
+    results: bytes | None = None  # pickled, as the validate pipeline stored it
+
+
+@dataclass
+class Pack:
+    key: tuple[str, str]  # tool key, schema fingerprint
+    entries: dict[str, Entry] = field(default_factory=dict)
+
+
+class FileCache:
+    """One cluster's pack for one repository: entries by file path, looked up by content."""
+
+    def __init__(self, root: Path, cluster: str, tool: str, schemas: str) -> None:
+        self.root = str(root)
+        repo = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:16]
+        self.file = validate_cache_root() / repo / f"{cluster}.pickle"
+        self.key = (tool, schemas)
+        self.old = self._read()
+        self.new: dict[str, Entry] = {}  # the entries of this run's files, saved at the end
+        self.changed = False
+
+    def _read(self) -> dict[str, Entry]:
+        try:
+            with open(self.file, "rb") as f:
+                pack = pickle.load(f)
+        except Exception:  # missing, truncated, written by another format: start afresh
+            return {}
+        if not isinstance(pack, Pack) or pack.key != self.key:
+            return {}
+        return pack.entries
+
+    def _signature(self, path: str) -> Signature | None:
+        try:
+            info = os.lstat(os.path.join(self.root, path))
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+
+    def unchanged(self, path: str) -> Entry | None:
+        """The entry of `path` when its stat signature says the file is the one it describes."""
+        entry = self.old.get(path)
+        if entry is None:
+            return None
+        signature = self._signature(path)
+        if signature is None or signature != entry.signature:
+            return None
+        if signature[0] + RACY_NS > entry.seen_ns:  # it may have changed within one mtime tick
+            return None
+        self.new[path] = entry
+        return entry
+
+    def same_content(self, path: str, data: bytes) -> Entry | None:
+        """The entry of `path` when its bytes are those it describes (the stat said otherwise)."""
+        entry = self.old.get(path)
+        if entry is None or entry.digest != hashlib.sha256(data).digest():
+            return None
+        signature = self._signature(path)
+        if signature is not None:
+            entry.signature, entry.seen_ns = signature, time.time_ns()
+            self.changed = True
+        self.new[path] = entry
+        return entry
+
+    def store(self, path: str, data: bytes, parsed: t.Any) -> None:
+        """Remember what loading `path` (whose bytes are `data`) found."""
+        signature = self._signature(path)
+        if signature is None:
+            return
+        blob = pickle.dumps(parsed, pickle.HIGHEST_PROTOCOL)
+        self.new[path] = Entry(signature, time.time_ns(), hashlib.sha256(data).digest(), blob)
+        self.changed = True
+
+    def results(self, path: str) -> bytes | None:
+        entry = self.new.get(path)
+        return None if entry is None else entry.results
+
+    def store_results(self, path: str, results: t.Any) -> None:
+        entry = self.new.get(path)
+        if entry is not None:
+            entry.results = pickle.dumps(results, pickle.HIGHEST_PROTOCOL)
+            self.changed = True
+
+    def save(self) -> None:
+        """Write this run's entries (files gone since are dropped); never fails the run."""
+        if not self.changed and self.new.keys() == self.old.keys():
+            return
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=self.file.parent, prefix=f".{self.file.name}.")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    pickle.dump(Pack(self.key, self.new), f, pickle.HIGHEST_PROTOCOL)
+                os.replace(temp, self.file)
+            except BaseException:
+                os.unlink(temp)
+                raise
+        except OSError:
+            pass  # a read-only or full cache directory: the next run starts cold, nothing worse

@@ -1,0 +1,183 @@
+"""A replay's base → head comparison for people: text for a terminal, markdown for a PR comment."""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.report.markdown import cell, table_row
+
+if t.TYPE_CHECKING:  # renderers read a comparison's shape; they do not depend on the pipeline
+    from auditor.replay.metrics import Comparison, Flag, Group
+
+
+def marker(cluster: str) -> str:
+    """The PR comment's hidden first line: one comment per cluster, edited in place."""
+    return f"<!-- kueue-gitops-replay cluster={cluster} -->"
+
+
+SIMULATED = (
+    "Simulated: the nodes (kwok, one per flavor with the capacity the cluster profile declares), "
+    "the pods' run times (the trace's, ended by kwok) and time itself (compressed by the speed). "
+    "Real: Kueue's scheduler, quota, borrowing and preemption (the release the profile names, "
+    "with the repository's Configuration), kube-scheduler and the API server, applied from each "
+    "revision's clusters/ and tenants/ folders."
+)
+
+_COLUMNS = (
+    "wait p50",
+    "wait p95",
+    "wait max",
+    "GPU-h",
+    "borrowed peak",
+    "borrowed mean",
+    "preempted",
+    "never admitted",
+)
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
+def _values(g: Group) -> list[str]:
+    return [
+        duration(g.wait_p50),
+        duration(g.wait_p95),
+        duration(g.wait_max),
+        f"{g.gpu_hours:.1f}",
+        f"{g.borrowing_peak:g}",
+        f"{g.borrowing_mean:.2f}",
+        str(g.preemptions),
+        str(g.never_admitted),
+    ]
+
+
+def _pair(before: str, after: str) -> str:
+    return before if before == after else f"{before} → {after}"
+
+
+def rows(comparison: Comparison, kind: str) -> list[list[str]]:
+    """One row per tenant (kind "tenants") or ClusterQueue: its name, then base → head values."""
+    base_groups = comparison.base.tenants if kind == "tenants" else comparison.base.cluster_queues
+    head_groups = comparison.head.tenants if kind == "tenants" else comparison.head.cluster_queues
+    find = comparison.base.tenant if kind == "tenants" else comparison.base.cluster_queue
+    names = sorted({g.name for g in base_groups} | {g.name for g in head_groups})
+    head_of = {g.name: g for g in head_groups}
+    out = []
+    for name in names:
+        before = _values(find(name))
+        after = _values(head_of[name]) if name in head_of else before
+        out.append([name, *(_pair(b, a) for b, a in zip(before, after, strict=True))])
+    return out
+
+
+def _reasons(comparison: Comparison) -> list[str]:
+    out = []
+    for side in (comparison.base, comparison.head):
+        merged: dict[str, int] = {}
+        victims = []
+        for g in side.tenants:
+            for why, n in g.preemption_reasons.items():
+                merged[why] = merged.get(why, 0) + n
+            if g.preemptions:
+                victims.append(f"{g.name} {g.preemptions}")
+        why = ", ".join(f"{k} {v}" for k, v in sorted(merged.items())) or "none"
+        out.append(
+            f"{side.label}: {side.preemptions} preemption(s); victims: "
+            f"{', '.join(victims) or 'none'}; reasons: {why}"
+        )
+    return out
+
+
+def _headline(c: Comparison) -> str:
+    return (
+        f"{c.cluster}: {c.workloads} Workloads over {duration(c.trace_seconds)} of trace, "
+        f"replayed at {c.speed:g}x through Kueue {c.kueue_version or '?'}"
+    )
+
+
+def _honesty(c: Comparison) -> str:
+    return (
+        f"{SIMULATED} Waits are in trace time; two replays of one configuration agree within "
+        f"{duration(c.tolerance_seconds)} (four reads of the Workloads at this speed)."
+    )
+
+
+def flag_text(f: Flag) -> str:
+    if f.kind == "wait-p95-rises":
+        return f"{f.tenant}: p95 admission wait rises from {duration(f.base)} to {duration(f.head)}"
+    return f"{f.tenant}: {f.head:g} Workload(s) never admitted (base: {f.base:g})"
+
+
+# -- text -----------------------------------------------------------------------------------
+
+
+def text(c: Comparison, stream: t.TextIO) -> None:
+    stream.write(f"plan by replay — {_headline(c)}\n")
+    stream.write(f"base {c.base.revision} → head {c.head.revision}\n")
+    for kind, title in (("tenants", "tenant"), ("cluster_queues", "ClusterQueue")):
+        table = [[title, *_COLUMNS], *rows(c, kind)]
+        widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+        stream.write("\n")
+        for r in table:
+            stream.write("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+            stream.write("\n")
+    stream.write("\n" + "\n".join(_reasons(c)) + "\n")
+    for side in (c.base, c.head):
+        if side.deadline_passed:
+            stream.write(f"{side.label}: the deadline passed before every Workload finished\n")
+    flags = c.flags()
+    stream.write(
+        "\n"
+        + ("\n".join(f"! {flag_text(f)}" for f in flags) if flags else "no tenant waits longer")
+    )
+    stream.write(f"\n\n{_honesty(c)}\n")
+
+
+# -- markdown -------------------------------------------------------------------------------
+
+
+def chart(c: Comparison) -> str:
+    """A mermaid bar chart of each tenant's p95 wait, base and head side by side, in minutes."""
+    labels, values = [], []
+    for g in c.head.tenants:
+        for side in (c.base, c.head):
+            labels.append(f'"{g.name} {side.label}"')
+            values.append(f"{(side.tenant(g.name).wait_p95 or 0) / 60:.1f}")
+    return "\n".join(
+        [
+            "```mermaid",
+            "xychart-beta",
+            '    title "p95 admission wait per tenant (trace minutes)"',
+            f"    x-axis [{', '.join(labels)}]",
+            '    y-axis "minutes"',
+            f"    bar [{', '.join(values)}]",
+            "```",
+        ]
+    )
+
+
+def markdown(c: Comparison, stream: t.TextIO) -> None:
+    flags = c.flags()
+    icon = "❌" if flags else "✅"
+    stream.write(f"{marker(c.cluster)}\n### {icon} Plan by replay\n\n{_headline(c)}; ")
+    stream.write(f"base `{c.base.revision}` → head `{c.head.revision}`.\n\n")
+    for f in flags:
+        stream.write(f"- **{cell(flag_text(f))}**\n")
+    if flags:
+        stream.write("\n")
+    for kind, title in (("tenants", "tenant"), ("cluster_queues", "ClusterQueue")):
+        stream.write(table_row([title, *_COLUMNS]) + "\n")
+        stream.write(table_row(["---"] * (len(_COLUMNS) + 1)) + "\n")
+        for r in rows(c, kind):
+            stream.write(table_row(r) + "\n")
+        stream.write("\n")
+    stream.write("".join(f"- {cell(r)}\n" for r in _reasons(c)) + "\n")
+    stream.write(chart(c) + "\n\n")
+    stream.write(f"<details><summary>What is simulated</summary>\n\n{_honesty(c)}\n\n</details>\n")
