@@ -30,6 +30,7 @@ from pathlib import Path
 
 FORMAT = 1  # bump when what a pack holds changes shape or meaning
 FOLDER = "validate"
+STALE_DAYS = 30  # a repository's packs not written for this long are removed
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within one mtime tick
 _SOURCE = Path(__file__).resolve().parents[1]  # the auditor package
 
@@ -181,6 +182,8 @@ class FileCache:
         if not self.changed and self.new.keys() == self.old.keys():
             return
         try:
+            if not self.file.parent.exists():  # a repository seen for the first time
+                _prune(self.file.parent.parent)
             self.file.parent.mkdir(parents=True, exist_ok=True)
             fd, temp = tempfile.mkstemp(dir=self.file.parent, prefix=f".{self.file.name}.")
             try:
@@ -192,3 +195,16 @@ class FileCache:
                 raise
         except OSError:
             pass  # a read-only or full cache directory: the next run starts cold, nothing worse
+
+
+def _prune(folder: Path, days: int = STALE_DAYS) -> None:
+    """Remove the packs of repositories not written for `days` (a clone deleted long ago, a
+    test's temporary copy): the cache stays the size of the repositories in use."""
+    cutoff = time.time() - days * 86400
+    try:
+        with os.scandir(folder) as entries:
+            stale = [e.path for e in entries if e.is_dir() and e.stat().st_mtime < cutoff]
+    except OSError:
+        return
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)

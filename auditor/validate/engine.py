@@ -130,7 +130,10 @@ def _file_cache(
     """The cluster's cache pack, keyed by the tool and the cluster's schemas; None when off."""
     if tool is None or repo.root is None:
         return None
-    return filecache.FileCache(repo.root, name, tool, filecache.fingerprint(schemas / name))
+    try:
+        return filecache.FileCache(repo.root, name, tool, filecache.fingerprint(schemas / name))
+    except OSError:  # a schema file that cannot be read: the run judges it, uncached
+        return None
 
 
 def _guarded(

@@ -7,6 +7,8 @@ the same manifests:
 
   raw LISTs      the paginated LISTs the audit needs, through our client, nothing else
   drift          `kueue-gitops drift -o json` end to end (load repo, read, normalize, compare)
+  drift, not forked   the same, loading the repository in-process (auditor/drift/preload.py
+                 off), to show what the forked loader buys on this machine
   kubectl diff   `kubectl diff --server-side` over the same manifests (kubectl built from
                  k8s.io/kubernetes/cmd/kubectl at the control plane's version), for sizes up to
                  --kubectl-max only (it makes a dry-run apply and a GET per object)
@@ -54,6 +56,16 @@ cluster = KubeCluster.connect("bench", kubeconfig=sys.argv[1])
 for spec in sys.argv[2:]:
     api_version, kind = spec.split(",")
     cluster.list(api_version, kind)
+"""
+
+# `drift` as the command runs it, but loading the repository in-process (no forked loader):
+# the same run with and without auditor/drift/preload.py, side by side.
+NOT_FORKED = """
+import sys
+from auditor.drift.preload import Preload
+Preload._fork = lambda self: None
+from auditor.cli.main import main
+main()
 """
 
 
@@ -170,6 +182,7 @@ def run_size(
             {0},
         ),
     }
+    runs["drift, not forked"] = ([python, "-c", NOT_FORKED, *runs["drift"][0][1:]], {0})
     if tenants <= args.kubectl_max:
         manifests = manifests_only(repo, work / f"manifests-{tenants}")
         kubectl = ensure_tool(ROOT / "testenv", "kubectl", TOOLS["kubectl"], log=print)
@@ -223,6 +236,15 @@ def report(results: list[SizeResult], repeat: int) -> None:
             f"| {cell(kd, '.1f')} s / {cell(r.median('kubectl diff', 'cpu'), '.1f')} s "
             f"| {cell(speedup, '.1f')}x |"
         )
+    print("\nthe forked loader (auditor/drift/preload.py), wall / CPU:")
+    print("| tenant namespaces | drift | drift, not forked |")
+    print("|---|---|---|")
+    for r in results:
+        pair = [
+            f"{cell(r.median(n, 'wall'), '.2f')} s / {cell(r.median(n, 'cpu'), '.2f')} s"
+            for n in ("drift", "drift, not forked")
+        ]
+        print(f"| {r.tenants:,} | " + " | ".join(pair) + " |")
     print("\nin one warm process (medians, seconds):")
     phases = list(results[0].phases[0])
     print("| tenant namespaces | " + " | ".join(phases) + " | read + compare / raw LISTs |")

@@ -18,6 +18,7 @@ auditor/rules/tenancy.py (`kueue-gitops explain RULE`, docs/rules.md).
 
 from __future__ import annotations
 
+import functools
 import typing as t
 
 from auditor.k8s import rbac
@@ -94,6 +95,13 @@ def problems(rule: Rule) -> t.Iterator[Problem]:
     for rule_id, resources in hits.items():
         granted = "create" if rule_id == "rbac-pod-create" else ", ".join(writes)
         yield rule_id, f"{granted} on {', '.join(resources)}", "resources"
+
+
+@functools.lru_cache(maxsize=1024)
+def _problems(rule: Rule) -> tuple[Problem, ...]:
+    """`problems`, once per rule (equal rules are equal wherever written): thousands of tenant
+    RoleBindings bind the same few ClusterRoles."""
+    return tuple(problems(rule))
 
 
 def _classify(group: str, resource: str, writes: list[str]) -> list[str]:
@@ -200,7 +208,7 @@ def _judge_binding(
         if origin is None or written is None:
             continue
         via = "" if origin.role == role_ref else f" -> {origin}"
-        for rule_id, what, part in problems(rule):
+        for rule_id, what, part in _problems(rule):
             line = written.line_of(("rules", origin.index, part))
             yield Finding.about(
                 binding,
