@@ -240,8 +240,8 @@ halved = team_a.replace('nominalQuota: "4"', 'nominalQuota: "2"', 1)
 path.write_text(halved + "\n---\n" + rest)
 PY
 git -C "$REPLAY" -c user.name=demo -c user.email=demo@example.com commit -qam "Halve team-a's a100 GPUs"
-kueue-gitops --repo "$REPLAY" trace generate --cluster gpu-staging --workloads 30 --hours 0.5 \
-  --median-run 300 --seed 11 --tenant team-a:batch-low:0.6 --tenant team-b:batch-standard:0.4 \
+kueue-gitops --repo "$REPLAY" trace generate --cluster gpu-staging --workloads 24 --hours 0.5 \
+  --median-run 900 --seed 11 --tenant team-a:batch-low:0.65 --tenant team-b:batch-standard:0.35 \
   -o "$REPLAY/../trace.json"
 kueue-gitops --repo "$REPLAY" plan --base HEAD~1 --head HEAD --cluster gpu-staging \
-  --replay "$REPLAY/../trace.json" --speed 60 || echo "(plan --replay exited $?: a tenant waits longer)"
+  --replay "$REPLAY/../trace.json" --speed 40 || echo "(plan --replay exited $?: a tenant waits longer)"

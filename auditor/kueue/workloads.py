@@ -161,11 +161,21 @@ def preemption_reason(wl: Json) -> str | None:
     return conditions.reason(wl, PREEMPTED) if evicted_by_preemption(wl) else None
 
 
-def preemptions(wl: Json) -> int:
-    """How many times it was preempted, from status.schedulingStats.evictions (Kueue counts
-    each eviction there, so one missed between two reads is still counted)."""
+def preemption_causes(wl: Json) -> dict[str, int]:
+    """How many times it was preempted, by cause (InCohortReclamation, ...), from
+    status.schedulingStats.evictions: Kueue counts each eviction there, so one that came and
+    went between two reads is still counted, with its cause. Empty where Kueue keeps no stats."""
     stats = ((wl.get("status") or {}).get("schedulingStats") or {}).get("evictions") or []
-    return sum(int(e.get("count") or 0) for e in stats if e.get("reason") == "Preempted")
+    return {
+        str(e.get("underlyingCause") or "unknown"): int(e.get("count") or 0)
+        for e in stats
+        if e.get("reason") == "Preempted"
+    }
+
+
+def preemptions(wl: Json) -> int:
+    """How many times it was preempted (preemption_causes, summed)."""
+    return sum(preemption_causes(wl).values())
 
 
 def pod_requests(wl: Json) -> tuple[int, dict[str, Decimal], bool]:

@@ -15,10 +15,8 @@ from auditor.repo.layout import Repository
 if t.TYPE_CHECKING:
     from auditor.sandbox import Toolchain
 
-# Beyond 60x, Kueue's, kube-scheduler's and kwok's own reaction times (a fraction of a second,
-# multiplied by the speed) and the 0.25 s between reads become minutes of trace time. 60 is the
-# speed the integration test holds to its tolerance; the sweep over speeds that would place the
-# bound exactly is not measured yet (docs/replay.md, Compression and tolerance).
+# The Workloads are read every 0.25 s: 15 trace seconds at 60x. Below it, what bounds the speed
+# is the trace's run times; each replay measures that distortion and reports it (metrics.py).
 MAX_SPEED = 60.0
 
 

@@ -22,6 +22,12 @@ from auditor.replay.run import TICK, Observed, SideRun
 WAIT_RISE_RATIO = 1.25
 WAIT_RISE_SECONDS = 300.0
 WAIT_RISE_TICKS = 4
+# Two replays of one configuration agreed on p95 waits within 12 % (docs/replay.md, measured);
+# a wait is held to that, or to four reads at the speed, whichever is larger.
+AGREEMENT = 0.20
+# Past this share of the median run, the latencies the speed multiplies (the job controller,
+# kwok, Kueue's requeue) dominate the trace's own run times: the replay says so.
+MAX_DISTORTION = 0.10
 
 
 def percentile(values: t.Sequence[float], p: float) -> float | None:
@@ -36,6 +42,25 @@ def tolerance(speed: float) -> float:
     """Trace seconds two replays of one configuration may differ by in a wait: reads are TICK
     apart, so each measured wait is late by up to one read, on both sides."""
     return WAIT_RISE_TICKS * TICK * speed
+
+
+def agree(one: float | None, two: float | None, speed: float) -> bool:
+    """Whether two replays' waits are the same number within the stated tolerance."""
+    if one is None or two is None:
+        return one is two
+    return abs(one - two) <= max(tolerance(speed), AGREEMENT * max(one, two))
+
+
+def hold_overhead(seen: t.Iterable[Observed], speed: float) -> float | None:
+    """Median real seconds a Workload held its quota beyond its compressed run time (never
+    preempted ones): the unsuspend, scheduling, kwok and job-completion latencies, which the
+    speed turns into trace time."""
+    extra = [
+        s.finished - s.admitted - s.traced.run_seconds / speed
+        for s in seen
+        if s.finished is not None and s.admitted is not None and not s.preemptions
+    ]
+    return percentile(extra, 50)
 
 
 @dataclass
@@ -88,6 +113,7 @@ class Side:
     replay_seconds: float
     sandbox_seconds: float
     deadline_passed: bool
+    distortion: float | None = None  # hold overhead times speed, over the median traced run
 
     def tenant(self, name: str) -> Group:
         return next((g for g in self.tenants if g.name == name), Group(name))
@@ -106,6 +132,7 @@ class Side:
             "replaySeconds": round(self.replay_seconds, 1),
             "sandboxSeconds": round(self.sandbox_seconds, 1),
             "deadlinePassed": self.deadline_passed,
+            "distortion": None if self.distortion is None else round(self.distortion, 3),
             "preemptions": self.preemptions,
             "tenants": [g.to_json() for g in self.tenants],
             "clusterQueues": [g.to_json() for g in self.cluster_queues],
@@ -189,6 +216,8 @@ def summarize(run: SideRun, tenant_of: t.Mapping[str, str]) -> Side:
         _group(name, seen, run.speed, run.borrowed.get(name, []))
         for name, seen in sorted(by_cq.items())
     ]
+    overhead = hold_overhead(run.workloads, run.speed)
+    median_run = percentile([s.traced.run_seconds for s in run.workloads], 50)
     return Side(
         run.label,
         run.revision,
@@ -197,6 +226,7 @@ def summarize(run: SideRun, tenant_of: t.Mapping[str, str]) -> Side:
         run.seconds,
         run.sandbox_seconds,
         run.deadline_passed,
+        None if overhead is None or not median_run else overhead * run.speed / median_run,
     )
 
 
@@ -223,6 +253,8 @@ class Comparison:
     base: Side
     head: Side
     kueue_version: str = ""
+    agreement: t.ClassVar[float] = AGREEMENT
+    max_distortion: t.ClassVar[float] = MAX_DISTORTION
 
     @property
     def tolerance_seconds(self) -> float:
@@ -257,6 +289,8 @@ class Comparison:
             "traceSeconds": round(self.trace_seconds, 1),
             "kueueVersion": self.kueue_version,
             "toleranceSeconds": round(tolerance(self.speed), 1),
+            "agreement": AGREEMENT,
+            "maxDistortion": MAX_DISTORTION,
             "flags": [f.to_json() for f in self.flags()],
             "base": self.base.to_json(),
             "head": self.head.to_json(),

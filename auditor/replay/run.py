@@ -148,9 +148,14 @@ def observe(seen: Observed, wl: Json, now: float, dt: float) -> None:
         held = sum(v for (_, r), v in kueue_wl.usage(wl).items() if r == GPU)
         if not kueue_wl.finished(wl):
             seen.gpu_seconds += float(held) * dt
-    counted = kueue_wl.preemptions(wl)
     preempted = kueue_wl.evicted_by_preemption(wl)
-    new = max(counted - seen.preemptions, 1 if preempted and not seen._was_preempted else 0)
+    causes = kueue_wl.preemption_causes(wl)
+    if causes:  # Kueue's own counts, by cause: exact however seldom we read
+        seen.preemption_reasons = causes
+        seen.preemptions = sum(causes.values())
+        new = 0
+    else:  # a release without schedulingStats: count the Preempted conditions we see
+        new = 1 if preempted and not seen._was_preempted else 0
     if new:
         reason = kueue_wl.preemption_reason(wl) or "unknown"
         seen.preemption_reasons[reason] = seen.preemption_reasons.get(reason, 0) + new

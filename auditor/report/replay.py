@@ -103,10 +103,22 @@ def _headline(c: Comparison) -> str:
 
 
 def _honesty(c: Comparison) -> str:
-    return (
-        f"{SIMULATED} Waits are in trace time; two replays of one configuration agree within "
-        f"{duration(c.tolerance_seconds)} (four reads of the Workloads at this speed)."
+    said = (
+        f"{SIMULATED} Waits are in trace time; two replays of one configuration agree on them "
+        f"within {c.agreement:.0%} or {duration(c.tolerance_seconds)}, whichever is larger. "
+        "Preemption counts vary more: each re-admission after an eviction races the next "
+        "arrival."
     )
+    worst = max((s.distortion for s in (c.base, c.head) if s.distortion is not None), default=None)
+    if worst is not None:
+        said += (
+            f" At {c.speed:g}x, the latencies the speed multiplies (job controller, kwok, Kueue's"
+            f" requeue) added {worst:.0%} to a median run"
+        )
+        said += (
+            "." if worst <= c.max_distortion else f": above {c.max_distortion:.0%}, lower --speed."
+        )
+    return said
 
 
 def flag_text(f: Flag) -> str:

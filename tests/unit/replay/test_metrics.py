@@ -119,6 +119,7 @@ def test_reports_show_base_to_head_what_is_simulated_and_a_chart() -> None:
 
 def test_observe_reads_admission_preemptions_and_the_end_from_the_workload() -> None:
     o = Observed(0, traced("team-a", gpus=2), submitted=0.0)
+    cause = {"underlyingCause": "InCohortReclamation"}  # Kueue v0.17 writes it with each count
     wl = {
         "metadata": {"name": "w"},
         "status": {
@@ -141,17 +142,19 @@ def test_observe_reads_admission_preemptions_and_the_end_from_the_workload() -> 
             {"type": "Evicted", "status": "True", "reason": "Preempted"},
             {"type": "Preempted", "status": "True", "reason": "InCohortReclamation"},
         ],
-        "schedulingStats": {"evictions": [{"reason": "Preempted", "count": 1}]},
+        "schedulingStats": {"evictions": [{"reason": "Preempted", "count": 1, **cause}]},
     }
     observe(o, wl, 1.25, 0.25)
     observe(o, wl, 1.5, 0.25)  # the same eviction read again is not another one
     assert (o.preemptions, o.preemption_reasons) == (1, {"InCohortReclamation": 1})
+    # Preempted again and re-admitted between two reads: Kueue's count still has it, by cause.
     wl["status"] = {
         "conditions": [{"type": "Finished", "status": "True", "reason": "Succeeded"}],
-        "schedulingStats": {"evictions": [{"reason": "Preempted", "count": 1}]},
+        "schedulingStats": {"evictions": [{"reason": "Preempted", "count": 2, **cause}]},
     }
     observe(o, wl, 9.0, 0.25)
     assert (o.finished, o.finished_reason, o.admitted) == (9.0, "Succeeded", 1.0)
+    assert (o.preemptions, o.preemption_reasons) == (2, {"InCohortReclamation": 2})
 
 
 def test_borrowed_gpus_add_up_over_flavors() -> None:
