@@ -19,6 +19,7 @@ local substitutions:
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -57,6 +58,7 @@ RECONCILIATION = "20s"
 READY_TIMEOUT = 60.0
 HACK_SCRIPTS = ("git-verify-wrapper.sh", "gpg-wrapper.sh")  # the repo-server runs them
 REFRESH = "argocd.argoproj.io/refresh"  # removed by the controller once it has compared
+NUDGE = 15.0  # seconds before an Application never compared is asked to refresh
 
 
 @dataclass
@@ -448,8 +450,13 @@ def wait_for(
     timeout: float,
     what: str,
 ) -> dict[str, Json]:
-    """Poll the Applications until `done` holds; SandboxError naming each one's state if not."""
+    """Poll the Applications until `done` holds; SandboxError naming each one's state if not.
+
+    An Application the controller first met before its AppProject reached the controller's
+    cache stays Unknown, without a comparison, for good: every NUDGE seconds such ones are asked
+    to refresh, as a user would press Refresh."""
     deadline = time.monotonic() + timeout
+    nudged = time.monotonic()
     apps: dict[str, Json] = {}
     while time.monotonic() < deadline:
         try:
@@ -458,6 +465,12 @@ def wait_for(
             apps = {}
         if done(apps):
             return apps
+        if time.monotonic() - nudged > NUDGE:
+            nudged = time.monotonic()
+            for name, app in apps.items():
+                if sync_status(app)[0] == "Unknown":
+                    with contextlib.suppress(ClusterAccessError):
+                        refresh(host, name)
         time.sleep(1)
     states = ", ".join(f"{n}: {'/'.join(sync_status(a))}" for n, a in sorted(apps.items()))
     raise SandboxError(f"Argo CD: {what} not reached in {timeout:.0f}s ({states or 'no apps'})")

@@ -230,7 +230,13 @@ class Actor:
         """Put the binding back as it was, and wait until the API server enforces it again."""
         if self.unbound is None:
             return
-        self.admin.create(self.unbound)
+        try:
+            self.admin.create(self.unbound)
+        except ClusterAccessError:
+            # A GitOps controller healing the cluster (Argo CD's selfHeal) may have put it back
+            # first: that is fine when it is the same binding, and then it is not ours to create.
+            if self._live_binding_spec() != self.unbound["spec"]:
+                raise
         self.unbound = None
         self.scratch.wait_for(self._held, quiet=True)
         if not self._held():
@@ -239,6 +245,13 @@ class Actor:
                 f"back but not enforced after {self.scratch.timeout:.0f}s",
                 cluster=self.scratch.profile.name,
             )
+
+    def _live_binding_spec(self) -> Json | None:
+        try:
+            live = self.admin.get(ADMISSION_API, admission.BINDING, admission.QUEUE_POLICY)
+        except ClusterAccessError:
+            return None
+        return t.cast(Json, live.get("spec") or {})
 
     def _held(self) -> bool:
         """The queue-name policy refuses a Job without a queue name (a dry run)."""
