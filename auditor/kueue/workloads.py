@@ -161,21 +161,13 @@ def preemption_reason(wl: Json) -> str | None:
     return conditions.reason(wl, PREEMPTED) if evicted_by_preemption(wl) else None
 
 
-def preemption_causes(wl: Json) -> dict[str, int]:
-    """How many times it was preempted, by cause (InCohortReclamation, ...), from
-    status.schedulingStats.evictions: Kueue counts each eviction there, so one that came and
-    went between two reads is still counted, with its cause. Empty where Kueue keeps no stats."""
-    stats = ((wl.get("status") or {}).get("schedulingStats") or {}).get("evictions") or []
-    return {
-        str(e.get("underlyingCause") or "unknown"): int(e.get("count") or 0)
-        for e in stats
-        if e.get("reason") == "Preempted"
-    }
-
-
 def preemptions(wl: Json) -> int:
-    """How many times it was preempted (preemption_causes, summed)."""
-    return sum(preemption_causes(wl).values())
+    """How many times it was preempted, from status.schedulingStats.evictions: Kueue counts each
+    eviction there, so one that came and went between two reads is still counted. (Its
+    `underlyingCause` is empty for preemptions in v0.17: the cause is in the Preempted
+    condition only, while it lasts.)"""
+    stats = ((wl.get("status") or {}).get("schedulingStats") or {}).get("evictions") or []
+    return sum(int(e.get("count") or 0) for e in stats if e.get("reason") == "Preempted")
 
 
 def pod_requests(wl: Json) -> tuple[int, dict[str, Decimal], bool]:

@@ -38,6 +38,7 @@ JOB_PREFIX = "replay-"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 ACTIVE_TIMEOUT = 60.0
+UNSEEN = "unseen"  # preempted and re-admitted between two reads: Kueue's cause was gone
 SLACK = 30.0  # real seconds past the computed deadline, for Kueue's and kwok's own latencies
 
 
@@ -149,15 +150,10 @@ def observe(seen: Observed, wl: Json, now: float, dt: float) -> None:
         if not kueue_wl.finished(wl):
             seen.gpu_seconds += float(held) * dt
     preempted = kueue_wl.evicted_by_preemption(wl)
-    causes = kueue_wl.preemption_causes(wl)
-    if causes:  # Kueue's own counts, by cause: exact however seldom we read
-        seen.preemption_reasons = causes
-        seen.preemptions = sum(causes.values())
-        new = 0
-    else:  # a release without schedulingStats: count the Preempted conditions we see
-        new = 1 if preempted and not seen._was_preempted else 0
-    if new:
-        reason = kueue_wl.preemption_reason(wl) or "unknown"
+    counted = kueue_wl.preemptions(wl)  # Kueue's own count, where it keeps one
+    new = counted - seen.preemptions if counted else int(preempted and not seen._was_preempted)
+    if new > 0:
+        reason = kueue_wl.preemption_reason(wl) or UNSEEN
         seen.preemption_reasons[reason] = seen.preemption_reasons.get(reason, 0) + new
         seen.preemptions += new
     seen._was_preempted = preempted

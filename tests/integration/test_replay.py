@@ -101,7 +101,9 @@ def test_the_base_preempts_team_as_borrowed_work_when_team_b_reclaims(halved: Do
     assert all(g["neverAdmitted"] == 0 for g in base["tenants"])
     a = tenant(base, "team-a")
     assert a["preemptions"] > 0 and tenant(base, "team-b")["preemptions"] == 0
-    assert set(a["preemptionReasons"]) <= {"InCohortReclamation", "InCohortReclaimWhileBorrowing"}
+    # "unseen": preempted and re-admitted between two reads; every cause seen is a reclaim.
+    reclaims = {"InCohortReclamation", "InCohortReclaimWhileBorrowing"}
+    assert set(a["preemptionReasons"]) <= reclaims | {"unseen"}
     assert queue(base, "team-a-cq")["borrowedGpus"]["peak"] > 0
 
 

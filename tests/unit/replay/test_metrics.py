@@ -119,7 +119,7 @@ def test_reports_show_base_to_head_what_is_simulated_and_a_chart() -> None:
 
 def test_observe_reads_admission_preemptions_and_the_end_from_the_workload() -> None:
     o = Observed(0, traced("team-a", gpus=2), submitted=0.0)
-    cause = {"underlyingCause": "InCohortReclamation"}  # Kueue v0.17 writes it with each count
+    cause = {"underlyingCause": ""}  # as Kueue v0.17 writes it for a preemption
     wl = {
         "metadata": {"name": "w"},
         "status": {
@@ -154,7 +154,7 @@ def test_observe_reads_admission_preemptions_and_the_end_from_the_workload() -> 
     }
     observe(o, wl, 9.0, 0.25)
     assert (o.finished, o.finished_reason, o.admitted) == (9.0, "Succeeded", 1.0)
-    assert (o.preemptions, o.preemption_reasons) == (2, {"InCohortReclamation": 2})
+    assert (o.preemptions, o.preemption_reasons) == (2, {"InCohortReclamation": 1, "unseen": 1})
 
 
 def test_borrowed_gpus_add_up_over_flavors() -> None:
