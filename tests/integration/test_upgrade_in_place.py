@@ -51,7 +51,8 @@ def test_the_legacy_cluster_upgrades_without_losing_a_queue_or_a_workload(
         cluster = box.connect()
         for i in range(3):  # long-running work, admitted before the upgrade starts
             cluster.create(job("team-a", f"train-{i}", "batch-low", 1, 3600))
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # Kueue v0.9.1 on two busy cores can take a while
+        admitted: list[Json] = []
         while time.monotonic() < deadline:
             admitted = [
                 w for w in cluster.list(OLD, "Workload")
@@ -61,6 +62,7 @@ def test_the_legacy_cluster_upgrades_without_losing_a_queue_or_a_workload(
             if len(admitted) == 3:
                 break
             time.sleep(0.5)
+        assert len(admitted) == 3, "the work was not admitted before the upgrade began"
         before = inventory(box, OLD)
         assert len(before["Workload"]) == 3 and len(before["ClusterQueue"]) == 2
 
