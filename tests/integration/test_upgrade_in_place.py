@@ -18,6 +18,7 @@ from tests.integration.test_preemptions import job
 
 Json = dict[str, t.Any]
 OLD, NEW = "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
 def line(box: Sandbox, *argv: str) -> t.Any:
@@ -50,7 +51,11 @@ def test_the_legacy_cluster_upgrades_without_losing_a_queue_or_a_workload(
     try:
         cluster = box.connect()
         for i in range(3):  # long-running work, admitted before the upgrade starts
-            cluster.create(job("team-a", f"train-{i}", "batch-low", 1, 3600))
+            body = job("team-a", f"train-{i}", "batch-low", 1, 3600)
+            # Kueue v0.9.1 matches a flavor's nodeTaints against the pod's own tolerations
+            # only ("untolerated taint ... in flavor a100" otherwise): the Job carries one.
+            body["spec"]["template"]["spec"]["tolerations"] = [GPU_TOLERATION]
+            cluster.create(body)
         deadline = time.monotonic() + 180  # Kueue v0.9.1 on two busy cores can take a while
         admitted: list[Json] = []
         while time.monotonic() < deadline:
