@@ -172,13 +172,6 @@ def borrowed_gpus(cq: Json) -> float:
     )
 
 
-def _pool_gpus(pools: t.Sequence[Json]) -> float:
-    return sum(
-        float(parse(str((n.get("status") or {}).get("allocatable", {}).get(GPU, "0"))).value)
-        for n in pools
-    )
-
-
 def replay(
     toolchain: Toolchain,
     repo: Repository,
@@ -218,7 +211,8 @@ def replay(
         _wait_active(box, admin, profile.kueue_api)
         ready = time.monotonic() - started
         say(f"replay {label}: sandbox ready after {ready:.1f}s; {len(trace.workloads)} Workloads")
-        run = _drive(admin, profile.kueue_api, trace, speed, _pool_gpus(pools), say, label)
+        gpus = float(capacity.allocatable(pools, GPU).value)
+        run = _drive(admin, profile.kueue_api, trace, speed, gpus, say, label)
         run.revision, run.sandbox_seconds, run.kueue_version = repo.label, ready, release.version
     finally:
         box.down()
