@@ -52,6 +52,14 @@ from auditor.report import plan as plan_render
     help="With --replay: how much faster than the trace to replay (at most 60).",
 )
 @click.option(
+    "--repeat",
+    default=1,
+    show_default=True,
+    type=int,
+    help="With --replay: replay each side this many times (at most 5) and flag a wait only when "
+    "the head's replays all wait longer than the base's.",
+)
+@click.option(
     "-o",
     "--output",
     default="text",
@@ -71,6 +79,7 @@ def plan(
     live: bool,
     replay_trace: Path | None,
     speed: float,
+    repeat: int,
     output: str,
 ) -> None:
     """Quota, cohorts, admission, RBAC powers and objects changed from --base to --head.
@@ -86,7 +95,7 @@ def plan(
     tenant's p95 wait rises past the threshold or the head never admits work the base did.
     """
     if replay_trace is not None:
-        _replay(ctx, base, head, clusters, replay_trace, speed, output)
+        _replay(ctx, base, head, clusters, replay_trace, speed, repeat, output)
         return
     if live:
         one_cluster_context(context, clusters)
@@ -113,6 +122,7 @@ def _replay(
     clusters: tuple[str, ...],
     path: Path,
     speed: float,
+    repeat: int,
     output: str,
 ) -> None:
     from auditor.cli.sandbox import _testenv  # the sandbox's machinery, only when replaying
@@ -127,11 +137,12 @@ def _replay(
             raise ConfigError("--replay replays one cluster: give one --cluster")
         cluster = loaded.cluster
     compare.check_speed(speed)
+    compare.check_repeat(repeat)
     root = find_root(ctx.repo_dir or Path.cwd())
     say = ctx.note
     toolchain = ensure_built(_testenv(ctx), log=say)
     result = compare.plan_by_replay(
-        root, base, head, cluster, loaded, speed=speed, toolchain=toolchain, log=say
+        root, base, head, cluster, loaded, speed=speed, toolchain=toolchain, repeat=repeat, log=say
     )
     out = sys.stdout
     if output == "json":

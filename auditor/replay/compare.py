@@ -6,8 +6,8 @@ import typing as t
 from pathlib import Path
 
 from auditor.errors import ConfigError
-from auditor.replay.metrics import Comparison, summarize
-from auditor.replay.run import replay
+from auditor.replay.metrics import Comparison, combine, summarize
+from auditor.replay.run import SideRun, replay
 from auditor.replay.trace import Trace
 from auditor.repo.gitsource import revision
 from auditor.repo.layout import Repository
@@ -18,6 +18,8 @@ if t.TYPE_CHECKING:
 # The Workloads are read every 0.25 s: 15 trace seconds at 60x. Below it, what bounds the speed
 # is the trace's run times; each replay measures that distortion and reports it (metrics.py).
 MAX_SPEED = 60.0
+# Each replay is a fresh sandbox of a few minutes; five per side already shows the spread.
+MAX_REPEAT = 5
 
 
 def check_speed(speed: float) -> None:
@@ -26,6 +28,11 @@ def check_speed(speed: float) -> None:
             f"--speed {speed:g} is outside (0, {MAX_SPEED:g}]: beyond {MAX_SPEED:g}x Kueue's own "
             "cycle times distort the waits (docs/replay.md, Compression)"
         )
+
+
+def check_repeat(repeat: int) -> None:
+    if not 1 <= repeat <= MAX_REPEAT:
+        raise ConfigError(f"--repeat {repeat} is outside [1, {MAX_REPEAT}]")
 
 
 def tenants_of(repo: Repository, cluster: str) -> dict[str, str]:
@@ -47,26 +54,29 @@ def plan_by_replay(
     *,
     speed: float,
     toolchain: Toolchain,
+    repeat: int = 1,
     log: t.Callable[[str], None] | None = None,
 ) -> Comparison:
+    """Each side replayed `repeat` times, each time on a fresh sandbox."""
     check_speed(speed)
-    sides = []
+    check_repeat(repeat)
+    runs: dict[str, list[SideRun]] = {}
     tenant_of: dict[str, str] = {}
-    version = ""
     for label, rev in (("base", base), ("head", head)):
         with revision(root, rev) as repo:
             if cluster not in repo.clusters:
                 raise ConfigError(f"cluster {cluster} does not exist at {rev}")
             tenant_of = tenants_of(repo, cluster) | tenant_of
-            run = replay(toolchain, repo, cluster, trace, speed=speed, label=label, log=log)
-        version = version or run.kueue_version
-        sides.append(run)
+            runs[label] = [
+                replay(toolchain, repo, cluster, trace, speed=speed, label=label, log=log)
+                for _ in range(repeat)
+            ]
     return Comparison(
         cluster=cluster,
         speed=speed,
         workloads=len(trace.workloads),
         trace_seconds=trace.seconds,
-        base=summarize(sides[0], tenant_of),
-        head=summarize(sides[1], tenant_of),
-        kueue_version=version,
+        base=combine([summarize(r, tenant_of) for r in runs["base"]]),
+        head=combine([summarize(r, tenant_of) for r in runs["head"]]),
+        kueue_version=runs["base"][0].kueue_version,
     )

@@ -45,10 +45,18 @@ def duration(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f}h"
 
 
+def _p95(g: Group) -> str:
+    """The p95 wait, with its range over the side's replays when there were several."""
+    if g.p95_range is None:
+        return duration(g.wait_p95)
+    low, high = g.p95_range
+    return f"{duration(g.wait_p95)} ({duration(low)}..{duration(high)})"
+
+
 def _values(g: Group) -> list[str]:
     return [
         duration(g.wait_p50),
-        duration(g.wait_p95),
+        _p95(g),
         duration(g.wait_max),
         f"{g.gpu_hours:.1f}",
         f"{g.borrowing_peak:g}",
@@ -96,18 +104,26 @@ def _reasons(comparison: Comparison) -> list[str]:
 
 
 def _headline(c: Comparison) -> str:
+    times = len(c.base.runs)
     return (
         f"{c.cluster}: {c.workloads} Workloads over {duration(c.trace_seconds)} of trace, "
         f"replayed at {c.speed:g}x through Kueue {c.kueue_version or '?'}"
+        + (f", {times} times per side (medians; p95 ranges in parentheses)" if times else "")
     )
 
 
 def _honesty(c: Comparison) -> str:
     said = (
-        f"{SIMULATED} Waits are in trace time; two replays of one configuration agree on them "
-        f"within {c.agreement:.0%} or {duration(c.tolerance_seconds)}, whichever is larger. "
-        "Preemption counts vary more: each re-admission after an eviction races the next "
-        "arrival."
+        f"{SIMULATED} Waits are in trace time. Two replays of one configuration agree on a "
+        f"tenant's p95 wait within {c.agreement:.0%} or {duration(c.tolerance_seconds)}, "
+        "whichever is larger, when it waits behind its own work; within "
+        f"{c.reclaimer_agreement:.0%} when it waits to reclaim what it lent. Preemption counts "
+        "vary more: each re-admission after an eviction races the next arrival. "
+        + (
+            "A wait is flagged only when every head replay waits longer than every base replay."
+            if c.base.runs
+            else "--repeat 3 replays each side three times and shows the spread."
+        )
     )
     worst = max((s.distortion for s in (c.base, c.head) if s.distortion is not None), default=None)
     if worst is not None:

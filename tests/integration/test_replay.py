@@ -125,10 +125,11 @@ def test_the_same_trace_twice_on_the_base_agrees_within_the_tolerance(
     halved: Doc, no_reclaim: Doc
 ) -> None:
     tolerance = halved["toleranceSeconds"]
-    for name in ("team-a", "team-b"):
+    # team-a waits behind its own backlog; team-b waits to reclaim what it lent (docs/replay.md).
+    for name, agreement in (("team-a", "agreement"), ("team-b", "reclaimerAgreement")):
         one, two = tenant(halved["base"], name), tenant(no_reclaim["base"], name)
         p95 = one["waitSeconds"]["p95"], two["waitSeconds"]["p95"]
-        assert abs(p95[0] - p95[1]) <= max(tolerance, halved["agreement"] * max(p95)), name
+        assert abs(p95[0] - p95[1]) <= max(tolerance, halved[agreement] * max(p95)), (name, p95)
         assert abs(one["gpuHours"] - two["gpuHours"]) <= 0.1 * max(one["gpuHours"], 1)
         assert (one["preemptions"] > 0) == (two["preemptions"] > 0)  # counts vary: docs/replay.md
     for side in (halved["base"], halved["head"], no_reclaim["base"], no_reclaim["head"]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from auditor.replay.metrics import Comparison, percentile, summarize
+from auditor.replay.metrics import Comparison, combine, percentile, summarize
 from auditor.replay.run import Observed, SideRun, borrowed_gpus, observe
 from auditor.replay.trace import TracedWorkload
 from auditor.report import replay as render
@@ -115,6 +115,35 @@ def test_reports_show_base_to_head_what_is_simulated_and_a_chart() -> None:
     assert doc["flags"] == [
         {"tenant": "team-a", "kind": "wait-p95-rises", "base": 120.0, "head": 1200.0}
     ]
+
+
+def test_several_replays_of_a_side_report_medians_and_the_p95_range() -> None:
+    runs = [summarize(side("base", waits, [0, 1]), TENANTS) for waits in ([1.0], [3.0], [2.0])]
+    got = combine(runs)
+    a = got.tenant("team-a")
+    assert (a.wait_p95, a.p95_range, a.borrowing_peak) == (120.0, (60.0, 180.0), 1.0)
+    assert got.tenant("team-b").preemption_reasons == {"InCohortReclamation": 2}
+    assert (got.replay_seconds, len(got.runs)) == (120.0, 3)
+    doc = got.to_json()
+    assert doc["replays"] == 3 and len(doc["runs"]) == 3
+    assert doc["tenants"][0]["waitSeconds"]["p95Range"] == [60.0, 180.0]
+    assert combine(runs[:1]) is runs[0] and "runs" not in runs[0].to_json()
+
+
+def test_with_several_replays_a_rise_is_flagged_only_when_the_ranges_part() -> None:
+    def replays(label: str, *slowest: float) -> list[SideRun]:
+        return [side(label, [1.0] * 18 + [s, s], [0]) for s in slowest]
+
+    base = combine([summarize(r, TENANTS) for r in replays("base", 2.0, 20.0)])
+    overlapping = combine([summarize(r, TENANTS) for r in replays("head", 15.0, 30.0)])
+    assert Comparison("c", SPEED, 21, 3600.0, base, overlapping).flags() == []
+    apart = combine([summarize(r, TENANTS) for r in replays("head", 25.0, 30.0)])
+    [flag] = Comparison("c", SPEED, 21, 3600.0, base, apart).flags()
+    assert (flag.tenant, flag.base, flag.head) == ("team-a", 660.0, 1650.0)
+    out = io.StringIO()
+    render.text(Comparison("c", SPEED, 21, 3600.0, base, apart), out)
+    assert "11.0m (2.0m..20.0m) → 27.5m (25.0m..30.0m)" in out.getvalue()
+    assert "2 times per side" in out.getvalue()
 
 
 def test_observe_reads_admission_preemptions_and_the_end_from_the_workload() -> None:

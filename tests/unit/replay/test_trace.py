@@ -68,3 +68,13 @@ def test_a_speed_beyond_the_measured_bound_is_refused(tmp_path: Path) -> None:
         ["kueue-gitops", "plan", "--base", "HEAD", "--replay", str(path), "--speed", "500"]
     )
     assert result.exit_code == 2 and "--speed 500 is outside (0, 60]" in result.stderr
+
+
+def test_a_repeat_beyond_five_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    trace.write(synthetic.generate("gpu-staging", MIX, workloads=1, hours=1, seed=1), path)
+    for repeat in ("0", "6"):
+        result = run_line(
+            ["kueue-gitops", "plan", "--base", "HEAD", "--replay", str(path), "--repeat", repeat]
+        )
+        assert result.exit_code == 2 and f"--repeat {repeat} is outside [1, 5]" in result.stderr
