@@ -37,7 +37,7 @@ MARK = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
     default=10,
     show_default=True,
     type=click.IntRange(1, 50),
-    help="How long the unlabelled-namespace Job is watched for an admission or a Pod.",
+    help="How long the unlabelled-namespace and unqueued Jobs are watched for a Pod.",
 )
 @pass_context
 def verify(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 Json = dict[str, t.Any]  # a Kubernetes object or any part of one, as decoded from YAML or JSON
 
 CRD_API = "apiextensions.k8s.io/v1"
+ADMISSION_API = "admissionregistration.k8s.io/v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 KUEUE_GROUP = "kueue.x-k8s.io"  # here, not in auditor.kueue, so RBAC rules below it can name it

@@ -23,10 +23,10 @@ import json
 import typing as t
 from dataclasses import dataclass
 
-from auditor.k8s.objects import Json
+from auditor.k8s.objects import ADMISSION_API, Json
 from auditor.kueue.config import Framework
 
-API = "admissionregistration.k8s.io/v1"
+API = ADMISSION_API
 POLICY = "ValidatingAdmissionPolicy"
 BINDING = "ValidatingAdmissionPolicyBinding"
 KINDS = (POLICY, BINDING)

@@ -62,6 +62,15 @@ RULES = (
         "A new Workload is admitted while team-a-cq is held.",
     ),
     _check(
+        "unqueued-job-held",
+        "admission",
+        "Behind the queue-name policy, Kueue let a Job that names no LocalQueue run.",
+        "In a scratch namespace labelled as team-a's (the policies leave verify's namespaces "
+        "out), an unsuspended Job without a queue name is suspended by Kueue "
+        "(`manageJobsWithoutQueueName: true`) and makes no Pod.",
+        "The Job starts its Pod: Kueue's Configuration live does not manage it.",
+    ),
+    _check(
         "pod-placement",
         "flavor",
         "An admitted Job's Pods ran off the nodes of the flavor Kueue assigned, or never "
@@ -95,14 +104,6 @@ RULES = (
                 "Acting as team-a, a Job without kueue.x-k8s.io/queue-name is refused by the "
                 "policy kueue-gitops-queue-name, which says which queues to use.",
                 "It is accepted: the policy or its binding is missing live.",
-            ),
-            (
-                "unqueued-job-held",
-                "admission",
-                "Without the queue-name policy, Kueue let a Job that names no queue run.",
-                "With the binding removed for the probe, Kueue holds the Job suspended "
-                "(`manageJobsWithoutQueueName: true`) and no Pod is made.",
-                "The Job starts its Pod: Kueue's Configuration live does not manage it.",
             ),
             (
                 "undeclared-queue",
@@ -150,10 +151,9 @@ RULES = (
             (
                 "boundary-cleanup",
                 "other",
-                "A boundary probe left objects behind, or the queue-name binding not restored.",
-                "The probe Jobs, LocalQueue, Role and RoleBinding are gone; the binding is back.",
-                "The binding kueue-gitops-queue-name could not be created again after the "
-                "probe (the run was killed).",
+                "A boundary probe left objects behind in the tenant's namespace.",
+                "The probe Jobs, LocalQueue, Role and RoleBinding are gone.",
+                "The temporary RoleBinding is still there (the run was killed).",
             ),
         )
     ),

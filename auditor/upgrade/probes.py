@@ -12,7 +12,7 @@ import typing as t
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s import conditions
-from auditor.k8s.objects import CRD_API, KUEUE_GROUP, Json
+from auditor.k8s.objects import ADMISSION_API, CRD_API, KUEUE_GROUP, Json
 from auditor.live.kube import KindNotServed
 
 if t.TYPE_CHECKING:
@@ -22,7 +22,6 @@ PROBE = "kueue-gitops-upgrade-check"
 SAMPLE = 20  # objects of each kind read back one by one in each served version
 NAMESPACE = "default"  # a namespaced probe's namespace: every cluster has it
 WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
-ADMISSION_API = "admissionregistration.k8s.io/v1"
 _POD = {
     "restartPolicy": "Never",
     "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}],

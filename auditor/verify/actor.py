@@ -1,5 +1,5 @@
 """What the boundary probes (crossing) act with: a tenant's identity, and the objects a probe
-must make and undo as the verifying identity (a Job, a LocalQueue, a Role, a removed binding).
+must make and undo as the verifying identity (a Job, a LocalQueue, a Role and its binding).
 
 The tenant is reached through the verifying identity's own credentials and the
 Impersonate-User / Impersonate-Group headers; that identity needs `impersonate`. Everything an
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import RBAC_GROUP, Json
-from auditor.kueue import admission
 from auditor.verify.objects import (
     MANAGER,
     PROBE_IMAGE,
@@ -24,7 +23,6 @@ from auditor.verify.objects import (
 )
 from auditor.verify.scratch import Scratch
 
-ADMISSION_API = admission.API
 RBAC_API = f"{RBAC_GROUP}/v1"
 DRY_RUN = [("dryRun", "All")]
 MISSING_QUEUE = "kueue-gitops-no-such-queue"
@@ -60,7 +58,6 @@ class Actor:
         self.role = f"kueue-gitops-probe-{scratch.run_id}"
         self.queue = f"kueue-gitops-probe-{scratch.run_id}"  # the undeclared LocalQueue
         self.queue_made = False
-        self.unbound: Json | None = None  # the queue binding, while the probe has it removed
         self.made = 0
 
     def _job(
@@ -210,53 +207,6 @@ class Actor:
             with contextlib.suppress(ClusterAccessError):
                 self.admin.delete(RBAC_API, kind, self.role, self.tenant.namespace)
 
-    def unbind(self) -> None:
-        """Remove the queue-name binding, remembering it, until a Job without a queue passes."""
-        try:
-            live = self.admin.get(ADMISSION_API, admission.BINDING, admission.QUEUE_POLICY)
-        except ClusterAccessError:
-            return  # not there: nothing to remove (job-without-queue has failed already)
-        meta = live.get("metadata") or {}
-        self.unbound = {
-            "apiVersion": ADMISSION_API,
-            "kind": admission.BINDING,
-            "metadata": {k: meta[k] for k in ("name", "labels", "annotations") if k in meta},
-            "spec": live.get("spec") or {},
-        }
-        self.admin.delete(ADMISSION_API, admission.BINDING, admission.QUEUE_POLICY)
-        self.scratch.wait_for(lambda: self.try_job({}, dry_run=True) is None, quiet=True)
-
-    def rebind(self) -> None:
-        """Put the binding back as it was, and wait until the API server enforces it again."""
-        if self.unbound is None:
-            return
-        try:
-            self.admin.create(self.unbound)
-        except ClusterAccessError:
-            # A GitOps controller healing the cluster (Argo CD's selfHeal) may have put it back
-            # first: that is fine when it is the same binding, and then it is not ours to create.
-            if self._live_binding_spec() != self.unbound["spec"]:
-                raise
-        self.unbound = None
-        self.scratch.wait_for(self._held, quiet=True)
-        if not self._held():
-            raise ClusterAccessError(
-                f"cluster {self.scratch.profile.name}: the binding {admission.QUEUE_POLICY} is "
-                f"back but not enforced after {self.scratch.timeout:.0f}s",
-                cluster=self.scratch.profile.name,
-            )
-
-    def _live_binding_spec(self) -> Json | None:
-        try:
-            live = self.admin.get(ADMISSION_API, admission.BINDING, admission.QUEUE_POLICY)
-        except ClusterAccessError:
-            return None
-        return t.cast(Json, live.get("spec") or {})
-
-    def _held(self) -> bool:
-        """The queue-name policy refuses a Job without a queue name (a dry run)."""
-        return self.try_job({}, dry_run=True) is not None
-
     def dry_create(self, api: str, kind: str, extra: Json) -> t.Any:
         body = {
             "apiVersion": api,
@@ -279,13 +229,8 @@ class Actor:
         )
 
     def undo(self) -> list[str]:
-        """Remove what was made and put the binding back; what could not be, in words."""
+        """Remove what was made; what could not be, in words."""
         problems: list[str] = []
-        if self.unbound is not None:
-            try:
-                self.rebind()
-            except ClusterAccessError as exc:
-                problems.append(f"binding {admission.QUEUE_POLICY} not restored: {exc}")
         with contextlib.suppress(ClusterAccessError):
             self.revoke_namespace_patch()
         with contextlib.suppress(ClusterAccessError):

@@ -7,8 +7,6 @@ tenant's own namespace as the repository declares it. Each check reports PASS or
 API server's or Kueue's own words:
 
 - job-without-queue: a Job without `kueue.x-k8s.io/queue-name` is refused by the API server;
-- unqueued-job-held: with the queue-name policy's binding removed for the probe, such a Job is
-  held suspended by Kueue and creates no Pod (the binding is put back, and proven back);
 - undeclared-queue: a Job naming a LocalQueue the namespace does not declare (one that does not
   exist, and another tenant's) is refused;
 - unapproved-priority: a Job with a priority level or pod PriorityClass the tenant is not
@@ -25,9 +23,6 @@ Job, the temporary Role) is deleted again, and `boundary-cleanup` checks that it
 
 from __future__ import annotations
 
-import contextlib
-
-from auditor.errors import ClusterAccessError
 from auditor.k8s.conditions import is_true, message, reason
 from auditor.k8s.objects import Json
 from auditor.kueue import admission
@@ -89,7 +84,6 @@ def run_all(
         checks.append(probes.undeclared_queue())
         checks.append(probes.unapproved_priority())
         checks.append(probes.approved_priority())
-        checks.append(probes.unqueued_job_held(watch_seconds))
         checks.append(probes.namespace_relabel())
         checks.append(probes.platform_objects())
     finally:
@@ -212,52 +206,6 @@ class Crossing:
             wl.observed(seen),
         )
 
-    def unqueued_job_held(self, seconds: int) -> Check:
-        """Without the queue-name binding, Kueue itself holds a Job that names no queue."""
-        name = f"probe-unqueued-{self.scratch.run_id}"
-        try:
-            self.act.unbind()
-            refused = self.act.try_job({}, dry_run=False, name=name)
-            if refused is not None:
-                return Check(
-                    "unqueued-job-held",
-                    "admission",
-                    False,
-                    f"with the binding {admission.QUEUE_POLICY} removed, a Job without a "
-                    f"queue name could not be created to watch: {refused}",
-                )
-            pods = self.admin.watch("v1", "Pod", namespace=self.tenant.namespace, seconds=seconds)
-            started = [
-                e["object"]["metadata"]["name"]
-                for e in pods
-                if (e.get("object", {}).get("metadata", {}).get("labels") or {}).get(
-                    "batch.kubernetes.io/job-name"
-                )
-                == name
-            ]
-            job = self.admin.get("batch/v1", "Job", name, self.tenant.namespace)
-            suspended = bool((job.get("spec") or {}).get("suspend"))
-            seen = self.scratch.workloads(self.tenant.namespace, [name])
-            said = (
-                f"{reason(seen[0], QUOTA_RESERVED)}: {message(seen[0], QUOTA_RESERVED)}"
-                if seen
-                else "no Workload"
-            )
-        finally:
-            with contextlib.suppress(ClusterAccessError):
-                self.act.delete_job(name)
-            self.act.rebind()
-        return Check(
-            "unqueued-job-held",
-            "admission",
-            suspended and not started,
-            f"with the binding {admission.QUEUE_POLICY} removed, a Job without a queue name "
-            f"was {'held suspended' if suspended else 'NOT suspended'} by Kueue and created "
-            f"{len(started)} Pod(s) in {seconds}s (Kueue: {said})",
-            None,
-            wl.observed(seen),
-        )
-
     def namespace_relabel(self) -> Check:
         ns = self.tenant.namespace
         live = self.admin.get("v1", "Namespace", ns)
@@ -340,7 +288,7 @@ class Crossing:
         )
 
     def cleanup(self) -> Check:
-        """Everything the probes made is gone, and the queue-name binding is back."""
+        """Everything the probes made is gone."""
         problems = self.act.undo()
         return Check(
             "boundary-cleanup",
@@ -348,5 +296,5 @@ class Crossing:
             not problems,
             "; ".join(problems)
             or f"deleted the {self.act.made} Job(s) made as {self.tenant.name}, the temporary "
-            "LocalQueue, Role and RoleBinding; the queue-name binding is in place",
+            "LocalQueue, Role and RoleBinding",
         )

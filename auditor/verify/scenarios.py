@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import time
+import typing as t
+from dataclasses import dataclass
 
 from auditor.errors import ConfigError
 from auditor.k8s import quantity
@@ -25,6 +27,8 @@ from auditor.verify import workloads as wl
 from auditor.verify.objects import Check, Probe, Tenant
 from auditor.verify.scratch import Scratch
 
+JOB = "batch.kubernetes.io/job-name"  # the label the Job controller puts on its Pods
+
 
 def run_all(
     scratch: Scratch, profiles: list[TenantProfile], watch_seconds: int, hold_seconds: float
@@ -44,6 +48,8 @@ def run_all(
     checks.append(check_stop_policy(scratch, first, probe, low, hold_seconds))
     scratch.clear(first)
     checks.append(check_unlabelled(scratch, first, probe, low, watch_seconds))
+    scratch.clear(first)
+    checks.append(check_unqueued(scratch, first, probe, watch_seconds))
     scratch.clear(first)
     checks.append(pods.check_placement(scratch, first, probe, low))
     scratch.clear(first)
@@ -213,36 +219,94 @@ def check_unlabelled(
     labels = {k: v for k, v in tenant.labels.items() if k != key}
     outsider = Tenant(tenant.name, tenant.cq, f"{tenant.namespace}-unlabelled", labels)
     scratch.make_namespace(outsider)
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        workloads = pool.submit(
-            scratch.cluster.watch,
-            scratch.kueue,
-            "Workload",
-            namespace=outsider.namespace,
-            seconds=seconds,
-        )
-        pods = pool.submit(
-            scratch.cluster.watch, "v1", "Pod", namespace=outsider.namespace, seconds=seconds
-        )
-        # A watch opens with the objects that exist, so none is missed if it opens late.
-        scratch.submit(outsider, probe, 1, low, "outsider")
-        events = [e["object"] for e in workloads.result() if e.get("type") != "ERROR"]
-        pod_events = [e["object"] for e in pods.result() if e.get("type") != "ERROR"]
-    seen = {w["metadata"]["name"]: w for w in events}  # the last state of each
-    # Admitted at any moment of the watch fails the check, even if it was undone later.
-    admitted = [w for w in events if is_true(w, QUOTA_RESERVED) or is_true(w, ADMITTED)]
-    created = sorted({p["metadata"]["name"] for p in pod_events})
-    reasons = sorted(
-        {f"{reason(w, QUOTA_RESERVED)}: {message(w, QUOTA_RESERVED)}" for w in seen.values()}
+    seen = _watch(
+        scratch,
+        outsider.namespace,
+        seconds,
+        lambda: scratch.submit(outsider, probe, 1, low, "outsider"),
     )
     return Check(
         "unlabelled-namespace",
         "label",
-        not admitted and not created,
+        not seen.admitted and not seen.pods,
         f"a Job in namespace {outsider.namespace} (without {key}) was "
-        f"{'ADMITTED' if admitted else 'not admitted'} and created "
-        f"{len(created)} Pod(s) in {seconds}s"
-        + (f"; Kueue said {'; '.join(reasons)}" if reasons and not admitted else ""),
+        f"{'ADMITTED' if seen.admitted else 'not admitted'} and created "
+        f"{len(seen.pods)} Pod(s) in {seconds}s"
+        + (f"; Kueue said {seen.reasons}" if seen.reasons and not seen.admitted else ""),
         tenant.cq_name,
-        wl.observed(admitted[-1:] or list(seen.values())),
+        wl.observed(seen.admitted[-1:] or seen.workloads),
+    )
+
+
+def check_unqueued(scratch: Scratch, tenant: Tenant, probe: Probe, seconds: int) -> Check:
+    """Behind the queue-name policy, Kueue itself holds a Job that names no LocalQueue.
+
+    The scratch namespace carries the tenant namespace's labels, so Kueue manages it the same
+    way, and verify's run label, which the admission policies leave out: the live boundary is
+    never lifted for the probe (a GitOps controller would put it back mid-probe, and every
+    tenant would be without it meanwhile).
+    """
+    seen = _watch(
+        scratch,
+        tenant.namespace,
+        seconds,
+        lambda: scratch.submit(tenant, probe, 1, None, "unqueued", queued=False),
+    )
+    job = scratch.cluster.get("batch/v1", "Job", seen.jobs[0], tenant.namespace)
+    held = bool((job.get("spec") or {}).get("suspend"))
+    return Check(
+        "unqueued-job-held",
+        "admission",
+        held and not seen.admitted and not seen.pods,
+        f"a Job without a queue name, created unsuspended in namespace {tenant.namespace} "
+        f"(labelled as {tenant.name}'s), was {'held suspended' if held else 'NOT suspended'} "
+        f"by Kueue and created {len(seen.pods)} Pod(s) in {seconds}s"
+        + (f" (Kueue: {seen.reasons})" if seen.reasons else " (Kueue made no Workload)"),
+        tenant.cq_name,
+        wl.observed(seen.admitted[-1:] or seen.workloads),
+    )
+
+
+@dataclass(frozen=True)
+class Watched:
+    """What a namespace showed of the probe Jobs submitted while it was watched."""
+
+    jobs: list[str]
+    workloads: list[Json]  # the last state of each
+    admitted: list[Json]  # admitted at any moment of the watch, even if undone later
+    pods: list[str]
+
+    @property
+    def reasons(self) -> str:
+        return "; ".join(
+            sorted(
+                {
+                    f"{reason(w, QUOTA_RESERVED)}: {message(w, QUOTA_RESERVED)}"
+                    for w in self.workloads
+                }
+            )
+        )
+
+
+def _watch(
+    scratch: Scratch, namespace: str, seconds: int, submit: t.Callable[[], list[str]]
+) -> Watched:
+    """Watch `namespace` for `seconds` while `submit` makes Jobs; what became of those Jobs."""
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        workloads = pool.submit(
+            scratch.cluster.watch, scratch.kueue, "Workload", namespace=namespace, seconds=seconds
+        )
+        pods = pool.submit(scratch.cluster.watch, "v1", "Pod", namespace=namespace, seconds=seconds)
+        # A watch opens with the objects that exist, so none is missed if it opens late.
+        jobs = submit()
+        events = [e["object"] for e in workloads.result() if e.get("type") != "ERROR"]
+        pod_events = [e["object"] for e in pods.result() if e.get("type") != "ERROR"]
+    # Only what the submitted Jobs made: an earlier probe's Pods may still be terminating.
+    events = [w for w in events if wl.owner(w) in jobs]
+    pod_events = [p for p in pod_events if (p["metadata"].get("labels") or {}).get(JOB) in jobs]
+    return Watched(
+        jobs,
+        list({w["metadata"]["name"]: w for w in events}.values()),
+        [w for w in events if is_true(w, QUOTA_RESERVED) or is_true(w, ADMITTED)],
+        sorted({p["metadata"]["name"] for p in pod_events}),
     )

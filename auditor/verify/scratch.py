@@ -164,18 +164,23 @@ class Scratch:
         amount: Quantity | None = None,
         run_for: int | None = None,
         pinned: bool = True,
+        queued: bool = True,
     ) -> list[str]:
         """Create `count` probe Jobs asking for `amount` (default: one unit); return their names.
 
         A Job runs until deleted, or `run_for` seconds and succeeds. `pinned`: its Pods select
         the probe's flavor's nodes themselves; otherwise only Kueue's flavor assignment does
         (they tolerate its taints either way, as Kueue before v0.10 needs to admit them).
+        Not `queued`: it names no LocalQueue and is created unsuspended, as a Job written to
+        bypass Kueue would be, so only Kueue's own webhook can hold it.
         """
         names = []
         request = str(amount or probe.unit)
         for i in range(count):
             name = f"{stem}-{i}"
             labels = {QUEUE_LABEL: "probe", RUN_LABEL: self.run_id}
+            if not queued:
+                del labels[QUEUE_LABEL]
             if priority:
                 labels[PRIORITY_LABEL] = priority
             self.cluster.create(
@@ -187,7 +192,7 @@ class Scratch:
                         "parallelism": 1,
                         "completions": 1,
                         "backoffLimit": 0,
-                        "suspend": True,  # Kueue unsuspends it on admission
+                        "suspend": queued,  # Kueue unsuspends it on admission
                         "template": _template(self.run_id, probe, request, run_for, pinned),
                     },
                 }
