@@ -2,11 +2,11 @@
 
 A test case is named by what it is about, never by a line number or message, so the same
 finding keeps its name from run to run and CI systems can follow it (flaky, fixed, new):
-classname is the rule, name is cluster/kind/namespace/name (`-` for a part that does not apply),
-and the file and line are attributes (the field path leads the text: in the name it would make
-one object's findings look like different things). A warning is a passing case with its text in system-out (a
-failure under --strict); a suppressed finding is skipped, with its reason. Each cluster also has
-a `kueue-gitops`.`<cluster>/complete` case, an error when the cluster could not be read.
+classname is the rule, name is cluster/kind/namespace/name (`-` for a part that does not apply;
+the README's contract), and the file and line are attributes; the field path leads the text. A
+warning is a passing case with its text in system-out (a failure under --strict); a suppressed
+finding is skipped, with its reason. Each cluster also has a `kueue-gitops`.`<cluster>/complete`
+case, an error when the cluster could not be read.
 
 The shape is the common JUnit XML that Jenkins' junit-10.xsd describes, with GitLab's and
 pytest's `file` and `line` attributes on test cases (tests/data/junit/junit.xsd checks it).
