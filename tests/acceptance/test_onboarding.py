@@ -123,7 +123,7 @@ def test_cluster_add_like_another_then_a_tenant_on_it_validates_clean(repo: Path
 def test_cluster_add_without_like_starts_from_the_templates_and_validates_clean(
     repo: Path,
 ) -> None:
-    code, out, err = kg(repo, "cluster", "add", "gpu-new", "--capacity", "cpu-only.cpu=16")
+    code, _, err = kg(repo, "cluster", "add", "gpu-new", "--capacity", "cpu-only.cpu=16")
     assert code == 0, err
     profile = yaml.safe_load((repo / "clusters/gpu-new/profile.yaml").read_text())
     assert profile["spec"]["capacity"] == {"cpu-only": {"cpu": "16"}}
@@ -149,7 +149,7 @@ def init_repo(tmp_path: Path, *argv: str) -> Path:
     empty = tmp_path / "platform"
     empty.mkdir()
     url = "https://git.example.com/platform/kueue.git"
-    code, out, err = kg(empty, "init", "--cluster", "gpu-a", "--repo-url", url, *argv)
+    code, _, err = kg(empty, "init", "--cluster", "gpu-a", "--repo-url", url, *argv)
     assert code == 0, err
     return empty
 
