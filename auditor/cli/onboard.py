@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -204,6 +205,20 @@ def cluster_add(
     _report(written, _regenerate(root, [name]), f"cluster {name}: {then}, then commit")
 
 
+def _released_version() -> str:
+    """The version of this kueue-gitops, which the workflows and hooks init writes install."""
+    from importlib.metadata import version
+
+    found = version("kueue-gitops")
+    if not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", found):
+        click.echo(
+            f"note: kueue-gitops {found} is not a release: pin a released version in "
+            ".github/actions/setup/action.yml and .pre-commit-config.yaml",
+            err=True,
+        )
+    return found
+
+
 def _label(text: str) -> tuple[str, str]:
     key, eq, value = text.partition("=")
     if not (key and eq and value):
@@ -304,7 +319,8 @@ def init(
         )
         for name in dict.fromkeys(clusters)
     ]
-    written = start.repository(starts, repo_url, revision).write(root)
+    tool = _released_version()
+    written = start.repository(starts, repo_url, tool, revision).write(root)
     written += [path for path, _changed in export_schemas(root)]
     names = [s.name for s in starts]
     first = names[0]

@@ -18,6 +18,7 @@ from importlib import resources
 
 import yaml
 
+from auditor import rules
 from auditor.errors import ConfigError
 from auditor.k8s.objects import KUEUE_GROUP
 from auditor.kueue import config as kueue_config
@@ -173,12 +174,35 @@ def argocd_files(repo_url: str, revision: str, clusters: t.Sequence[str]) -> dic
     }
 
 
-def repository(clusters: t.Sequence[ClusterStart], repo_url: str, revision: str = "main") -> Plan:
-    """Everything an empty repository needs for `clusters`, synced from `repo_url`."""
+# The adopter's CI and hooks; shipped without the leading dot (package data globs skip hidden
+# files), written with it.
+ADOPTER_FILES = (
+    "github/workflows/pull-request.yml",
+    "github/workflows/code-scanning.yml",
+    "github/workflows/drift-report.yml",
+    "github/workflows/schema-refresh.yml",
+    "github/actions/setup/action.yml",
+    "pre-commit-config.yaml",
+)
+
+
+def adopter_files(version: str) -> dict[str, str]:
+    """The workflows, their setup action and the pre-commit config, installing kueue-gitops
+    `version` (a release: the hooks' `rev` is its tag)."""
+    values = {"version": version, "tag": f"v{version}", "tool_repo": rules.REPO_URL}
+    return {f".{name}": render(f"repo/{name}", values) for name in ADOPTER_FILES}
+
+
+def repository(
+    clusters: t.Sequence[ClusterStart], repo_url: str, version: str, revision: str = "main"
+) -> Plan:
+    """Everything an empty repository needs for `clusters`, synced from `repo_url`, checked by
+    kueue-gitops `version` in CI and pre-commit."""
     create: dict[str, str] = {}
     for start in clusters:
         create |= cluster_files(start)
     create |= argocd_files(repo_url, revision, [c.name for c in clusters])
+    create |= adopter_files(version)
     return Plan(create, {})
 
 
