@@ -8,6 +8,7 @@ schemas/ (and CODEOWNERS for the codeowners hook).
 
 from __future__ import annotations
 
+import datetime
 import email
 import io
 import os
@@ -16,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import tomllib
 import typing as t
 import zipfile
 from pathlib import Path
@@ -30,11 +30,15 @@ PACKAGE = (
     "setup.py",
     "README.md",
     "LICENSE",
+    "CHANGELOG.md",
     ".pre-commit-hooks.yaml",
     "auditor",
     "testenv",
+    "scripts/release_check.py",
 )
-VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+# The release these tests make of the package, as a maintainer does (CONTRIBUTING.md): the
+# changelog's Unreleased section becomes the release's, then the annotated tag.
+VERSION = "9.9.9"
 
 
 def run(argv: list[str], cwd: Path, **kw: t.Any) -> subprocess.CompletedProcess[str]:
@@ -51,16 +55,24 @@ def git(cwd: Path, *argv: str) -> None:
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package as a git repository of its own: what pip and pre-commit are given."""
+    """The package as a git repository of its own, released as VERSION: what pip and
+    pre-commit are given."""
     out = tmp_path_factory.mktemp("kueue-gitops-src")
     for name in PACKAGE:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, out / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy(ROOT / name, out / name)
+    changelog = out / "CHANGELOG.md"
+    today = datetime.date.today().isoformat()
+    changelog.write_text(
+        changelog.read_text().replace("## [Unreleased]", f"## [{VERSION}] - {today}", 1)
+    )
     git(out, "init", "-q", "-b", "main")
     git(out, "add", ".")
     git(out, "commit", "-qm", "kueue-gitops")
+    git(out, "tag", "-a", f"v{VERSION}", "-m", f"kueue-gitops {VERSION}")
     return out
 
 
@@ -81,10 +93,16 @@ def user_repo(dest: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel a user installs, built from the sdist as pip and `python -m build` do."""
-    out = tmp_path_factory.mktemp("dist")
+    """The wheel a user installs, built from the sdist as pip and `python -m build` do, and
+    checked as the release workflow checks it before publishing."""
+    out = tmp_path_factory.mktemp("release") / "dist"
     built = run([sys.executable, "-m", "build", "--outdir", str(out)], source)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    check = [sys.executable, "scripts/release_check.py", f"v{VERSION}", str(out)]
+    checked = run(check, source)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    notes = (out.parent / "release-notes.md").read_text()
+    assert notes.startswith("A reorganisation") or "### Added" in notes
     [found] = out.glob("kueue_gitops-*.whl")
     return found
 
@@ -125,6 +143,15 @@ def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
     assert anywhere.returncode == 0 and "<testsuites" in anywhere.stdout
     from_env = run([cli, "codeowners", "--check"], tmp_path, env={"KUEUE_GITOPS_REPO": str(repo)})
     assert from_env.returncode == 0, from_env.stderr
+
+
+def test_the_release_check_refuses_what_does_not_match_the_tag(source: Path, wheel: Path) -> None:
+    """A tag whose release the changelog does not describe, or whose build is not in dist/,
+    is refused before anything is published."""
+    dist = str(wheel.parent)
+    for tag, says in (("v9.9.8", "no section `## [9.9.8]"), ("9.9.9", "not a release tag")):
+        refused = run([sys.executable, "scripts/release_check.py", tag, dist], source)
+        assert refused.returncode == 1 and says in refused.stderr, refused.stderr
 
 
 def test_the_wheel_ships_every_pinned_go_module(wheel: Path) -> None:
