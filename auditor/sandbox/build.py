@@ -108,13 +108,6 @@ class Toolchain:
         return self.bin / name
 
     @property
-    def kueue_crds(self) -> list[Path]:
-        return sorted((self.root / "crds" / "kueue").glob("*.yaml"))
-
-    def kueue_config(self, name: str) -> Path:
-        return self.root / "kueue-config" / name
-
-    @property
     def versions(self) -> dict[str, str]:
         return dict(json.loads((self.root / "build.json").read_text())["versions"])
 
