@@ -205,16 +205,15 @@ def cluster_add(
     _report(written, _regenerate(root, [name]), f"cluster {name}: {then}, then commit")
 
 
-def _released_version() -> str:
+def _released_version(ctx: Context) -> str:
     """The version of this kueue-gitops, which the workflows and hooks init writes install."""
     from importlib.metadata import version
 
     found = version("kueue-gitops")
     if not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", found):
-        click.echo(
-            f"note: kueue-gitops {found} is not a release: pin a released version in "
-            ".github/actions/setup/action.yml and .pre-commit-config.yaml",
-            err=True,
+        ctx.note(
+            f"kueue-gitops {found} is not a release: pin a released version in "
+            ".github/actions/setup/action.yml and .pre-commit-config.yaml"
         )
     return found
 
@@ -319,7 +318,7 @@ def init(
         )
         for name in dict.fromkeys(clusters)
     ]
-    tool = _released_version()
+    tool = _released_version(ctx)
     written = start.repository(starts, repo_url, tool, revision).write(root)
     written += [path for path, _changed in export_schemas(root)]
     names = [s.name for s in starts]
