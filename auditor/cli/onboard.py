@@ -78,9 +78,10 @@ def tenant() -> None:
     "--quota",
     "quotas",
     multiple=True,
+    required=True,
     metavar="FLAVOR.RESOURCE=N",
     help="Nominal quota of its ClusterQueue on each cluster, e.g. a100.nvidia.com/gpu=8 "
-    "(repeatable; a flavor's other resources get 0).",
+    "(at least one; repeatable; a flavor's other resources get 0).",
 )
 @click.option(
     "--cohort", metavar="NAME", help="The cohort its ClusterQueue borrows in and lends to."
