@@ -78,9 +78,10 @@ def tenant() -> None:
     "--quota",
     "quotas",
     multiple=True,
+    required=True,
     metavar="FLAVOR.RESOURCE=N",
     help="Nominal quota of its ClusterQueue on each cluster, e.g. a100.nvidia.com/gpu=8 "
-    "(repeatable; a flavor's other resources get 0).",
+    "(at least one; repeatable; a flavor's other resources get 0).",
 )
 @click.option(
     "--cohort", metavar="NAME", help="The cohort its ClusterQueue borrows in and lends to."
@@ -205,16 +206,15 @@ def cluster_add(
     _report(written, _regenerate(root, [name]), f"cluster {name}: {then}, then commit")
 
 
-def _released_version() -> str:
+def _released_version(ctx: Context) -> str:
     """The version of this kueue-gitops, which the workflows and hooks init writes install."""
     from importlib.metadata import version
 
     found = version("kueue-gitops")
     if not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", found):
-        click.echo(
-            f"note: kueue-gitops {found} is not a release: pin a released version in "
-            ".github/actions/setup/action.yml and .pre-commit-config.yaml",
-            err=True,
+        ctx.note(
+            f"kueue-gitops {found} is not a release: pin a released version in "
+            ".github/actions/setup/action.yml and .pre-commit-config.yaml"
         )
     return found
 
@@ -319,7 +319,7 @@ def init(
         )
         for name in dict.fromkeys(clusters)
     ]
-    tool = _released_version()
+    tool = _released_version(ctx)
     written = start.repository(starts, repo_url, tool, revision).write(root)
     written += [path for path, _changed in export_schemas(root)]
     names = [s.name for s in starts]

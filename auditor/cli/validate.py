@@ -217,6 +217,7 @@ def validate(
             else None
         ),
         note=ctx.note,
+        detail=ctx.detail,
         jobs=jobs,
         cache=not no_cache,
     )

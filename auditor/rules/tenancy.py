@@ -206,12 +206,14 @@ TENANT_RBAC = (
     ),
     rule(
         "rbac-pod-create",
-        "warning",
+        "error",
         "rbac",
         "policy",
-        "A tenant role may create bare Pods.",
-        """Pods created directly are not queued by Kueue (unless its pod integration is on),
-        so they run outside the tenant's quota. Submit Jobs instead.""",
+        "A tenant role may create bare Pods, which the cluster's Kueue does not manage.",
+        """Pods created directly are queued by Kueue only where its pod integration is on
+        (`pod` in the frameworks of the cluster's Kueue Configuration, `clusters/<cluster>/kueue/`);
+        elsewhere they run outside every quota, and hide the contention quota would show. Submit
+        Jobs instead, or turn the integration on.""",
         JOBS_ROLE,
         yaml(ROLE_FILE, role("{apiGroups: [''], resources: [pods], verbs: [create]}")),
     ),

@@ -48,7 +48,14 @@ if t.TYPE_CHECKING:
 NAMESPACE = "kueue-system"
 SERVICE = "kueue-webhook-service"
 SECRET = "kueue-webhook-server-cert"
-KUEUE_USER = "kueue-controller-manager"
+# Kueue's identity as upstream installs it, the ServiceAccount kueue-controller-manager, held
+# here by a client certificate (the API server takes the account's user name and groups from
+# it): RBAC binds the account, and drift trusts it as a profile's drift.trustedSubjects does on
+# a real cluster, so a repository's drift against its sandbox is clean.
+KUEUE_ACCOUNT = "kueue-controller-manager"
+KUEUE_USER = f"system:serviceaccount:{NAMESPACE}:{KUEUE_ACCOUNT}"
+KUEUE_GROUPS = ("system:serviceaccounts", f"system:serviceaccounts:{NAMESPACE}")
+KUEUE_SUBJECT = {"kind": "ServiceAccount", "name": KUEUE_ACCOUNT, "namespace": NAMESPACE}
 KCM_USER = "system:kube-controller-manager"  # bound to its role by the API server's bootstrap RBAC
 MANAGER = "kueue-gitops-sandbox"
 # The CRDs whose versions differ, so upstream serves them through Kueue's conversion webhook.
@@ -99,7 +106,7 @@ def start(
         [
             str(release.binary),
             f"--config={config}",
-            f"--kubeconfig={box.credentials(KUEUE_USER)}",
+            f"--kubeconfig={box.credentials(KUEUE_USER, KUEUE_GROUPS)}",
         ],
     )
     deadline = started + timeout
@@ -192,7 +199,7 @@ def _rbac(release: KueueRelease) -> list[dict[str, t.Any]]:
         if set(rule.get("resources") or ()) & WEBHOOK_CONFIGURATIONS and "resourceNames" in rule:
             rule["resourceNames"] = [f"kueue-{n}" for n in rule["resourceNames"]]
     secrets["metadata"] = {"name": "kueue-manager-secrets-role", "namespace": NAMESPACE}
-    subject = [{"apiGroup": RBAC_GROUP, "kind": "User", "name": KUEUE_USER}]
+    subject = [KUEUE_SUBJECT]
     bindings = [
         {
             "apiVersion": f"{RBAC_GROUP}/v1",

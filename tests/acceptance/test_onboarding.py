@@ -208,3 +208,9 @@ def test_schemas_profiles_writes_them_where_the_profiles_point(repo: Path) -> No
     assert code == 0 and out.count("written") == 2
     assert [changed for _, changed in export_schemas(repo)] == [False, False]
     assert kg(repo, "schemas", "profiles")[1].count("unchanged") == 2
+
+
+def test_tenant_add_help_says_quota_is_required() -> None:
+    shown = run_line(["kueue-gitops", "tenant", "add", "--help"]).output
+    quota = shown[shown.index("--quota") :].split("\n  -")[0]
+    assert "required" in quota

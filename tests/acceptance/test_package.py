@@ -10,58 +10,15 @@ from __future__ import annotations
 
 import email
 import io
-import os
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
-import tomllib
-import typing as t
 import zipfile
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import ROOT
-
-PACKAGE = (
-    "pyproject.toml",
-    "setup.py",
-    "README.md",
-    "LICENSE",
-    ".pre-commit-hooks.yaml",
-    "auditor",
-    "testenv",
-)
-VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-
-
-def run(argv: list[str], cwd: Path, **kw: t.Any) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
-    return subprocess.run(
-        argv, cwd=cwd, capture_output=True, text=True, timeout=600, env=env | kw.pop("env", {})
-    )
-
-
-def git(cwd: Path, *argv: str) -> None:
-    user = ["-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", *user, *argv], cwd=cwd, check=True, capture_output=True)
-
-
-@pytest.fixture(scope="module")
-def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package as a git repository of its own: what pip and pre-commit are given."""
-    out = tmp_path_factory.mktemp("kueue-gitops-src")
-    for name in PACKAGE:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, out / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(ROOT / name, out / name)
-    git(out, "init", "-q", "-b", "main")
-    git(out, "add", ".")
-    git(out, "commit", "-qm", "kueue-gitops")
-    return out
+from tests.installed import VERSION, git, run
 
 
 def user_repo(dest: Path) -> Path:
@@ -77,26 +34,6 @@ def user_repo(dest: Path) -> Path:
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(dest, filter="data")
     return dest
-
-
-@pytest.fixture(scope="module")
-def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel a user installs, built from the sdist as pip and `python -m build` do."""
-    out = tmp_path_factory.mktemp("dist")
-    built = run([sys.executable, "-m", "build", "--outdir", str(out)], source)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    [found] = out.glob("kueue_gitops-*.whl")
-    return found
-
-
-@pytest.fixture(scope="module")
-def base_install(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`pip install kueue-gitops` into a fresh virtualenv: no extras. Returns its command."""
-    venv = tmp_path_factory.mktemp("venv-base")
-    assert run([sys.executable, "-m", "venv", str(venv)], venv).returncode == 0
-    installed = run([str(venv / "bin/pip"), "install", "--quiet", str(wheel)], venv)
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    return venv / "bin/kueue-gitops"
 
 
 def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
@@ -125,6 +62,15 @@ def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
     assert anywhere.returncode == 0 and "<testsuites" in anywhere.stdout
     from_env = run([cli, "codeowners", "--check"], tmp_path, env={"KUEUE_GITOPS_REPO": str(repo)})
     assert from_env.returncode == 0, from_env.stderr
+
+
+def test_the_release_check_refuses_what_does_not_match_the_tag(source: Path, wheel: Path) -> None:
+    """A tag whose release the changelog does not describe, or whose build is not in dist/,
+    is refused before anything is published."""
+    dist = str(wheel.parent)
+    for tag, says in (("v9.9.8", "no section `## [9.9.8]"), ("9.9.9", "not a release tag")):
+        refused = run([sys.executable, "scripts/release_check.py", tag, dist], source)
+        assert refused.returncode == 1 and says in refused.stderr, refused.stderr
 
 
 def test_the_wheel_ships_every_pinned_go_module(wheel: Path) -> None:

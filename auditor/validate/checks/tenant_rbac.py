@@ -10,7 +10,9 @@ Git) and PriorityClasses; writes to namespaces (relabelling one is admission); w
 bindings; any other write that is not job submission (the job kinds Kueue integrates: batch
 Jobs, JobSets, Kubeflow and Ray jobs, ...); `bind`, `escalate`, `impersonate`; wildcards;
 bindings to `admin`, `edit`, `cluster-admin`, or to a role the repository does not define.
-Creating Pods warns: bare Pods bypass Kueue's admission.
+Creating Pods is an error where the cluster's Kueue does not manage Pods (its Configuration's
+frameworks lack `pod`): they would run outside every quota. A kind the Configuration's
+frameworks name (Deployments with `deployment`, ...) is job submission there.
 
 Its rules, with an example that passes and one that fails each, are in the catalogue:
 auditor/rules/tenancy.py (`kueue-gitops explain RULE`, docs/rules.md).
@@ -24,7 +26,9 @@ import typing as t
 from auditor.k8s import rbac
 from auditor.k8s.objects import RBAC_GROUP
 from auditor.k8s.rbac import Policy, RoleRef, Rule
+from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
+from auditor.repo import boundaries
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
@@ -71,8 +75,22 @@ JOB_GROUPS = frozenset(g for g, _ in JOB_RESOURCES)
 JOB_NAMES = frozenset(r for _, r in JOB_RESOURCES)
 
 
-def problems(rule: Rule) -> t.Iterator[Problem]:
-    """What one rule of a Role or ClusterRole grants that a tenant may not have.
+Managed = frozenset[tuple[str, str]]  # (group, resource) of the kinds the cluster's Kueue queues
+
+
+def managed_kinds(ctx: CheckContext) -> Managed:
+    """The kinds Kueue manages on this cluster: the frameworks of its Configuration in the
+    repository (Kueue's default, batch/job, without one), by the release's API."""
+    config = boundaries.configuration(boundaries.config_map(ctx.resources)) or {}
+    found, _unknown = kueue_config.frameworks(
+        config, kueue_config.api_or_latest(ctx.cluster.kueue_version)
+    )
+    return frozenset((f.group, f.resource) for f in found)
+
+
+def problems(rule: Rule, managed: Managed = frozenset()) -> t.Iterator[Problem]:
+    """What one rule of a Role or ClusterRole grants that a tenant may not have, on a cluster
+    whose Kueue manages the `managed` kinds.
 
     Tenants read (rbac.READ_VERBS); every other verb the API server knows is a write, or one of
     rbac.ESCALATION_VERBS.
@@ -90,7 +108,7 @@ def problems(rule: Rule) -> t.Iterator[Problem]:
     hits: dict[str, list[str]] = {}
     for group in rule.api_groups:
         for resource in rule.resources:
-            for rule_id in _classify(group, resource, writes):
+            for rule_id in _classify(group, resource, writes, managed):
                 hits.setdefault(rule_id, []).append(f"{resource}.{group}".rstrip("."))
     for rule_id, resources in hits.items():
         granted = "create" if rule_id == "rbac-pod-create" else ", ".join(writes)
@@ -98,18 +116,20 @@ def problems(rule: Rule) -> t.Iterator[Problem]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _problems(rule: Rule) -> tuple[Problem, ...]:
+def _problems(rule: Rule, managed: Managed) -> tuple[Problem, ...]:
     """`problems`, once per rule (equal rules are equal wherever written): thousands of tenant
     RoleBindings bind the same few ClusterRoles."""
-    return tuple(problems(rule))
+    return tuple(problems(rule, managed))
 
 
-def _classify(group: str, resource: str, writes: list[str]) -> list[str]:
+def _classify(group: str, resource: str, writes: list[str], managed: Managed) -> list[str]:
     """The rules a write on (group, resource) breaks; reads break none."""
     base = resource.split("/")[0]
     # RBAC grants the cross product of groups and resources; combinations of job groups and job
     # resources that do not exist (jobs.ray.io) grant nothing, so they pass too.
     if not writes or (group in JOB_GROUPS and resource in JOB_NAMES):
+        return []
+    if (group, resource) in managed:  # Kueue queues it here (pods, deployments, ...)
         return []
     if group == KUEUE or (group == "scheduling.k8s.io" and base == "priorityclasses"):
         return ["rbac-platform-write"]
@@ -130,7 +150,10 @@ ADVICE = {
     "rbac-namespace-write": "relabelling a namespace is admission; the platform owns the labels",
     "rbac-rbac-write": "tenants may not hand out access",
     "rbac-write-not-submission": "tenants may only submit jobs and read; ask the platform team",
-    "rbac-pod-create": "bare Pods bypass Kueue's admission; submit Jobs instead",
+    "rbac-pod-create": (
+        "this cluster's Kueue does not manage Pods (its Configuration's frameworks lack `pod`), "
+        "so they would run outside every quota; submit Jobs instead"
+    ),
 }
 
 
@@ -145,11 +168,12 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if r.key.group == RBAC_GROUP
     }
     policy = Policy(r.body for r in roles.values())
+    managed = managed_kinds(ctx)
     tenant_objects = [r for r in ctx.resources if r.tenant and r.key.group == RBAC_GROUP]
     for role in (r for r in tenant_objects if r.kind == "Role"):
         for rule in policy.rules(_ref(role.kind, role.name, role.namespace)) or ():
             at = ("rules", rule.origin.index if rule.origin else 0)
-            for rule_id, what, part in problems(rule):
+            for rule_id, what, part in problems(rule, managed):
                 yield Finding.about(
                     role,
                     rule_id,
@@ -158,11 +182,15 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                     path=(*at, part),
                 )
     for binding in (r for r in tenant_objects if r.kind == "RoleBinding"):
-        yield from _judge_binding(ctx, binding, roles, policy)
+        yield from _judge_binding(ctx, binding, roles, policy, managed)
 
 
 def _judge_binding(
-    ctx: CheckContext, binding: Resource, roles: dict[RoleRef, Resource], policy: Policy
+    ctx: CheckContext,
+    binding: Resource,
+    roles: dict[RoleRef, Resource],
+    policy: Policy,
+    managed: Managed,
 ) -> t.Iterator[Finding]:
     ref = binding.body.get("roleRef")
     ref = ref if isinstance(ref, dict) else {}
@@ -208,7 +236,7 @@ def _judge_binding(
         if origin is None or written is None:
             continue
         via = "" if origin.role == role_ref else f" -> {origin}"
-        for rule_id, what, part in _problems(rule):
+        for rule_id, what, part in _problems(rule, managed):
             line = written.line_of(("rules", origin.index, part))
             yield Finding.about(
                 binding,

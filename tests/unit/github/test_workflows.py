@@ -65,12 +65,13 @@ def commands(run: str, env: t.Mapping[str, str]) -> list[list[str]]:
     return out
 
 
-def test_there_are_the_five_workflows_and_the_setup_action() -> None:
+def test_there_are_the_six_workflows_and_the_setup_action() -> None:
     names = [p.name for p in WORKFLOWS]
     assert names == [
         "code-scanning.yml",
         "drift-report.yml",
         "pull-request.yml",
+        "release.yml",
         "schema-refresh.yml",
         "test.yml",
     ]
@@ -149,7 +150,9 @@ def _parses(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in WORKFLOWS if p.name != "test.yml"], ids=lambda p: p.name
+    "path",
+    [p for p in WORKFLOWS if p.name not in ("test.yml", "release.yml")],
+    ids=lambda p: p.name,
 )
 def test_every_command_a_workflow_runs_exists_with_those_options(path: Path) -> None:
     seen = 0
@@ -287,7 +290,8 @@ def test_the_workflows_a_platform_team_gets_are_these() -> None:
 
     written = start.adopter_files("1.2.3")
     workflows = {p for p in written if p.startswith(".github/workflows/")}
-    assert workflows == {f".github/workflows/{p.name}" for p in WORKFLOWS if p.name != "test.yml"}
+    ours = ("test.yml", "release.yml")  # this project's own CI and releases
+    assert workflows == {f".github/workflows/{p.name}" for p in WORKFLOWS if p.name not in ours}
     for path in workflows:
         assert written[path] == (ROOT / path).read_text(), f"{path} differs from its template"
     assert (
@@ -316,3 +320,20 @@ def test_the_adopters_setup_installs_the_pinned_release_and_needs_nothing_of_thi
     assert repo["rev"] == "v1.2.3"
     offered = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert [h["id"] for h in repo["hooks"]] == [h["id"] for h in offered]
+
+
+def test_a_release_is_a_version_tag_checked_before_anything_is_published() -> None:
+    doc = _load(ROOT / ".github/workflows/release.yml")
+    assert doc["on"] == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
+    [job] = doc["jobs"].values()
+    names = [s.get("name", s.get("uses", "")) for s in job["steps"]]
+    check = names.index("Check them")
+    assert check < names.index("Publish to PyPI") and check < names.index(
+        "Publish the GitHub release"
+    )
+    assert names.index("Try the wheel as a user installs it") < names.index("Publish to PyPI")
+    assert (
+        'scripts/release_check.py "$TAG" dist'
+        in _step(ROOT / ".github/workflows/release.yml", "Check them")["run"]
+    )
+    assert (ROOT / "scripts/release_check.py").is_file()

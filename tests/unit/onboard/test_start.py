@@ -3,6 +3,8 @@ what `init` writes for a platform team is what this project tests and demonstrat
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from auditor.onboard import start
@@ -43,3 +45,13 @@ def test_the_configuration_template_is_refused_by_a_release_that_lacks_its_field
 def test_owners_are_guessed_from_the_repository_url() -> None:
     assert start.owners_from("https://git.example.com/platform/kueue.git") == "@platform/platform"
     assert start.owners_from("git@github.com:acme/quota.git") == "@acme/platform"
+
+
+def test_the_readmes_pre_commit_snippet_is_what_init_writes_for_the_tag_it_names() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("   ```yaml\n   repos:") :].split("```")[1]
+    snippet = "".join(f"{line.removeprefix('   ')}\n" for line in block.splitlines()[1:-1])
+    [tag] = set(re.findall(r"rev: (v\d+\.\d+\.\d+)", snippet))
+    written = start.adopter_files(tag.removeprefix("v"))[".pre-commit-config.yaml"]
+    assert written.endswith(snippet)
+    assert f"rev: {tag}" in (ROOT / ".pre-commit-hooks.yaml").read_text()
