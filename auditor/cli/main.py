@@ -47,6 +47,7 @@ COMMANDS = {
     "github": "auditor.cli.github:github",
     "tenant": "auditor.cli.onboard:tenant",
     "cluster": "auditor.cli.onboard:cluster_group",
+    "init": "auditor.cli.onboard:init",
     "trace": "auditor.cli.trace:trace",
 }
 

@@ -15,8 +15,7 @@ from auditor.cli.options import Context, pass_context
 from auditor.errors import SandboxError
 from auditor.live import apply as sync
 from auditor.repo import boundaries
-from auditor.repo.layout import find_root
-from auditor.sandbox import Sandbox, argocd, ensure_built, nodes, releases
+from auditor.sandbox import Sandbox, argocd, ensure_built, nodes, pins, pki, releases
 from auditor.sandbox.build import (
     KUEUE_MODULE,
     SANDBOX_TOOLS,
@@ -29,10 +28,8 @@ from auditor.sandbox.controlplane import sandboxes_root
 
 
 def _testenv(ctx: Context) -> Path:
-    here = find_root(ctx.repo_dir or Path.cwd()) / "testenv"
-    if not (here / "go.mod").is_file():
-        raise SandboxError(f"no testenv/go.mod at {here}: the pinned control plane is missing")
-    return here
+    """The repository's own testenv/, else the pins shipped in the package (sandbox/pins.py)."""
+    return pins.testenv(ctx.repo_dir or Path.cwd())
 
 
 def _names(ctx: Context, names: tuple[str, ...]) -> list[str]:
@@ -164,6 +161,7 @@ def up(
     but no container runs.
     """
     say = lambda m: click.echo(m, err=True)  # noqa: E731
+    pki.require_extra()  # before minutes of building, not after
     toolchain = ensure_built(_testenv(ctx), log=say)
     for name in _names(ctx, names):
         box = Sandbox(name)

@@ -65,11 +65,13 @@ def validate(
     """
     names = clusters or sorted(repo.clusters)
     for name in names:
-        repo.cluster(name)
+        release = repo.cluster(name).kueue_version or "VERSION"
         if not SchemaCatalog(schemas, name).index:
             raise ConfigError(
                 f"no schemas for cluster {name} in {schemas}: run "
-                f"`kueue-gitops schemas fetch --cluster {name}`"
+                f"`kueue-gitops schemas fetch --cluster {name}` (from the live cluster) or "
+                f"`kueue-gitops schemas fetch --cluster {name} --release {release}` (from a "
+                "sandbox of that Kueue release)"
             )
     tool = filecache.tool_key() if cache and repo.root is not None else None
     if tool is not None:

@@ -278,3 +278,41 @@ def test_schema_refresh_opens_its_pull_request_with_the_app_token_when_set() -> 
     assert token["if"] == "vars.SCHEMA_REFRESH_APP_ID != ''"
     opened = _step(path, "Open a pull request when they changed")
     assert opened["env"]["GITHUB_TOKEN"] == "${{ steps.app.outputs.token || github.token }}"
+
+
+def test_the_workflows_a_platform_team_gets_are_these() -> None:
+    """`init` writes this repository's workflows (one source: the package's templates); only
+    the setup action differs, installing the pinned release instead of this checkout."""
+    from auditor.onboard import start
+
+    written = start.adopter_files("1.2.3")
+    workflows = {p for p in written if p.startswith(".github/workflows/")}
+    assert workflows == {f".github/workflows/{p.name}" for p in WORKFLOWS if p.name != "test.yml"}
+    for path in workflows:
+        assert written[path] == (ROOT / path).read_text(), f"{path} differs from its template"
+    assert (
+        written[".github/actions/setup/action.yml"]
+        != (ROOT / ".github/actions/setup/action.yml").read_text()
+    )
+
+
+def test_the_adopters_setup_installs_the_pinned_release_and_needs_nothing_of_this_checkout(
+    tmp_path: Path,
+) -> None:
+    from auditor.onboard import start
+
+    for path, text in start.adopter_files("1.2.3").items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+        for needed in ("make ", "testenv", "pip install -e", "pyproject.toml", "auditor/"):
+            assert needed not in text, (path, needed)
+    action = tmp_path / ".github/actions/setup/action.yml"
+    jsonschema.validate(_load(action), _schema("github-actions.json"))
+    test_remote_actions_are_pinned_by_sha_and_checkouts_keep_no_credentials(action)
+    [install] = [s for s in _steps(_load(action)) if "pip install" in s.get("run", "")]
+    assert install["run"].endswith('"kueue-gitops$EXTRA==1.2.3"')
+    hooks = yaml.safe_load((tmp_path / ".pre-commit-config.yaml").read_text())
+    [repo] = hooks["repos"]
+    assert repo["rev"] == "v1.2.3"
+    offered = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert [h["id"] for h in repo["hooks"]] == [h["id"] for h in offered]
