@@ -1,19 +1,22 @@
 """What Kueue's validating webhooks refuse that the CRDs' schemas and CEL rules do not express.
 
-Read from the pinned release (sigs.k8s.io/kueue v0.17.0, pkg/webhooks/): the webhooks of
-ClusterQueue, Cohort and ResourceFlavor (LocalQueue and WorkloadPriorityClass have none). Each
-rule gives the field the webhook names and its reason, in the webhook's words:
+The rules, as Kueue's webhooks for ClusterQueue, Cohort and ResourceFlavor have them:
 
 - ClusterQueue and Cohort: quotas (nominalQuota, borrowingLimit, lendingLimit) and
   fairSharing.weight are not negative, and a non-zero weight is above 1n; coveredResources are
-  qualified names. A ClusterQueue also has at most 256 flavors and 256 covered resources in all,
-  and at most 512 flavor-resource pairs in a group, and a valid namespaceSelector.
+  qualified names. A ClusterQueue also caps its flavors and covered resources in all and its
+  flavor-resource pairs in a group, and has a valid namespaceSelector.
 - ResourceFlavor: nodeLabels are valid labels, node taints have a valid key and value and are
   unique by key and effect, tolerations have a valid key.
 
 The webhooks' other rules are the quotas check's (auditor/validate/checks/quotas.py: limits
 without a parent, lendingLimit over nominalQuota, repeated flavors or resources, resources out of
-coveredResources order).
+coveredResources order): MIRRORED.
+
+Which of them a release enforces, where it reports each, in what words, and its caps on counts
+are not written here: each rule's passing and failing example from the catalogue is judged by
+the release's own webhook code (`probes`, run by testenv/kueueapi, folded by `fold` into
+auditor/kueue/api/<release>.json), so a cluster is held to what its release refuses.
 """
 
 from __future__ import annotations
@@ -21,15 +24,37 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass
 
+import yaml
+
+from auditor import rules
 from auditor.k8s.names import label_value_errors, qualified_name_errors
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
+from auditor.kueue import cohorts
 from auditor.kueue.quota import QUOTA_FIELDS, cells, resource_groups
+from auditor.kueue.release import Release
 
 Path = tuple[str | int, ...]
-NEGATIVE = "must be greater than or equal to 0"
-MAX_FLAVORS = MAX_RESOURCES = 256
-MAX_PAIRS = 512
+OWN = (
+    "quantity-negative",
+    "fair-sharing-weight-tiny",
+    "resource-name-invalid",
+    "quota-too-many",
+    "namespace-selector-invalid",
+    "flavor-labels-invalid",
+    "flavor-taint-repeated",
+)
+MIRRORED = (
+    "limit-without-cohort",
+    "lending-over-nominal",
+    "flavor-repeated",
+    "resource-repeated",
+    "resource-order",
+)
+PROBED = (*OWN, *MIRRORED)
+KINDS = ("ClusterQueue", "Cohort", "ResourceFlavor")
+# The caps on counts a ClusterQueue webhook may have (testenv/kueueapi grows queues to find them).
+LIMITS = ("flavors", "coveredResources", "flavorResourcePairs")
 OPERATORS = {"In": True, "NotIn": True, "Exists": False, "DoesNotExist": False}  # -> values?
 
 
@@ -40,16 +65,51 @@ class Violation:
     message: str
 
 
-def violations(obj: Json) -> list[Violation]:
+def violations(obj: Json, release: Release) -> list[Violation]:
+    """What `release`'s webhooks refuse in `obj`, of the rules it enforces."""
     kind = obj.get("kind")
+    found: list[Violation] = []
     if kind == "ResourceFlavor":
-        return list(_flavor(obj))
-    if kind not in ("ClusterQueue", "Cohort"):
-        return []
-    found = [*_quantities(obj), *_names(obj)]
-    if kind == "ClusterQueue":
-        found += [*_totals(obj), *_selector(_dict(obj.get("spec")).get("namespaceSelector"))]
+        found = list(_flavor(obj))
+    elif kind in ("ClusterQueue", "Cohort"):
+        found = [*_quantities(obj, release), *_names(obj)]
+        if kind == "ClusterQueue":
+            found += [
+                *_totals(obj, release),
+                *_selector(_dict(obj.get("spec")).get("namespaceSelector")),
+            ]
+    # The caps on counts are the release's own (LIMITS), so those findings stand as found.
+    return [v for v in found if v.rule == "quota-too-many" or release.refuses(v.rule)]
+
+
+def probes(served: t.Mapping[str, str]) -> dict[str, Json]:
+    """Each probed rule's passing and failing example, as `<rule>:passes` and `<rule>:fails`,
+    written in the version `served` names for its kind (the release's own API)."""
+    found = {}
+    for rule in PROBED:
+        entry = rules.get(rule)
+        for side, example in (("passes", entry.passes), ("fails", entry.fails)):
+            body = yaml.safe_load(example.text)
+            version = served.get(str(body.get("kind")))
+            found[f"{rule}:{side}"] = cohorts.in_version(body, version) if version else body
     return found
+
+
+def fold(verdicts: t.Mapping[str, Json]) -> dict[str, Json]:
+    """Per probed rule, what the release's webhooks made of its examples: refused when the
+    failing one is refused and the passing one is not, with the failing one's first error."""
+    out = {}
+    for rule in PROBED:
+        passes, fails = verdicts[f"{rule}:passes"], verdicts[f"{rule}:fails"]
+        errors = list(fails.get("errors") or [])
+        refused = bool(errors) and not passes.get("errors")
+        first = errors[0] if errors else {}
+        out[rule] = {
+            "refused": refused,
+            "field": first.get("field") if refused else None,
+            "detail": first.get("detail") if refused else None,
+        }
+    return out
 
 
 def _dict(value: t.Any) -> dict[str, t.Any]:
@@ -67,19 +127,28 @@ def _quantity(raw: t.Any) -> Quantity | None:
         return None  # not a quantity at all: the schema's pattern refuses it
 
 
-def _quantities(obj: Json) -> t.Iterator[Violation]:
+def _said(release: Release, rule: str) -> str:
+    """The release's own words for a rule it refuses."""
+    found = release.webhook_rule(rule)
+    return (found.detail if found else None) or rules.get(rule).summary
+
+
+def _quantities(obj: Json, release: Release) -> t.Iterator[Violation]:
+    negative = _said(release, "quantity-negative")
     for cell in cells(obj):
         for name in QUOTA_FIELDS:
             value = _quantity(cell.fields.get(name)) if name in cell.fields else None
             if value is not None and value < ZERO:
-                yield Violation("quantity-negative", (*cell.path, name), f"{value}: {NEGATIVE}")
+                yield Violation("quantity-negative", (*cell.path, name), f"{value}: {negative}")
     weight = _dict(_dict(obj.get("spec")).get("fairSharing")).get("weight")
     value = _quantity(weight) if weight is not None else None
     path: Path = ("spec", "fairSharing", "weight")
     if value is not None and value < ZERO:
-        yield Violation("quantity-negative", path, f"{value}: {NEGATIVE}")
+        yield Violation("quantity-negative", path, f"{value}: {negative}")
     elif value is not None and ZERO < value <= parse("1n"):
-        yield Violation("fair-sharing-weight-tiny", path, "When not 0, weight must be > 10e-9")
+        yield Violation(
+            "fair-sharing-weight-tiny", path, _said(release, "fair-sharing-weight-tiny")
+        )
 
 
 def _names(obj: Json) -> t.Iterator[Violation]:
@@ -90,34 +159,32 @@ def _names(obj: Json) -> t.Iterator[Violation]:
                 yield Violation("resource-name-invalid", path, f"{name!r}: {why}")
 
 
-def _totals(obj: Json) -> t.Iterator[Violation]:
+def _totals(obj: Json, release: Release) -> t.Iterator[Violation]:
     groups = list(resource_groups(obj))
-    flavors = sum(len(g.flavors) for g in groups)
-    covered = sum(len(g.covered) for g in groups)
     at: Path = ("spec", "resourceGroups")
-    if flavors > MAX_FLAVORS:
-        yield Violation(
-            "quota-too-many",
-            at,
-            f"total number of flavors across all resourceGroups must be ≤ {MAX_FLAVORS}, got "
-            f"{flavors}",
-        )
-    if covered > MAX_RESOURCES:
-        yield Violation(
-            "quota-too-many",
-            at,
-            f"total number of covered resources across all resourceGroups must be ≤ "
-            f"{MAX_RESOURCES}, got {covered}",
-        )
-    for group in groups:
-        pairs = sum(len(_list(_dict(f).get("resources"))) for f in group.flavors)
-        if pairs > MAX_PAIRS:
-            yield Violation(
-                "quota-too-many",
-                group.path,
-                f"number of flavor-resource combinations in a resourceGroup must be ≤ "
-                f"{MAX_PAIRS}, got {pairs}",
-            )
+    counted = {
+        "flavors": [(at, sum(len(g.flavors) for g in groups))],
+        "coveredResources": [(at, sum(len(g.covered) for g in groups))],
+        "flavorResourcePairs": [
+            (g.path, sum(len(_list(_dict(f).get("resources"))) for f in g.flavors)) for g in groups
+        ],
+    }
+    for name in LIMITS:
+        cap = release.limit(name).max
+        for path, count in counted[name]:
+            if cap is not None and count > cap:
+                yield Violation(
+                    "quota-too-many",
+                    path,
+                    f"{count} {_LIMIT_WORDS[name]}: Kueue {release.version} takes at most {cap}",
+                )
+
+
+_LIMIT_WORDS = {
+    "flavors": "flavors across all resourceGroups",
+    "coveredResources": "covered resources across all resourceGroups",
+    "flavorResourcePairs": "flavor-resource pairs in this resourceGroup",
+}
 
 
 def _labels(labels: t.Any, path: Path) -> t.Iterator[tuple[Path, str]]:

@@ -136,6 +136,6 @@ RULES = (
         """Kueue's webhook refuses taints that are not unique by key and effect pair, as the
         API server does on Nodes.""",
         yaml(RF_FILE, flavor(f"nodeTaints: [{TAINT}]")),
-        yaml(RF_FILE, flavor(f"nodeTaints: [{TAINT}, {TAINT.replace('present', 'yes')}]")),
+        yaml(RF_FILE, flavor(f"nodeTaints: [{TAINT}, {TAINT.replace('present', 'absent')}]")),
     ),
 )

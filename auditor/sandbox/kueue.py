@@ -36,8 +36,9 @@ from pathlib import Path
 
 import yaml
 
-from auditor.errors import ClusterAccessError
+from auditor.errors import ClusterAccessError, SandboxError
 from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_GROUP
+from auditor.kueue import release as kueue_release
 from auditor.kueue.config import API_VERSION
 from auditor.sandbox.build import KueueRelease, Toolchain
 
@@ -58,8 +59,6 @@ KUEUE_GROUPS = ("system:serviceaccounts", f"system:serviceaccounts:{NAMESPACE}")
 KUEUE_SUBJECT = {"kind": "ServiceAccount", "name": KUEUE_ACCOUNT, "namespace": NAMESPACE}
 KCM_USER = "system:kube-controller-manager"  # bound to its role by the API server's bootstrap RBAC
 MANAGER = "kueue-gitops-sandbox"
-# The CRDs whose versions differ, so upstream serves them through Kueue's conversion webhook.
-CONVERTED = ("clusterqueues", "localqueues", "cohorts", "workloads", "multikueueclusters")
 # Webhooks of the API groups the sandbox's Kueue serves (the batch/v1 Job integration only).
 WEBHOOK_GROUPS = {KUEUE_GROUP, "batch"}
 WEBHOOK_CONFIGURATIONS = {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}
@@ -89,10 +88,11 @@ def start(
     and kube-controller-manager in `box`; return the seconds until both serve."""
     say = log or (lambda _m: None)
     release = release or toolchain.kueue
+    converted = _converted(release)
     started = time.monotonic()
     admin = box.connect()
     webhook_port, health_port = _free_port(), _free_port()
-    _install(admin, release, webhook_port)
+    _install(admin, release, converted, webhook_port)
     folder = box.dir / "kueue"
     folder.mkdir(exist_ok=True)
     (folder / "certs").mkdir(exist_ok=True)
@@ -112,7 +112,7 @@ def start(
     deadline = started + timeout
     _wait(box, "Kueue's certificate", deadline, lambda: _mount_secret(admin, folder / "certs"))
     _wait(box, "Kueue /readyz", deadline, lambda: _kueue_ready(health_port))
-    _wait(box, "Kueue's CA in the CRDs", deadline, lambda: _ca_injected(admin))
+    _wait(box, "Kueue's CA in the CRDs", deadline, lambda: _ca_injected(admin, converted))
     _wait(box, "conversion through Kueue", deadline, lambda: _converts(admin))
     _wait(box, "kube-controller-manager", deadline, lambda: _kcm_ready(admin))
     took = round(time.monotonic() - started, 2)
@@ -136,7 +136,21 @@ def spawn_controller_manager(box: Sandbox, toolchain: Toolchain) -> None:
     )
 
 
-def _install(admin: KubeCluster, release: KueueRelease, webhook_port: int) -> None:
+def _converted(release: KueueRelease) -> list[str]:
+    """The CRDs upstream's install serves through Kueue's conversion webhook (their versions
+    differ), as the release's own kustomization says (auditor/kueue/api/<release>.json)."""
+    known = kueue_release.get(release.version)
+    if known is None:
+        raise SandboxError(
+            f"this tool carries no knowledge of Kueue {release.version}: "
+            f"{kueue_release.add_command(release.version)}"
+        )
+    return known.converted
+
+
+def _install(
+    admin: KubeCluster, release: KueueRelease, converted: list[str], webhook_port: int
+) -> None:
     """Namespace, the ExternalName Service, RBAC, webhooks and conversion stanzas, as admin."""
     for body in [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
@@ -160,7 +174,7 @@ def _install(admin: KubeCluster, release: KueueRelease, webhook_port: int) -> No
         *_webhooks(release, webhook_port),
     ]:
         admin.apply(body, manager=MANAGER)
-    for plural in CONVERTED:
+    for plural in converted:
         admin.patch(
             CRD_API,
             "CustomResourceDefinition",
@@ -300,8 +314,8 @@ def _kueue_ready(port: int) -> bool:
         return False
 
 
-def _ca_injected(admin: KubeCluster) -> bool:
-    for plural in CONVERTED:
+def _ca_injected(admin: KubeCluster, converted: list[str]) -> bool:
+    for plural in converted:
         crd = admin.get(CRD_API, "CustomResourceDefinition", f"{plural}.{KUEUE_GROUP}")
         bundle = crd["spec"]["conversion"]["webhook"]["clientConfig"].get("caBundle")
         if not bundle or b"CERTIFICATE" not in base64.b64decode(bundle):
