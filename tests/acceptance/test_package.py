@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor.rules import catalogue
 from tests.conftest import ROOT
 
 PACKAGE = ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "auditor")
@@ -86,6 +87,7 @@ def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
     crypto = [r for r in meta.get_all("Requires-Dist", []) if r.startswith("cryptography")]
     assert crypto and all('extra == "sandbox"' in r for r in crypto)  # only the sandbox needs it
     assert "auditor/repo/profile_schemas/clusterprofile.json" in names
+    assert {"auditor/drift/rules.yaml", "auditor/validate/checks/quotas.rules.yaml"} <= set(names)
 
     venv = tmp_path / "venv"
     assert run([sys.executable, "-m", "venv", str(venv)], tmp_path).returncode == 0
@@ -94,6 +96,8 @@ def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
     cli = str(venv / "bin/kueue-gitops")
     version = run([cli, "--version"], tmp_path)
     assert version.stdout.strip().endswith(VERSION)
+    listed = run([cli, "rules"], tmp_path)  # every rule's declaration is shipped
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 1 + len(catalogue())
 
     repo = user_repo(tmp_path / "platform")
     checked = run([cli, "validate"], repo)

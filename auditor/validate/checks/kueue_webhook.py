@@ -6,8 +6,9 @@ field the webhook names, with its reason, so a pull request fails before Argo CD
 tests/integration/test_webhook_agreement.py holds these verdicts to Kueue's own, on a sandbox
 running its webhooks.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/webhook.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside the
+webhooks' model, in auditor/kueue/webhooks.rules.yaml (`kueue-gitops explain RULE`,
+docs/rules.md).
 """
 
 from __future__ import annotations
@@ -16,31 +17,21 @@ import typing as t
 
 from auditor.kueue import webhooks
 from auditor.model import Finding
+from auditor.validate.checks import quotas
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
 ID = "kueue-webhook"
-RULES = (
-    "quantity-negative",
-    "fair-sharing-weight-tiny",
-    "resource-name-invalid",
-    "quota-too-many",
-    "namespace-selector-invalid",
-    "flavor-labels-invalid",
-    "flavor-taint-repeated",
-)
-CATEGORY = {"namespace-selector-invalid": "label"} | {
-    r: "flavor" for r in ("flavor-labels-invalid", "flavor-taint-repeated")
-}
+RULES = webhooks.RULES  # declared beside auditor/kueue/webhooks.py, which finds them
 # The quotas check's rules that are Kueue's webhook rules too: with RULES, every refusal.
 MIRRORED = (
-    "limit-without-cohort",
-    "lending-over-nominal",
-    "flavor-repeated",
-    "resource-repeated",
-    "resource-order",
+    quotas.LIMIT_WITHOUT_COHORT,
+    quotas.LENDING_OVER_NOMINAL,
+    quotas.FLAVOR_REPEATED,
+    quotas.RESOURCE_REPEATED,
+    quotas.RESOURCE_ORDER,
 )
 KINDS = ("ClusterQueue", "Cohort", "ResourceFlavor")
 
@@ -54,6 +45,5 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 resource,
                 found.rule,
                 f"Kueue's webhook refuses this {resource.kind}: {found.message}",
-                CATEGORY.get(found.rule, "quota"),
                 path=found.path,
             )

@@ -13,7 +13,7 @@ HEAD = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q
 def problems(text: str) -> list[tuple[str, int]]:
     _, found = load_text(text, "f.yaml")
     assert all(f.file == "f.yaml" and f.message for f in found)
-    return [(f.rule, f.line or 0) for f in found]
+    return [(f.rule.id, f.line or 0) for f in found]
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,7 @@ def test_keys_that_become_the_same_string_are_duplicates() -> None:
 def test_the_other_documents_of_the_file_still_load() -> None:
     text = "a: &a {b: *a}\n---\n" + HEAD + "spec: {clusterQueue: cq}\n"
     resources, found = load_text(text, "f.yaml")
-    assert [(f.rule, f.line) for f in found] == [("yaml-recursive-alias", 1)]
+    assert [(f.rule.id, f.line) for f in found] == [("yaml-recursive-alias", 1)]
     assert [r.name for r in resources] == ["q"]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from auditor import rules
 from auditor.model import ClusterResult, Finding, Report
 from auditor.report import metrics
 
@@ -28,7 +29,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 def drift_report(*, prod_ok: bool = True) -> Report:
     def finding(cluster: str, rule: str, category: str) -> Finding:
-        return Finding(rule, "m", category, cluster=cluster)
+        return Finding(rules.get(rule), "m", cluster=cluster)
 
     return Report(
         "drift",

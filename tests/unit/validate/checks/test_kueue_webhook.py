@@ -16,7 +16,7 @@ def test_the_committed_objects_pass_kueues_webhooks(repo_copy: Path) -> None:
 def test_a_negative_nominal_quota_is_refused_at_its_line(repo_copy: Path) -> None:
     edit(repo_copy, CQS, 'nominalQuota: "16"', 'nominalQuota: "-2"')
     [finding] = run_check(repo_copy, "kueue-webhook")
-    assert (finding.rule, finding.file, finding.line) == (
+    assert (finding.rule.id, finding.file, finding.line) == (
         "quantity-negative",
         CQS,
         line_of(repo_copy, CQS, 'nominalQuota: "-2"'),

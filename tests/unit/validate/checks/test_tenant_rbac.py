@@ -179,7 +179,7 @@ def test_a_binding_to_the_tenants_own_role_is_judged_at_the_role(repo_copy: Path
         "  kind: ClusterRole\n  name: kueue-gitops:tenant-submitter",
         "  kind: Role\n  name: extra",
     )
-    assert [(f.rule, f.file) for f in run_check(repo_copy, "tenant-rbac")] == [
+    assert [(f.rule.id, f.file) for f in run_check(repo_copy, "tenant-rbac")] == [
         ("rbac-pod-create", ROLE)
     ]
 
