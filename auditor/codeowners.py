@@ -14,8 +14,14 @@ import re
 import typing as t
 from dataclasses import dataclass
 
+from auditor import rules
 from auditor.model import Finding
 from auditor.repo.layout import CLUSTERS, TENANTS, Repository
+
+_RULES = rules.of(__name__)
+CODEOWNERS_MISSING = _RULES["codeowners-missing"]
+CODEOWNERS_STALE = _RULES["codeowners-stale"]
+CODEOWNERS_UNOWNED = _RULES["codeowners-unowned"]
 
 FILE = "CODEOWNERS"
 TENANT_FILE = "localqueues.yaml"
@@ -27,38 +33,38 @@ HEADER = f"""\
 
 
 @dataclass(frozen=True)
-class Rule:
+class OwnerRule:
     pattern: str
     owners: tuple[str, ...]
     line: int = 0
 
 
-def rules(repo: Repository) -> list[Rule]:
+def owner_rules(repo: Repository) -> list[OwnerRule]:
     platform = _unique(o for c in sorted(repo.clusters) for o in repo.clusters[c].owners)
-    out = [Rule("*", platform)]
+    out = [OwnerRule("*", platform)]
     for name in sorted(repo.tenants):
-        out.append(Rule(f"/{TENANTS}/{name}/*/{TENANT_FILE}", repo.tenants[name].owners))
+        out.append(OwnerRule(f"/{TENANTS}/{name}/*/{TENANT_FILE}", repo.tenants[name].owners))
     return out
 
 
 def render(repo: Repository) -> str:
-    generated = rules(repo)
+    generated = owner_rules(repo)
     width = max(len(r.pattern) for r in generated)
     body = "".join(f"{r.pattern.ljust(width)}  {' '.join(r.owners)}\n" for r in generated)
     return f"{HEADER}\n{body}"
 
 
-def parse(text: str) -> list[Rule]:
+def parse(text: str) -> list[OwnerRule]:
     """The rules of a CODEOWNERS file; a pattern with no owners un-owns what it matches."""
     out = []
     for number, line in enumerate(text.splitlines(), 1):
         words = line.split("#", 1)[0].split()
         if words:
-            out.append(Rule(words[0], tuple(words[1:]), number))
+            out.append(OwnerRule(words[0], tuple(words[1:]), number))
     return out
 
 
-def owner_rule(owners: list[Rule], path: str) -> Rule | None:
+def owner_rule(owners: list[OwnerRule], path: str) -> OwnerRule | None:
     """The rule that decides `path`'s owners: the last one that matches, as GitHub reads it."""
     for rule in reversed(owners):
         if _matches(rule.pattern, path):
@@ -72,9 +78,7 @@ def check(repo: Repository) -> list[Finding]:
     try:
         current = repo.tree.read(FILE).decode("utf-8", errors="replace")
     except (OSError, KeyError):
-        return [
-            _finding("codeowners-missing", f"there is no {FILE}; run `kueue-gitops codeowners`")
-        ]
+        return [_finding(CODEOWNERS_MISSING, f"there is no {FILE}; run `kueue-gitops codeowners`")]
     findings = []
     if current != expected:
         findings.append(_stale(current, expected))
@@ -85,12 +89,10 @@ def check(repo: Repository) -> list[Finding]:
             why = f"line {rule.line} un-owns it" if rule else "no line matches it"
             findings.append(
                 Finding(
-                    rule="codeowners-unowned",
-                    category="ownership",
-                    file=path,
-                    line=None,
-                    message=f"{path} has no owner in {FILE} ({why}), so nobody must approve "
+                    CODEOWNERS_UNOWNED,
+                    f"{path} has no owner in {FILE} ({why}), so nobody must approve "
                     "changes to it; run `kueue-gitops codeowners`",
+                    file=path,
                 )
             )
     return findings
@@ -104,15 +106,15 @@ def _stale(current: str, expected: str) -> Finding:
         f"\n  {d}" for d in difflib.unified_diff(have, want, FILE, "generated", n=0, lineterm="")
     )
     return _finding(
-        "codeowners-stale",
+        CODEOWNERS_STALE,
         f"{FILE} differs from what the profiles generate (first at line {line}); run "
         f"`kueue-gitops codeowners` and commit the result:{diff}",
         line,
     )
 
 
-def _finding(rule: str, message: str, line: int | None = 1) -> Finding:
-    return Finding(rule=rule, category="ownership", file=FILE, line=line, message=message)
+def _finding(rule: rules.Rule, message: str, line: int | None = 1) -> Finding:
+    return Finding(rule, message, file=FILE, line=line)
 
 
 def _paths(repo: Repository) -> list[str]:

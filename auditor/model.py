@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime
 import functools
 import typing as t
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
-from auditor import rules
 from auditor.k8s.objects import ResourceKey, group_of
+from auditor.rules import Rule
 from auditor.rules import Severity as Severity  # re-exported: reporters and tests use it here
 
 
@@ -78,23 +78,17 @@ class Suppression:
         return {"reason": self.reason, "expires": self.expires.isoformat(), "source": self.source}
 
 
-# A Finding's default severity: none until __post_init__ takes the catalogue's.
-_FROM_CATALOGUE = t.cast(Severity, None)
-
-
 @dataclass
 class Finding:
     """One thing a person should look at.
 
-    Its rule must be in the catalogue (auditor.rules), which gives its severity: code that
-    reports an uncatalogued rule, or another category or severity than the catalogue's, fails
-    here. Only a report read back from JSON passes a severity, and it must agree.
+    Code raises a Rule (declared beside it, auditor.rules), never a rule ID: the finding's
+    severity and category are the rule's, so they cannot disagree with its documentation.
     """
 
-    rule: str
+    rule: Rule
     message: str
-    category: str
-    severity: Severity = _FROM_CATALOGUE
+    _: KW_ONLY
     cluster: str | None = None
     api_version: str | None = None
     kind: str | None = None
@@ -109,32 +103,28 @@ class Finding:
     extra: dict[str, t.Any] = field(default_factory=dict)
     suppressed: Suppression | None = None  # accepted on purpose: shown, never counted
 
-    def __post_init__(self) -> None:
-        entry = rules.get(self.rule)
-        given = {"category": self.category, "severity": self.severity or entry.severity}
-        for what, value in given.items():
-            if value != getattr(entry, what):
-                raise ValueError(
-                    f"rule {self.rule} has {what} {str(getattr(entry, what))!r} in the "
-                    f"catalogue (auditor/rules/), not {str(value)!r}"
-                )
-        self.severity = entry.severity
+    @property
+    def severity(self) -> Severity:
+        return self.rule.severity
+
+    @property
+    def category(self) -> str:
+        return self.rule.category
 
     @classmethod
     def about(
         cls,
         resource: Resource,
-        rule: str,
+        rule: Rule,
         message: str,
-        category: str,
+        *,
         path: t.Sequence[str | int] = (),
         **kw: t.Any,
     ) -> Finding:
         """A finding located at `resource` (and at `path` inside it, for the line)."""
         return cls(
-            rule=rule,
-            message=message,
-            category=category,
+            rule,
+            message,
             api_version=resource.api_version or None,
             kind=resource.kind or None,
             namespace=resource.namespace,
@@ -147,7 +137,7 @@ class Finding:
 
     def to_json(self) -> dict[str, t.Any]:
         out: dict[str, t.Any] = {
-            "rule": self.rule,
+            "rule": self.rule.id,
             "severity": str(self.severity),
             "category": self.category,
             "cluster": self.cluster,

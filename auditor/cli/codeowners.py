@@ -32,5 +32,5 @@ def codeowners(ctx: Context, check: bool, output: str) -> None:
     unchanged = target.is_file() and target.read_text() == text
     if not unchanged:
         target.write_text(text)
-    rules = len(generator.rules(repo))
+    rules = len(generator.owner_rules(repo))
     click.echo(f"{target}: {rules} rules, {'unchanged' if unchanged else 'written'}")

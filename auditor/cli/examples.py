@@ -136,7 +136,7 @@ def complete_rules(
 
     return [
         CompletionItem(r.id, help=r.summary)
-        for r in rules.CATALOGUE.values()
+        for r in rules.catalogue().values()
         if r.id.startswith(incomplete)
     ]
 

@@ -6,9 +6,8 @@ import json
 
 import click
 
-from auditor import rules as catalogue
 from auditor.errors import ConfigError
-from auditor.rules import render
+from auditor.rules import UnknownRule, catalogue, get, render
 
 
 @click.command()
@@ -22,7 +21,7 @@ from auditor.rules import render
 )
 def rules(output: str) -> None:
     """List every rule a finding can name: ID, severity, category and summary."""
-    found = list(catalogue.CATALOGUE.values())
+    found = list(catalogue().values())
     if output == "json":
         doc = {"schemaVersion": 1, "rules": [render.to_json(r) for r in found]}
         click.echo(json.dumps(doc, indent=2))
@@ -38,7 +37,7 @@ def explain(rule_id: str) -> None:
     """Explain one rule: why it matters, how to fix it, an example that passes and one that
     fails."""
     try:
-        rule = catalogue.get(rule_id)
-    except catalogue.UnknownRule as exc:
+        rule = get(rule_id)
+    except UnknownRule as exc:
         raise ConfigError(f"{exc.args[0]} (`kueue-gitops rules` lists them)") from None
     click.echo(render.text(rule), nl=False)

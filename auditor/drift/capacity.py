@@ -3,11 +3,15 @@ cluster's live Nodes (auditor.kueue.capacity says which nodes a flavor selects).
 
 from __future__ import annotations
 
+from auditor import rules
 from auditor.k8s.objects import Json
 from auditor.kueue import capacity
 from auditor.kueue.quota import QUOTA_KINDS
 from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile
+
+_RULES = rules.of(__name__)
+DRIFT_CAPACITY = _RULES["drift-capacity"]
 
 
 def drift(profile: ClusterProfile, desired: list[Resource], nodes: list[Json]) -> list[Finding]:
@@ -25,9 +29,8 @@ def drift(profile: ClusterProfile, desired: list[Resource], nodes: list[Json]) -
         findings.append(
             Finding.about(
                 resource,
-                "drift-capacity",
+                DRIFT_CAPACITY,
                 gap.message,
-                "capacity",
                 path=("spec", "nodeLabels"),
                 cluster=profile.name,
                 change="modified" if gap.resource else "missing",

@@ -7,10 +7,14 @@ validation) changed, is a finding: the Kueue upgrade nobody committed.
 
 from __future__ import annotations
 
+from auditor import rules
 from auditor.k8s.objects import CRD_API, Json
 from auditor.model import Finding
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.fetch import crd_fingerprint
+
+_RULES = rules.of(__name__)
+SCHEMA_DRIFT = _RULES["schema-drift"]
 
 
 def drift(cluster: str, catalog: SchemaCatalog, crds: list[Json]) -> list[Finding]:
@@ -37,10 +41,9 @@ def drift(cluster: str, catalog: SchemaCatalog, crds: list[Json]) -> list[Findin
             continue
         findings.append(
             Finding(
-                rule="schema-drift",
-                message=f"CRD {name} {problem}; run `kueue-gitops schemas fetch` and review the "
+                SCHEMA_DRIFT,
+                f"CRD {name} {problem}; run `kueue-gitops schemas fetch` and review the "
                 "change, or put the cluster back",
-                category="version",
                 cluster=cluster,
                 api_version=CRD_API,
                 kind="CustomResourceDefinition",

@@ -35,6 +35,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor import rules
 from auditor.drift import argocd, capacity, classify, crds, managed, metadata, tenants
 from auditor.drift.compare import DriftItem, Op, diff, reordered
 from auditor.drift.normalize import Normalized, Schema, normalize
@@ -53,6 +54,10 @@ from auditor.repo import suppressions
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas.catalog import SchemaCatalog
+
+_RULES = rules.of(__name__)
+DRIFT_ADMISSION_LABEL = _RULES["drift-admission-label"]
+RBAC_POWER = _RULES["rbac-power"]
 
 RBAC = "rbac.authorization.k8s.io/v1"
 CRD = (CRD_API, "CustomResourceDefinition")
@@ -335,7 +340,6 @@ def _modified(
 def _field(
     profile: ClusterProfile, resource: Resource, live_obj: Json, item: DriftItem, want: Normalized
 ) -> Finding:
-    category = classify.category(resource.kind, item.path)
     who = managed.changed_by(live_obj, item.path)
     repo = f"{item.desired!r}" + ("" if _written(want, item.path) else " (the default)")
     what = {
@@ -347,9 +351,8 @@ def _field(
     by = f"; changed by {who['manager']} at {who['time']}" if who else ""
     finding = Finding.about(
         resource,
-        f"drift-{category}",
+        classify.rule(resource.kind, item.path),
         f"{format_path(item.path)} {what}{by}",
-        category,
         path=item.path,
         cluster=profile.name,
         change="modified",
@@ -398,15 +401,11 @@ def _entry(item: Json) -> str:
 
 
 def _missing(profile: ClusterProfile, resource: Resource) -> Finding:
-    category = classify.of_object(
-        resource.api_version, resource.kind, resource.namespace, resource.name
-    )
     return Finding.about(
         resource,
-        f"drift-{category}",
+        classify.of_object(resource.api_version, resource.kind, resource.namespace, resource.name),
         f"{resource.key} is in the repo but not on the cluster; Argo CD has not synced it, "
         "or someone deleted it",
-        category,
         cluster=profile.name,
         change="missing",
     )
@@ -415,9 +414,8 @@ def _missing(profile: ClusterProfile, resource: Resource) -> Finding:
 def _not_served(profile: ClusterProfile, resource: Resource, why: str) -> Finding:
     return Finding.about(
         resource,
-        "drift-version",
+        classify.VERSION,
         f"{why}, so {resource.key} cannot exist there: the CRD or API version is missing",
-        "version",
         cluster=profile.name,
         change="missing",
     )
@@ -426,10 +424,9 @@ def _not_served(profile: ClusterProfile, resource: Resource, why: str) -> Findin
 def _version(profile: ClusterProfile, resource: Resource, live_version: str) -> Finding:
     return Finding.about(
         resource,
-        "drift-version",
+        classify.VERSION,
         f"written as {resource.api_version} but the cluster is read as {live_version}; "
         "fields were not compared",
-        "version",
         cluster=profile.name,
         change="modified",
         desired=resource.api_version,
@@ -457,14 +454,13 @@ def _unmanaged(profile: ClusterProfile, obj: Json) -> Finding:
             f"namespace {key.name} carries the admission label {label} but is not in the repo: "
             "it can admit work nobody approved"
         )
-        rule = "drift-admission-label"
+        rule = DRIFT_ADMISSION_LABEL
     else:
         message = f"{key} exists on the cluster but not in the repo; nobody reviewed it"
-        rule = f"drift-{classify.category(kind)}"
+        rule = classify.rule(kind)
     return Finding(
-        rule=rule,
-        message=message,
-        category=classify.category(kind),
+        rule,
+        message,
         cluster=profile.name,
         api_version=obj.get("apiVersion"),
         kind=kind,
@@ -502,13 +498,12 @@ def _powers(profile: ClusterProfile, desired: list[Resource], live: Live) -> lis
         held = sorted({str(g.power) for g in found})
         listed = ", ".join(held)
         binding = found[0].binding.body
-        rules = ", ".join(dict.fromkeys(g.written for g in found))
+        written = ", ".join(dict.fromkeys(g.written for g in found))
         findings.append(
             Finding(
-                rule="rbac-power",
-                message=f"{subject} can {listed} through {key} -> {found[0].role} -> {rules}; "
+                RBAC_POWER,
+                f"{subject} can {listed} through {key} -> {found[0].role} -> {written}; "
                 "the repo grants it no such power",
-                category="rbac",
                 cluster=profile.name,
                 api_version=binding.get("apiVersion"),
                 kind=key.kind,

@@ -14,10 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 
+from auditor import rules
 from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, KindSchema
+
+_RULES = rules.of(__name__)
+DRIFT_NOT_COMPARED = _RULES["drift-not-compared"]
 
 Compiled = dict[tuple[str, str, str], KindSchema | None]  # (apiVersion, kind, content hash)
 
@@ -61,9 +65,8 @@ def sound(
             continue
         refused.append(
             Finding(
-                rule="drift-not-compared",
-                message=f"not compared with the live object: {problems[0].message}",
-                category="other",
+                DRIFT_NOT_COMPARED,
+                f"not compared with the live object: {problems[0].message}",
                 cluster=profile.name,
                 api_version=resource.api_version or None,
                 kind=resource.kind or None,

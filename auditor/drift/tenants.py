@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.k8s import baseline, rbac
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
+
+_RULES = rules.of(__name__)
+RBAC_TENANT_POWER_GRANTED = _RULES["rbac-tenant-power-granted"]
 
 SHOWN = 4
 
@@ -65,11 +69,10 @@ def _finding(
     paths = "; ".join(dict.fromkeys(g.path for _, g in grants))
     return Finding.about(
         binding,
-        "rbac-tenant-power-granted",
+        RBAC_TENANT_POWER_GRANTED,
         f"{subject} (tenant {tenants}) can {listed} through {paths}, with the roles as they "
         f"are on {profile.name}: more than the tenant baseline; remove the subject from "
         f"{binding.kind} {binding.name} or bind a narrower role",
-        "rbac",
         cluster=profile.name,
         extra={"subject": str(subject), "powers": powers},
     )

@@ -38,7 +38,7 @@ class Outcome:
 
 def _fingerprint(findings: list[Finding]) -> str:
     """What the drift is, so an unchanged drift updates the issue without notifying anyone."""
-    keys = [[f.rule, f.kind, f.namespace, f.name, f.path, f.desired, f.live, f.message]
+    keys = [[f.rule.id, f.kind, f.namespace, f.name, f.path, f.desired, f.live, f.message]
             for f in findings]  # fmt: skip
     rows = sorted(json.dumps(k, default=str) for k in keys)
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16]

@@ -11,7 +11,9 @@ The rules, as Kueue's webhooks for ClusterQueue, Cohort and ResourceFlavor have 
 
 The webhooks' other rules are the quotas check's (auditor/validate/checks/quotas.py: limits
 without a parent, lendingLimit over nominalQuota, repeated flavors or resources, resources out of
-coveredResources order): MIRRORED.
+coveredResources order): MIRRORED. The rules of these refusals are declared in
+webhooks.rules.yaml beside this module; the check kueue-webhook
+(auditor/validate/checks/kueue_webhook.py) reports them.
 
 Which of them a release enforces, where it reports each, in what words, and its caps on counts
 are not written here: each rule's passing and failing example from the catalogue is judged by
@@ -33,6 +35,15 @@ from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
 from auditor.kueue import cohorts
 from auditor.kueue.quota import QUOTA_FIELDS, cells, resource_groups
 from auditor.kueue.release import Release
+
+RULES = rules.of(__name__)
+QUANTITY_NEGATIVE = RULES["quantity-negative"]
+FAIR_SHARING_WEIGHT_TINY = RULES["fair-sharing-weight-tiny"]
+RESOURCE_NAME_INVALID = RULES["resource-name-invalid"]
+QUOTA_TOO_MANY = RULES["quota-too-many"]
+NAMESPACE_SELECTOR_INVALID = RULES["namespace-selector-invalid"]
+FLAVOR_LABELS_INVALID = RULES["flavor-labels-invalid"]
+FLAVOR_TAINT_REPEATED = RULES["flavor-taint-repeated"]
 
 Path = tuple[str | int, ...]
 OWN = (
@@ -60,7 +71,7 @@ OPERATORS = {"In": True, "NotIn": True, "Exists": False, "DoesNotExist": False} 
 
 @dataclass(frozen=True)
 class Violation:
-    rule: str
+    rule: rules.Rule
     path: Path
     message: str
 
@@ -79,7 +90,7 @@ def violations(obj: Json, release: Release) -> list[Violation]:
                 *_selector(_dict(obj.get("spec")).get("namespaceSelector")),
             ]
     # The caps on counts are the release's own (LIMITS), so those findings stand as found.
-    return [v for v in found if v.rule == "quota-too-many" or release.refuses(v.rule)]
+    return [v for v in found if v.rule is QUOTA_TOO_MANY or release.refuses(v.rule.id)]
 
 
 def probes(served: t.Mapping[str, str]) -> dict[str, Json]:
@@ -127,28 +138,26 @@ def _quantity(raw: t.Any) -> Quantity | None:
         return None  # not a quantity at all: the schema's pattern refuses it
 
 
-def _said(release: Release, rule: str) -> str:
+def _said(release: Release, rule: rules.Rule) -> str:
     """The release's own words for a rule it refuses."""
-    found = release.webhook_rule(rule)
-    return (found.detail if found else None) or rules.get(rule).summary
+    found = release.webhook_rule(rule.id)
+    return (found.detail if found else None) or rule.summary
 
 
 def _quantities(obj: Json, release: Release) -> t.Iterator[Violation]:
-    negative = _said(release, "quantity-negative")
+    negative = _said(release, QUANTITY_NEGATIVE)
     for cell in cells(obj):
         for name in QUOTA_FIELDS:
             value = _quantity(cell.fields.get(name)) if name in cell.fields else None
             if value is not None and value < ZERO:
-                yield Violation("quantity-negative", (*cell.path, name), f"{value}: {negative}")
+                yield Violation(QUANTITY_NEGATIVE, (*cell.path, name), f"{value}: {negative}")
     weight = _dict(_dict(obj.get("spec")).get("fairSharing")).get("weight")
     value = _quantity(weight) if weight is not None else None
     path: Path = ("spec", "fairSharing", "weight")
     if value is not None and value < ZERO:
-        yield Violation("quantity-negative", path, f"{value}: {negative}")
+        yield Violation(QUANTITY_NEGATIVE, path, f"{value}: {negative}")
     elif value is not None and ZERO < value <= parse("1n"):
-        yield Violation(
-            "fair-sharing-weight-tiny", path, _said(release, "fair-sharing-weight-tiny")
-        )
+        yield Violation(FAIR_SHARING_WEIGHT_TINY, path, _said(release, FAIR_SHARING_WEIGHT_TINY))
 
 
 def _names(obj: Json) -> t.Iterator[Violation]:
@@ -156,7 +165,7 @@ def _names(obj: Json) -> t.Iterator[Violation]:
         for c, name in enumerate(group.covered):
             for why in qualified_name_errors(name):
                 path = (*group.path, "coveredResources", c)
-                yield Violation("resource-name-invalid", path, f"{name!r}: {why}")
+                yield Violation(RESOURCE_NAME_INVALID, path, f"{name!r}: {why}")
 
 
 def _totals(obj: Json, release: Release) -> t.Iterator[Violation]:
@@ -174,7 +183,7 @@ def _totals(obj: Json, release: Release) -> t.Iterator[Violation]:
         for path, count in counted[name]:
             if cap is not None and count > cap:
                 yield Violation(
-                    "quota-too-many",
+                    QUOTA_TOO_MANY,
                     path,
                     f"{count} {_LIMIT_WORDS[name]}: Kueue {release.version} takes at most {cap}",
                 )
@@ -198,47 +207,47 @@ def _labels(labels: t.Any, path: Path) -> t.Iterator[tuple[Path, str]]:
 def _selector(selector: t.Any) -> t.Iterator[Violation]:
     at: Path = ("spec", "namespaceSelector")
     for path, why in _labels(_dict(selector).get("matchLabels"), (*at, "matchLabels")):
-        yield Violation("namespace-selector-invalid", path, why)
+        yield Violation(NAMESPACE_SELECTOR_INVALID, path, why)
     for i, expr in enumerate(_list(_dict(selector).get("matchExpressions"))):
         expr, path = _dict(expr), (*at, "matchExpressions", i)
         operator, values = expr.get("operator"), [str(v) for v in _list(expr.get("values"))]
         wants = OPERATORS.get(str(operator))
         if wants is None:
             why = f"{operator!r}: not a valid selector operator"
-            yield Violation("namespace-selector-invalid", (*path, "operator"), why)
+            yield Violation(NAMESPACE_SELECTOR_INVALID, (*path, "operator"), why)
         elif wants != bool(values):
             why = (
                 "must be specified when `operator` is 'In' or 'NotIn'"
                 if wants
                 else "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
             )
-            yield Violation("namespace-selector-invalid", (*path, "values"), why)
+            yield Violation(NAMESPACE_SELECTOR_INVALID, (*path, "values"), why)
         for why in qualified_name_errors(str(expr.get("key", ""))):
-            yield Violation("namespace-selector-invalid", (*path, "key"), why)
+            yield Violation(NAMESPACE_SELECTOR_INVALID, (*path, "key"), why)
         for v, value in enumerate(values):
             for why in label_value_errors(value):
-                yield Violation("namespace-selector-invalid", (*path, "values", v), why)
+                yield Violation(NAMESPACE_SELECTOR_INVALID, (*path, "values", v), why)
 
 
 def _flavor(obj: Json) -> t.Iterator[Violation]:
     spec = _dict(obj.get("spec"))
     for path, why in _labels(spec.get("nodeLabels"), ("spec", "nodeLabels")):
-        yield Violation("flavor-labels-invalid", path, why)
+        yield Violation(FLAVOR_LABELS_INVALID, path, why)
     seen: set[tuple[str, str]] = set()
     for i, taint in enumerate(_list(spec.get("nodeTaints"))):
         taint, path = _dict(taint), ("spec", "nodeTaints", i)
         key, value = str(taint.get("key", "")), str(taint.get("value", ""))
         for why in qualified_name_errors(key):
-            yield Violation("flavor-labels-invalid", (*path, "key"), f"{key!r}: {why}")
+            yield Violation(FLAVOR_LABELS_INVALID, (*path, "key"), f"{key!r}: {why}")
         for why in label_value_errors(value):
-            yield Violation("flavor-labels-invalid", (*path, "value"), f"{value!r}: {why}")
+            yield Violation(FLAVOR_LABELS_INVALID, (*path, "value"), f"{value!r}: {why}")
         ident = (key, str(taint.get("effect", "")))
         if ident in seen:
             why = "taints must be unique by key and effect pair"
-            yield Violation("flavor-taint-repeated", path, why)
+            yield Violation(FLAVOR_TAINT_REPEATED, path, why)
         seen.add(ident)
     for i, toleration in enumerate(_list(spec.get("tolerations"))):
         key = str(_dict(toleration).get("key") or "")
         for why in qualified_name_errors(key) if key else ():
             path = ("spec", "tolerations", i, "key")
-            yield Violation("flavor-labels-invalid", path, f"{key!r}: {why}")
+            yield Violation(FLAVOR_LABELS_INVALID, path, f"{key!r}: {why}")

@@ -11,12 +11,16 @@ from __future__ import annotations
 import typing as t
 from pathlib import Path
 
+from auditor import rules
 from auditor.errors import ConfigError
 from auditor.model import Finding, Resource, format_path
 from auditor.plan.model import ClusterPlan
 from auditor.repo.layout import Repository
 from auditor.schemas import cel, transitions
 from auditor.schemas.catalog import SchemaCatalog
+
+_RULES = rules.of(__name__)
+PLAN_IMMUTABLE_FIELD = _RULES["plan-immutable-field"]
 
 SCHEMAS = Path("schemas")
 KindRules = tuple[dict[str, t.Any], tuple[cel.Rule, ...]]  # a kind's schema, its transition rules
@@ -48,26 +52,25 @@ def _kind_rules(catalog: SchemaCatalog, api_version: str, kind: str) -> KindRule
     schema = catalog.schema(api_version, kind)
     if schema is None:  # a kind the cluster does not serve: validate reports it
         return None
-    rules = tuple(r for r in cel.collect(schema) if r.transition)
-    return (schema, rules) if rules else None
+    transition = tuple(r for r in cel.collect(schema) if r.transition)
+    return (schema, transition) if transition else None
 
 
 def _broken(
     cluster: str, folder: str, found: KindRules, old: Resource, new: Resource
 ) -> t.Iterator[Finding]:
-    schema, rules = found
+    schema, transition = found
     # A stored object has its defaults; a version change is read as the same fields (Kueue's
     # conversions keep every field a transition rule reads).
     before, after = cel.with_defaults(schema, old.body), cel.with_defaults(schema, new.body)
-    for violation in transitions.evaluate(rules, before, after):
+    for violation in transitions.evaluate(transition, before, after):
         yield Finding.about(
             new,
-            "plan-immutable-field",
+            PLAN_IMMUTABLE_FIELD,
             f"{new.key} changes {format_path(violation.path)}: {violation.message} (rule in "
             f"{folder}: {violation.rule}); the API server refuses to change it on an existing "
             "object, so the sync will fail; hold admission, then remove the object and add it "
             "anew in separate changes",
-            "immutable",
             path=violation.path,
             cluster=cluster,
         )

@@ -14,6 +14,7 @@ import typing as t
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from auditor import rules
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import KUEUE_GROUP, Json, ResourceKey
 from auditor.k8s.quantity import Quantity, is_binary, shown, value_of
@@ -27,6 +28,11 @@ from auditor.plan.model import Change, ClusterPlan, Plan
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
     from auditor.repo.profiles import ClusterProfile
+
+_RULES = rules.of(__name__)
+PLAN_REMOVES_QUEUE_IN_USE = _RULES["plan-removes-queue-in-use"]
+PLAN_ADMISSION_IN_USE = _RULES["plan-admission-in-use"]
+PLAN_QUOTA_BELOW_USAGE = _RULES["plan-quota-below-usage"]
 
 
 @dataclass
@@ -192,8 +198,7 @@ def _blocked(
     return _finding(
         plan,
         change,
-        rule="plan-removes-queue-in-use" if key.kind != "Namespace" else "plan-admission-in-use",
-        category="deletion" if key.kind != "Namespace" else "label",
+        rule=PLAN_REMOVES_QUEUE_IN_USE if key.kind != "Namespace" else PLAN_ADMISSION_IN_USE,
         message=f"{what} while it still has {_counts(busy)} ({_names(busy)}); {advice}",
         extra={"workloads": [w.to_json() for w in busy]},
     )
@@ -220,8 +225,7 @@ def _quota_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterato
     yield _finding(
         plan,
         change,
-        rule="plan-quota-below-usage",
-        category="quota",
+        rule=PLAN_QUOTA_BELOW_USAGE,
         message=f"{change.key.name} {flavor} {resource} nominalQuota "
         f"{change.before} → {change.after if change.after is not None else 'none'} is below the "
         f"{shown(used, binary=binary)} in use ({shown(over, binary=binary)} over); {policy}"
@@ -287,8 +291,7 @@ def _cohort_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterat
     yield _finding(
         plan,
         change,
-        rule="plan-quota-below-usage",
-        category="quota",
+        rule=PLAN_QUOTA_BELOW_USAGE,
         message=f"Cohort {change.key.name} {flavor} {resource} nominalQuota {change.before} → "
         f"{change.after if change.after is not None else 'none'} leaves cohort tree {tree} "
         f"{shown(over, binary=binary)} short: its queues draw "
@@ -375,17 +378,15 @@ def _finding(
     plan: ClusterPlan,
     change: Change,
     *,
-    rule: str,
-    category: str,
+    rule: rules.Rule,
     message: str,
     extra: dict[str, t.Any],
 ) -> Finding:
     key: ResourceKey = change.key
     resource = plan.head.objects.get(key) or plan.base.objects.get(key)
     return Finding(
-        rule=rule,
-        message=message,
-        category=category,
+        rule,
+        message,
         cluster=plan.name,
         api_version=resource.api_version if resource else None,
         kind=key.kind,

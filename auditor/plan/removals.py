@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.model import Finding
 from auditor.plan.model import Change, ClusterPlan
 
-RULE = "plan-removes-queue"
+_RULES = rules.of(__name__)
+PLAN_REMOVES_QUEUE = _RULES["plan-removes-queue"]
+
 QUEUES = ("ClusterQueue", "LocalQueue")
 
 
@@ -42,10 +45,9 @@ def findings(plan: ClusterPlan) -> t.Iterator[Finding]:
         )
         yield Finding.about(
             old,
-            RULE,
+            PLAN_REMOVES_QUEUE,
             f"{what}; queues and admitted namespaces are never deleted by a sync: keep the "
             "object (hold admission with `kueue-gitops hold` to retire it)",
-            "deletion",
             cluster=plan.name,
         )
 
@@ -54,7 +56,7 @@ def weigh(found: list[Finding], cluster: str, change: Change, live: list[Finding
     """After `plan --live` judged a change: the offline removal error of the same object gives way
     to a live finding about it, or says that the object holds nothing now."""
     key = change.key
-    for finding in [f for f in found if f.rule == RULE and f.cluster == cluster]:
+    for finding in [f for f in found if f.rule is PLAN_REMOVES_QUEUE and f.cluster == cluster]:
         if (finding.kind, finding.namespace, finding.name) != (key.kind, key.namespace, key.name):
             continue
         if live:

@@ -56,7 +56,8 @@ def clear() -> Path:
 
 
 def tool_key(source: Path = _SOURCE) -> str:
-    """The package version, the cache format and a hash of every source file of `auditor`."""
+    """The package version, the cache format and a hash of every source file of `auditor` (its
+    rules files too: a finding pickles as a reference to its rule's declaration)."""
     try:
         version = metadata.version("kueue-gitops")
     except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
@@ -65,7 +66,7 @@ def tool_key(source: Path = _SOURCE) -> str:
     for folder, dirs, files in os.walk(source):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
-            if name.endswith((".py", ".json")):
+            if name.endswith((".py", ".json", ".yaml")):
                 path = os.path.join(folder, name)
                 digest.update(os.path.relpath(path, source).encode() + b"\0")
                 with open(path, "rb") as f:

@@ -12,6 +12,7 @@ import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor import rules
 from auditor.errors import ConfigError, processing
 from auditor.model import Finding, Resource
 from auditor.repo import manifests, suppressions
@@ -31,6 +32,17 @@ from auditor.repo.tree import (
     Tree,
     WorkTree,
 )
+
+_RULES = rules.of(__name__)
+DUPLICATE_OBJECT = _RULES["duplicate-object"]
+FILE_TOO_LARGE = _RULES["file-too-large"]
+RENDERED_FOLDER_UNSUPPORTED = _RULES["rendered-folder-unsupported"]
+SPECIAL_FILE = _RULES["special-file"]
+STRAY_MANIFEST = _RULES["stray-manifest"]
+SYMLINK_LOOP = _RULES["symlink-loop"]
+SYMLINK_OUTSIDE = _RULES["symlink-outside"]
+UNKNOWN_CLUSTER_FOLDER = _RULES["unknown-cluster-folder"]
+UNREADABLE_FILE = _RULES["unreadable-file"]
 
 CLUSTERS = "clusters"
 TENANTS = "tenants"
@@ -168,12 +180,10 @@ class Repository:
                 if sub not in self.clusters:
                     out.findings.append(
                         Finding(
-                            rule="unknown-cluster-folder",
-                            category="layout",
-                            file=f"{base}/{sub}",
-                            line=None,
-                            message=f"{base}/{sub}/ names no cluster in {CLUSTERS}/; "
+                            UNKNOWN_CLUSTER_FOLDER,
+                            f"{base}/{sub}/ names no cluster in {CLUSTERS}/; "
                             "its manifests are synced nowhere",
+                            file=f"{base}/{sub}",
                         )
                     )
                 elif sub in wanted:
@@ -189,12 +199,11 @@ class Repository:
                 if posixpath.dirname(path) == base and posixpath.basename(path) != PROFILE_FILE:
                     out.findings.append(
                         Finding(
-                            rule="stray-manifest",
-                            category="layout",
+                            STRAY_MANIFEST,
+                            "a manifest directly in a tenant folder is synced nowhere; "
+                            "move it into the folder of the cluster it is for",
                             file=path,
                             line=1,
-                            message="a manifest directly in a tenant folder is synced nowhere; "
-                            "move it into the folder of the cluster it is for",
                         )
                     )
         _flag_duplicates(out)
@@ -266,36 +275,27 @@ def _inside(path: str, folders: dict[str, str]) -> bool:
 def _rendered(marker: str, cluster: str) -> Finding:
     tool = "Helm" if marker.endswith("Chart.yaml") else "kustomize"
     return Finding(
-        rule="rendered-folder-unsupported",
-        category="layout",
+        RENDERED_FOLDER_UNSUPPORTED,
+        f"kustomize/helm folders are not supported yet: {posixpath.dirname(marker)}/ is "
+        f"built by {tool} ({posixpath.basename(marker)}), so none of its files is checked; "
+        "commit the rendered manifests instead",
         cluster=cluster,
         file=marker,
         line=1,
-        message=f"kustomize/helm folders are not supported yet: {posixpath.dirname(marker)}/ is "
-        f"built by {tool} ({posixpath.basename(marker)}), so none of its files is checked; "
-        "commit the rendered manifests instead",
     )
 
 
 def _refused(path: str, exc: OSError, cluster: str) -> Finding:
     """What the tree refused to read (or could not), as the finding that says so."""
     rule = (
-        "symlink-outside" if isinstance(exc, SymlinkOutside)
-        else "symlink-loop" if isinstance(exc, SymlinkLoop)
-        else "special-file" if isinstance(exc, NotAFile)
-        else "file-too-large" if isinstance(exc, FileTooLarge)
-        else "unreadable-file"
+        SYMLINK_OUTSIDE if isinstance(exc, SymlinkOutside)
+        else SYMLINK_LOOP if isinstance(exc, SymlinkLoop)
+        else SPECIAL_FILE if isinstance(exc, NotAFile)
+        else FILE_TOO_LARGE if isinstance(exc, FileTooLarge)
+        else UNREADABLE_FILE
     )  # fmt: skip
-    refused = rule != "unreadable-file"
-    message = f"{exc}; not read" if refused else f"cannot read the file: {exc}"
-    return Finding(
-        rule=rule,
-        category="input",
-        cluster=cluster,
-        file=path,
-        line=1,
-        message=message,
-    )
+    message = f"cannot read the file: {exc}" if rule is UNREADABLE_FILE else f"{exc}; not read"
+    return Finding(rule, message, cluster=cluster, file=path, line=1)
 
 
 def _flag_duplicates(out: Loaded) -> None:
@@ -311,11 +311,10 @@ def _flag_duplicates(out: Loaded) -> None:
         out.findings.append(
             Finding.about(
                 resource,
-                "duplicate-object",
-                category="input",
-                cluster=resource.cluster,
-                message=f"{resource.key} is defined twice for cluster {resource.cluster} (first at "
+                DUPLICATE_OBJECT,
+                f"{resource.key} is defined twice for cluster {resource.cluster} (first at "
                 f"{first.file}:{first.line}); Argo CD would fight itself over it",
+                cluster=resource.cluster,
             )
         )
     out.resources = keep

@@ -14,7 +14,21 @@ from decimal import Decimal
 
 import yaml
 
+from auditor import rules
 from auditor.model import Finding, Resource
+
+_RULES = rules.of(__name__)
+YAML_SYNTAX = _RULES["yaml-syntax"]
+YAML_DUPLICATE_KEY = _RULES["yaml-duplicate-key"]
+YAML_MERGE_KEY = _RULES["yaml-merge-key"]
+YAML_BAD_KEY = _RULES["yaml-bad-key"]
+YAML_TOO_LARGE = _RULES["yaml-too-large"]
+YAML_RECURSIVE_ALIAS = _RULES["yaml-recursive-alias"]
+YAML_TOO_DEEP = _RULES["yaml-too-deep"]
+YAML_BAD_NUMBER = _RULES["yaml-bad-number"]
+NOT_A_MAPPING = _RULES["not-a-mapping"]
+MISSING_IDENTITY = _RULES["missing-identity"]
+NOT_UTF8 = _RULES["not-utf8"]
 
 try:  # libyaml parses several times faster; fall back to pure Python where it is missing
     from yaml import CSafeLoader as _BaseLoader
@@ -35,7 +49,7 @@ Path_ = tuple[str | int, ...]
 
 
 class _Problem(Exception):
-    def __init__(self, rule: str, message: str, line: int) -> None:
+    def __init__(self, rule: rules.Rule, message: str, line: int) -> None:
         super().__init__(message)
         self.rule, self.message, self.line = rule, message, line
 
@@ -90,7 +104,7 @@ class _Builder:
         self.visited += 1
         if self.visited > MAX_NODES:
             raise _Problem(
-                "yaml-too-large",
+                YAML_TOO_LARGE,
                 f"document expands to more than {MAX_NODES} nodes (an alias bomb?)",
                 node.start_mark.line + 1,
             )
@@ -112,7 +126,7 @@ class _Builder:
                     key = self.key(key_node)
                 if key in out:
                     raise _Problem(
-                        "yaml-duplicate-key",
+                        YAML_DUPLICATE_KEY,
                         f"duplicate key {key!r} (first at line "
                         f"{_first_key_line(self, node, key_node)}); Kubernetes "
                         "would silently keep only one of them",
@@ -141,7 +155,7 @@ class _Builder:
             if node.tag == INT_TAG and _LONG_INT.fullmatch(node.value):  # past 4,300 digits
                 raise _bad_number(node, "more digits than a number can have") from None
             raise _Problem(
-                "yaml-syntax",
+                YAML_SYNTAX,
                 f"malformed YAML: {_shown(node.value)!r} is no value of its tag {node.tag}",
                 node.start_mark.line + 1,
             ) from None
@@ -149,7 +163,7 @@ class _Builder:
             raise _bad_number(node, "JSON has no infinity or NaN")
         if value.__class__ not in _SCALARS:  # `!!set x`, `!!binary ...`: no JSON value
             raise _Problem(
-                "yaml-syntax",
+                YAML_SYNTAX,
                 f"malformed YAML: the tag {node.tag} makes {_shown(node.value)!r} a "
                 f"{type(value).__name__}, which no Kubernetes object holds",
                 node.start_mark.line + 1,
@@ -161,14 +175,14 @@ class _Builder:
             return t.cast(str, key_node.value)
         if key_node.tag == "tag:yaml.org,2002:merge":
             raise _Problem(
-                "yaml-merge-key",
+                YAML_MERGE_KEY,
                 "YAML merge keys (<<) are not allowed in "
                 "manifests: Kubernetes tools disagree on them",
                 key_node.start_mark.line + 1,
             )
         if key_node.__class__ is not _SCALAR:
             raise _Problem(
-                "yaml-bad-key", "mapping keys must be scalars", key_node.start_mark.line + 1
+                YAML_BAD_KEY, "mapping keys must be scalars", key_node.start_mark.line + 1
             )
         key = self.scalar(key_node)
         if isinstance(key, bool):
@@ -180,7 +194,7 @@ class _Builder:
         if isinstance(key, str):
             return key
         raise _Problem(
-            "yaml-bad-key",
+            YAML_BAD_KEY,
             f"a {'null' if key is None else type(key).__name__} key: Kubernetes accepts "
             "strings, numbers and booleans as keys",
             key_node.start_mark.line + 1,
@@ -210,12 +224,12 @@ def _too_deep(node: yaml.Node) -> _Problem:
     looped = _cycle(node)
     if looped is not None:
         return _Problem(
-            "yaml-recursive-alias",
+            YAML_RECURSIVE_ALIAS,
             "an alias refers to a node that contains it, so the document never ends",
             looped.start_mark.line + 1,
         )
     return _Problem(
-        "yaml-too-deep",
+        YAML_TOO_DEEP,
         f"the document nests deeper than {MAX_DEPTH} levels; no Kubernetes object does",
         node.start_mark.line + 1,
     )
@@ -251,7 +265,7 @@ def _shown(text: str) -> str:
 
 def _bad_number(node: yaml.Node, why: str) -> _Problem:
     return _Problem(
-        "yaml-bad-number",
+        YAML_BAD_NUMBER,
         f"{_shown(node.value)} cannot be sent to the API server ({why}); quote it if text was "
         "meant",
         node.start_mark.line + 1,
@@ -388,7 +402,7 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
                     _finding(
                         file,
                         line,
-                        "not-a-mapping",
+                        NOT_A_MAPPING,
                         f"a document must be a mapping (an object), not a {type(body).__name__}",
                     )
                 )
@@ -409,7 +423,7 @@ def load_text(text: str, file: str) -> tuple[list[Resource], list[Finding]]:
             if missing:
                 findings.append(
                     _finding(
-                        file, line, "missing-identity", f"the object has no {', '.join(missing)}"
+                        file, line, MISSING_IDENTITY, f"the object has no {', '.join(missing)}"
                     )
                 )
                 continue
@@ -463,7 +477,7 @@ def load_bytes(data: bytes, file: str) -> tuple[list[Resource], list[Finding]]:
             _finding(
                 file,
                 line,
-                "not-utf8",
+                NOT_UTF8,
                 f"the file is not UTF-8 (byte 0x{data[exc.start]:02x} at offset "
                 f"{exc.start}); save it as UTF-8",
             )
@@ -487,14 +501,14 @@ def _yaml_error(exc: yaml.YAMLError, file: str, source: str = "") -> Finding:
         text = f"{context}, {problem}" if context else str(problem)
         if mark is not None and _tab_at(source, mark.line, mark.column):
             text = f"a tab at column {mark.column + 1}: YAML indents with spaces only ({text})"
-    return _finding(file, line, "yaml-syntax", f"malformed YAML: {' '.join(text.split())}")
+    return _finding(file, line, YAML_SYNTAX, f"malformed YAML: {' '.join(text.split())}")
 
 
 def _tab_at(source: str, line: int, column: int) -> bool:
     """Whether the parser stopped at a tab (its message does not always say the character)."""
     lines = source.splitlines()
-    return line < len(lines) and lines[line][column : column + 1] == "\t"
+    return line < len(lines) and lines[line][column : column + 1] == "	"
 
 
-def _finding(file: str, line: int, rule: str, message: str) -> Finding:
-    return Finding(rule=rule, message=message, category="input", file=file, line=line)
+def _finding(file: str, line: int, rule: rules.Rule, message: str) -> Finding:
+    return Finding(rule, message, file=file, line=line)

@@ -24,6 +24,9 @@ from auditor import rules
 from auditor.model import Finding, Resource, Suppression
 from auditor.repo.profiles import ClusterProfile
 
+_RULES = rules.of(__name__)
+SUPPRESSION_INVALID = _RULES["suppression-invalid"]
+
 PREFIX = "suppress.kueue-gitops.io/"
 VALUE = re.compile(r"\s*(\d{4}-\d{2}-\d{2})\s*:\s*(\S.{9,})", re.S)  # "YYYY-MM-DD: reason"
 
@@ -42,7 +45,7 @@ class Entry:
 
     def covers(self, finding: Finding) -> bool:
         return (
-            finding.rule == self.rule
+            finding.rule.id == self.rule
             and finding.cluster in (None, self.cluster)
             and self.kind in (None, finding.kind)
             and self.namespace in (None, finding.namespace)
@@ -67,9 +70,8 @@ def annotated(resource: Resource) -> tuple[list[Entry], list[Finding]]:
             problems.append(
                 Finding.about(
                     resource,
-                    "suppression-invalid",
+                    SUPPRESSION_INVALID,
                     f"annotation {key}: {why}",
-                    "input",
                     path=where,
                     cluster=resource.cluster,
                 )
@@ -94,8 +96,10 @@ def annotated(resource: Resource) -> tuple[list[Entry], list[Finding]]:
 
 
 def _unusable(rule: str, found: re.Match[str] | None) -> str | None:
-    if rule not in rules.CATALOGUE:
-        return str(rules.UnknownRule(rule))
+    try:
+        rules.get(rule)
+    except rules.UnknownRule as exc:
+        return str(exc)
     if found is None:
         return 'the value must be "YYYY-MM-DD: reason" (the last day it holds, then why)'
     try:

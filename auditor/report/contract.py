@@ -15,16 +15,16 @@ from pathlib import Path
 
 import jsonschema
 
+from auditor import rules
 from auditor.errors import ConfigError
 from auditor.model import ClusterResult, Finding, Report, Severity, Suppression
 
 SCHEMA_FILE = "report.schema.json"
 
-# JSON key -> Finding attribute; any other key of a finding is one of its extra keys.
+# JSON key -> Finding attribute; any other key of a finding is one of its extra keys (the rule,
+# severity and category are the rule's).
+_OF_THE_RULE = ("rule", "severity", "category")
 _FIELDS = {
-    "rule": "rule",
-    "severity": "severity",
-    "category": "category",
     "cluster": "cluster",
     "apiVersion": "api_version",
     "kind": "kind",
@@ -95,12 +95,20 @@ def from_json(doc: dict[str, t.Any]) -> Report:
 
 
 def _finding(doc: dict[str, t.Any]) -> Finding:
+    rule = rules.get(doc["rule"])
+    for key in ("severity", "category"):
+        if doc[key] != str(getattr(rule, key)):
+            raise ValueError(
+                f"rule {rule.id} has {key} {str(getattr(rule, key))!r} ({rule.declared_in}), "
+                f"not {doc[key]!r}"
+            )
     known = {attr: doc[key] for key, attr in _FIELDS.items() if key in doc}
-    known["severity"] = Severity(known["severity"])
-    extra = {k: v for k, v in doc.items() if k not in _FIELDS and k != "suppressed"}
+    extra = {
+        k: v for k, v in doc.items() if k not in _FIELDS and k not in (*_OF_THE_RULE, "suppressed")
+    }
     accepted = doc.get("suppressed")
     if accepted is not None:
         known["suppressed"] = Suppression(
             accepted["reason"], datetime.date.fromisoformat(accepted["expires"]), accepted["source"]
         )
-    return Finding(**known, extra=extra)
+    return Finding(rule, **known, extra=extra)

@@ -19,7 +19,9 @@ def write(report: Report, stream: t.TextIO) -> None:
             level = "notice"
             message += f" (suppressed until {f.suppressed.expires}: {f.suppressed.reason})"
         loc = f"file={f.file},line={f.line or 1}," if f.file else ""
-        title = _escape(f"{f.rule}" + (f" ({f.cluster})" if f.cluster else "")).replace(",", "%2C")
+        title = _escape(f"{f.rule.id}" + (f" ({f.cluster})" if f.cluster else "")).replace(
+            ",", "%2C"
+        )
         stream.write(f"::{level} {loc}title={title}::{_escape(message)}\n")
     for c in report.clusters:
         for error in c.errors:

@@ -44,10 +44,10 @@ def write(report: Report, stream: t.TextIO) -> None:
     names: collections.Counter[tuple[str, str]] = collections.Counter()
     for f in sorted(report.findings, key=_order):
         name = case_name(f)
-        names[f.rule, name] += 1
-        if names[f.rule, name] > 1:  # the same rule twice on one object: number the repeats
-            name += f" #{names[f.rule, name]}"
-        case = ET.SubElement(suite(f.cluster), "testcase", classname=f.rule, name=name)
+        names[f.rule.id, name] += 1
+        if names[f.rule.id, name] > 1:  # the same rule twice on one object: number the repeats
+            name += f" #{names[f.rule.id, name]}"
+        case = ET.SubElement(suite(f.cluster), "testcase", classname=f.rule.id, name=name)
         case.set("time", "0")  # a finding is not a timed test
         if f.file:
             case.set("file", f.file)
@@ -94,4 +94,4 @@ def write(report: Report, stream: t.TextIO) -> None:
 
 
 def _order(f: Finding) -> tuple[str, str, str, str, int]:
-    return (f.cluster or "", f.rule, case_name(f), f.path or "", f.line or 0)
+    return (f.cluster or "", f.rule.id, case_name(f), f.path or "", f.line or 0)

@@ -43,9 +43,9 @@ def text(plan: Plan, stream: t.TextIO) -> None:
             where = f"  ({change.file}:{change.line})" if change.file else ""
             stream.write(f"  {change.category:<9} {change.summary}{where}\n")
         for f in findings:
-            stream.write(f"  {f.severity.upper():<9} {f.message}  [{f.rule}]\n")
+            stream.write(f"  {f.severity.upper():<9} {f.message}  [{f.rule.id}]\n")
     for f in _findings_of(plan, None):
-        stream.write(f"{f.file}:{f.line}: {f.severity}: {f.message}  [{f.rule}]\n")
+        stream.write(f"{f.file}:{f.line}: {f.severity}: {f.message}  [{f.rule.id}]\n")
     for c in plan.report.clusters:
         for error in c.errors:
             stream.write(f"INCOMPLETE {c.name}: {error}\n")

@@ -1,4 +1,4 @@
-"""SARIF 2.1.0 for code scanning: one result per finding, each rule described from the catalogue.
+"""SARIF 2.1.0 for code scanning: one result per finding, each rule described from its declaration.
 
 An incomplete run says so (`executionSuccessful: false`, the clusters' errors as notifications):
 code scanning must not take a run that could not read a cluster for a clean one.
@@ -18,8 +18,8 @@ Json = dict[str, t.Any]
 
 
 def write(report: Report, stream: t.TextIO) -> None:
-    used = sorted({f.rule for f in report.findings})
-    index = {rule_id: i for i, rule_id in enumerate(used)}
+    used = sorted({f.rule for f in report.findings}, key=lambda r: r.id)
+    index = {rule: i for i, rule in enumerate(used)}
     doc = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -30,7 +30,7 @@ def write(report: Report, stream: t.TextIO) -> None:
                         "name": "kueue-gitops",
                         "version": _version(),
                         "informationUri": rules.REPO_URL,
-                        "rules": [descriptor(rules.get(rule_id)) for rule_id in used],
+                        "rules": [descriptor(rule) for rule in used],
                     }
                 },
                 "invocations": [invocation(report)],
@@ -75,7 +75,7 @@ def invocation(report: Report) -> Json:
 
 def _result(f: Finding, rule_index: int) -> Json:
     result: Json = {
-        "ruleId": f.rule,
+        "ruleId": f.rule.id,
         "ruleIndex": rule_index,
         "level": str(f.severity),
         "message": {"text": f.message + (f" (cluster {f.cluster})" if f.cluster else "")},

@@ -23,7 +23,7 @@ def _line(f: Finding) -> str:
         change = f" (repo: {f.desired!r}, live: {f.live!r})"
     elif f.change:
         change = f" ({f.change})"
-    line = f"{head}{obj}{path}{change}\n          {f.message}  [{f.rule}]"
+    line = f"{head}{obj}{path}{change}\n          {f.message}  [{f.rule.id}]"
     if f.suppressed is not None:
         s = f.suppressed
         line += f"\n          suppressed until {s.expires}: {s.reason} ({s.source})"

@@ -5,17 +5,17 @@ from __future__ import annotations
 import textwrap
 import typing as t
 
-from auditor.rules import CATALOGUE, STAGES
-from auditor.rules.rule import Example, Rule
+from auditor.rules.declarations import catalogue
+from auditor.rules.rule import STAGES, Example, Rule
 
 REGENERATE = "kueue-gitops rules -o markdown > docs/rules.md"
 WIDTH = 88
 
 
-def listing(rules: t.Iterable[Rule] = CATALOGUE.values()) -> str:
+def listing(rules: t.Iterable[Rule] | None = None) -> str:
     """One line per rule: ID, severity, category, summary, in aligned columns."""
     rows = [("RULE", "SEVERITY", "CATEGORY", "SUMMARY")]
-    rows += [(r.id, str(r.severity), r.category, r.summary) for r in rules]
+    rows += [(r.id, str(r.severity), r.category, r.summary) for r in _all(rules)]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     return "".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + f"  {row[3]}\n"
@@ -71,12 +71,17 @@ def _cell(value: str) -> str:
     return value.replace("|", "\\|")
 
 
-def markdown(rules: t.Iterable[Rule] = CATALOGUE.values()) -> str:
+def _all(rules: t.Iterable[Rule] | None) -> list[Rule]:
+    return list(catalogue().values() if rules is None else rules)
+
+
+def markdown(rules: t.Iterable[Rule] | None = None) -> str:
     """docs/rules.md: an index table, then a section per rule (its anchor is its ID)."""
-    rules = list(rules)
+    rules = _all(rules)
     out = [
         "# Rules",
-        f"<!-- Generated from auditor/rules/ by `{REGENERATE}`; do not edit. -->",
+        "<!-- Generated from the rules files beside the code (auditor/**/rules.yaml, "
+        f"auditor/validate/checks/*.rules.yaml) by `{REGENERATE}`; do not edit. -->",
         "Every finding names one of these rules. `kueue-gitops rules` lists them and "
         "`kueue-gitops explain RULE` prints one. An error fails the run (exit 1); a warning "
         "fails it only under `--strict`. Each rule has an example that passes and one that "

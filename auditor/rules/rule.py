@@ -1,15 +1,43 @@
-"""What the catalogue is made of: a rule, its severity, and its passing and failing examples."""
+"""What a rule is: its ID, severity, category, documentation and passing and failing examples."""
 
 from __future__ import annotations
 
 import datetime
 import enum
-import textwrap
+import typing as t
 from dataclasses import dataclass
 
 # This repository, as argocd/applicationsets.yaml names it: where docs/rules.md is published.
 REPO_URL = "https://github.com/example-org/kueue-gitops"
 DOCS_URL = f"{REPO_URL}/blob/main/docs/rules.md"
+
+
+# The parts of the tool that report findings: (title, what reports them), in pipeline order; a
+# rules file names one of them (`stage:`), and docs/rules.md has a section per stage.
+STAGES: dict[str, tuple[str, str]] = {
+    "input": (
+        "Reading the repository",
+        "Every command that reads the repository (validate, drift, plan) reports these.",
+    ),
+    "schema": (
+        "Schemas, API versions and the API server",
+        "`validate`, against each cluster's committed schemas/ (and, with `--server-side`, "
+        "its API server).",
+    ),
+    "policy": (
+        "Policy checks",
+        "`validate`: the platform's rules for tenants, queues, quota and alerts "
+        "(auditor/validate/checks/).",
+    ),
+    "drift": ("Drift", "`drift`: the live clusters against the repository."),
+    "plan": ("Change plans", "`plan`: what a change from base to head would do."),
+    "verify": ("Live verification", "`verify`: probe Jobs on a live cluster."),
+    "upgrade": (
+        "Upgrades and rollbacks",
+        "`upgrade-check`: a live cluster and the repository against a Kueue release's CRDs.",
+    ),
+    "ownership": ("Code ownership", "`codeowners --check`."),
+}
 
 
 class Severity(enum.StrEnum):
@@ -27,32 +55,23 @@ class Example:
     today: datetime.date | None = None  # the day it is judged on, when its verdict depends on it
 
 
-def yaml(file: str, text: str, today: str | None = None) -> Example:
-    """A manifest example; `text` may be indented like the code around it."""
-    day = datetime.date.fromisoformat(today) if today else None
-    return Example(textwrap.dedent(text).strip() + "\n", file, day)
-
-
-def said(text: str) -> Example:
-    return Example(" ".join(text.split()))
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Rule:
-    """One kind of finding: what it means, how bad it is, and what makes it go away."""
+    """One kind of finding: what it means, how bad it is, and what makes it go away.
+
+    Declared once, in the rules file beside the code that raises it (auditor.rules.of); there
+    is one object per ID, so rules compare by identity, and a rule pickles as a reference to
+    its declaration (validate's cache and workers carry findings between processes)."""
 
     id: str
     severity: Severity
-    category: str  # the Finding's category: what the finding is about (quota, rbac, ...)
+    category: str  # what a finding of it is about (quota, rbac, ...)
     stage: str  # which part of the tool reports it: a key of auditor.rules.STAGES
     summary: str  # one line
     help: str  # a paragraph: why it matters and how to fix it
     passes: Example
     fails: Example
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "help", " ".join(self.help.split()))
-        object.__setattr__(self, "summary", " ".join(self.summary.split()))
+    declared_in: str  # its rules file, relative to the repository: auditor/drift/rules.yaml
 
     @property
     def anchor(self) -> str:
@@ -68,16 +87,17 @@ class Rule:
         """A CamelCase name, as SARIF viewers show rule names."""
         return "".join(part[:1].upper() + part[1:] for part in self.id.split("-"))
 
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):  # `finding.rule == "some-id"` would be False, silently
+            raise TypeError(f"compare a rule's .id with {other!r}, not the Rule")
+        return self is other
 
-def rule(
-    id: str,
-    severity: str,
-    category: str,
-    stage: str,
-    summary: str,
-    help: str,
-    passes: Example,
-    fails: Example,
-) -> Rule:
-    """A Rule with its severity given as text, which keeps the catalogue's tables short."""
-    return Rule(id, Severity(severity), category, stage, summary, help, passes, fails)
+    __hash__ = object.__hash__
+
+    def __reduce__(self) -> tuple[t.Callable[[str, str], Rule], tuple[str, str]]:
+        from auditor.rules import declarations  # it imports this module
+
+        return declarations.declared_at, (self.declared_in, self.id)
+
+    def __repr__(self) -> str:
+        return f"Rule({self.id!r})"

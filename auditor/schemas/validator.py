@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import fastjsonschema
 
+from auditor import rules
 from auditor.model import Finding, Resource
 from auditor.schemas import cel, versions
 from auditor.schemas.catalog import Schema, SchemaCatalog
@@ -22,8 +23,14 @@ if t.TYPE_CHECKING:  # jsonschema loads only to explain a rejection: ~0.1 s off 
     import jsonschema
     from jsonschema.exceptions import ValidationError
 
-CATEGORY = "schema"
-UNKNOWN_FIELD_RULES = ("unknown-field", "field-of-other-version")
+_RULES = rules.of(__name__)
+UNKNOWN_FIELD = _RULES["unknown-field"]
+INVALID_NAME = _RULES["invalid-name"]
+MISSING_SCHEMA = _RULES["missing-schema"]
+SCHEMA = _RULES["schema"]
+CEL = _RULES["cel"]
+
+UNKNOWN_FIELD_RULES = (UNKNOWN_FIELD, versions.FIELD_OF_OTHER_VERSION)
 DRAFT4 = "http://json-schema.org/draft-04/schema#"  # OpenAPI 3.0's dialect; boolean exclusiveMin
 
 
@@ -86,7 +93,7 @@ class ClusterValidator:
         kind = self.kind_schema(resource.api_version, resource.kind)
         if kind is None:
             return []
-        return [f for f in self._schema_findings(resource, kind) if f.rule == "schema"]
+        return [f for f in self._schema_findings(resource, kind) if f.rule is SCHEMA]
 
     def check(self, resource: Resource) -> tuple[list[Finding], bool]:
         """The findings about `resource`, and whether its structure is sound for policy checks."""
@@ -111,7 +118,7 @@ class ClusterValidator:
         self, resource: Resource, skipped: set[tuple[str, str, str]], unsupported: set[str]
     ) -> tuple[list[Finding], bool]:
         contract = versions.served(resource, self.catalog)
-        if contract is not None and contract.rule != "version-deprecated":
+        if contract is not None and contract.rule is not versions.VERSION_DEPRECATED:
             return [contract], False
         findings = [contract] if contract is not None else []
         kind = self.kind_schema(resource.api_version, resource.kind)
@@ -119,11 +126,10 @@ class ClusterValidator:
             findings.append(
                 Finding.about(
                     resource,
-                    "missing-schema",
+                    MISSING_SCHEMA,
                     f"no schema file for {resource.api_version} {resource.kind} in "
                     f"{self.catalog.folder}/; run `kueue-gitops schemas "
                     f"fetch --cluster {self.catalog.cluster}`",
-                    CATEGORY,
                 )
             )
             return findings, False
@@ -141,9 +147,7 @@ class ClusterValidator:
             defaulted = cel.with_defaults(kind.schema, resource.body)
             for v in cel.evaluate(kind.rules, defaulted, unsupported):
                 findings.append(
-                    Finding.about(
-                        resource, "cel", f"{v.message} (rule: {v.rule})", "cel", path=v.path
-                    )
+                    Finding.about(resource, CEL, f"{v.message} (rule: {v.rule})", path=v.path)
                 )
         return findings, True
 
@@ -160,17 +164,14 @@ class ClusterValidator:
                     finding
                     or Finding.about(
                         resource,
-                        "unknown-field",
+                        UNKNOWN_FIELD,
                         f"unknown field {extra!r}: the schema of {resource.api_version} "
                         f"{resource.kind} has no such field here",
-                        CATEGORY,
                         path=field_path,
                     )
                 )
             if error.validator != "additionalProperties":
-                findings.append(
-                    Finding.about(resource, "schema", _message(error), CATEGORY, path=path)
-                )
+                findings.append(Finding.about(resource, SCHEMA, _message(error), path=path))
         return findings
 
 
@@ -201,9 +202,8 @@ def _name_findings(resource: Resource) -> list[Finding]:
         out.append(
             Finding.about(
                 resource,
-                "invalid-name",
+                INVALID_NAME,
                 f"metadata.name {resource.name!r} {problem}",
-                CATEGORY,
                 path=("metadata", "name"),
             )
         )
@@ -212,9 +212,8 @@ def _name_findings(resource: Resource) -> list[Finding]:
         out.append(
             Finding.about(
                 resource,
-                "invalid-name",
+                INVALID_NAME,
                 f"metadata.namespace {namespace!r} must be a DNS-1123 label",
-                CATEGORY,
                 path=("metadata", "namespace"),
             )
         )

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.k8s.objects import group_of
 from auditor.model import Finding, Resource, format_path
 from auditor.schemas.catalog import Schema, SchemaCatalog, schema_path
 
-CATEGORY = "version"
+_RULES = rules.of(__name__)
+UNKNOWN_KIND = _RULES["unknown-kind"]
+VERSION_NOT_SERVED = _RULES["version-not-served"]
+VERSION_DEPRECATED = _RULES["version-deprecated"]
+FIELD_OF_OTHER_VERSION = _RULES["field-of-other-version"]
+
 # Fields Kueue renamed between versions, to name the one to use (kueue-api.md §2.11).
 RENAMED: dict[tuple[str, str], str] = {
     ("ClusterQueue", "spec.cohort"): "spec.cohortName",
@@ -30,30 +36,27 @@ def served(resource: Resource, catalog: SchemaCatalog) -> Finding | None:
     if entry is None:
         return Finding.about(
             resource,
-            "unknown-kind",
+            UNKNOWN_KIND,
             f"cluster {catalog.cluster} serves no {resource.kind} in "
             f"{group or 'the core group'}: no schema in {catalog.folder}/ "
             "(a typo, or run `kueue-gitops schemas fetch` after installing its CRD)",
-            CATEGORY,
             path=("kind",),
         )
     if version not in entry["served"]:
         return Finding.about(
             resource,
-            "version-not-served",
+            VERSION_NOT_SERVED,
             f"cluster {catalog.cluster} does not serve {resource.api_version} {resource.kind} "
             f"(served: {', '.join(entry['served'])})",
-            CATEGORY,
             path=("apiVersion",),
         )
     if version in entry.get("deprecated", []):
         storage = entry.get("storage")
         return Finding.about(
             resource,
-            "version-deprecated",
+            VERSION_DEPRECATED,
             f"{resource.api_version} {resource.kind} is deprecated on cluster {catalog.cluster}"
             + (f"; migrate the object to the {storage} schema" if storage else ""),
-            CATEGORY,
             path=("apiVersion",),
         )
     return None
@@ -78,11 +81,10 @@ def foreign_field(
         instead = RENAMED.get((resource.kind, field))
         return Finding.about(
             resource,
-            "field-of-other-version",
+            FIELD_OF_OTHER_VERSION,
             f"{field} is a field of {group}/{other} {resource.kind}, not of {version}: the "
             f"apiVersion string alone does not migrate an object; write it to the {version} "
             f"schema ({own})" + (f", which calls it {instead}" if instead else ""),
-            CATEGORY,
             path=path,
         )
     return None

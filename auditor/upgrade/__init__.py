@@ -1,6 +1,6 @@
 """`upgrade-check`: may a cluster's Kueue be moved to a release, given that release's CRDs?
 
-Three questions, each answered with findings (auditor/rules/upgrade.py):
+Three questions, each answered with findings (their rules: rules.yaml beside this module):
 - now: the controller has reconciled every ClusterQueue (and its Deployment, where there is one,
   is available); each Kueue kind a webhook covers passes a dry-run create; every kind converted
   by webhook reads back in every served version;
@@ -20,6 +20,7 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor import rules
 from auditor.errors import ClusterAccessError
 from auditor.k8s import conditions
 from auditor.k8s.objects import KUEUE_GROUP, Json, group_of
@@ -27,7 +28,7 @@ from auditor.kueue import workloads as wl
 from auditor.kueue.ledger import CHECKPOINT
 from auditor.model import ClusterResult, Finding, Report, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
-from auditor.schemas import fetch
+from auditor.schemas import fetch, versions
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator
 from auditor.upgrade import probes
@@ -35,6 +36,17 @@ from auditor.upgrade.bundle import Bundle, direction
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
+
+_RULES = rules.of(__name__)
+UPGRADE_CONTROLLER_NOT_READY = _RULES["upgrade-controller-not-ready"]
+UPGRADE_WEBHOOK_DOWN = _RULES["upgrade-webhook-down"]
+UPGRADE_CONVERSION_FAILING = _RULES["upgrade-conversion-failing"]
+UPGRADE_STORED_VERSION_UNSERVED = _RULES["upgrade-stored-version-unserved"]
+UPGRADE_STORED_OBJECTS_TO_MIGRATE = _RULES["upgrade-stored-objects-to-migrate"]
+UPGRADE_RUNNING_WITHOUT_RECOVERY = _RULES["upgrade-running-without-recovery"]
+UPGRADE_REPO_VERSION_DEPRECATED = _RULES["upgrade-repo-version-deprecated"]
+UPGRADE_REPO_VERSION_UNSERVED = _RULES["upgrade-repo-version-unserved"]
+UPGRADE_REPO_INVALID = _RULES["upgrade-repo-invalid"]
 
 CONTROLLER = ("kueue-controller-manager", "kueue-system")
 
@@ -48,8 +60,8 @@ class Checked:
         return {**self.report.to_json(), "upgrade": self.summary}
 
 
-def _at_cluster(profile: ClusterProfile, rule: str, message: str, **kw: t.Any) -> Finding:
-    return Finding(rule=rule, message=message, category="upgrade", cluster=profile.name, **kw)
+def _at_cluster(profile: ClusterProfile, rule: rules.Rule, message: str, **kw: t.Any) -> Finding:
+    return Finding(rule, message, cluster=profile.name, **kw)
 
 
 def check(
@@ -102,7 +114,7 @@ def _now(cluster: KubeCluster, profile: ClusterProfile, crds: list[Json]) -> lis
         why = down or f"ClusterQueue(s) {', '.join(stale)} not reconciled for their current spec"
         findings.append(
             _at_cluster(
-                profile, "upgrade-controller-not-ready", f"Kueue's controller is not ready: {why}"
+                profile, UPGRADE_CONTROLLER_NOT_READY, f"Kueue's controller is not ready: {why}"
             )
         )
     by_kind = {probes.kind_of(c): c for c in crds}
@@ -112,7 +124,7 @@ def _now(cluster: KubeCluster, profile: ClusterProfile, crds: list[Json]) -> lis
             findings.append(
                 _at_cluster(
                     profile,
-                    "upgrade-webhook-down",
+                    UPGRADE_WEBHOOK_DOWN,
                     f"a dry-run create of a {kind} did not get through Kueue's webhooks: {failed}",
                     kind=kind,
                     name=probes.PROBE,
@@ -123,7 +135,7 @@ def _now(cluster: KubeCluster, profile: ClusterProfile, crds: list[Json]) -> lis
             findings.append(
                 _at_cluster(
                     profile,
-                    "upgrade-conversion-failing",
+                    UPGRADE_CONVERSION_FAILING,
                     f"the {probes.kind_of(crd)} objects cannot be read as {version}: {why}",
                     api_version=f"{KUEUE_GROUP}/{version}",
                     kind=probes.kind_of(crd),
@@ -153,7 +165,7 @@ def _stored_findings(
                 findings.append(
                     _at_cluster(
                         profile,
-                        "upgrade-stored-version-unserved",
+                        UPGRADE_STORED_VERSION_UNSERVED,
                         f"{name} stores {version}, which Kueue {target.version or target.source} "
                         f"does not serve (it serves {', '.join(serves) or 'no such CRD'}); {held}: "
                         f"{fix} before the change",
@@ -169,7 +181,7 @@ def _stored_findings(
                 findings.append(
                     _at_cluster(
                         profile,
-                        "upgrade-stored-objects-to-migrate",
+                        UPGRADE_STORED_OBJECTS_TO_MIGRATE,
                         f"{held} and may be stored as {version}; Kueue "
                         f"{target.version or target.source} stores {stores}: rewrite them "
                         f"(a storage migration) before {version} can be dropped",
@@ -198,20 +210,19 @@ def _repo(profile: ClusterProfile, resources: list[Resource], target: Bundle) ->
     out = []
     for f in found:
         rule = (
-            "upgrade-repo-version-deprecated"
-            if f.rule == "version-deprecated"
-            else "upgrade-repo-version-unserved"
-            if f.rule in ("unknown-kind", "version-not-served")
-            else "upgrade-repo-invalid"
+            UPGRADE_REPO_VERSION_DEPRECATED
+            if f.rule is versions.VERSION_DEPRECATED
+            else UPGRADE_REPO_VERSION_UNSERVED
+            if f.rule in (versions.UNKNOWN_KIND, versions.VERSION_NOT_SERVED)
+            else UPGRADE_REPO_INVALID
         )
         message = f.message.replace("cluster target", f"Kueue {release}").replace(
             "is deprecated on", "is deprecated by"
         )
         out.append(
             Finding(
-                rule=rule,
-                message=message,
-                category="upgrade",
+                rule,
+                message,
                 cluster=profile.name,
                 api_version=f.api_version,
                 kind=f.kind,
@@ -265,7 +276,7 @@ def _unrecoverable(profile: ClusterProfile, admitted: list[Json]) -> list[Findin
     return [
         _at_cluster(
             profile,
-            "upgrade-running-without-recovery",
+            UPGRADE_RUNNING_WITHOUT_RECOVERY,
             f"Workload {a['workload']} (Job {a['job']}) is admitted in {a['clusterQueue']} and "
             "has no recovery evidence: its Job names no checkpoint "
             f"(annotation {CHECKPOINT}) and "

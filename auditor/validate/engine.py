@@ -18,10 +18,11 @@ import typing as t
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from auditor import rules
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
 from auditor.live import apply as sync
-from auditor.model import ClusterResult, Finding, Report, Resource
+from auditor.model import ClusterResult, Finding, Report, Resource, Severity
 from auditor.repo import cache as filecache
 from auditor.repo import suppressions
 from auditor.repo.layout import Loaded, Repository
@@ -32,6 +33,9 @@ from auditor.validate import checks
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
+
+_RULES = rules.of(__name__)
+SERVER_SIDE_REJECTED = _RULES["server-side-rejected"]
 
 log = logging.getLogger(__name__)
 Connector = t.Callable[[ClusterProfile], "KubeCluster"]
@@ -109,7 +113,7 @@ def validate(
         if ident not in seen:
             seen.add(ident)
             report.findings.append(finding)
-    report.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.cluster or "", f.rule))
+    report.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.cluster or "", f.rule.id))
     return report
 
 
@@ -248,7 +252,7 @@ def _verdicts(
 
 def why_invalid(found: list[Finding]) -> Finding:
     """The finding that kept an object out of the policy checks: its first error."""
-    return next((f for f in found if f.severity == "error"), found[0])
+    return next((f for f in found if f.severity is Severity.ERROR), found[0])
 
 
 def judged(exc: ClusterAccessError) -> bool:
@@ -292,9 +296,8 @@ def _dry_run(
             findings.append(
                 Finding.about(
                     resource,
-                    "server-side-rejected",
+                    SERVER_SIDE_REJECTED,
                     f"the API server of {profile.name} rejects it: {exc}",
-                    "server-side",
                     cluster=profile.name,
                 )
             )

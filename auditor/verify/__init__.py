@@ -115,9 +115,8 @@ def _raise_interrupted(signum: int, frame: object) -> None:
 
 def _finding(profile: ClusterProfile, check: Check) -> Finding:
     return Finding(
-        rule=f"verify-{check.name}",
-        message=check.summary,
-        category=check.category,
+        check.rule,
+        check.summary,
         cluster=profile.name,
         api_version=profile.kueue_api if check.cluster_queue else None,
         kind="ClusterQueue" if check.cluster_queue else None,

@@ -23,6 +23,7 @@ Job, the temporary Role) is deleted again, and `boundary-cleanup` checks that it
 
 from __future__ import annotations
 
+from auditor import rules
 from auditor.k8s.conditions import is_true, message, reason
 from auditor.k8s.objects import Json
 from auditor.kueue import admission
@@ -40,6 +41,15 @@ from auditor.verify.actor import (
 )
 from auditor.verify.objects import PRIORITY_LABEL, QUEUE_LABEL, Check
 from auditor.verify.scratch import Scratch
+
+_RULES = rules.of(__name__)
+VERIFY_APPROVED_PRIORITY = _RULES["verify-approved-priority"]
+VERIFY_BOUNDARY_CLEANUP = _RULES["verify-boundary-cleanup"]
+VERIFY_JOB_WITHOUT_QUEUE = _RULES["verify-job-without-queue"]
+VERIFY_NAMESPACE_RELABEL = _RULES["verify-namespace-relabel"]
+VERIFY_PLATFORM_OBJECTS = _RULES["verify-platform-objects"]
+VERIFY_UNAPPROVED_PRIORITY = _RULES["verify-unapproved-priority"]
+VERIFY_UNDECLARED_QUEUE = _RULES["verify-undeclared-queue"]
 
 
 def pick(
@@ -76,7 +86,7 @@ def run_all(
     tenant = pick(scratch.profile.name, boundaries, tenants)
     if tenant is None:
         why = "no tenant with an identity-provider group has a LocalQueue on this cluster"
-        return [Check("job-without-queue", "admission", None, f"boundaries not probed: {why}")]
+        return [Check(VERIFY_JOB_WITHOUT_QUEUE, None, f"boundaries not probed: {why}")]
     probes = Crossing(scratch, tenant)
     checks: list[Check] = []
     try:
@@ -106,8 +116,7 @@ class Crossing:
         refused = self.act.try_job({}, dry_run=True)
         ok = by_policy(refused, admission.QUEUE_POLICY)
         return Check(
-            "job-without-queue",
-            "admission",
+            VERIFY_JOB_WITHOUT_QUEUE,
             ok,
             f"a Job of {self.tenant.name} without a queue name in namespace "
             f"{self.tenant.namespace} {outcome(refused)}"
@@ -138,8 +147,7 @@ class Crossing:
                 )
             )
         return Check(
-            "undeclared-queue",
-            "admission",
+            VERIFY_UNDECLARED_QUEUE,
             all(by_policy(words, admission.QUEUE_POLICY) for _n, words in outcomes),
             "; ".join(f"a Job naming LocalQueue {n} {outcome(w)}" for n, w in outcomes),
         )
@@ -156,8 +164,7 @@ class Crossing:
             by_pod, admission.PRIORITY_POLICY
         )
         return Check(
-            "unapproved-priority",
-            "priority",
+            VERIFY_UNAPPROVED_PRIORITY,
             ok,
             f"a Job of {self.tenant.name} with priority class {level} {outcome(by_level)}; "
             f"one with pod PriorityClass {pod} {outcome(by_pod)}",
@@ -178,7 +185,7 @@ class Crossing:
             f"PriorityClass {pod or '(default)'} in LocalQueue {queue}"
         )
         if refused is not None:
-            return Check("approved-priority", "priority", False, f"{what} was REFUSED: {refused}")
+            return Check(VERIFY_APPROVED_PRIORITY, False, f"{what} was REFUSED: {refused}")
         seen: list[Json] = []
 
         def reserved() -> bool:
@@ -193,8 +200,7 @@ class Crossing:
         )
         self.act.delete_job(name)
         return Check(
-            "approved-priority",
-            "priority",
+            VERIFY_APPROVED_PRIORITY,
             admitted,
             f"{what} was accepted and "
             + (
@@ -233,8 +239,7 @@ class Crossing:
             and by_policy(after, admission.NAMESPACE_POLICY)
         )
         return Check(
-            "namespace-relabel",
-            "label",
+            VERIFY_NAMESPACE_RELABEL,
             ok,
             f"{self.tenant.name} changing label {key} of namespace {ns} {outcome(before)}; "
             f"granted patch on it by a temporary RoleBinding (a harmless label then {took}), "
@@ -276,8 +281,7 @@ class Crossing:
         allowed = [what for what, words in outcomes if words is None or "(403)" not in words]
         first = next((words for _w, words in outcomes if words), "")
         return Check(
-            "platform-objects",
-            "rbac",
+            VERIFY_PLATFORM_OBJECTS,
             not allowed,
             (
                 f"{self.tenant.name} was forbidden to {', '.join(w for w, _ in outcomes)}"
@@ -291,8 +295,7 @@ class Crossing:
         """Everything the probes made is gone."""
         problems = self.act.undo()
         return Check(
-            "boundary-cleanup",
-            "other",
+            VERIFY_BOUNDARY_CLEANUP,
             not problems,
             "; ".join(problems)
             or f"deleted the {self.act.made} Job(s) made as {self.tenant.name}, the temporary "

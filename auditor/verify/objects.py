@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
 from auditor.kueue import admission
+from auditor.rules import Rule
 
 RUN_LABEL = admission.SCRATCH_LABEL  # kept out of the admission policies' workload rules
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -20,14 +21,18 @@ MAX_UNITS = 8  # a quota of at most this many whole units is probed one unit a J
 
 @dataclass
 class Check:
-    """One scenario's outcome, with the Workloads it looked at."""
+    """One scenario's outcome, with the Workloads it looked at; failed, it is a finding of its
+    rule (`verify-<name>`, declared in rules.yaml beside this module)."""
 
-    name: str
-    category: str
+    rule: Rule
     passed: bool | None  # None: not applicable to this cluster's configuration
     summary: str
     cluster_queue: str | None = None
     workloads: list[Json] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.rule.id.removeprefix("verify-")
 
     def to_json(self) -> Json:
         status = "skipped" if self.passed is None else "passed" if self.passed else "failed"

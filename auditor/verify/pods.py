@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from auditor import rules
 from auditor.k8s import conditions
 from auditor.k8s.objects import Json
 from auditor.kueue import capacity
@@ -23,6 +24,10 @@ from auditor.kueue.workloads import FINISHED, QUOTA_RESERVED, evicted_by_preempt
 from auditor.verify import workloads as wl
 from auditor.verify.objects import Check, Probe, Tenant
 from auditor.verify.scratch import Scratch
+
+_RULES = rules.of(__name__)
+VERIFY_POD_PLACEMENT = _RULES["verify-pod-placement"]
+VERIFY_VICTIM_RECOVERY = _RULES["verify-victim-recovery"]
 
 RUN_SECONDS = 3  # how long a placement probe runs
 VICTIM_SECONDS = 20  # long enough to be preempted while running
@@ -55,7 +60,7 @@ def _succeeded(job: Json) -> bool:
 def check_placement(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None) -> Check:
     ready = nodes(scratch)
     if not ready:
-        return Check("pod-placement", "flavor", None, "not checked: the cluster has no Ready node")
+        return Check(VERIFY_POD_PLACEMENT, None, "not checked: the cluster has no Ready node")
     [job] = scratch.submit(tenant, probe, 1, low, "placed", run_for=RUN_SECONDS, pinned=False)
     scratch.wait_for(lambda: _succeeded(_job(scratch, tenant.namespace, job)), quiet=True)
     [found] = scratch.workloads(tenant.namespace, [job]) or [{}]
@@ -72,8 +77,7 @@ def check_placement(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | N
     completed = _succeeded(_job(scratch, tenant.namespace, job))
     where = ", ".join(f"{pod} on {node or 'no node'}" for pod, node in sorted(bound.items()))
     return Check(
-        "pod-placement",
-        "flavor",
+        VERIFY_POD_PLACEMENT,
         bool(assigned) and bool(pods) and not wrong and completed,
         f"a Job naming no node was assigned flavor {assigned or 'NONE'}; its Pod(s) "
         f"{where or 'NONE'}"
@@ -133,7 +137,7 @@ def check_victim_recovery(
         else None
     )
     if why or peer is None:
-        return Check("victim-recovery", "preemption", None, f"not checked: {why}", tenant.cq_name)
+        return Check(VERIFY_VICTIM_RECOVERY, None, f"not checked: {why}", tenant.cq_name)
     lending = scratch.lendable(tenant.cq, probe)
     quota = wl.quota(tenant.cq, probe)
     borrow = 0
@@ -154,8 +158,7 @@ def check_victim_recovery(
     late = [v.job for v in evicted if not v.readmitted or v.readmitted < run.preemptor_finished]
     ok = bool(evicted) and all(v.stopped for v in evicted) and not late and len(once) == len(jobs)
     return Check(
-        "victim-recovery",
-        "preemption",
+        VERIFY_VICTIM_RECOVERY,
         ok and bool(run.preemptor_finished),
         f"{len(evicted)} of {len(jobs)} borrowing low-priority Job(s) preempted by a "
         f"priority Job in {peer.cq_name}; {sum(v.stopped for v in evicted)} had their Pods "

@@ -7,6 +7,7 @@ import time
 import typing as t
 from dataclasses import dataclass
 
+from auditor import rules
 from auditor.errors import ConfigError
 from auditor.k8s import quantity
 from auditor.k8s.conditions import is_false, is_true, message, reason
@@ -26,6 +27,14 @@ from auditor.verify import pods
 from auditor.verify import workloads as wl
 from auditor.verify.objects import Check, Probe, Tenant
 from auditor.verify.scratch import Scratch
+
+_RULES = rules.of(__name__)
+VERIFY_BORROWING_LIMIT = _RULES["verify-borrowing-limit"]
+VERIFY_NOMINAL_QUOTA = _RULES["verify-nominal-quota"]
+VERIFY_PREEMPTION = _RULES["verify-preemption"]
+VERIFY_STOP_POLICY_HOLD = _RULES["verify-stop-policy-hold"]
+VERIFY_UNLABELLED_NAMESPACE = _RULES["verify-unlabelled-namespace"]
+VERIFY_UNQUEUED_JOB_HELD = _RULES["verify-unqueued-job-held"]
 
 JOB = "batch.kubernetes.io/job-name"  # the label the Job controller puts on its Pods
 
@@ -66,8 +75,7 @@ def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None)
     admitted = [w for w in seen if is_true(w, QUOTA_RESERVED)]
     borrowed = wl.borrowed(scratch.cq_reserving(tenant, len(admitted)), probe)
     nominal = Check(
-        "nominal-quota",
-        "quota",
+        VERIFY_NOMINAL_QUOTA,
         len(admitted) == nominal_jobs and borrowed.value == 0,
         f"{len(admitted)} of {nominal_jobs} Jobs of {probe.unit} {probe.resource} within "
         f"the nominal quota {quota[NOMINAL]} of flavor {probe.flavor} admitted, "
@@ -80,8 +88,7 @@ def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None)
         return [
             nominal,
             Check(
-                "borrowing-limit",
-                "quota",
+                VERIFY_BORROWING_LIMIT,
                 None,
                 f"ClusterQueue {tenant.cq_name} is in no cohort: there is nothing to borrow",
                 tenant.cq_name,
@@ -104,8 +111,7 @@ def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None)
     return [
         nominal,
         Check(
-            "borrowing-limit",
-            "quota",
+            VERIFY_BORROWING_LIMIT,
             ok,
             f"{len(admitted)} of {nominal_jobs + borrow_jobs + 1} Jobs admitted, borrowing "
             f"{borrowed} {probe.resource} (expected {quantity.Quantity(expected)}: "
@@ -143,7 +149,7 @@ def check_preemption(
             if not (low and high)
             else f"ClusterQueue {initiator_side.cq_name} never preempts"
         )
-        return Check("preemption", "preemption", None, f"not checked: {why}", tenant.cq_name)
+        return Check(VERIFY_PREEMPTION, None, f"not checked: {why}", tenant.cq_name)
     size = wl.quota(initiator_side.cq, probe)[NOMINAL] if peer else probe.unit
     jobs = scratch.submit(initiator_side, probe, 1, high, "preemptor", amount=size)
     deadline = time.monotonic() + scratch.timeout
@@ -165,8 +171,7 @@ def check_preemption(
     admitted = bool(initiator) and is_true(initiator, QUOTA_RESERVED)
     where = f"in ClusterQueue {peer.cq_name}" if peer else "in the same ClusterQueue"
     return Check(
-        "preemption",
-        "preemption",
+        VERIFY_PREEMPTION,
         admitted and bool(victims) and victims == lower == recorded,
         f"a priority-{top} Job {where} was {'admitted' if admitted else 'NOT admitted'}; "
         f"{len(victims)} victim(s), {len(lower)} of lower priority, {len(recorded)} with "
@@ -199,8 +204,7 @@ def check_stop_policy(
     resumed = scratch.wait_settled(tenant.namespace, held, want_admitted=True)
     readmitted = bool(resumed) and all(is_true(w, QUOTA_RESERVED) for w in resumed)
     return Check(
-        "stop-policy-hold",
-        "stop-policy",
+        VERIFY_STOP_POLICY_HOLD,
         kept_running and not admitted_while_held and readmitted,
         "under stopPolicy Hold the admitted Workload "
         + ("kept running" if kept_running else "LOST its admission")
@@ -226,8 +230,7 @@ def check_unlabelled(
         lambda: scratch.submit(outsider, probe, 1, low, "outsider"),
     )
     return Check(
-        "unlabelled-namespace",
-        "label",
+        VERIFY_UNLABELLED_NAMESPACE,
         not seen.admitted and not seen.pods,
         f"a Job in namespace {outsider.namespace} (without {key}) was "
         f"{'ADMITTED' if seen.admitted else 'not admitted'} and created "
@@ -255,8 +258,7 @@ def check_unqueued(scratch: Scratch, tenant: Tenant, probe: Probe, seconds: int)
     job = scratch.cluster.get("batch/v1", "Job", seen.jobs[0], tenant.namespace)
     held = bool((job.get("spec") or {}).get("suspend"))
     return Check(
-        "unqueued-job-held",
-        "admission",
+        VERIFY_UNQUEUED_JOB_HELD,
         held and not seen.admitted and not seen.pods,
         f"a Job without a queue name, created unsuspended in namespace {tenant.namespace} "
         f"(labelled as {tenant.name}'s), was {'held suspended' if held else 'NOT suspended'} "

@@ -6,6 +6,7 @@ import contextlib
 import time
 import typing as t
 
+from auditor import rules
 from auditor.errors import ClusterAccessError, ConfigError
 from auditor.k8s import conditions
 from auditor.k8s.objects import Json
@@ -29,6 +30,9 @@ from auditor.verify.objects import (
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
+
+_RULES = rules.of(__name__)
+VERIFY_CLEANUP = _RULES["verify-cleanup"]
 
 
 class Scratch:
@@ -68,8 +72,7 @@ class Scratch:
         if left:
             problems.append(f"namespaces still terminating after {self.timeout:.0f}s: {left}")
         return Check(
-            "cleanup",
-            "other",
+            VERIFY_CLEANUP,
             not problems,
             "; ".join(problems)
             or f"deleted {len(self.namespaces)} scratch namespace(s) with their {self.jobs} Job(s)"

@@ -55,7 +55,7 @@ def argo_verdict(apps: dict[str, Json]) -> Json:
 def our_verdict(box: Sandbox) -> Json:
     started = time.monotonic()
     report = drift.audit(Repository.open(ROOT), [CLUSTER], lambda _p: box.connect())
-    found = [f"{f.rule} {f.kind}/{f.name} {f.path or ''}".strip() for f in report.findings]
+    found = [f"{f.rule.id} {f.kind}/{f.name} {f.path or ''}".strip() for f in report.findings]
     took = round(time.monotonic() - started, 2)
     return {"exit": report.exit_code, "seconds": took, "findings": sorted(found)}
 

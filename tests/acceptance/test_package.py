@@ -17,6 +17,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+from auditor.rules import catalogue
 from tests.conftest import ROOT
 from tests.installed import VERSION, git, run
 
@@ -49,10 +50,13 @@ def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
     crypto = [r for r in meta.get_all("Requires-Dist", []) if r.startswith("cryptography")]
     assert crypto and all('extra == "sandbox"' in r for r in crypto)  # only the sandbox needs it
     assert "auditor/repo/profile_schemas/clusterprofile.json" in names
+    assert {"auditor/drift/rules.yaml", "auditor/validate/checks/quotas.rules.yaml"} <= set(names)
 
     cli = str(base_install)
     version = run([cli, "--version"], tmp_path)
     assert version.stdout.strip().endswith(VERSION)
+    listed = run([cli, "rules"], tmp_path)  # every rule's declaration is shipped
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 1 + len(catalogue())
 
     repo = user_repo(tmp_path / "platform")
     checked = run([cli, "validate"], repo)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor import rules
 from auditor.model import Finding
 from auditor.repo import cache as filecache
 from auditor.repo import manifests
@@ -68,7 +69,7 @@ def plant(path: str, message: str, cluster: str = "gpu-prod") -> None:
     entry = stored.entries[path]
     results = pickle.loads(entry.results)
     line = next(iter(results))
-    fake = Finding(rule="schema", message=message, category="schema", file=path, line=line)
+    fake = Finding(rule=rules.get("schema"), message=message, file=path, line=line)
     fake.cluster = cluster
     results[line] = Verdict([fake], True, frozenset(), frozenset())
     entry.results = pickle.dumps(results)
@@ -99,7 +100,10 @@ def test_a_cached_run_reports_what_a_cold_run_does_over_a_series_of_edits(repo: 
     del schema["properties"]["spec"]["properties"]["clusterQueue"]
     schema_file.write_text(json.dumps(schema))
     unknown = same_with_and_without_cache(repo)
-    assert any(f["file"] == LOCALQUEUE and f["rule"] in UNKNOWN_FIELD_RULES for f in unknown)
+    assert any(
+        f["file"] == LOCALQUEUE and f["rule"] in {r.id for r in UNKNOWN_FIELD_RULES}
+        for f in unknown
+    )
     shutil.copyfile(ROOT / LQ_SCHEMA, schema_file)
     assert same_with_and_without_cache(repo) == baseline
 

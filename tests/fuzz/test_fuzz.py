@@ -134,7 +134,7 @@ def judge_drift(ws: Workspace, corruption: Corruption) -> None:
     assert not report.incomplete, f"{corruption}: {report.clusters}"
     for f in report.findings:
         if f.change in ("modified", "missing") or f.category in ("input", "layout"):
-            assert f.file and (f.line or f.rule in NO_LINE), f"{corruption}: {f}"
+            assert f.file and (f.line or f.rule.id in NO_LINE), f"{corruption}: {f}"
 
 
 def _settings() -> t.Callable[[t.Any], t.Any]:

@@ -27,6 +27,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from auditor import rules
 from auditor.errors import ClusterAccessError
 from auditor.live.apply import apply_all
 from auditor.model import ClusterResult, Finding, Report
@@ -153,7 +154,7 @@ def test_kube_state_metrics_names_and_labels_come_from_the_shipped_config(used: 
 def test_the_auditors_own_metrics_are_what_export_writes(used: Used, tmp_path: Path) -> None:
     report = Report(
         "drift",
-        findings=[Finding("drift-quota", "m", "quota", cluster="gpu-prod")],
+        findings=[Finding(rules.get("drift-quota"), "m", cluster="gpu-prod")],
         clusters=[ClusterResult("gpu-prod")],
     )
     out = tmp_path / "drift.prom"

@@ -436,7 +436,7 @@ def test_drift_names_the_application_and_says_argo_cd_will_not_heal_what_it_cann
         assert argocd.sync_status(compared[app])[0] == "Synced"
         report = drift.audit(audited(ROOT, tmp_path), ["gpu-prod"], argo.connect)
         [held] = [f for f in report.findings if f.name == "team-a-cq"]
-        assert held.rule == "drift-stop-policy"
+        assert held.rule.id == "drift-stop-policy"
         assert held.extra["argocd"] == {
             "application": app,
             "syncStatus": "Synced",

@@ -38,7 +38,7 @@ def synced(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
 def rules(box: Sandbox) -> list[tuple[str, str | None, str | None]]:
     report = drift.audit(Repository.open(ROOT), [CLUSTER], lambda _p: box.connect())
     assert not report.incomplete, report.clusters
-    return sorted((f.rule, f.name, f.path) for f in report.findings)
+    return sorted((f.rule.id, f.name, f.path) for f in report.findings)
 
 
 def test_the_synced_cluster_is_clean(synced: Sandbox) -> None:

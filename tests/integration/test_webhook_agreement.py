@@ -32,7 +32,7 @@ from tests.conftest import ROOT
 CORPUS = ROOT / "tests/data/webhook"
 CLUSTER = "gpu-staging"  # what the Kueue sandbox runs
 NAMESPACE = "webhook-corpus"
-WEBHOOK_RULES = (*kueue_webhook.RULES, *kueue_webhook.MIRRORED)
+WEBHOOK_RULES = (*kueue_webhook.RULES.values(), *kueue_webhook.MIRRORED)
 Json = dict[str, t.Any]
 
 

@@ -5,18 +5,21 @@ import json
 
 import pytest
 
+from auditor import rules
 from auditor.model import ClusterResult, Finding, Report, Severity
 from auditor.report import REPORTER_BY_NAME
 
 # Two quota rules the catalogue rates differently: a finding's severity is its rule's.
-RULE_OF = {Severity.ERROR: "capacity-exceeded", Severity.WARNING: "borrowing-over-lendable"}
+RULE_OF = {
+    Severity.ERROR: rules.get("capacity-exceeded"),
+    Severity.WARNING: rules.get("borrowing-over-lendable"),
+}
 
 
 def _finding(severity: Severity) -> Finding:
     return Finding(
         rule=RULE_OF[severity],
         message="m",
-        category="quota",
         cluster="gpu-prod",
         kind="ClusterQueue",
         name="team-a-cq",

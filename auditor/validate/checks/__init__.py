@@ -1,8 +1,8 @@
 """Policy checks: one module per check, registered explicitly below.
 
-A check module defines `ID` (kebab-case), `CATEGORY`, `RULES` (the IDs of the rules it may
-yield) and `check(ctx) -> Iterator[Finding]`. Each rule's severity, summary and examples are in
-the catalogue (auditor/rules/), which a Finding takes its severity from.
+A check module defines `ID` (kebab-case), `RULES` (its rules, declared beside it in
+`<module>.rules.yaml`: `rules.of(__name__)`) and `check(ctx) -> Iterator[Finding]`, which
+yields findings of those rules; each rule carries its severity, category and documentation.
 """
 
 from __future__ import annotations
@@ -112,9 +112,9 @@ def run(ctx: CheckContext, only: t.Iterable[str] | None = None) -> list[Finding]
     for module in modules:
         with processing(f"running check {module.ID} on cluster {ctx.cluster.name}"):
             for finding in module.check(ctx):
-                if finding.rule not in module.RULES:
+                if module.RULES.get(finding.rule.id) is not finding.rule:
                     raise AssertionError(
-                        f"check {module.ID} yielded undeclared rule {finding.rule}"
+                        f"check {module.ID} yielded a rule it does not declare: {finding.rule.id}"
                     )
                 finding.cluster = finding.cluster or ctx.cluster.name
                 findings.append(finding)

@@ -9,6 +9,7 @@ from auditor.kueue import KUEUE_GROUP
 from auditor.model import Finding, Resource
 from auditor.repo import manifests
 from auditor.repo.profiles import TenantProfile
+from auditor.rules import Rule
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
@@ -70,11 +71,11 @@ def requires_label(selector: t.Any, key: str, value: str) -> bool:
 
 
 def about_profile(
-    ctx: CheckContext, tenant: TenantProfile, rule: str, message: str, category: str, path: Path
+    ctx: CheckContext, tenant: TenantProfile, rule: Rule, message: str, path: Path
 ) -> Finding:
     """A finding located in a tenant's profile file (profiles are not cluster objects)."""
     found, _ = manifests.load_bytes(ctx.repo.tree.read(tenant.file), tenant.file)
-    return Finding.about(found[0], rule, message, category, path=path)
+    return Finding.about(found[0], rule, message, path=path)
 
 
 PRIORITY_KINDS = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import typing as t
 
+from auditor import rules
 from auditor.model import Finding
 from auditor.repo import boundaries
 
@@ -17,9 +18,10 @@ if t.TYPE_CHECKING:
 
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+ADMISSION_POLICIES_STALE = RULES["admission-policies-stale"]
+
 ID = "admission-policies"
-CATEGORY = "admission"
-RULES = ("admission-policies-stale",)
 FIX = "run `kueue-gitops generate policies` and commit the result"
 
 
@@ -30,8 +32,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         current = ctx.repo.tree.read(path).decode("utf-8", errors="replace")
     except (OSError, KeyError):
         yield Finding(
-            rule="admission-policies-stale",
-            category=CATEGORY,
+            rule=ADMISSION_POLICIES_STALE,
             file=ctx.cluster.file,
             line=1,
             message=f"there is no {path}, so the API server holds none of this cluster's "
@@ -46,8 +47,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         f"\n  {d}" for d in difflib.unified_diff(have, want, path, "generated", n=0, lineterm="")
     )
     yield Finding(
-        rule="admission-policies-stale",
-        category=CATEGORY,
+        rule=ADMISSION_POLICIES_STALE,
         file=path,
         line=line or min(len(have), len(want)) + 1,
         message=f"{path} differs from what the profiles, LocalQueues and Kueue's "

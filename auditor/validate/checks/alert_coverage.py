@@ -7,8 +7,8 @@ them fails silently on exactly that failure, so a missing rule is an error. The 
 number in its expression), so a pull request cannot quietly make an alert deaf; and a rule that
 selects `cluster="..."` must name its own cluster, not the one it was copied from.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/alerts.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+alert_coverage.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ from __future__ import annotations
 import re
 import typing as t
 
+from auditor import rules
 from auditor.model import Finding, Resource
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+ALERT_MISSING = RULES["alert-missing"]
+ALERT_RUNBOOK_MISSING = RULES["alert-runbook-missing"]
+ALERT_THRESHOLD_OUT_OF_RANGE = RULES["alert-threshold-out-of-range"]
+ALERT_OTHER_CLUSTER = RULES["alert-other-cluster"]
+
 ID = "alert-coverage"
-CATEGORY = "alerts"
-RULES = (
-    "alert-missing",
-    "alert-runbook-missing",
-    "alert-threshold-out-of-range",
-    "alert-other-cluster",
-)
 GROUP = "monitoring.coreos.com"
 
 ALERTS = (
@@ -76,7 +76,7 @@ def threshold(expr: str) -> float | None:
     return float(found[1]) if found else None
 
 
-def rules(resource: Resource) -> t.Iterator[tuple[dict[str, t.Any], Path]]:
+def prometheus_rules(resource: Resource) -> t.Iterator[tuple[dict[str, t.Any], Path]]:
     """Each rule of a PrometheusRule, with its path in the object."""
     groups = (resource.body.get("spec") or {}).get("groups")
     for g, group in enumerate(groups if isinstance(groups, list) else []):
@@ -90,7 +90,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
     objects = [r for r in ctx.of_kind("PrometheusRule") if r.key.group == GROUP]
     seen: set[str] = set()
     for resource in objects:
-        for rule, path in rules(resource):
+        for rule, path in prometheus_rules(resource):
             seen.add(str(rule.get("alert") or rule.get("record") or ""))
             yield from _other_cluster(ctx, resource, rule, path)
             if "alert" in rule:
@@ -103,9 +103,13 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             f"recording rules: {', '.join(missing)}; copy them from another cluster's alerts.yaml"
         )
         if objects:
-            yield Finding.about(objects[0], "alert-missing", message, CATEGORY)
+            yield Finding.about(
+                objects[0],
+                ALERT_MISSING,
+                message,
+            )
         else:
-            yield Finding("alert-missing", message, CATEGORY, file=ctx.cluster.file, line=1)
+            yield Finding(ALERT_MISSING, message, file=ctx.cluster.file, line=1)
 
 
 def _other_cluster(
@@ -117,10 +121,9 @@ def _other_cluster(
         name = rule.get("alert") or rule.get("record")
         yield Finding.about(
             resource,
-            "alert-other-cluster",
+            ALERT_OTHER_CLUSTER,
             f"rule {name} selects cluster={others[0]!r} but is synced to {ctx.cluster.name}; "
             f'select cluster="{ctx.cluster.name}"',
-            CATEGORY,
             path=[*path, "expr"],
         )
 
@@ -132,9 +135,8 @@ def _judge(
     if not (rule.get("annotations") or {}).get("runbook_url"):
         yield Finding.about(
             resource,
-            "alert-runbook-missing",
+            ALERT_RUNBOOK_MISSING,
             f"alert {name} has no runbook_url annotation; on-call needs the first step",
-            CATEGORY,
             path=[*path, "alert"],
         )
     ranges = ctx.cluster.alerts.get(name, {})
@@ -167,9 +169,8 @@ def _in_range(
         allowed = f"{bounds.get('min', '-inf')} to {bounds.get('max', 'inf')}"
         yield Finding.about(
             resource,
-            "alert-threshold-out-of-range",
+            ALERT_THRESHOLD_OUT_OF_RANGE,
             f"alert {name} has {what} {shown}, outside {allowed} that the cluster profile "
             "allows; bring it back into range or change the range in the profile",
-            "alerts",
             path=path,
         )

@@ -6,14 +6,15 @@ the tree (Kueue admits nothing there until it is broken), and the webhook does n
 parent: the subtree is cut off from the tree and the pool it was meant to share, usually by a
 typo. (A ClusterQueue's `cohortName` without a Cohort object is ordinary and not reported.)
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/quota.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+cohort_tree.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.kueue import cohorts
 from auditor.model import Finding
 from auditor.validate.checks._common import KUEUE
@@ -21,9 +22,11 @@ from auditor.validate.checks._common import KUEUE
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+COHORT_CYCLE = RULES["cohort-cycle"]
+COHORT_PARENT_MISSING = RULES["cohort-parent-missing"]
+
 ID = "cohort-tree"
-CATEGORY = "quota"
-RULES = ("cohort-cycle", "cohort-parent-missing")
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
@@ -35,10 +38,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         shown = " -> ".join((*loop, loop[0]))
         yield Finding.about(
             cohort,
-            "cohort-cycle",
+            COHORT_CYCLE,
             f"Cohorts {shown} form a cycle: Kueue admits nothing in the whole tree while it "
             "lasts; make one of them a root (remove its parentName) or point it elsewhere",
-            CATEGORY,
             path=["spec", cohorts.parent_field(cohort.body)],
         )
     for name, cohort in sorted(defined.items()):
@@ -48,11 +50,10 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         field = cohorts.parent_field(cohort.body)
         yield Finding.about(
             cohort,
-            "cohort-parent-missing",
+            COHORT_PARENT_MISSING,
             f"Cohort {name} has {field} {parent}, but no Cohort {parent} exists on "
             f"{ctx.cluster.name} (known: {', '.join(sorted(defined))}): Kueue makes an empty "
             f"implicit cohort of it, cutting {name}'s subtree off the tree it was meant for; "
             "define it or fix the name",
-            CATEGORY,
             path=["spec", field],
         )

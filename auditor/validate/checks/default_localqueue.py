@@ -4,23 +4,25 @@ With LocalQueueDefaulting (stable since Kueue 0.17), jobs in the namespace that 
 `kueue.x-k8s.io/queue-name` label are sent to the LocalQueue named `default`, and the label can no
 longer be emptied on a job there. Intended sometimes, surprising often.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+default_localqueue.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.model import Finding
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+DEFAULT_LOCALQUEUE = RULES["default-localqueue"]
+
 ID = "default-localqueue"
-CATEGORY = "queue"
-RULES = ("default-localqueue",)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
@@ -28,10 +30,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if queue.key.group == KUEUE and queue.name == "default":
             yield Finding.about(
                 queue,
-                "default-localqueue",
+                DEFAULT_LOCALQUEUE,
                 f"every job in namespace {queue.namespace} without a kueue.x-k8s.io/queue-name "
                 "label will be queued here (LocalQueueDefaulting), and jobs there can no longer "
                 "drop the label; rename the queue unless that is intended",
-                CATEGORY,
                 path=["metadata", "name"],
             )

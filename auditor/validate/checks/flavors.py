@@ -7,14 +7,15 @@ nodes, and quota given for one is quota for the other. A flavor with a failure c
 reclaimed by the provider) is for tenants whose profile lists it in `flavors`: a ClusterQueue
 offering a tenant a flavor its profile does not list is an error (no `flavors`: any flavor).
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/quota.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+flavors.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.kueue.quota import resource_groups
 from auditor.model import Finding, Resource
 from auditor.validate.checks._common import KUEUE, named, queue_tenants, spec_of
@@ -22,9 +23,12 @@ from auditor.validate.checks._common import KUEUE, named, queue_tenants, spec_of
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+GPU_FLAVOR_UNLABELLED = RULES["gpu-flavor-unlabelled"]
+FLAVOR_OVERLAP = RULES["flavor-overlap"]
+FLAVOR_NOT_TOLERATED = RULES["flavor-not-tolerated"]
+
 ID = "flavors"
-CATEGORY = "flavor"
-RULES = ("gpu-flavor-unlabelled", "flavor-overlap", "flavor-not-tolerated")
 
 
 def is_accelerator(resource: str) -> bool:
@@ -59,11 +63,10 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if first is not flavor:
             yield Finding.about(
                 flavor,
-                "flavor-overlap",
+                FLAVOR_OVERLAP,
                 f"ResourceFlavor {flavor.name} has the same nodeLabels and nodeTaints as "
                 f"{first.name} ({first.file}:{first.line}): both select the same nodes, so their "
                 "quotas are for one class of hardware; give each its own label",
-                CATEGORY,
                 path=["spec", "nodeLabels"],
             )
     tenants_of = queue_tenants(ctx)
@@ -77,11 +80,10 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 if gpus and offered is not None and not node_set(offered)[0]:
                     yield Finding.about(
                         cq,
-                        "gpu-flavor-unlabelled",
+                        GPU_FLAVOR_UNLABELLED,
                         f"ClusterQueue {cq.name} offers {', '.join(gpus)} in flavor {name}, "
                         f"which has no nodeLabels ({offered.file}:{offered.line}) and so matches "
                         "every node; label the flavor with the nodes' GPU model",
-                        CATEGORY,
                         path=path,
                     )
                 refusing = [
@@ -92,11 +94,10 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 if name and refusing:
                     yield Finding.about(
                         cq,
-                        "flavor-not-tolerated",
+                        FLAVOR_NOT_TOLERATED,
                         f"ClusterQueue {cq.name} offers flavor {name} to {', '.join(refusing)}, "
                         "whose profile does not list it among the flavors its jobs tolerate "
                         "(`flavors`); remove it from the queue, or add it to the profile once "
                         "the jobs are known to survive it",
-                        CATEGORY,
                         path=path,
                     )

@@ -13,6 +13,7 @@ import typing as t
 
 import yaml
 
+from auditor import rules
 from auditor.k8s import selectors
 from auditor.kueue import config as kueue_config
 from auditor.kueue import release
@@ -24,9 +25,12 @@ if t.TYPE_CHECKING:
 
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+KUEUE_CONFIG_MISSING = RULES["kueue-config-missing"]
+KUEUE_CONFIG_INVALID = RULES["kueue-config-invalid"]
+KUEUE_CONFIG_UNMANAGED_JOBS = RULES["kueue-config-unmanaged-jobs"]
+
 ID = "kueue-config"
-CATEGORY = "kueue-config"
-RULES = ("kueue-config-missing", "kueue-config-invalid", "kueue-config-unmanaged-jobs")
 DATA = ("data", kueue_config.KEY)
 NAME_LABEL = "kubernetes.io/metadata.name"
 Path = tuple[str | int, ...]
@@ -37,7 +41,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if found is None:
         yield _at_profile(
             ctx,
-            "kueue-config-missing",
+            KUEUE_CONFIG_MISSING,
             f"the repository holds no Kueue Configuration for {ctx.cluster.name}: keep the "
             f"ConfigMap {kueue_config.NAMESPACE}/{kueue_config.CONFIG_MAP} (key "
             f"{kueue_config.KEY}) in clusters/{ctx.cluster.name}/{boundaries.KUEUE_FOLDER}/, "
@@ -64,9 +68,8 @@ class Embedded:
         self.offset: int | None = None  # file line = offset + line inside the text
         self.problem = Finding.about(
             resource,
-            "kueue-config-invalid",
+            KUEUE_CONFIG_INVALID,
             f"the ConfigMap has no text under {kueue_config.KEY}: Kueue would not start",
-            CATEGORY,
             path=("data",),
         )
         if isinstance(self.text, str):
@@ -96,10 +99,10 @@ class Embedded:
         message: str,
         path: Path = (),
         *,
-        rule: str = "kueue-config-invalid",
+        rule: rules.Rule = KUEUE_CONFIG_INVALID,
         line: int | None = None,
     ) -> Finding:
-        finding = Finding.about(self.resource, rule, message, CATEGORY, path=DATA)
+        finding = Finding.about(self.resource, rule, message, path=DATA)
         inner = line or next(
             (self.lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in self.lines), None
         )
@@ -126,7 +129,7 @@ def _against_api(
         add = f"; to add {version}, {release.add_command(version)}" if version else ""
         yield _at_profile(
             ctx,
-            "kueue-config-invalid",
+            KUEUE_CONFIG_INVALID,
             f"the cluster profile {said}, so its Configuration cannot be checked against what "
             f"that release accepts (its webhook rules are judged as the nearest known release, "
             f"{nearest}, judges them; known: {known}){add}",
@@ -168,7 +171,7 @@ def _managed(ctx: CheckContext, embedded: Embedded, config: dict[str, t.Any]) ->
             "manageJobsWithoutQueueName is not true: a Job without kueue.x-k8s.io/queue-name in a "
             "namespace that admits work would start at once, outside every quota",
             ("manageJobsWithoutQueueName",),
-            rule="kueue-config-unmanaged-jobs",
+            rule=KUEUE_CONFIG_UNMANAGED_JOBS,
         )
     selector = config.get("managedJobsNamespaceSelector")
     admitting = {key: value, NAME_LABEL: "a-tenant-namespace"}
@@ -180,14 +183,14 @@ def _managed(ctx: CheckContext, embedded: Embedded, config: dict[str, t.Any]) ->
             f"management to the namespaces labelled {key}={value}: a Job without a queue name "
             "is held in every namespace (manageJobsWithoutQueueName) or in none; upgrade Kueue",
             ("manageJobsWithoutQueueName",),
-            rule="kueue-config-unmanaged-jobs",
+            rule=KUEUE_CONFIG_UNMANAGED_JOBS,
         )
     elif not exact:
         yield embedded.finding(
             f"managedJobsNamespaceSelector must select exactly the namespaces labelled {key}="
             f"{value} (the cluster's admission label), e.g. matchLabels: {{{key}: {value}}}",
             ("managedJobsNamespaceSelector",),
-            rule="kueue-config-unmanaged-jobs",
+            rule=KUEUE_CONFIG_UNMANAGED_JOBS,
         )
 
 
@@ -199,9 +202,9 @@ def _requires(selector: t.Any, key: str, value: str) -> bool:
     return parsed is not None and parsed.requires(key, value)
 
 
-def _at_profile(ctx: CheckContext, rule: str, message: str) -> Finding:
+def _at_profile(ctx: CheckContext, rule: rules.Rule, message: str) -> Finding:
     found, _ = manifests.load_bytes(ctx.repo.tree.read(ctx.cluster.file), ctx.cluster.file)
-    return Finding.about(found[0], rule, message, CATEGORY, path=("spec", "kueue"))
+    return Finding.about(found[0], rule, message, path=("spec", "kueue"))
 
 
 def _block_offset(ctx: CheckContext, resource: Resource, text: str) -> int | None:

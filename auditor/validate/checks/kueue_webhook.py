@@ -7,8 +7,9 @@ webhook names, with its reason, so a pull request fails before Argo CD's sync do
 tests/integration/test_webhook_agreement.py holds these verdicts to Kueue's own, on a sandbox
 running its webhooks.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/webhook.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside the
+webhooks' model, in auditor/kueue/webhooks.rules.yaml (`kueue-gitops explain RULE`,
+docs/rules.md).
 """
 
 from __future__ import annotations
@@ -17,18 +18,22 @@ import typing as t
 
 from auditor.kueue import release, webhooks
 from auditor.model import Finding
+from auditor.validate.checks import quotas
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
 ID = "kueue-webhook"
-RULES = webhooks.OWN
-CATEGORY = {"namespace-selector-invalid": "label"} | {
-    r: "flavor" for r in ("flavor-labels-invalid", "flavor-taint-repeated")
-}
+RULES = webhooks.RULES  # declared beside auditor/kueue/webhooks.py, which finds them
 # The quotas check's rules that are Kueue's webhook rules too: with RULES, every refusal.
-MIRRORED = webhooks.MIRRORED
+MIRRORED = (
+    quotas.LIMIT_WITHOUT_COHORT,
+    quotas.LENDING_OVER_NOMINAL,
+    quotas.FLAVOR_REPEATED,
+    quotas.RESOURCE_REPEATED,
+    quotas.RESOURCE_ORDER,
+)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
@@ -41,6 +46,5 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 resource,
                 found.rule,
                 f"Kueue {known.version}'s webhook refuses this {resource.kind}: {found.message}",
-                CATEGORY.get(found.rule, "quota"),
                 path=found.path,
             )

@@ -7,14 +7,15 @@ the finding about it, rather than missing: the fix is there, not in the LocalQue
 is the one whose profile lists the queue's namespace on this cluster; the namespace's labels are
 the ones its Namespace object in this repository gives it.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+localqueue_target.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.model import Finding
 from auditor.validate.checks._common import (
     KUEUE,
@@ -28,14 +29,13 @@ from auditor.validate.checks._common import (
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+LQ_CLUSTER_QUEUE_MISSING = RULES["lq-cluster-queue-missing"]
+LQ_CLUSTER_QUEUE_INVALID = RULES["lq-cluster-queue-invalid"]
+LQ_CLUSTER_QUEUE_NOT_AUTHORISED = RULES["lq-cluster-queue-not-authorised"]
+LQ_NAMESPACE_NOT_SELECTED = RULES["lq-namespace-not-selected"]
+
 ID = "localqueue-target"
-CATEGORY = "queue"
-RULES = (
-    "lq-cluster-queue-missing",
-    "lq-cluster-queue-invalid",
-    "lq-cluster-queue-not-authorised",
-    "lq-namespace-not-selected",
-)
 
 PATH = ["spec", "clusterQueue"]
 
@@ -58,20 +58,18 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if why is not None:
             yield Finding.about(
                 queue,
-                "lq-cluster-queue-invalid",
+                LQ_CLUSTER_QUEUE_INVALID,
                 f"ClusterQueue {target!r} is defined but invalid, so the API server would refuse "
                 f"it and jobs sent here would never run: {why.file}:{why.line}: {why.message}",
-                CATEGORY,
                 path=PATH,
             )
             continue
         if cq is None:
             yield Finding.about(
                 queue,
-                "lq-cluster-queue-missing",
+                LQ_CLUSTER_QUEUE_MISSING,
                 f"ClusterQueue {target!r} does not exist on {ctx.cluster.name} (known: "
                 f"{', '.join(sorted(cluster_queues)) or 'none'}); jobs sent here would never run",
-                CATEGORY,
                 path=PATH,
             )
             continue
@@ -87,9 +85,8 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             )
             yield Finding.about(
                 queue,
-                "lq-cluster-queue-not-authorised",
+                LQ_CLUSTER_QUEUE_NOT_AUTHORISED,
                 f"this LocalQueue may not use ClusterQueue {cq.name}: {who}",
-                CATEGORY,
                 path=PATH,
             )
         ns = namespaces.get(namespace)
@@ -97,11 +94,10 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if ns is None:
             yield Finding.about(
                 queue,
-                "lq-namespace-not-selected",
+                LQ_NAMESPACE_NOT_SELECTED,
                 f"namespace {namespace!r} is not defined in this repository for "
                 f"{ctx.cluster.name}, so nothing guarantees ClusterQueue {cq.name} admits it; "
                 "add its Namespace with the admission label",
-                CATEGORY,
                 path=["metadata", "namespace"],
             )
         elif not selects(selector, labels_of(ns)):
@@ -113,9 +109,8 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             )
             yield Finding.about(
                 queue,
-                "lq-namespace-not-selected",
+                LQ_NAMESPACE_NOT_SELECTED,
                 f"ClusterQueue {cq.name} ({cq.file}:{cq.line}) {reason}; namespace {namespace} "
                 f"is labelled {labels} in {ns.file}, so jobs queued here are never admitted",
-                CATEGORY,
                 path=PATH,
             )

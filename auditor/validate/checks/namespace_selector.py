@@ -6,14 +6,15 @@ unlabelled namespace can never submit work. A namespace carrying that label must
 tenant profile, or nobody answers for the work it submits. Where the cluster profile names a
 tenant label, a namespace's value for it must be its owner's name: selectors match on it.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+namespace_selector.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.model import Finding
 from auditor.validate.checks._common import (
     KUEUE,
@@ -26,14 +27,13 @@ from auditor.validate.checks._common import (
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+NAMESPACE_SELECTOR_ABSENT = RULES["namespace-selector-absent"]
+NAMESPACE_SELECTOR_TOO_BROAD = RULES["namespace-selector-too-broad"]
+ADMISSION_LABEL_UNOWNED = RULES["admission-label-unowned"]
+TENANT_LABEL_MISMATCH = RULES["tenant-label-mismatch"]
+
 ID = "namespace-selector"
-CATEGORY = "label"
-RULES = (
-    "namespace-selector-absent",
-    "namespace-selector-too-broad",
-    "admission-label-unowned",
-    "tenant-label-mismatch",
-)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
@@ -45,10 +45,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if "namespaceSelector" not in spec or spec["namespaceSelector"] is None:
             yield Finding.about(
                 cq,
-                "namespace-selector-absent",
+                NAMESPACE_SELECTOR_ABSENT,
                 f"ClusterQueue {cq.name} has no namespaceSelector, which Kueue reads as "
                 f"'no namespace': it admits nothing; select {key}={value} (and the tenant)",
-                CATEGORY,
                 path=["spec"],
             )
         elif not requires_label(spec["namespaceSelector"], key, value):
@@ -59,10 +58,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             )
             yield Finding.about(
                 cq,
-                "namespace-selector-too-broad",
+                NAMESPACE_SELECTOR_TOO_BROAD,
                 f"{what} without the admission label {key}={value}; require it with matchLabels "
                 "so unlabelled namespaces stay inadmissible",
-                CATEGORY,
                 path=["spec", "namespaceSelector"],
             )
     owners = namespace_owners(ctx)
@@ -72,19 +70,17 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if tenant_label and owner and labels.get(tenant_label, owner.name) != owner.name:
             yield Finding.about(
                 ns,
-                "tenant-label-mismatch",
+                TENANT_LABEL_MISMATCH,
                 f"namespace {ns.name} belongs to {owner.name} but its {tenant_label} label says "
                 f"{labels[tenant_label]!r}, so selectors meant for that tenant would admit it",
-                CATEGORY,
                 path=["metadata", "labels", tenant_label],
             )
         if ctx.cluster.admits(labels) and owner is None:
             yield Finding.about(
                 ns,
-                "admission-label-unowned",
+                ADMISSION_LABEL_UNOWNED,
                 f"namespace {ns.name} carries the admission label {key}={value} but no tenant "
                 f"profile lists it on {ctx.cluster.name}; add it to a tenant's profile or drop "
                 "the label",
-                CATEGORY,
                 path=["metadata", "labels", key],
             )

@@ -9,8 +9,8 @@ and `preemption.idempotentOutput`: what was validated, a reference, the date, an
 record that has expired is an error, one that expires within EXPIRY_WARNING a warning. A
 preempting queue no tenant profile lists is an error too: nobody answers for its jobs.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+preemption.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import typing as t
 
+from auditor import rules
 from auditor.kueue import preemption
 from auditor.model import Finding, Resource
 from auditor.repo.profiles import TenantProfile
@@ -26,9 +27,12 @@ from auditor.validate.checks._common import KUEUE, about_profile, queue_tenants
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+PREEMPTION_UNVALIDATED = RULES["preemption-unvalidated"]
+PREEMPTION_EVIDENCE_EXPIRED = RULES["preemption-evidence-expired"]
+PREEMPTION_EVIDENCE_EXPIRING = RULES["preemption-evidence-expiring"]
+
 ID = "preemption"
-CATEGORY = "preemption"
-RULES = ("preemption-unvalidated", "preemption-evidence-expired", "preemption-evidence-expiring")
 EXPIRY_WARNING = datetime.timedelta(days=30)
 
 
@@ -62,11 +66,10 @@ def _orphan(ctx: CheckContext, cq: Resource, edges: list[preemption.Edge]) -> Fi
     fields = ", ".join(e.shown for e in edges)
     return Finding.about(
         cq,
-        "preemption-unvalidated",
+        PREEMPTION_UNVALIDATED,
         f"ClusterQueue {cq.name} preempts ({fields}) but no tenant profile lists this "
         f"ClusterQueue on {ctx.cluster.name}, so nobody has declared its jobs survive "
         "preemption; set Never until they do",
-        CATEGORY,
         path=["spec", "preemption", *edges[0].policy],
     )
 
@@ -82,11 +85,10 @@ def _unvalidated(
     ]
     return Finding.about(
         cq,
-        "preemption-unvalidated",
+        PREEMPTION_UNVALIDATED,
         f"ClusterQueue {cq.name} can evict the work of {'; '.join(parts)}: record in the "
         "tenant's profile what was validated, a reference, the date and an expiry, or set "
         "those policies to Never",
-        CATEGORY,
         path=["spec", "preemption", *at.policy],
     )
 
@@ -97,7 +99,7 @@ def _expiry(ctx: CheckContext, tenant: TenantProfile, evicting: list[str]) -> t.
         left = record.expires - ctx.today
         if left > EXPIRY_WARNING:
             continue
-        rule = "preemption-evidence-expired" if left.days <= 0 else "preemption-evidence-expiring"
+        rule = PREEMPTION_EVIDENCE_EXPIRED if left.days <= 0 else PREEMPTION_EVIDENCE_EXPIRING
         when = "expired on" if left.days <= 0 else f"expires in {left.days} day(s), on"
         yield about_profile(
             ctx,
@@ -107,6 +109,5 @@ def _expiry(ctx: CheckContext, tenant: TenantProfile, evicting: list[str]) -> t.
             f"{record.expires}, and ClusterQueue(s) {queues} on {ctx.cluster.name} can evict "
             "its work: validate it again and record the new date and expiry, or stop "
             "preempting its work",
-            CATEGORY,
             (*record.path, "expires"),
         )

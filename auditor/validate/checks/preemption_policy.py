@@ -7,14 +7,15 @@ ClusterQueue may use them only where its cluster profile allows it by name
 `maxPriorityThreshold` below the platform's own priority levels, so borrowed capacity can never
 evict work the platform ranks above every tenant.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+preemption_policy.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.kueue import preemption
 from auditor.model import Finding
 from auditor.validate.checks._common import KUEUE, platform_floor
@@ -22,9 +23,11 @@ from auditor.validate.checks._common import KUEUE, platform_floor
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+PREEMPTION_POLICY_TOO_BROAD = RULES["preemption-policy-too-broad"]
+BORROW_PREEMPTION_UNBOUNDED = RULES["borrow-preemption-unbounded"]
+
 ID = "preemption-policy"
-CATEGORY = "preemption"
-RULES = ("preemption-policy-too-broad", "borrow-preemption-unbounded")
 NARROW = ("Never", "LowerPriority")
 
 
@@ -40,11 +43,10 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 continue
             yield Finding.about(
                 cq,
-                "preemption-policy-too-broad",
+                PREEMPTION_POLICY_TOO_BROAD,
                 f"ClusterQueue {cq.name} sets {preemption.shown(path, value)}, which evicts more "
                 f"than lower-priority work; use Never or LowerPriority, or allow it for this "
                 f"queue in {ctx.cluster.file} (preemption.allow.{cq.name}.{path[0]})",
-                CATEGORY,
                 path=["spec", "preemption", *path],
             )
         if preemption.setting(cq.body, preemption.BORROW) in (None, preemption.NEVER):
@@ -59,10 +61,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         bound = f" below {floor[0]}" if floor else ""
         yield Finding.about(
             cq,
-            "borrow-preemption-unbounded",
+            BORROW_PREEMPTION_UNBOUNDED,
             f"ClusterQueue {cq.name} preempts while borrowing but {why}; set "
             f"borrowWithinCohort.maxPriorityThreshold{bound}, to the highest level borrowed "
             "capacity may evict",
-            CATEGORY,
             path=["spec", "preemption", *preemption.THRESHOLD],
         )

@@ -5,23 +5,26 @@ WorkloadPriorityClasses and PriorityClasses are cluster-wide, and a tenant that 
 could outrank everybody. A level a tenant profile lists but the cluster lacks makes the tenant's
 jobs fail at submission.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/tenancy.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+priority.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.model import Finding
 from auditor.validate.checks._common import KUEUE, about_profile, named
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+PRIORITY_CLASS_IN_TENANT_FOLDER = RULES["priority-class-in-tenant-folder"]
+PRIORITY_LEVEL_MISSING = RULES["priority-level-missing"]
+
 ID = "priority"
-CATEGORY = "priority"
-RULES = ("priority-class-in-tenant-folder", "priority-level-missing")
 
 KINDS = {
     "workload": ("WorkloadPriorityClass", KUEUE),
@@ -35,10 +38,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             if resource.tenant and resource.key.group == group:
                 yield Finding.about(
                     resource,
-                    "priority-class-in-tenant-folder",
+                    PRIORITY_CLASS_IN_TENANT_FOLDER,
                     f"{kind} {resource.name} is cluster-wide and platform-owned: define it in "
                     f"clusters/{ctx.cluster.name}/, not in a tenant folder",
-                    CATEGORY,
                     path=["kind"],
                 )
     defined_by_use = {use: named(ctx, kind, group) for use, (kind, group) in KINDS.items()}
@@ -53,10 +55,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                     yield about_profile(
                         ctx,
                         tenant,
-                        "priority-level-missing",
+                        PRIORITY_LEVEL_MISSING,
                         f"{tenant.name} may use {kind} {level}, but {ctx.cluster.name} defines no "
                         f"such class (known: {', '.join(sorted(defined)) or 'none'}); jobs "
                         "requesting it would be rejected",
-                        CATEGORY,
                         ("spec", "priorityClasses", use, i),
                     )

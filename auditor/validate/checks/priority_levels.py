@@ -7,14 +7,15 @@ below each of the platform's own levels (`priority.platformLevels` in the cluste
 classes no tenant lists), and WorkloadPriorityClass values must rise in the order the profile
 declares (`priority.workloadOrder`), or a rename silently reorders who preempts whom.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/tenancy.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+priority_levels.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.model import Finding
 from auditor.validate.checks._common import (
     PRIORITY_KINDS,
@@ -27,9 +28,12 @@ from auditor.validate.checks._common import (
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+PRIORITY_CLASS_PREEMPTS = RULES["priority-class-preempts"]
+PRIORITY_ABOVE_PLATFORM = RULES["priority-above-platform"]
+PRIORITY_ORDER = RULES["priority-order"]
+
 ID = "priority-levels"
-CATEGORY = "priority"
-RULES = ("priority-class-preempts", "priority-above-platform", "priority-order")
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
@@ -45,22 +49,20 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             if use == "pod" and policy != "Never":
                 yield Finding.about(
                     resource,
-                    "priority-class-preempts",
+                    PRIORITY_CLASS_PREEMPTS,
                     f"PriorityClass {name} has preemptionPolicy {policy} and {who}: the "
                     "scheduler would evict other Pods for them, outside Kueue's quota and "
                     "preemption rules; set preemptionPolicy: Never",
-                    CATEGORY,
                     path=["preemptionPolicy"],
                 )
             value = priority_value(resource)
             if floor is not None and value is not None and value >= floor[0]:
                 yield Finding.about(
                     resource,
-                    "priority-above-platform",
+                    PRIORITY_ABOVE_PLATFORM,
                     f"{kind} {name} has value {value} and {who}, but the platform's "
                     f"{floor[1]} is {floor[0]}: tenant levels must stay below every platform "
                     "level; lower the value",
-                    CATEGORY,
                     path=["value"],
                 )
     yield from _order(ctx)
@@ -78,11 +80,10 @@ def _order(ctx: CheckContext) -> t.Iterator[Finding]:
         if previous is not None and value <= previous[1]:
             yield Finding.about(
                 resource,
-                "priority-order",
+                PRIORITY_ORDER,
                 f"WorkloadPriorityClass {name} has value {value}, not above {previous[0]} "
                 f"({previous[1]}), though {ctx.cluster.file} orders it higher "
                 "(priority.workloadOrder); fix the value or the order",
-                CATEGORY,
                 path=["value"],
             )
         previous = (name, value)

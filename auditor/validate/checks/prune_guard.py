@@ -7,14 +7,15 @@ its folder (argocd/) does not prune; without an argocd/ folder every Application
 prune. A deleted LocalQueue strands its pending Jobs, a deleted ClusterQueue evicts what it
 admitted.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+prune_guard.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.model import Finding
 from auditor.repo import argocd
 from auditor.validate.checks._common import KUEUE
@@ -22,9 +23,10 @@ from auditor.validate.checks._common import KUEUE
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+PRUNE_UNGUARDED = RULES["prune-unguarded"]
+
 ID = "prune-guard"
-CATEGORY = "deletion"
-RULES = ("prune-unguarded",)
 QUEUES = ("ClusterQueue", "LocalQueue")
 
 
@@ -57,10 +59,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         lost = "what it admitted" if resource.kind == "ClusterQueue" else "the Jobs pending in it"
         yield Finding.about(
             resource,
-            "prune-unguarded",
+            PRUNE_UNGUARDED,
             f"{what} {resource.name} lacks {', '.join(o + '=false' for o in missing)} in "
             f"{argocd.SYNC_OPTIONS} ({who}): a sync could delete it, and with it {lost}; "
             f"annotate it {argocd.SYNC_OPTIONS}: Prune=false,Delete=false",
-            CATEGORY,
             path=["metadata", "annotations", argocd.SYNC_OPTIONS],
         )

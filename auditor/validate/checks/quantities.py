@@ -4,14 +4,15 @@ Kueue re-encodes ClusterQueues (its webhook) and converted objects, so `1000m` c
 and `3072Mi` as `3Gi`; Argo CD then shows the object as OutOfSync forever. Text the server would
 rewrite warns with the value it would print; text that is no quantity at all is an error.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/quota.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+quantities.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.k8s.quantity import QuantityError, printed
 from auditor.kueue import KUEUE_GROUP
 from auditor.kueue.quota import QUOTA_FIELDS, cells
@@ -21,9 +22,11 @@ from auditor.validate.checks._common import spec_of
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+QUANTITY_NOT_CANONICAL = RULES["quantity-not-canonical"]
+QUANTITY_INVALID = RULES["quantity-invalid"]
+
 ID = "quantities"
-CATEGORY = "quota"
-RULES = ("quantity-not-canonical", "quantity-invalid")
 
 
 def _quantities(resource: Resource) -> t.Iterator[tuple[tuple[str | int, ...], t.Any]]:
@@ -44,14 +47,13 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             try:
                 text = printed(raw)
             except QuantityError as exc:
-                yield Finding.about(resource, "quantity-invalid", str(exc), CATEGORY, path=path)
+                yield Finding.about(resource, QUANTITY_INVALID, str(exc), path=path)
                 continue
             if raw != text:
                 yield Finding.about(
                     resource,
-                    "quantity-not-canonical",
+                    QUANTITY_NOT_CANONICAL,
                     f"write {text!r} instead of {raw!r}: the API server stores it as {text!r} "
                     "and Argo CD would show the object OutOfSync forever",
-                    CATEGORY,
                     path=path,
                 )

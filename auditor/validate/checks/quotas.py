@@ -6,8 +6,8 @@ adds what no server checks: flavors that exist, borrowing limits the rest of the
 actually lend (warning), and the sum of a flavor's nominal quotas on a cluster within the capacity
 the cluster's profile declares.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/quota.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+quotas.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import typing as t
 from collections import defaultdict
 
+from auditor import rules
 from auditor.errors import ConfigError
 from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
 from auditor.kueue import KUEUE_GROUP, cohorts
@@ -35,18 +36,17 @@ from auditor.validate.checks._common import named
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+LIMIT_WITHOUT_COHORT = RULES["limit-without-cohort"]
+LENDING_OVER_NOMINAL = RULES["lending-over-nominal"]
+FLAVOR_MISSING = RULES["flavor-missing"]
+FLAVOR_REPEATED = RULES["flavor-repeated"]
+RESOURCE_REPEATED = RULES["resource-repeated"]
+RESOURCE_ORDER = RULES["resource-order"]
+BORROWING_OVER_LENDABLE = RULES["borrowing-over-lendable"]
+CAPACITY_EXCEEDED = RULES["capacity-exceeded"]
+
 ID = "quotas"
-CATEGORY = "quota"
-RULES = (
-    "limit-without-cohort",
-    "lending-over-nominal",
-    "flavor-missing",
-    "flavor-repeated",
-    "resource-repeated",
-    "resource-order",
-    "borrowing-over-lendable",
-    "capacity-exceeded",
-)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
@@ -68,9 +68,8 @@ def _shape(holder: Resource, flavors: set[str], cluster: str) -> t.Iterator[Find
             if name in seen_resources:
                 yield Finding.about(
                     holder,
-                    "resource-repeated",
+                    RESOURCE_REPEATED,
                     f"resource {name} is covered twice; each resource belongs to one group only",
-                    CATEGORY,
                     path=[*group.path, "coveredResources", c],
                 )
             seen_resources.add(name)
@@ -82,19 +81,17 @@ def _shape(holder: Resource, flavors: set[str], cluster: str) -> t.Iterator[Find
             if name in seen_flavors:
                 yield Finding.about(
                     holder,
-                    "flavor-repeated",
+                    FLAVOR_REPEATED,
                     f"flavor {name} appears twice; list each flavor once across all groups",
-                    CATEGORY,
                     path=[*path, "name"],
                 )
             seen_flavors.add(name)
             if holder.kind == "ClusterQueue" and name not in flavors:
                 yield Finding.about(
                     holder,
-                    "flavor-missing",
+                    FLAVOR_MISSING,
                     f"no ResourceFlavor {name} on {cluster} (known: "
                     f"{', '.join(sorted(flavors)) or 'none'}); the ClusterQueue would be inactive",
-                    CATEGORY,
                     path=[*path, "name"],
                 )
             listed = [
@@ -103,10 +100,9 @@ def _shape(holder: Resource, flavors: set[str], cluster: str) -> t.Iterator[Find
             if listed != covered:
                 yield Finding.about(
                     holder,
-                    "resource-order",
+                    RESOURCE_ORDER,
                     f"flavor {name} lists resources [{', '.join(listed)}]; they must be "
                     f"coveredResources [{', '.join(covered)}], in that order",
-                    CATEGORY,
                     path=[*path, "resources"],
                 )
 
@@ -120,19 +116,17 @@ def _limits(holder: Resource) -> t.Iterator[Finding]:
             if limit in entry.fields and not has_parent:
                 yield Finding.about(
                     holder,
-                    "limit-without-cohort",
+                    LIMIT_WITHOUT_COHORT,
                     f"{limit} of {where} needs spec.{parent_field}: without one there is "
                     "nobody to borrow from or lend to",
-                    CATEGORY,
                     path=[*entry.path, limit],
                 )
         lending, nominal = entry.quantity(LENDING), entry.quantity(NOMINAL)
         if holder.kind == "ClusterQueue" and lending and nominal and lending > nominal:
             yield Finding.about(
                 holder,
-                "lending-over-nominal",
+                LENDING_OVER_NOMINAL,
                 f"lendingLimit {lending} of {where} is more than its nominalQuota {nominal}",
-                CATEGORY,
                 path=[*entry.path, LENDING],
             )
 
@@ -152,11 +146,10 @@ def _borrowing(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding
                 continue
             yield Finding.about(
                 cq,
-                "borrowing-over-lendable",
+                BORROWING_OVER_LENDABLE,
                 f"borrowingLimit {limit} of {entry.flavor}/{entry.resource} is more than the "
                 f"rest of cohort {cohorts.cohort_of(cq.body)} can ever lend ({total}); "
                 "lower it or raise what the others lend",
-                CATEGORY,
                 path=[*entry.path, BORROWING],
             )
 
@@ -183,11 +176,10 @@ def _cohort_borrowing(holders: list[Resource], forest: cohorts.Forest) -> t.Iter
             if limit > total:
                 yield Finding.about(
                     cohort,
-                    "borrowing-over-lendable",
+                    BORROWING_OVER_LENDABLE,
                     f"borrowingLimit {limit} of {entry.flavor}/{entry.resource} is more than "
                     f"the rest of tree {tree} outside cohort {cohort.name} can ever lend "
                     f"({total}); lower it or raise what the others lend",
-                    CATEGORY,
                     path=[*entry.path, BORROWING],
                 )
 
@@ -215,10 +207,9 @@ def _capacity(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding]
         shares = ", ".join(f"{name} {q}" for name, q in by_holder.items())
         yield Finding.about(
             cq,
-            "capacity-exceeded",
+            CAPACITY_EXCEEDED,
             f"nominal quotas of {flavor}/{resource} on {profile.name} add up to {total} "
             f"({shares}), more than the {declared} its profile {profile.file} declares",
-            CATEGORY,
             path=[*entry.path, NOMINAL],
         )
 

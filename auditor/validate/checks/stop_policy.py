@@ -4,14 +4,15 @@
 also evicts what is running. The `hold` runbook sets them on purpose; anywhere else a reviewer
 should see it.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/queues.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+stop_policy.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.kueue import KUEUE_GROUP
 from auditor.kueue.stop_policy import EFFECT, holds, policy_of
 from auditor.model import Finding
@@ -19,9 +20,10 @@ from auditor.model import Finding
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+STOP_POLICY_HOLDS = RULES["stop-policy-holds"]
+
 ID = "stop-policy"
-CATEGORY = "stop-policy"
-RULES = ("stop-policy-holds",)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
@@ -32,9 +34,8 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         effect = EFFECT.get(str(policy), "the queue is stopped")
         yield Finding.about(
             resource,
-            "stop-policy-holds",
+            STOP_POLICY_HOLDS,
             f"stopPolicy {policy} holds admission on {resource.kind} {resource.name}: {effect}; "
             "set None (or remove the field) to resume",
-            CATEGORY,
             path=["spec", "stopPolicy"],
         )

@@ -5,14 +5,15 @@ tenant folder holds must stay inside the namespaces the tenant's profile lists f
 its Namespace objects, LocalQueues, Roles and RoleBindings. Cluster-scoped objects belong in
 `clusters/<cluster>/`.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/tenancy.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+tenant_objects.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.k8s.objects import CLUSTER_SCOPED_KINDS, RBAC_GROUP
 from auditor.model import Finding
 from auditor.validate.checks._common import KUEUE
@@ -20,9 +21,12 @@ from auditor.validate.checks._common import KUEUE
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+TENANT_KIND_NOT_ALLOWED = RULES["tenant-kind-not-allowed"]
+TENANT_FOREIGN_NAMESPACE = RULES["tenant-foreign-namespace"]
+TENANT_NAMESPACE_MISSING = RULES["tenant-namespace-missing"]
+
 ID = "tenant-objects"
-CATEGORY = "tenancy"
-RULES = ("tenant-kind-not-allowed", "tenant-foreign-namespace", "tenant-namespace-missing")
 
 ALLOWED: frozenset[tuple[str, str]] = frozenset(
     {("", "Namespace"), (KUEUE, "LocalQueue"), (RBAC_GROUP, "Role"), (RBAC_GROUP, "RoleBinding")}
@@ -43,9 +47,8 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             allowed = ", ".join(sorted(kind for _, kind in ALLOWED))
             yield Finding.about(
                 resource,
-                "tenant-kind-not-allowed",
+                TENANT_KIND_NOT_ALLOWED,
                 f"{resource.key} may not live in a tenant folder (allowed: {allowed}); {where}",
-                CATEGORY,
                 path=["kind"],
             )
             continue
@@ -57,19 +60,17 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if namespace is None:
             yield Finding.about(
                 resource,
-                "tenant-namespace-missing",
+                TENANT_NAMESPACE_MISSING,
                 f"{resource.key} names no metadata.namespace, so Argo CD would put it in whatever "
                 f"namespace its Application targets; set one of {tenant.name}'s namespaces",
-                CATEGORY,
                 path=["metadata"],
             )
         elif namespace not in own:
             listed = ", ".join(own) if own else f"none on {ctx.cluster.name}"
             yield Finding.about(
                 resource,
-                "tenant-foreign-namespace",
+                TENANT_FOREIGN_NAMESPACE,
                 f"namespace {namespace!r} is not {tenant.name}'s on {ctx.cluster.name} "
                 f"(its profile {tenant.file} lists: {listed})",
-                CATEGORY,
                 path=path,
             )

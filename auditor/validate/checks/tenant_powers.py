@@ -8,14 +8,15 @@ namespaces' service accounts, everybody) holding a power beyond the baseline is 
 binding, naming the path of the grant. A binding of such a subject to a role the repository does
 not define, and Kubernetes does not ship, cannot be bounded: an error too.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/tenancy.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+tenant_powers.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.k8s import baseline, rbac
 from auditor.k8s.objects import RBAC_GROUP, RBAC_KINDS
 from auditor.model import Finding, Resource
@@ -23,9 +24,11 @@ from auditor.model import Finding, Resource
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+RBAC_TENANT_POWER = RULES["rbac-tenant-power"]
+RBAC_TENANT_ROLE_UNKNOWN = RULES["rbac-tenant-role-unknown"]
+
 ID = "tenant-powers"
-CATEGORY = "rbac"
-RULES = ("rbac-tenant-power", "rbac-tenant-role-unknown")
 SHOWN = 4  # powers named in a message; the rest are counted
 
 
@@ -88,11 +91,10 @@ def _power(
     paths = "; ".join(dict.fromkeys(g.path for g in grants))
     return Finding.about(
         binding,
-        "rbac-tenant-power",
+        RBAC_TENANT_POWER,
         f"{binding.kind} {binding.name} gives {subject} (tenant {', '.join(tenants)}) more than "
         f"the tenant baseline: {listed} (through {paths}); tenants submit jobs and read in "
         "their own namespaces only: remove the subject or bind a narrower role",
-        CATEGORY,
         path=_subject_path(binding, subject),
         extra={"subject": str(subject), "powers": powers},
     )
@@ -107,11 +109,10 @@ def _unknown(
 ) -> Finding:
     return Finding.about(
         where,
-        "rbac-tenant-role-unknown",
+        RBAC_TENANT_ROLE_UNKNOWN,
         f"{where.kind} {where.name} binds {subject} (tenant {', '.join(tenants)}) to "
         f"{binding.role}, which this repository does not define for {ctx.cluster.name} and "
         "Kubernetes does not ship, so what it grants the tenant cannot be bounded; define the "
         "role here or bind one that is",
-        CATEGORY,
         path=["roleRef", "name"],
     )

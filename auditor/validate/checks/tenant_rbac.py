@@ -14,8 +14,8 @@ Creating Pods is an error where the cluster's Kueue does not manage Pods (its Co
 frameworks lack `pod`): they would run outside every quota. A kind the Configuration's
 frameworks name (Deployments with `deployment`, ...) is job submission there.
 
-Its rules, with an example that passes and one that fails each, are in the catalogue:
-auditor/rules/tenancy.py (`kueue-gitops explain RULE`, docs/rules.md).
+Its rules, each with an example that passes and one that fails, are declared beside it in
+tenant_rbac.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from __future__ import annotations
 import functools
 import typing as t
 
+from auditor import rules
 from auditor.k8s import rbac
 from auditor.k8s.objects import RBAC_GROUP
-from auditor.k8s.rbac import Policy, RoleRef, Rule
+from auditor.k8s.rbac import Policy, RoleRef
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries
@@ -34,19 +35,18 @@ from auditor.validate.checks._common import KUEUE
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
+RULES = rules.of(__name__)
+RBAC_WILDCARD = RULES["rbac-wildcard"]
+RBAC_ESCALATION_VERB = RULES["rbac-escalation-verb"]
+RBAC_PLATFORM_WRITE = RULES["rbac-platform-write"]
+RBAC_NAMESPACE_WRITE = RULES["rbac-namespace-write"]
+RBAC_RBAC_WRITE = RULES["rbac-rbac-write"]
+RBAC_WRITE_NOT_SUBMISSION = RULES["rbac-write-not-submission"]
+RBAC_BUILTIN_ROLE = RULES["rbac-builtin-role"]
+RBAC_UNRESOLVED_ROLE = RULES["rbac-unresolved-role"]
+RBAC_POD_CREATE = RULES["rbac-pod-create"]
+
 ID = "tenant-rbac"
-CATEGORY = "rbac"
-RULES = (
-    "rbac-wildcard",
-    "rbac-escalation-verb",
-    "rbac-platform-write",
-    "rbac-namespace-write",
-    "rbac-rbac-write",
-    "rbac-write-not-submission",
-    "rbac-builtin-role",
-    "rbac-unresolved-role",
-    "rbac-pod-create",
-)
 
 RBAC_RESOURCES = frozenset({"roles", "rolebindings", "clusterroles", "clusterrolebindings"})
 BUILTIN_ADMIN = frozenset({"admin", "edit", "cluster-admin"})
@@ -69,7 +69,7 @@ JOB_RESOURCES = frozenset(
     }
 )
 
-Problem = tuple[str, str, str]  # (rule, what is wrong, the rule's field it is in)
+Problem = tuple[rules.Rule, str, str]  # (our rule, what is wrong, the RBAC rule's field it is in)
 
 JOB_GROUPS = frozenset(g for g, _ in JOB_RESOURCES)
 JOB_NAMES = frozenset(r for _, r in JOB_RESOURCES)
@@ -83,12 +83,12 @@ def managed_kinds(ctx: CheckContext) -> Managed:
     repository (Kueue's default, batch/job, without one), by the release's API."""
     config = boundaries.configuration(boundaries.config_map(ctx.resources)) or {}
     found, _unknown = kueue_config.frameworks(
-        config, kueue_config.api_or_latest(ctx.cluster.kueue_version)
+        config, kueue_config.api_or_nearest(ctx.cluster.kueue_version)
     )
     return frozenset((f.group, f.resource) for f in found)
 
 
-def problems(rule: Rule, managed: Managed = frozenset()) -> t.Iterator[Problem]:
+def problems(rule: rbac.Rule, managed: Managed = frozenset()) -> t.Iterator[Problem]:
     """What one rule of a Role or ClusterRole grants that a tenant may not have, on a cluster
     whose Kueue manages the `managed` kinds.
 
@@ -98,31 +98,31 @@ def problems(rule: Rule, managed: Managed = frozenset()) -> t.Iterator[Problem]:
     fields = {"apiGroups": rule.api_groups, "resources": rule.resources, "verbs": rule.verbs}
     wild = [k for k, v in fields.items() if any("*" in item for item in v)]
     if wild:
-        yield "rbac-wildcard", f"a wildcard in {', '.join(wild)}", wild[0]
+        yield RBAC_WILDCARD, f"a wildcard in {', '.join(wild)}", wild[0]
         return
     verbs = set(rule.verbs)
     escalation = verbs & set(rbac.ESCALATION_VERBS)
     if escalation:
-        yield "rbac-escalation-verb", f"the verb(s) {', '.join(sorted(escalation))}", "verbs"
+        yield RBAC_ESCALATION_VERB, f"the verb(s) {', '.join(sorted(escalation))}", "verbs"
     writes = sorted(verbs - set(rbac.READ_VERBS) - escalation)
-    hits: dict[str, list[str]] = {}
+    hits: dict[rules.Rule, list[str]] = {}
     for group in rule.api_groups:
         for resource in rule.resources:
-            for rule_id in _classify(group, resource, writes, managed):
-                hits.setdefault(rule_id, []).append(f"{resource}.{group}".rstrip("."))
-    for rule_id, resources in hits.items():
-        granted = "create" if rule_id == "rbac-pod-create" else ", ".join(writes)
-        yield rule_id, f"{granted} on {', '.join(resources)}", "resources"
+            for broken in _classify(group, resource, writes, managed):
+                hits.setdefault(broken, []).append(f"{resource}.{group}".rstrip("."))
+    for broken, resources in hits.items():
+        granted = "create" if broken is RBAC_POD_CREATE else ", ".join(writes)
+        yield broken, f"{granted} on {', '.join(resources)}", "resources"
 
 
 @functools.lru_cache(maxsize=1024)
-def _problems(rule: Rule, managed: Managed) -> tuple[Problem, ...]:
+def _problems(rule: rbac.Rule, managed: Managed) -> tuple[Problem, ...]:
     """`problems`, once per rule (equal rules are equal wherever written): thousands of tenant
     RoleBindings bind the same few ClusterRoles."""
     return tuple(problems(rule, managed))
 
 
-def _classify(group: str, resource: str, writes: list[str], managed: Managed) -> list[str]:
+def _classify(group: str, resource: str, writes: list[str], managed: Managed) -> list[rules.Rule]:
     """The rules a write on (group, resource) breaks; reads break none."""
     base = resource.split("/")[0]
     # RBAC grants the cross product of groups and resources; combinations of job groups and job
@@ -132,25 +132,25 @@ def _classify(group: str, resource: str, writes: list[str], managed: Managed) ->
     if (group, resource) in managed:  # Kueue queues it here (pods, deployments, ...)
         return []
     if group == KUEUE or (group == "scheduling.k8s.io" and base == "priorityclasses"):
-        return ["rbac-platform-write"]
+        return [RBAC_PLATFORM_WRITE]
     if group == "" and base == "namespaces":
-        return ["rbac-namespace-write"]
+        return [RBAC_NAMESPACE_WRITE]
     if group == RBAC_GROUP and base in RBAC_RESOURCES:
-        return ["rbac-rbac-write"]
+        return [RBAC_RBAC_WRITE]
     if group == "" and resource == "pods":
-        found = ["rbac-pod-create"] if "create" in writes else []
-        return found + (["rbac-write-not-submission"] if set(writes) - {"create"} else [])
-    return ["rbac-write-not-submission"]
+        found = [RBAC_POD_CREATE] if "create" in writes else []
+        return found + ([RBAC_WRITE_NOT_SUBMISSION] if set(writes) - {"create"} else [])
+    return [RBAC_WRITE_NOT_SUBMISSION]
 
 
 ADVICE = {
-    "rbac-wildcard": "name the groups, resources and verbs",
-    "rbac-escalation-verb": "these let a tenant grant itself more than it has",
-    "rbac-platform-write": "Kueue and priority objects change only through this repository",
-    "rbac-namespace-write": "relabelling a namespace is admission; the platform owns the labels",
-    "rbac-rbac-write": "tenants may not hand out access",
-    "rbac-write-not-submission": "tenants may only submit jobs and read; ask the platform team",
-    "rbac-pod-create": (
+    RBAC_WILDCARD: "name the groups, resources and verbs",
+    RBAC_ESCALATION_VERB: "these let a tenant grant itself more than it has",
+    RBAC_PLATFORM_WRITE: "Kueue and priority objects change only through this repository",
+    RBAC_NAMESPACE_WRITE: "relabelling a namespace is admission; the platform owns the labels",
+    RBAC_RBAC_WRITE: "tenants may not hand out access",
+    RBAC_WRITE_NOT_SUBMISSION: "tenants may only submit jobs and read; ask the platform team",
+    RBAC_POD_CREATE: (
         "this cluster's Kueue does not manage Pods (its Configuration's frameworks lack `pod`), "
         "so they would run outside every quota; submit Jobs instead"
     ),
@@ -173,12 +173,11 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
     for role in (r for r in tenant_objects if r.kind == "Role"):
         for rule in policy.rules(_ref(role.kind, role.name, role.namespace)) or ():
             at = ("rules", rule.origin.index if rule.origin else 0)
-            for rule_id, what, part in problems(rule, managed):
+            for broken, what, part in problems(rule, managed):
                 yield Finding.about(
                     role,
-                    rule_id,
-                    f"Role {role.name} grants {what}; {ADVICE[rule_id]}",
-                    CATEGORY,
+                    broken,
+                    f"Role {role.name} grants {what}; {ADVICE[broken]}",
                     path=(*at, part),
                 )
     for binding in (r for r in tenant_objects if r.kind == "RoleBinding"):
@@ -199,11 +198,10 @@ def _judge_binding(
     if kind == "ClusterRole" and name in BUILTIN_ADMIN:
         yield Finding.about(
             binding,
-            "rbac-builtin-role",
+            RBAC_BUILTIN_ROLE,
             f"RoleBinding {binding.name} grants the built-in ClusterRole {name}, which lets the "
             "tenant manage access and everything else in its namespace; bind "
             "kueue-gitops:tenant-submitter instead",
-            CATEGORY,
             path=at,
         )
         return
@@ -222,11 +220,10 @@ def _judge_binding(
         )
         yield Finding.about(
             binding,
-            "rbac-unresolved-role",
+            RBAC_UNRESOLVED_ROLE,
             f"RoleBinding {binding.name} binds {kind or 'a role'} {name!r}, which {why}, so what "
             "it grants cannot be judged; bind a ClusterRole from "
             f"clusters/{ctx.cluster.name}/rbac.yaml",
-            CATEGORY,
             path=at,
         )
         return
@@ -236,13 +233,12 @@ def _judge_binding(
         if origin is None or written is None:
             continue
         via = "" if origin.role == role_ref else f" -> {origin}"
-        for rule_id, what, part in _problems(rule, managed):
+        for broken, what, part in _problems(rule, managed):
             line = written.line_of(("rules", origin.index, part))
             yield Finding.about(
                 binding,
-                rule_id,
+                broken,
                 f"RoleBinding {binding.name} binds {kind} {name}{via} ({written.file}:{line}), "
-                f"which grants {what}; {ADVICE[rule_id]}",
-                CATEGORY,
+                f"which grants {what}; {ADVICE[broken]}",
                 path=at,
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.drift import argocd
 from auditor.k8s.objects import ResourceKey
 from auditor.model import Finding
@@ -36,9 +37,8 @@ def live(tracking: str | None = None, label: str | None = None) -> dict[str, t.A
 
 def finding() -> Finding:
     return Finding(
-        rule="drift-quota",
+        rule=rules.get("drift-quota"),
         message="spec.resourceGroups[0]... is 24 live but 16 in the repo",
-        category="quota",
         cluster="gpu-prod",
         api_version="kueue.x-k8s.io/v1beta2",
         kind=CQ.kind,

@@ -74,7 +74,6 @@ def test_categories_of_the_boundary_objects() -> None:
         "admission-policy"
     )
     assert classify.category("ValidatingAdmissionPolicy") == "admission-policy"
-    assert classify.of_object("v1", "ConfigMap", "kueue-system", "kueue-manager-config") == (
-        "kueue-config"
-    )
-    assert classify.of_object("v1", "ConfigMap", "kueue-monitoring", "ksm") == "other"
+    config = classify.of_object("v1", "ConfigMap", "kueue-system", "kueue-manager-config")
+    assert config.id == "drift-kueue-config"
+    assert classify.of_object("v1", "ConfigMap", "kueue-monitoring", "ksm").id == "drift-other"

@@ -38,7 +38,7 @@ def live_of(*objects: dict[str, t.Any], unread: tuple[str, ...] = ()) -> drift.L
 def compare(desired: list[dict[str, t.Any]], live: drift.Live) -> list[tuple[t.Any, ...]]:
     resources = [Resource(body=b, file="clusters/c/x.yaml", line=1, cluster="c") for b in desired]
     found = drift.compare(PROFILE, resources, live, drift.LiveSchemas(None, []))
-    return [(f.rule, f.change, f.kind, f.name) for f in found]
+    return [(f.rule.id, f.change, f.kind, f.name) for f in found]
 
 
 def test_what_a_cluster_holds_of_its_own_is_not_unmanaged() -> None:

@@ -115,7 +115,7 @@ def test_a_malformed_repo_object_is_a_finding_not_a_crash(repo_copy: Path) -> No
         schemas_root=ROOT / "schemas",
     )
     assert not report.incomplete
-    [found] = [f for f in report.findings if f.rule == "drift-not-compared"]
+    [found] = [f for f in report.findings if f.rule.id == "drift-not-compared"]
     assert (found.file, found.kind, found.name) == (
         "tenants/team-b/gpu-staging/namespace.yaml",
         "Namespace",

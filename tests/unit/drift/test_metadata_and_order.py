@@ -57,7 +57,7 @@ def test_a_label_a_selector_reads_is_drift_even_when_the_repo_does_not_set_it() 
         reads_gpu_class,
         ns("team-a", {**ADMIT, "gpu-class": "none"}),
     )
-    assert (found.rule, found.kind, found.path) == (
+    assert (found.rule.id, found.kind, found.path) == (
         "drift-label",
         "Namespace",
         "metadata.labels.gpu-class",
@@ -111,7 +111,7 @@ def test_a_node_selector_annotation_on_a_namespace_is_drift() -> None:
 
 def test_flavors_in_another_order_are_drift_with_both_orders_named() -> None:
     [found] = findings([cq(["h100", "a100"])], cq(["a100", "h100"]))
-    assert (found.rule, found.path) == ("drift-flavor", "spec.resourceGroups[0].flavors")
+    assert (found.rule.id, found.path) == ("drift-flavor", "spec.resourceGroups[0].flavors")
     assert (found.desired, found.live) == (["h100", "a100"], ["a100", "h100"])
     assert "Kueue tries them in this order" in found.message
 

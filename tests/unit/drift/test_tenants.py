@@ -33,7 +33,7 @@ def tenant_findings(live_role: dict[str, t.Any]) -> list[tuple[str, str | None, 
     repo = [Resource(body=BINDING, file="clusters/c/rbac.yaml", line=7, cluster="c")]
     live = live_of(BINDING, live_role)
     found = drift.compare(PROFILE, repo, live, drift.LiveSchemas(None, []), {"team-a": TEAM_A})
-    return [(f.rule, f.file, f.line, f.message) for f in found if "tenant" in f.rule]
+    return [(f.rule.id, f.file, f.line, f.message) for f in found if "tenant" in f.rule.id]
 
 
 def test_a_repo_binding_to_a_role_defined_only_live_is_judged_as_it_is_live() -> None:
@@ -56,4 +56,4 @@ def test_without_tenant_profiles_nothing_is_a_tenant() -> None:
     patch = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]}]
     repo = [Resource(body=BINDING, file="clusters/c/rbac.yaml", line=7, cluster="c")]
     found = drift.compare(PROFILE, repo, live_of(BINDING, ops(patch)), drift.LiveSchemas(None, []))
-    assert [f for f in found if f.rule == "rbac-tenant-power-granted"] == []
+    assert [f for f in found if f.rule.id == "rbac-tenant-power-granted"] == []

@@ -20,6 +20,7 @@ import jsonschema
 import pytest
 import yaml
 
+from auditor import rules
 from auditor.cli.main import cli
 from auditor.model import ClusterResult, Finding, Report
 from auditor.report import REPORTER_BY_NAME
@@ -199,7 +200,7 @@ def test_drift_issue_step_runs_as_the_workflow_calls_it(
     [argv] = commands(step["run"], env)
     monkeypatch.chdir(tmp_path)
     api = FakeGitHub()
-    finding = Finding("drift-quota", "differs", "quota", cluster="gpu-prod", change="modified")
+    finding = Finding(rules.get("drift-quota"), "differs", cluster="gpu-prod", change="modified")
     down = ClusterResult("gpu-prod", "incomplete", ["connection refused"])
     for report, code, state in (
         (Report("drift", [finding], [ClusterResult("gpu-prod")]), 0, "open"),

@@ -37,7 +37,7 @@ def group(covered: list[str], flavors: int = 1, **fields: t.Any) -> Json:
 
 
 def found(obj: Json, known: release.Release | None = CURRENT) -> list[tuple[str, str]]:
-    return [(v.rule, ".".join(str(p) for p in v.path)) for v in violations(obj, known)]
+    return [(v.rule.id, ".".join(str(p) for p in v.path)) for v in violations(obj, known)]
 
 
 def test_a_sound_queue_cohort_and_flavor_have_none() -> None:

@@ -13,7 +13,7 @@ HEAD = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q
 def problems(text: str) -> list[tuple[str, int]]:
     _, found = load_text(text, "f.yaml")
     assert all(f.file == "f.yaml" and f.message for f in found)
-    return [(f.rule, f.line or 0) for f in found]
+    return [(f.rule.id, f.line or 0) for f in found]
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,7 @@ def test_keys_that_become_the_same_string_are_duplicates() -> None:
 def test_the_other_documents_of_the_file_still_load() -> None:
     text = "a: &a {b: *a}\n---\n" + HEAD + "spec: {clusterQueue: cq}\n"
     resources, found = load_text(text, "f.yaml")
-    assert [(f.rule, f.line) for f in found] == [("yaml-recursive-alias", 1)]
+    assert [(f.rule.id, f.line) for f in found] == [("yaml-recursive-alias", 1)]
     assert [r.name for r in resources] == ["q"]
 
 
@@ -92,7 +92,7 @@ def test_yaml_held_in_a_string_is_read_with_the_same_limits(text: str) -> None:
 def test_a_tab_indent_is_called_a_tab() -> None:
     """PyYAML says 'found character that cannot start any token'; a person wants to hear tab."""
     _, [found] = load_text(HEAD + "spec:\n\tclusterQueue: q\n", "f.yaml")
-    assert (found.rule, found.line) == ("yaml-syntax", 5)
+    assert (found.rule.id, found.line) == ("yaml-syntax", 5)
     assert "a tab at column 1: YAML indents with spaces only" in found.message
     _, [other] = load_text(HEAD + "spec: [\n", "f.yaml")
     assert "tab" not in other.message

@@ -32,7 +32,7 @@ def test_the_same_object_twice_is_reported_once_and_kept_once(repo_copy: Path) -
     src = repo_copy / "tenants/team-a/gpu-prod/localqueues.yaml"
     (repo_copy / "tenants/team-a/gpu-prod/copy.yaml").write_text(src.read_text())
     loaded = Repository.open(repo_copy).load(["gpu-prod"])
-    [dup] = [f for f in loaded.findings if f.rule == "duplicate-object"]
+    [dup] = [f for f in loaded.findings if f.rule.id == "duplicate-object"]
     assert dup.file is not None
     assert dup.file == "tenants/team-a/gpu-prod/localqueues.yaml" or dup.file.endswith("copy.yaml")
     assert (
@@ -49,11 +49,11 @@ def test_symlink_out_of_the_repository_is_not_followed(repo_copy: Path, tmp_path
     outside.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: stolen}\n")
     (repo_copy / "tenants/team-a/gpu-prod/link.yaml").symlink_to(outside)
     loaded = Repository.open(repo_copy).load(["gpu-prod"])
-    assert [f.rule for f in loaded.findings] == ["symlink-outside"]
+    assert [f.rule.id for f in loaded.findings] == ["symlink-outside"]
     assert "stolen" not in {r.name for r in loaded.resources}
 
 
 def test_unknown_cluster_folder_in_a_tenant_is_reported(repo_copy: Path) -> None:
     (repo_copy / "tenants/team-a/gpu-typo").mkdir()
     loaded = Repository.open(repo_copy).load()
-    assert [f.rule for f in loaded.findings] == ["unknown-cluster-folder"]
+    assert [f.rule.id for f in loaded.findings] == ["unknown-cluster-folder"]

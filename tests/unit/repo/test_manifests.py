@@ -55,20 +55,20 @@ def test_multi_document_lines_count_from_file_start() -> None:
 def test_bad_input_is_a_finding_with_its_line(text: str, rule: str, line: int) -> None:
     found, problems = load_text(text, "bad.yaml")
     assert found == []
-    assert [(p.rule, p.file, p.line) for p in problems] == [(rule, "bad.yaml", line)]
+    assert [(p.rule.id, p.file, p.line) for p in problems] == [(rule, "bad.yaml", line)]
 
 
 def test_loading_goes_on_after_a_bad_document() -> None:
     text = "- not a mapping\n---\n" + NAMESPACE
     found, problems = load_text(text, "f.yaml")
     assert [r.name for r in found] == ["team-a"]
-    assert [p.rule for p in problems] == ["not-a-mapping"]
+    assert [p.rule.id for p in problems] == ["not-a-mapping"]
 
 
 def test_non_utf8_file_names_the_byte_and_line() -> None:
     found, [problem] = load_bytes(b"apiVersion: v1\nkind: \xff\n", "latin.yaml")
     assert found == []
-    assert (problem.rule, problem.line) == ("not-utf8", 2)
+    assert (problem.rule.id, problem.line) == ("not-utf8", 2)
     assert "0xff" in problem.message
 
 
@@ -76,7 +76,7 @@ def test_field_lines_of_a_later_document_survive_empty_and_bad_documents_before_
     # lines are derived again from the text on first use: the document index must line up
     text = "---\n---\n- a list\n---\n" + NAMESPACE + "  annotations: {1: one, 'x': [a, {b: c}]}\n"
     [ns], problems = load_text(text, "f.yaml")
-    assert [p.rule for p in problems] == ["not-a-mapping"]
+    assert [p.rule.id for p in problems] == ["not-a-mapping"]
     assert ns.line == 6
     assert ns.line_of(["metadata", "labels", "platform.example.com/kueue"]) == 11
     assert ns.line_of(["metadata", "annotations", "1"]) == 12
@@ -86,5 +86,5 @@ def test_field_lines_of_a_later_document_survive_empty_and_bad_documents_before_
 
 def test_duplicate_key_names_the_line_of_the_first_one() -> None:
     _, [problem] = load_text("a: 1\nb:\n  c: 2\n  d: 3\n  c: 4\n", "f.yaml")
-    assert (problem.rule, problem.line) == ("yaml-duplicate-key", 5)
+    assert (problem.rule.id, problem.line) == ("yaml-duplicate-key", 5)
     assert "(first at line 3)" in problem.message

@@ -24,11 +24,11 @@ def load(repo: Path) -> Loaded:
 
 
 def about(loaded: Loaded, rule: str) -> list[tuple[str | None, int | None]]:
-    return [(f.file, f.line) for f in loaded.findings if f.rule == rule]
+    return [(f.file, f.line) for f in loaded.findings if f.rule.id == rule]
 
 
 def messages(found: list[Finding]) -> str:
-    return "\n".join(f"{f.rule} {f.file}:{f.line} {f.message}" for f in found)
+    return "\n".join(f"{f.rule.id} {f.file}:{f.line} {f.message}" for f in found)
 
 
 def test_a_linked_folder_inside_the_repository_is_followed_and_judged(repo_copy: Path) -> None:
@@ -59,7 +59,7 @@ def test_a_tenant_cluster_folder_linked_outside_the_repository_is_refused(repo_c
     folder.rmdir()
     folder.symlink_to(outside)
     loaded = load(repo_copy)
-    [found] = [f for f in loaded.findings if f.rule == "symlink-outside"]
+    [found] = [f for f in loaded.findings if f.rule.id == "symlink-outside"]
     assert (found.file, found.line) == (f"{TEAM_A}/", 1)
     assert str(outside) in found.message and "not read" in found.message
     assert not [r for r in loaded.resources if r.file.startswith(TEAM_A)]
@@ -91,7 +91,7 @@ def test_a_fifo_named_like_a_manifest_is_refused_without_being_opened(repo_copy:
         with open(fifo, "w"):
             pass
         raise AssertionError("the loader opened the FIFO and blocked on it")
-    [found] = [f for f in result[0].findings if f.rule == "special-file"]
+    [found] = [f for f in result[0].findings if f.rule.id == "special-file"]
     assert (found.file, found.line) == (f"{TEAM_A}/x.yaml", 1)
     assert "FIFO" in found.message
 
@@ -103,7 +103,7 @@ def test_an_unreadable_file_and_a_huge_one_are_findings(repo_copy: Path) -> None
         f.truncate(MAX_FILE_BYTES + 1)  # sparse: only its size is ever looked at
     loaded = load(repo_copy)
     assert about(loaded, "unreadable-file") == [(f"{TEAM_A}/gone.yaml", 1)]
-    [big] = [f for f in loaded.findings if f.rule == "file-too-large"]
+    [big] = [f for f in loaded.findings if f.rule.id == "file-too-large"]
     assert big.file == f"{TEAM_A}/huge.yaml" and "10.0 MiB" in big.message, messages(
         loaded.findings
     )

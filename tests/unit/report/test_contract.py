@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from auditor import rules
 from auditor.errors import ConfigError
 from auditor.model import ClusterResult, Finding, Report
 from auditor.report import REPORTER_BY_NAME, contract
 from tests.conftest import assert_report
 
 DRIFT = Finding(
-    rule="drift-quota",
+    rule=rules.get("drift-quota"),
     message="nominalQuota was raised to 24 on the cluster; the repository says 16",
-    category="quota",
     cluster="gpu-prod",
     api_version="kueue.x-k8s.io/v1beta2",
     kind="ClusterQueue",
@@ -31,7 +31,10 @@ DRIFT = Finding(
     live="24",
     extra={"changedBy": {"manager": "kubectl-edit", "operation": "Update"}},
 )
-WARNING = Finding(rule="default-localqueue", message="m", category="queue")  # a warning rule
+WARNING = Finding(
+    rule=rules.get("default-localqueue"),
+    message="m",
+)  # a warning rule
 
 
 def written(report: Report) -> dict[str, t.Any]:

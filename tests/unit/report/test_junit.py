@@ -3,6 +3,7 @@ read back by junitparser the way CI systems read it."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import io
 
@@ -10,6 +11,7 @@ import pytest
 import xmlschema
 from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, Skipped, TestCase
 
+from auditor import rules
 from auditor.model import ClusterResult, Finding, Report, Suppression
 from auditor.report import junit
 from tests.conftest import ROOT
@@ -38,9 +40,8 @@ def cases(text: str) -> dict[tuple[str, str], TestCase]:
 
 def flavor_missing(line: int, **kw: object) -> Finding:
     return Finding(
-        "flavor-missing",
+        rules.get("flavor-missing"),
         "no ResourceFlavor v100 on gpu-prod",
-        "quota",
         cluster="gpu-prod",
         kind="ClusterQueue",
         name="team-a-cq",
@@ -52,16 +53,15 @@ def flavor_missing(line: int, **kw: object) -> Finding:
 
 
 LOW = Finding(
-    "borrowing-over-lendable",
+    rules.get("borrowing-over-lendable"),
     "team-a-cq may borrow 8 a100 GPUs but its cohort lends 4",
-    "quota",
     cluster="gpu-prod",
     kind="ClusterQueue",
     name="team-a-cq",
     file="clusters/gpu-prod/clusterqueues.yaml",
     line=30,
 )
-YAML = Finding("yaml-syntax", "could not parse", "input", file="tenants/team-a/x.yaml", line=3)
+YAML = Finding(rules.get("yaml-syntax"), "could not parse", file="tenants/team-a/x.yaml", line=3)
 
 
 def test_the_schema_rejects_what_is_not_junit() -> None:
@@ -106,7 +106,7 @@ def test_counts_add_up_per_suite() -> None:
 
 def test_names_do_not_move_when_lines_or_messages_do() -> None:
     before = cases(written(Report("validate", [flavor_missing(12), LOW])))
-    moved = Finding(**{**vars(LOW), "line": 90, "message": "now 9 GPUs", "severity": None})
+    moved = dataclasses.replace(LOW, line=90, message="now 9 GPUs")
     after = cases(written(Report("validate", [moved, flavor_missing(40)])))
     assert set(before) == set(after)
 

@@ -31,16 +31,18 @@ def written(report: Report) -> dict[str, t.Any]:
 
 FINDINGS = [
     Finding(
-        "flavor-missing",
+        rules.get("flavor-missing"),
         "no ResourceFlavor v100 on gpu-prod",
-        "quota",
         cluster="gpu-prod",
         file="clusters/gpu-prod/clusterqueues.yaml",
         line=12,
     ),
-    Finding("stop-policy-holds", "held", "stop-policy", file="tenants/a/lq.yaml", line=4),
-    Finding("flavor-missing", "no ResourceFlavor v200", "quota", file="clusters/x/cq.yaml"),
-    Finding("drift-quota", "nominalQuota is 24 live but 16 in the repo", "quota"),  # no file
+    Finding(rules.get("stop-policy-holds"), "held", file="tenants/a/lq.yaml", line=4),
+    Finding(rules.get("flavor-missing"), "no ResourceFlavor v200", file="clusters/x/cq.yaml"),
+    Finding(
+        rules.get("drift-quota"),
+        "nominalQuota is 24 live but 16 in the repo",
+    ),  # no file
 ]
 
 
@@ -71,8 +73,8 @@ def test_results_point_at_their_rule_and_take_its_level() -> None:
     [run] = written(Report("validate", FINDINGS))["runs"]
     described = run["tool"]["driver"]["rules"]
     for finding, result in zip(FINDINGS, run["results"], strict=True):
-        assert described[result["ruleIndex"]]["id"] == result["ruleId"] == finding.rule
-        assert result["level"] == str(rules.get(finding.rule).severity)
+        assert described[result["ruleIndex"]]["id"] == result["ruleId"] == finding.rule.id
+        assert result["level"] == str(finding.rule.severity)
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
     assert levels == {
         "flavor-missing": "error",
@@ -119,12 +121,12 @@ def test_every_rule_of_the_catalogue_makes_valid_sarif() -> None:
     """Code scanning validates an upload against the OASIS schema and refuses it whole on one
     fault (a repeated tag, say), so each rule is written once, as a finding with a location."""
     every = [
-        Finding(rule.id, f"a {rule.id} finding", rule.category, file="clusters/c/x.yaml", line=3)
-        for rule in rules.CATALOGUE.values()
+        Finding(rule, f"a {rule.id} finding", file="clusters/c/x.yaml", line=3)
+        for rule in rules.catalogue().values()
     ]
     [run] = written(Report("validate", every, [ClusterResult("c")]))["runs"]
     described = run["tool"]["driver"]["rules"]
-    assert len(described) == len(rules.CATALOGUE) == len(run["results"])
+    assert len(described) == len(rules.catalogue()) == len(run["results"])
     for d in described:
         tags = d["properties"]["tags"]
         assert len(tags) == len(set(tags)) and rules.get(d["id"]).category in tags

@@ -61,4 +61,4 @@ def test_a_bad_object_still_gets_detailed_findings() -> None:
     )
     findings, sound = ClusterValidator(CATALOG).check(resource)
     assert not sound
-    assert [(f.rule, f.line, f.path) for f in findings] == [("schema", 5, "spec.clusterQueue")]
+    assert [(f.rule.id, f.line, f.path) for f in findings] == [("schema", 5, "spec.clusterQueue")]

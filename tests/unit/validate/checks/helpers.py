@@ -86,7 +86,7 @@ def assert_findings(
     findings: list[Finding], *expected: tuple[str, str, str, int | None], contains: str = ""
 ) -> None:
     """Each finding as (rule, severity, file, line), in any order; every message has `contains`."""
-    got = sorted((f.rule, str(f.severity), f.file or "", f.line) for f in findings)
+    got = sorted((f.rule.id, str(f.severity), f.file or "", f.line) for f in findings)
     assert got == sorted(expected), "\n".join(f"{f.file}:{f.line} {f.message}" for f in findings)
     for f in findings:
         assert contains in f.message, f.message

@@ -31,7 +31,7 @@ def test_approving_a_level_without_regenerating_leaves_the_policies_stale(repo_c
     )
     assert '"team-a": ["batch-low", "batch-standard", "batch-critical"]' in findings[0].message
     # the other cluster's file is stale too: the tenant's levels hold on every cluster
-    assert [f.rule for f in run_check(repo_copy, "admission-policies", "gpu-staging")] == [
+    assert [f.rule.id for f in run_check(repo_copy, "admission-policies", "gpu-staging")] == [
         "admission-policies-stale"
     ]
 

@@ -43,7 +43,7 @@ def test_a_missing_recording_rule_is_named(repo_copy: Path) -> None:
         "record: something:else:rate5m",
     )
     [finding] = run_check(repo_copy, "alert-coverage")
-    assert finding.rule == "alert-missing"
+    assert finding.rule.id == "alert-missing"
     assert "cluster_queue_reason:kueue_preempted_workloads:rate5m" in finding.message
 
 
@@ -51,7 +51,7 @@ def test_a_cluster_without_alerts_is_told_at_its_profile(repo_copy: Path) -> Non
     text = (repo_copy / PROD).read_text()
     (repo_copy / PROD).write_text(text.split("---\napiVersion: monitoring.coreos.com/v1")[0])
     [finding] = run_check(repo_copy, "alert-coverage")
-    assert (finding.rule, finding.file, finding.line) == (
+    assert (finding.rule.id, finding.file, finding.line) == (
         "alert-missing",
         "clusters/gpu-prod/profile.yaml",
         1,
@@ -85,7 +85,7 @@ def test_a_numeric_threshold_beyond_the_range_is_an_error_on_its_expression(
 ) -> None:
     edit(repo_copy, PROD, "> 0.25", "> 0.9")
     [finding] = run_check(repo_copy, "alert-coverage")
-    assert finding.rule == "alert-threshold-out-of-range"
+    assert finding.rule.id == "alert-threshold-out-of-range"
     assert "KueueWebhookRejecting has threshold 0.9, outside 0.05 to 0.5" in finding.message
     expr_line = line_of(repo_copy, PROD, "- alert: KueueWebhookRejecting") + 1
     assert finding.line == expr_line
@@ -112,7 +112,7 @@ def test_a_rule_copied_from_another_cluster_is_an_error(repo_copy: Path) -> None
     staging = "clusters/gpu-staging/alerts.yaml"
     (repo_copy / staging).write_text((repo_copy / PROD).read_text())
     findings = run_check(repo_copy, "alert-coverage", "gpu-staging")
-    assert {f.rule for f in findings} == {"alert-other-cluster"}
+    assert {f.rule.id for f in findings} == {"alert-other-cluster"}
     assert len(findings) == 2  # the drift alert and the stale-audit alert
     assert all("cluster='gpu-prod'" in f.message for f in findings)
     assert {f.line for f in findings} == {

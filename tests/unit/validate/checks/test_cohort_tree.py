@@ -43,7 +43,7 @@ def test_a_cycle_of_parents_is_one_error_naming_the_loop(repo_copy: Path) -> Non
 def test_a_cohort_that_is_its_own_parent_is_a_cycle(repo_copy: Path) -> None:
     write(repo_copy, COHORTS, cohort("ai-shared", "ai-shared"))
     [finding] = run_check(repo_copy, "cohort-tree")
-    assert finding.rule == "cohort-cycle"
+    assert finding.rule.id == "cohort-cycle"
     assert "Cohorts ai-shared -> ai-shared form a cycle" in finding.message
 
 
@@ -81,7 +81,7 @@ def test_a_cohort_borrowing_limit_above_what_the_rest_of_its_tree_lends_warns(
         + cohort("example-org", None, gpus('nominalQuota: "6"')),
     )
     found = [f for f in run_check(repo_copy, "quotas") if f.file == COHORTS]
-    assert [(f.rule, f.line) for f in found] == [
+    assert [(f.rule.id, f.line) for f in found] == [
         ("borrowing-over-lendable", line_of(repo_copy, COHORTS, "borrowingLimit"))
     ]
     assert found[0].message.startswith(

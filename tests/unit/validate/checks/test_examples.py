@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from auditor import rules
+from auditor.model import Severity
 from auditor.validate import checks
 from tests.conftest import ROOT
 from tests.unit.validate.checks.helpers import context, run_check, write
 
 CHECK_OF = {rule_id: check_id for check_id, m in checks.CHECKS.items() for rule_id in m.RULES}
+POLICY = {r.id for r in rules.catalogue().values() if r.stage == "policy"}
 
 
 def cluster_of(file: str) -> str:
@@ -27,7 +29,7 @@ def cluster_of(file: str) -> str:
 def test_each_check_declares_its_rules_and_names_itself_after_its_module(check_id: str) -> None:
     module = checks.get(check_id)
     assert module.RULES and len(set(module.RULES)) == len(module.RULES)
-    assert all(rules.get(r).stage == "policy" for r in module.RULES)
+    assert all(r.stage == "policy" for r in module.RULES.values())
     assert re.fullmatch(r"[a-z]+(-[a-z]+)*", check_id)
     assert module.__name__.endswith(check_id.replace("-", "_"))
 
@@ -35,8 +37,7 @@ def test_each_check_declares_its_rules_and_names_itself_after_its_module(check_i
 def test_the_catalogues_policy_rules_are_exactly_the_checks_rules() -> None:
     declared = [r for m in checks.CHECKS.values() for r in m.RULES]
     assert len(declared) == len(set(declared)), "a rule is declared by two checks"
-    policy = {r.id for r in rules.CATALOGUE.values() if r.stage == "policy"}
-    assert set(declared) == policy
+    assert set(declared) == POLICY
 
 
 @pytest.mark.parametrize("rule_id", sorted(CHECK_OF))
@@ -45,7 +46,7 @@ def test_the_passing_example_passes_its_check(repo_copy: Path, rule_id: str) -> 
     assert example.file is not None, "a policy rule's examples are manifests, run here"
     write(repo_copy, example.file, example.text)
     findings = run_check(repo_copy, CHECK_OF[rule_id], cluster_of(example.file), example.today)
-    assert findings == [], [f"{f.rule}: {f.message}" for f in findings]
+    assert findings == [], [f"{f.rule.id}: {f.message}" for f in findings]
 
 
 @pytest.mark.parametrize("rule_id", sorted(CHECK_OF))
@@ -55,14 +56,14 @@ def test_the_failing_example_fails_with_its_rule(repo_copy: Path, rule_id: str) 
     assert example.file is not None, "a policy rule's examples are manifests, run here"
     write(repo_copy, example.file, example.text)
     findings = run_check(repo_copy, CHECK_OF[rule_id], cluster_of(example.file), example.today)
-    found = [f for f in findings if f.rule == rule_id]
-    assert found, [f"{f.rule}: {f.message}" for f in findings]
-    for finding in found:  # each points somewhere in the repository, with the catalogue's level
+    found = [f for f in findings if f.rule is rule]
+    assert found, [f"{f.rule.id}: {f.message}" for f in findings]
+    for finding in found:  # each points somewhere in the repository
         assert finding.file and finding.line and (repo_copy / finding.file).exists()
-        assert finding.severity == rule.severity
 
 
 def test_the_repository_itself_passes_every_check_without_errors() -> None:
     for cluster in ("gpu-prod", "gpu-staging"):
         findings = checks.run(context(ROOT, cluster))
-        assert [f for f in findings if f.severity == "error"] == [], [f.message for f in findings]
+        errors = [f for f in findings if f.severity is Severity.ERROR]
+        assert errors == [], [f.message for f in errors]

@@ -51,7 +51,7 @@ def test_two_flavors_selecting_the_same_nodes_is_an_error(repo_copy: Path) -> No
         "",
     )
     [finding] = run_check(repo_copy, "flavors")
-    assert (finding.rule, finding.name) == ("flavor-overlap", "a100-spot")
+    assert (finding.rule.id, finding.name) == ("flavor-overlap", "a100-spot")
     assert finding.message.startswith(
         "ResourceFlavor a100-spot has the same nodeLabels and nodeTaints as a100 ("
     )

@@ -76,7 +76,7 @@ def test_a_selector_that_would_manage_kube_system_stops_kueue(repo_copy: Path) -
         "      matchExpressions: [{key: platform.example.com/kueue, operator: DoesNotExist}]\n",
     )
     findings = run_check(repo_copy, "kueue-config")
-    assert sorted(f.rule for f in findings) == [
+    assert sorted(f.rule.id for f in findings) == [
         "kueue-config-invalid",
         "kueue-config-invalid",
         "kueue-config-unmanaged-jobs",
@@ -99,7 +99,7 @@ def test_a_release_this_tool_does_not_carry_names_the_nearest_and_how_to_add_it(
 ) -> None:
     edit(repo_copy, PROFILE, "version: v0.17.0", "version: v0.18.0")
     [finding] = run_check(repo_copy, "kueue-config")
-    assert (finding.rule, finding.file, finding.line) == (
+    assert (finding.rule.id, finding.file, finding.line) == (
         "kueue-config-invalid", PROFILE, line_of(repo_copy, PROFILE, "  kueue:")
     )  # fmt: skip
     assert "names Kueue v0.18.0, a release this tool does not know" in finding.message
@@ -111,7 +111,7 @@ def test_a_release_this_tool_does_not_carry_names_the_nearest_and_how_to_add_it(
 def test_text_that_is_not_yaml_is_an_error(repo_copy: Path) -> None:
     edit(repo_copy, CONFIG, "    kind: Configuration\n", "    kind: Configuration\n    : [\n")
     [finding] = run_check(repo_copy, "kueue-config")
-    assert finding.rule == "kueue-config-invalid" and "not valid YAML" in finding.message
+    assert finding.rule.id == "kueue-config-invalid" and "not valid YAML" in finding.message
 
 
 def test_a_release_without_the_namespace_selector_cannot_keep_to_admitting_namespaces(
@@ -128,7 +128,9 @@ def test_a_release_without_the_namespace_selector_cannot_keep_to_admitting_names
     edit(repo_copy, CONFIG, "    managedJobsNamespaceSelector:", "    unusedBefore:")
     edit(repo_copy, CONFIG, "      matchLabels:\n        platform.example.com/kueue: enabled\n", "")
     findings = run_check(repo_copy, "kueue-config")
-    assert [(f.rule, f.line) for f in findings if f.rule == "kueue-config-unmanaged-jobs"] == [
+    assert [
+        (f.rule.id, f.line) for f in findings if f.rule.id == "kueue-config-unmanaged-jobs"
+    ] == [
         ("kueue-config-unmanaged-jobs", line_of(repo_copy, CONFIG, "manageJobsWithoutQueueName:"))
     ]
     assert "Kueue v0.9.1 has no managedJobsNamespaceSelector" in findings[-1].message

@@ -16,7 +16,7 @@ def test_the_committed_objects_pass_kueues_webhooks(repo_copy: Path) -> None:
 def test_a_negative_nominal_quota_is_refused_at_its_line(repo_copy: Path) -> None:
     edit(repo_copy, CQS, 'nominalQuota: "16"', 'nominalQuota: "-2"')
     [finding] = run_check(repo_copy, "kueue-webhook")
-    assert (finding.rule, finding.file, finding.line) == (
+    assert (finding.rule.id, finding.file, finding.line) == (
         "quantity-negative",
         CQS,
         line_of(repo_copy, CQS, 'nominalQuota: "-2"'),
@@ -38,7 +38,7 @@ def test_each_cluster_is_held_to_what_its_own_release_refuses(repo_copy: Path) -
             "  fairSharing: {weight: 1n}\n  queueingStrategy:",
         )
     prod = run_check(repo_copy, "kueue-webhook")
-    assert [f.rule for f in prod] == ["fair-sharing-weight-tiny"]
+    assert [f.rule.id for f in prod] == ["fair-sharing-weight-tiny"]
     assert prod[0].message.startswith("Kueue v0.17.0's webhook refuses this ClusterQueue")
     assert run_check(repo_copy, "kueue-webhook", "gpu-legacy") == []
 

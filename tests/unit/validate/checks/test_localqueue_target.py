@@ -31,7 +31,7 @@ def test_another_tenants_cluster_queue_is_not_authorised_nor_admitting(repo_copy
         ("lq-cluster-queue-not-authorised", "error", LQ, line),
         ("lq-namespace-not-selected", "error", LQ, line),
     )
-    messages = {f.rule: f.message for f in findings}
+    messages = {f.rule.id: f.message for f in findings}
     assert (
         "tenants/team-a/profile.yaml) lists team-a-cq"
         in messages["lq-cluster-queue-not-authorised"]

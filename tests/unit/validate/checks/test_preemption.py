@@ -96,7 +96,7 @@ def test_a_queue_that_can_never_borrow_is_nobodys_victim(repo_copy: Path) -> Non
     replace_team_b_cq(repo_copy, NEVER_PREEMPTS + quota(", borrowingLimit: 0"))
     assert run_check(repo_copy, "preemption") == []
     edit(repo_copy, CQS, "nominalQuota: 4, borrowingLimit: 0", "nominalQuota: 4, borrowingLimit: 1")
-    assert [f.rule for f in run_check(repo_copy, "preemption")] == ["preemption-unvalidated"]
+    assert [f.rule.id for f in run_check(repo_copy, "preemption")] == ["preemption-unvalidated"]
 
 
 def test_never_everywhere_needs_no_evidence(repo_copy: Path) -> None:
@@ -139,7 +139,9 @@ def test_evidence_warns_before_it_expires_and_fails_after(repo_copy: Path) -> No
         contains="expires in 13 day(s), on 2027-11-02",
     )
     late = run_check(repo_copy, "preemption", today=datetime.date(2027, 11, 2))
-    assert {(f.rule, str(f.severity)) for f in late} == {("preemption-evidence-expired", "error")}
+    assert {(f.rule.id, str(f.severity)) for f in late} == {
+        ("preemption-evidence-expired", "error")
+    }
     assert any(
         f.message.startswith(
             "team-b's preemption.checkpointing evidence (https://tickets.example.com/PLAT-418) "

@@ -54,7 +54,7 @@ def test_without_declared_platform_levels_the_classes_no_tenant_lists_are_the_pl
     edit(repo_copy, TENANT, "workload: [batch-low, batch-standard]", "workload: [batch-low]")
     edit(repo_copy, PCS, "value: 1000\ndescription: Default", "value: 20000\ndescription: Default")
     [finding] = run_check(repo_copy, "priority-levels")  # batch-standard is team-b's still
-    assert finding.rule == "priority-above-platform"
+    assert finding.rule.id == "priority-above-platform"
     assert "but the platform's WorkloadPriorityClass batch-critical is 10000" in finding.message
 
 

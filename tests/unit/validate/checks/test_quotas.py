@@ -19,7 +19,7 @@ def test_the_repositorys_quotas_pass(repo_copy: Path) -> None:
 
 def test_limits_without_a_cohort_are_errors(repo_copy: Path) -> None:
     edit(repo_copy, CQS, "  cohortName: ai-shared\n", "")
-    findings = [f for f in run_check(repo_copy, "quotas") if f.rule == "limit-without-cohort"]
+    findings = [f for f in run_check(repo_copy, "quotas") if f.rule.id == "limit-without-cohort"]
     assert_findings(
         findings,
         ("limit-without-cohort", "error", CQS, line_of(repo_copy, CQS, "borrowingLimit", 1)),
@@ -60,14 +60,14 @@ def test_lending_more_than_nominal_is_an_error(repo_copy: Path) -> None:
 def test_unknown_and_repeated_flavors_are_errors(repo_copy: Path) -> None:
     edit(repo_copy, CQS, "        - name: h100", "        - name: a100")
     edit(repo_copy, CQS, "        - name: cpu-only", "        - name: cpu-spot")
-    findings = [f for f in run_check(repo_copy, "quotas") if f.rule.startswith("flavor-")]
+    findings = [f for f in run_check(repo_copy, "quotas") if f.rule.id.startswith("flavor-")]
     assert_findings(
         findings,
         ("flavor-missing", "error", CQS, line_of(repo_copy, CQS, "name: cpu-spot")),
         ("flavor-repeated", "error", CQS, line_of(repo_copy, CQS, "- name: a100", 2)),
     )
     assert "no ResourceFlavor cpu-spot on gpu-prod (known: a100, a100-spot, cpu-only, h100)" in (
-        next(f.message for f in findings if f.rule == "flavor-missing")
+        next(f.message for f in findings if f.rule.id == "flavor-missing")
     )
 
 
@@ -119,7 +119,7 @@ def test_a_cohorts_own_pool_counts_as_lendable(repo_copy: Path) -> None:
         "      flavors:\n        - name: a100\n          resources:\n"
         '            - {name: nvidia.com/gpu, nominalQuota: "0"}\n',
     )
-    assert [f.rule for f in run_check(repo_copy, "quotas")] == ["borrowing-over-lendable"]
+    assert [f.rule.id for f in run_check(repo_copy, "quotas")] == ["borrowing-over-lendable"]
     # one more GPU in the child cohort's pool is both lendable and inside the a100 capacity
     edit(
         repo_copy, "clusters/gpu-prod/profile.yaml", 'nvidia.com/gpu: "32"', 'nvidia.com/gpu: "33"'
@@ -143,7 +143,7 @@ def test_a_flavor_the_profile_declares_no_capacity_for_holds_none(repo_copy: Pat
     profile = "clusters/gpu-prod/profile.yaml"
     edit(repo_copy, profile, '    h100: {cpu: "512", memory: 4Ti, nvidia.com/gpu: "16"}\n', "")
     findings = run_check(repo_copy, "quotas")
-    assert {f.rule for f in findings} == {"capacity-exceeded"}
+    assert {f.rule.id for f in findings} == {"capacity-exceeded"}
     assert {f.message.split(" on ")[0] for f in findings} == {
         "nominal quotas of h100/cpu",
         "nominal quotas of h100/memory",

@@ -65,7 +65,7 @@ def test_a_cluster_folder_the_profile_does_not_list_owns_no_namespace(repo_copy:
     end = text.index("    gpu-staging:")
     profile.write_text(text[:start] + text[end:])
     findings = run_check(repo_copy, "tenant-objects")
-    assert {f.rule for f in findings} == {"tenant-foreign-namespace"}
+    assert {f.rule.id for f in findings} == {"tenant-foreign-namespace"}
     assert {f.file for f in findings} >= {f"{FOLDER}/namespace.yaml", f"{FOLDER}/localqueues.yaml"}
     assert "lists: none on gpu-prod" in findings[0].message
     assert line_of(repo_copy, f"{FOLDER}/namespace.yaml", "name: team-a") in {

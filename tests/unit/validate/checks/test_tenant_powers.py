@@ -54,7 +54,7 @@ def test_namespace_patch_granted_from_the_platform_folder_is_an_error(repo_copy:
 def test_cluster_admin_anywhere_is_an_error_naming_what_it_gives(repo_copy: Path) -> None:
     append(repo_copy, RBAC, binding("team-a-root", "cluster-admin"))
     [finding] = run_check(repo_copy, "tenant-powers")
-    assert finding.rule == "rbac-tenant-power" and finding.file == RBAC
+    assert finding.rule.id == "rbac-tenant-power" and finding.file == RBAC
     assert "create clusterqueues.kueue.x-k8s.io cluster-wide" in finding.extra["powers"]
     assert "get secrets cluster-wide" in finding.extra["powers"]
     assert "through ClusterRoleBinding team-a-root -> ClusterRole cluster-admin -> rules[0]" in (
@@ -111,4 +111,4 @@ def test_tenant_folder_bindings_are_left_to_tenant_rbac(repo_copy: Path) -> None
     folder = "tenants/team-a/gpu-prod/rbac.yaml"
     append(repo_copy, folder, binding("team-a-edit", "edit", namespace="team-a"))
     assert run_check(repo_copy, "tenant-powers") == []
-    assert [f.rule for f in run_check(repo_copy, "tenant-rbac")] == ["rbac-builtin-role"]
+    assert [f.rule.id for f in run_check(repo_copy, "tenant-rbac")] == ["rbac-builtin-role"]

@@ -143,7 +143,7 @@ def test_creating_pods_is_an_error_where_kueue_does_not_manage_them(repo_copy: P
         ("rbac-pod-create", "error", ROLE, 5),
         ("rbac-write-not-submission", "error", ROLE, 6),
     )
-    [pods] = [f for f in run_check(repo_copy, "tenant-rbac") if f.rule == "rbac-pod-create"]
+    [pods] = [f for f in run_check(repo_copy, "tenant-rbac") if f.rule.id == "rbac-pod-create"]
     assert "does not manage Pods (its Configuration's frameworks lack `pod`)" in pods.message
 
 
@@ -203,7 +203,7 @@ def test_a_binding_to_the_tenants_own_role_is_judged_at_the_role(repo_copy: Path
         "  kind: ClusterRole\n  name: kueue-gitops:tenant-submitter",
         "  kind: Role\n  name: extra",
     )
-    assert [(f.rule, f.file) for f in run_check(repo_copy, "tenant-rbac")] == [
+    assert [(f.rule.id, f.file) for f in run_check(repo_copy, "tenant-rbac")] == [
         ("rbac-pod-create", ROLE)
     ]
 
