@@ -35,7 +35,7 @@ def drift_report(*, prod_ok: bool = True) -> Report:
         findings=[
             finding("gpu-prod", "drift-quota", "quota"),
             finding("gpu-prod", "drift-quota", "quota"),
-            finding("gpu-prod", "rbac-pod-create", "rbac"),  # a warning
+            finding("gpu-prod", "stop-policy-holds", "stop-policy"),  # a warning
             finding("gpu-staging", "drift-label", "label"),
         ],
         clusters=[
@@ -60,7 +60,7 @@ def test_textfile_counts_findings_by_cluster_category_and_severity(tmp_path: Pat
     }
     assert findings == {
         ("gpu-prod", "quota", "error"): 2,
-        ("gpu-prod", "rbac", "warning"): 1,
+        ("gpu-prod", "stop-policy", "warning"): 1,
         ("gpu-staging", "label", "error"): 1,
     }
     for cluster in ("gpu-prod", "gpu-staging"):
@@ -155,7 +155,7 @@ def test_push_replaces_complete_groups_and_only_adds_to_incomplete_ones(
     prod = samples(prod_body)
     assert {labels for name, labels in prod if name == "kueue_gitops_findings"} == {
         L(command="drift", cluster="gpu-prod", category="quota", severity="error"),
-        L(command="drift", cluster="gpu-prod", category="rbac", severity="warning"),
+        L(command="drift", cluster="gpu-prod", category="stop-policy", severity="warning"),
     }
     assert "kueue_gitops_last_complete_audit_timestamp_seconds" not in {n for n, _ in prod}
     staging = samples(staging_body)
