@@ -429,15 +429,6 @@ def test_clean_after_a_real_kueue_rewrote_what_it_admitted(
         pytest.fail(f"the Kueue sandbox could not start: {exc}", pytrace=False)
     try:
         repo = servable_repo(tmp_path, box.connect())
-        profile = repo / "clusters" / "gpu-staging" / "profile.yaml"
-        # The sandbox runs Kueue as a user of its own; a site declares its Kueue identity so.
-        profile.write_text(
-            profile.read_text().replace(
-                "      - ServiceAccount kueue-system/kueue-controller-manager",
-                "      - ServiceAccount kueue-system/kueue-controller-manager\n"
-                "      - User kueue-controller-manager",
-            )
-        )
         resources = Repository.open(repo).load(["gpu-staging"]).for_cluster("gpu-staging")
         assert [a.error for a in apply_all(box.connect(), resources) if a.error] == []
         cq = box.connect().get(KUEUE, "ClusterQueue", "team-a-cq")

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from auditor import rules
 from auditor.model import ClusterResult, Finding, Report
 from auditor.report import metrics
 
@@ -29,14 +28,14 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 def drift_report(*, prod_ok: bool = True) -> Report:
     def finding(cluster: str, rule: str, category: str) -> Finding:
-        return Finding(rules.get(rule), "m", cluster=cluster)
+        return Finding(rule, "m", category, cluster=cluster)
 
     return Report(
         "drift",
         findings=[
             finding("gpu-prod", "drift-quota", "quota"),
             finding("gpu-prod", "drift-quota", "quota"),
-            finding("gpu-prod", "namespace-selector-absent", "label"),  # a warning
+            finding("gpu-prod", "stop-policy-holds", "stop-policy"),  # a warning
             finding("gpu-staging", "drift-label", "label"),
         ],
         clusters=[
@@ -61,7 +60,7 @@ def test_textfile_counts_findings_by_cluster_category_and_severity(tmp_path: Pat
     }
     assert findings == {
         ("gpu-prod", "quota", "error"): 2,
-        ("gpu-prod", "label", "warning"): 1,
+        ("gpu-prod", "stop-policy", "warning"): 1,
         ("gpu-staging", "label", "error"): 1,
     }
     for cluster in ("gpu-prod", "gpu-staging"):
@@ -156,7 +155,7 @@ def test_push_replaces_complete_groups_and_only_adds_to_incomplete_ones(
     prod = samples(prod_body)
     assert {labels for name, labels in prod if name == "kueue_gitops_findings"} == {
         L(command="drift", cluster="gpu-prod", category="quota", severity="error"),
-        L(command="drift", cluster="gpu-prod", category="label", severity="warning"),
+        L(command="drift", cluster="gpu-prod", category="stop-policy", severity="warning"),
     }
     assert "kueue_gitops_last_complete_audit_timestamp_seconds" not in {n for n, _ in prod}
     staging = samples(staging_body)
