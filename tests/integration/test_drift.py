@@ -20,7 +20,7 @@ from auditor.live.kube import KindNotServed, KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import ROOT, own_context, run_line, start_sandbox
-from tests.integration.conftest import repo_kueue_config
+from tests.integration.conftest import repo_kueue_config, repo_kueue_release
 
 CLUSTER = "gpu-prod"
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -424,7 +424,12 @@ def test_clean_after_a_real_kueue_rewrote_what_it_admitted(
     """Kueue's webhooks and controllers run: finalizers added, quantities re-encoded."""
     box = Sandbox("drift-kueue", root=sandboxes_dir)
     try:
-        box.up(toolchain, with_kueue=True, kueue_config=repo_kueue_config("gpu-staging"))
+        box.up(
+            toolchain,
+            with_kueue=True,
+            kueue_config=repo_kueue_config("gpu-staging"),
+            kueue_release=repo_kueue_release(toolchain, "gpu-staging"),
+        )
     except Exception as exc:
         pytest.fail(f"the Kueue sandbox could not start: {exc}", pytrace=False)
     try:
