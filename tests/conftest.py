@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 from auditor.cli.main import cli
 from auditor.report import contract
 from auditor.sandbox import Sandbox, Toolchain, ensure_built
+from tests.installed import base_install, source, wheel  # noqa: F401 - session fixtures
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,7 +18,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "kueue-gitops validate --cluster gpu-prod -o sarif > validate.sarif",
         "kueue-gitops validate --server-side --cluster gpu-staging --context gpu-staging",
     ),
-    "schemas fetch": ("kueue-gitops schemas fetch --cluster gpu-prod",),
+    "schemas fetch": (
+        "kueue-gitops schemas fetch --cluster gpu-prod",
+        "kueue-gitops schemas fetch --cluster gpu-prod --release v0.17.0",
+    ),
     "schemas profiles": ("kueue-gitops schemas profiles",),
     "drift": (
         "kueue-gitops drift",
@@ -75,10 +78,18 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "kueue-gitops tenant add team-c --cluster gpu-prod --owner @example-org/team-c "
         "--group example-org:team-c --quota a100.nvidia.com/gpu=8 --quota a100.cpu=64",
     ),
-    "cluster add": ("kueue-gitops cluster add gpu-dev --like gpu-staging --context dev-admin",),
+    "cluster add": (
+        "kueue-gitops cluster add gpu-dev --like gpu-staging --context dev-admin",
+        "kueue-gitops cluster add gpu-new --capacity h100.nvidia.com/gpu=16 --capacity h100.cpu=96",
+    ),
+    "init": (
+        "kueue-gitops init --cluster gpu-a --repo-url https://git.example.com/platform/kueue.git",
+        "kueue-gitops init --cluster gpu-a --cluster gpu-b --repo-url "
+        "https://github.com/acme/kueue.git --owner @acme/platform --capacity a100.nvidia.com/gpu=8",
+    ),
 }
 
-CLUSTER_OPTIONS = ("cluster", "clusters")
+CLUSTER_OPTIONS = ("cluster", "clusters", "like")
 
 
 def command_lines(path: str) -> tuple[str, ...]:
@@ -101,6 +112,43 @@ def complete_clusters(
     return [CompletionItem(n) for n in names if n.startswith(incomplete)]
 
 
+def complete_cluster_queues(
+    ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The repository's ClusterQueue names (on --cluster, when given), for hold and resume."""
+    from auditor.repo.layout import Repository
+
+    try:
+        repo = Repository.open(ctx.find_root().params.get("repo_dir"))
+        cluster = ctx.params.get("cluster")
+        loaded = repo.load([cluster] if cluster else None)
+        names = sorted({r.name for r in loaded.resources if r.kind == "ClusterQueue"})
+    except Exception:  # completion must never fail the shell
+        return []
+    return [CompletionItem(n) for n in names if n.startswith(incomplete)]
+
+
+def complete_rules(
+    _ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The catalogue's rule IDs, for explain."""
+    from auditor import rules
+
+    return [
+        CompletionItem(r.id, help=r.summary)
+        for r in rules.catalogue().values()
+        if r.id.startswith(incomplete)
+    ]
+
+
+# Arguments completed from the repository or the catalogue, by command and argument name.
+ARGUMENTS = {
+    ("explain", "rule_id"): complete_rules,
+    ("hold", "cluster_queue"): complete_cluster_queues,
+    ("resume", "cluster_queue"): complete_cluster_queues,
+}
+
+
 def decorate(command: click.Command, path: str) -> None:
     """Add `path`'s examples to its help, and cluster-name completion to its --cluster."""
     lines = command_lines(path)
@@ -111,6 +159,9 @@ def decorate(command: click.Command, path: str) -> None:
         if param.name in CLUSTER_OPTIONS and isinstance(param, click.Option):
             # click keeps the completion callback here; Option takes it only when constructed
             param._custom_shell_complete = complete_clusters
+        found = ARGUMENTS.get((path, param.name or ""))
+        if found is not None:
+            param._custom_shell_complete = found
     if isinstance(command, click.Group):
         for name, sub in command.commands.items():
             decorate(sub, f"{path} {name}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import logging
 import traceback
 import typing as t
 from pathlib import Path
@@ -17,7 +16,15 @@ from pathlib import Path
 import click
 
 from auditor.cli import examples
-from auditor.cli.options import REPO_ENV, REPO_HELP, Context, repo_anywhere
+from auditor.cli.options import (
+    QUIET_HELP,
+    REPO_ENV,
+    REPO_HELP,
+    VERBOSE_HELP,
+    Context,
+    repo_anywhere,
+    set_verbosity,
+)
 from auditor.errors import AuditorError, internal_error
 
 EPILOG = (
@@ -47,6 +54,7 @@ COMMANDS = {
     "github": "auditor.cli.github:github",
     "tenant": "auditor.cli.onboard:tenant",
     "cluster": "auditor.cli.onboard:cluster_group",
+    "init": "auditor.cli.onboard:init",
     "trace": "auditor.cli.trace:trace",
 }
 
@@ -107,38 +115,16 @@ class AuditorGroup(click.Group):
     metavar="DIR",
     help=REPO_HELP,
 )
-@click.option(
-    "-v",
-    "--verbose",
-    "verbose",
-    count=True,
-    help="Say more: the traceback of an internal error, and the tool's debug log.",
-)
-@click.option("-q", "--quiet", is_flag=True, help="Say less: no notes, only the report and errors.")
+@click.option("-v", "--verbose", "verbose", count=True, help=VERBOSE_HELP)
+@click.option("-q", "--quiet", is_flag=True, help=QUIET_HELP)
 @click.version_option(package_name="kueue-gitops")
 @click.pass_context
 def cli(ctx: click.Context, repo_dir: Path | None, verbose: int, quiet: bool) -> None:
     """Validate, audit and operate a GitOps repository of Kueue quota."""
     state = ctx.ensure_object(Context)  # keeps what a caller passed in obj
     state.repo_dir = repo_dir
-    state.verbosity = -1 if quiet and not verbose else verbose
-    log = logging.getLogger("auditor")
-    log.setLevel(logging.DEBUG if verbose else logging.WARNING)
-    if verbose and _LOG_TO_STDERR not in log.handlers:
-        log.addHandler(_LOG_TO_STDERR)
-    elif not verbose:
-        log.removeHandler(_LOG_TO_STDERR)
-
-
-class _Stderr(logging.Handler):
-    """The tool's log on whatever stderr is now (click's, under a test runner)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        click.echo(self.format(record), err=True)
-
-
-_LOG_TO_STDERR = _Stderr()
-_LOG_TO_STDERR.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    state.verbose, state.quiet = 0, False
+    set_verbosity(state, verbose, quiet)
 
 
 def main() -> None:

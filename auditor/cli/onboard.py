@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 
 import click
@@ -9,8 +11,10 @@ import click
 from auditor import codeowners, onboard
 from auditor.cli.options import Context, pass_context
 from auditor.errors import ConfigError
+from auditor.onboard import start
 from auditor.repo import boundaries
-from auditor.repo.layout import Repository
+from auditor.repo.layout import CLUSTERS, Repository
+from auditor.repo.profiles import export_schemas
 
 
 def _root(ctx: Context) -> tuple[Repository, Path]:
@@ -74,9 +78,10 @@ def tenant() -> None:
     "--quota",
     "quotas",
     multiple=True,
+    required=True,
     metavar="FLAVOR.RESOURCE=N",
     help="Nominal quota of its ClusterQueue on each cluster, e.g. a100.nvidia.com/gpu=8 "
-    "(repeatable; a flavor's other resources get 0).",
+    "(at least one; repeatable; a flavor's other resources get 0).",
 )
 @click.option(
     "--cohort", metavar="NAME", help="The cohort its ClusterQueue borrows in and lends to."
@@ -125,9 +130,9 @@ def cluster_group() -> None:
 @click.argument("name")
 @click.option(
     "--like",
-    required=True,
     metavar="C",
-    help="The existing cluster whose platform files and schemas to start from.",
+    help="The existing cluster whose platform files and schemas to start from (default: "
+    "the templates `init` writes).",
 )
 @click.option(
     "--context",
@@ -135,22 +140,199 @@ def cluster_group() -> None:
     metavar="CTX",
     help="The kubeconfig context of the new cluster (default: its name).",
 )
+@click.option(
+    "--kueue-version",
+    metavar="VERSION",
+    help="Without --like: the Kueue release it runs (default: the newest this tool knows).",
+)
+@click.option(
+    "--capacity",
+    "capacity",
+    multiple=True,
+    metavar="FLAVOR.RESOURCE=N",
+    help="Without --like: what the nodes behind a flavor hold (repeatable; as `init`).",
+)
 @pass_context
-def cluster_add(ctx: Context, name: str, like: str, kube_context: str | None) -> None:
-    """Write clusters/NAME/ as a copy of clusters/C/ without its ClusterQueues, schemas/NAME/
-    as a copy of C's, and NAME's destinations in argocd/projects.yaml; regenerate CODEOWNERS
-    and NAME's admission policies. Then fetch its real schemas with `schemas fetch`.
+def cluster_add(
+    ctx: Context,
+    name: str,
+    like: str | None,
+    kube_context: str | None,
+    kueue_version: str | None,
+    capacity: tuple[str, ...],
+) -> None:
+    """Write clusters/NAME/ as a copy of clusters/C/ without its ClusterQueues and schemas/NAME/
+    as a copy of C's (--like C), or from the templates `init` writes; add NAME's destinations
+    to argocd/projects.yaml; regenerate CODEOWNERS and NAME's admission policies. Then fetch
+    its real schemas with `schemas fetch`.
     """
     repo, root = _root(ctx)
-    plan = onboard.cluster(repo, name, like, kube_context)
-    written = plan.write(root)
-    written.append(onboard.copy_schemas(root, like, name))
-    project = onboard.add_destinations(root, like, name)
+    if like is not None:
+        if kueue_version or capacity:
+            raise click.UsageError(
+                "--kueue-version and --capacity are for a cluster without --like"
+            )
+        written = onboard.cluster(repo, name, like, kube_context).write(root)
+        written.append(onboard.copy_schemas(root, like, name))
+        then = (
+            "adjust its profile's capacity and kueue version, run "
+            f"`kueue-gitops schemas fetch --cluster {name}` once it is reachable"
+        )
+    else:
+        if name in repo.clusters:
+            raise ConfigError(f"cluster {name} exists already ({CLUSTERS}/{name}/)")
+        owners = next((repo.cluster(c).owners for c in sorted(repo.clusters)), None)
+        version = kueue_version or start.newest_release()
+        made = start.ClusterStart(
+            name,
+            tuple(owners or [start.owners_from("")]),
+            version,
+            context=kube_context,
+            capacity=tuple(onboard.Quota.parse(q) for q in capacity or start.DEFAULT_CAPACITY),
+        )
+        written = onboard.Plan(start.cluster_files(made), {}).write(root)
+        then = (
+            f"run `kueue-gitops schemas fetch --cluster {name}` (with --release {version} "
+            "while it is not reachable)"
+        )
+    project = onboard.add_destinations(root, name, like)
     if project:
         written.append(project)
+    else:
+        ctx.note(
+            f"argocd/projects.yaml has no destinations to add {name}'s beside: Argo CD may not "
+            f"sync clusters/{name}/ until its AppProject names it (`kueue-gitops init` writes one)"
+        )
+    _report(written, _regenerate(root, [name]), f"cluster {name}: {then}, then commit")
+
+
+def _released_version(ctx: Context) -> str:
+    """The version of this kueue-gitops, which the workflows and hooks init writes install."""
+    from importlib.metadata import version
+
+    found = version("kueue-gitops")
+    if not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", found):
+        ctx.note(
+            f"kueue-gitops {found} is not a release: pin a released version in "
+            ".github/actions/setup/action.yml and .pre-commit-config.yaml"
+        )
+    return found
+
+
+def _label(text: str) -> tuple[str, str]:
+    key, eq, value = text.partition("=")
+    if not (key and eq and value):
+        raise click.BadParameter(
+            f"{text!r}: write KEY=VALUE, e.g. kueue-gitops.io/admission=enabled"
+        )
+    return key, value
+
+
+@click.command("init")
+@click.option(
+    "--cluster",
+    "clusters",
+    multiple=True,
+    required=True,
+    metavar="NAME",
+    help="A cluster of the repository (repeatable); its kubeconfig context is its name.",
+)
+@click.option(
+    "--repo-url",
+    required=True,
+    metavar="URL",
+    help="The URL Argo CD reads this repository from (the ApplicationSets and AppProjects).",
+)
+@click.option(
+    "--owner",
+    "owners",
+    multiple=True,
+    metavar="@ORG/TEAM",
+    help="The platform team (CODEOWNERS; repeatable). Default: asked on a terminal, else "
+    "@ORG/platform for the organisation in --repo-url.",
+)
+@click.option(
+    "--kueue-version",
+    metavar="VERSION",
+    help="The Kueue release the clusters run (default: the newest this tool knows).",
+)
+@click.option(
+    "--capacity",
+    "capacity",
+    multiple=True,
+    metavar="FLAVOR.RESOURCE=N",
+    help="What the nodes behind a flavor hold, e.g. a100.nvidia.com/gpu=8 (repeatable; one "
+    "ResourceFlavor per FLAVOR). Default: " + " ".join(start.DEFAULT_CAPACITY) + ".",
+)
+@click.option(
+    "--admission-label",
+    default="kueue-gitops.io/admission=enabled",
+    show_default=True,
+    metavar="KEY=VALUE",
+    help="The namespace label that lets a namespace submit work to Kueue.",
+)
+@click.option(
+    "--cohort",
+    default="shared",
+    show_default=True,
+    metavar="NAME",
+    help="The cohort the tenants' ClusterQueues borrow in (`tenant add --cohort NAME`).",
+)
+@click.option("--revision", default="main", show_default=True, help="The branch Argo CD syncs.")
+@pass_context
+def init(
+    ctx: Context,
+    clusters: tuple[str, ...],
+    repo_url: str,
+    owners: tuple[str, ...],
+    kueue_version: str | None,
+    capacity: tuple[str, ...],
+    admission_label: str,
+    cohort: str,
+    revision: str,
+) -> None:
+    """Write a kueue-gitops repository into the current folder (or --repo DIR), which may be
+    empty: a cluster's profile, ResourceFlavors, a Cohort, priority levels, the platform
+    ClusterRoles, alerts and Kueue's Configuration per --cluster, their admission policies,
+    Argo CD's ApplicationSets and AppProject for --repo-url, CODEOWNERS and the profiles'
+    schemas. Nothing is overwritten. Then fetch the schemas, validate and add tenants.
+    """
+    root = (ctx.repo_dir or Path.cwd()).resolve()
+    if (root / CLUSTERS).exists():
+        raise ConfigError(f"{root / CLUSTERS} exists already: add a cluster with `cluster add`")
+    if not owners:
+        guess = start.owners_from(repo_url)
+        if sys.stdin.isatty():
+            guess = click.prompt("The platform team that owns the clusters", default=guess)
+        else:
+            ctx.note(f"the clusters' owner is {guess} (--owner names another)")
+        owners = (guess,)
+    version = kueue_version or start.newest_release()
+    starts = [
+        start.ClusterStart(
+            name,
+            tuple(owners),
+            version,
+            admission=_label(admission_label),
+            capacity=tuple(onboard.Quota.parse(q) for q in capacity or start.DEFAULT_CAPACITY),
+            cohort=cohort,
+        )
+        for name in dict.fromkeys(clusters)
+    ]
+    tool = _released_version(ctx)
+    written = start.repository(starts, repo_url, tool, revision).write(root)
+    written += [path for path, _changed in export_schemas(root)]
+    names = [s.name for s in starts]
+    first = names[0]
+    example = next((q for q in starts[0].capacity if "gpu" in q.resource), starts[0].capacity[0])
     _report(
         written,
-        _regenerate(root, [name]),
-        f"cluster {name}: adjust its profile's capacity and kueue version, run "
-        f"`kueue-gitops schemas fetch --cluster {name}` once it is reachable, then commit",
+        _regenerate(root, names),
+        "next: label the nodes behind each flavor "
+        f"{start.POOL_LABEL}=<flavor> (or edit resourceflavors.yaml and the capacity), then\n"
+        f"  kueue-gitops schemas fetch --cluster {first} --release {version}   "
+        "# or without --release, from the live cluster\n"
+        "  kueue-gitops validate\n"
+        f"  kueue-gitops tenant add TEAM --cluster {first} --owner @ORG/TEAM --group GROUP "
+        f"--quota {example.flavor}.{example.resource}=N",
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import typing as t
@@ -24,6 +25,8 @@ class Context:
     # How `kueue-gitops github` reaches GitHub: None is the REST API; tests pass a fake in obj.
     github_api: t.Callable[[], GitHubApi] | None = None
     verbosity: int = 0  # -1 with -q, 1 and up with -v
+    verbose: int = 0  # -v given this many times, before the command or after it
+    quiet: bool = False
     # The running command's click context, when it writes a report (-o): the crash guard
     # writes an incomplete report in that format.
     reporting: click.Context | None = None
@@ -34,6 +37,11 @@ class Context:
     def note(self, message: str) -> None:
         """A remark beside the report, on stderr; -q silences it."""
         if self.verbosity >= 0:
+            click.echo(f"note: {message}", err=True)
+
+    def detail(self, message: str) -> None:
+        """A remark every run would repeat (noise in a pre-commit hook): shown with -v only."""
+        if self.verbosity > 0:
             click.echo(f"note: {message}", err=True)
 
     def write_incomplete(self, error: str) -> None:
@@ -64,9 +72,50 @@ def _set_repo(ctx: click.Context, _param: click.Parameter, value: Path | None) -
         state.repo_dir = value
 
 
+VERBOSE_HELP = "Say more: the traceback of an internal error, and the tool's debug log."
+QUIET_HELP = "Say less: no notes, only the report and errors."
+
+
+def set_verbosity(state: Context, verbose: int = 0, quiet: bool = False) -> None:
+    """Add -v and -q where they were given (before or after the command): the tool's log on
+    stderr with -v; -q drops the notes unless -v is given too."""
+    state.verbose += verbose
+    state.quiet |= quiet
+    state.verbosity = -1 if state.quiet and not state.verbose else state.verbose
+    log = logging.getLogger("auditor")
+    log.setLevel(logging.DEBUG if state.verbose else logging.WARNING)
+    if state.verbose and _LOG_TO_STDERR not in log.handlers:
+        log.addHandler(_LOG_TO_STDERR)
+    elif not state.verbose:
+        log.removeHandler(_LOG_TO_STDERR)
+
+
+class _Stderr(logging.Handler):
+    """The tool's log on whatever stderr is now (click's, under a test runner)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(self.format(record), err=True)
+
+
+_LOG_TO_STDERR = _Stderr()
+_LOG_TO_STDERR.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+
+
+def _set_verbose(ctx: click.Context, _param: click.Parameter, value: int) -> None:
+    state = ctx.find_object(Context)
+    if value and state is not None:
+        set_verbosity(state, verbose=value)
+
+
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    state = ctx.find_object(Context)
+    if value and state is not None:
+        set_verbosity(state, quiet=True)
+
+
 def repo_anywhere(command: click.Command) -> click.Command:
-    """Give `command` (and every subcommand of a group) its own --repo, so that
-    `kueue-gitops validate --repo DIR` works as `kueue-gitops --repo DIR validate` does."""
+    """Give `command` (and every subcommand of a group) its own --repo, -v and -q, so that
+    `kueue-gitops validate --repo DIR -q` works as `kueue-gitops --repo DIR -q validate` does."""
     if not any(p.name == "repo_anywhere" for p in command.params):
         command.params.append(
             click.Option(
@@ -77,6 +126,26 @@ def repo_anywhere(command: click.Command) -> click.Command:
                 callback=_set_repo,
                 metavar="DIR",
                 help=REPO_HELP,
+            )
+        )
+        command.params.append(
+            click.Option(
+                ["-v", "--verbose", "verbose_anywhere"],
+                count=True,
+                expose_value=False,
+                is_eager=True,
+                callback=_set_verbose,
+                help=VERBOSE_HELP,
+            )
+        )
+        command.params.append(
+            click.Option(
+                ["-q", "--quiet", "quiet_anywhere"],
+                is_flag=True,
+                expose_value=False,
+                is_eager=True,
+                callback=_set_quiet,
+                help=QUIET_HELP,
             )
         )
     if isinstance(command, click.Group):

@@ -128,7 +128,7 @@ def _replay(
     from auditor.cli.sandbox import _testenv  # the sandbox's machinery, only when replaying
     from auditor.replay import compare, trace
     from auditor.report import replay as replay_render
-    from auditor.sandbox import ensure_built
+    from auditor.sandbox import ensure_built, pki
 
     loaded = trace.read(path)
     cluster = clusters[0] if len(clusters) == 1 else None
@@ -140,6 +140,7 @@ def _replay(
     compare.check_repeat(repeat)
     root = find_root(ctx.repo_dir or Path.cwd())
     say = ctx.note
+    pki.require_extra()
     toolchain = ensure_built(_testenv(ctx), log=say)
     result = compare.plan_by_replay(
         root, base, head, cluster, loaded, speed=speed, toolchain=toolchain, repeat=repeat, log=say

@@ -15,8 +15,7 @@ from auditor.cli.options import Context, pass_context
 from auditor.errors import SandboxError
 from auditor.live import apply as sync
 from auditor.repo import boundaries
-from auditor.repo.layout import find_root
-from auditor.sandbox import Sandbox, argocd, ensure_built, nodes, releases
+from auditor.sandbox import Sandbox, argocd, ensure_built, nodes, pins, pki, releases
 from auditor.sandbox.build import (
     KUEUE_MODULE,
     SANDBOX_TOOLS,
@@ -29,10 +28,8 @@ from auditor.sandbox.controlplane import sandboxes_root
 
 
 def _testenv(ctx: Context) -> Path:
-    here = find_root(ctx.repo_dir or Path.cwd()) / "testenv"
-    if not (here / "go.mod").is_file():
-        raise SandboxError(f"no testenv/go.mod at {here}: the pinned control plane is missing")
-    return here
+    """The repository's own testenv/, else the pins shipped in the package (sandbox/pins.py)."""
+    return pins.testenv(ctx.repo_dir or Path.cwd())
 
 
 def _names(ctx: Context, names: tuple[str, ...]) -> list[str]:
@@ -94,27 +91,40 @@ def build(ctx: Context, tools: tuple[str, ...]) -> None:
     "--kueue",
     "version",
     metavar="VERSION",
-    help="An older Kueue pinned in testenv/kueue-VERSION/ (default: the control plane's).",
+    help="A release pinned in testenv/kueue-VERSION/ (default: the control plane's).",
 )
+@click.option("--all", "every", is_flag=True, help="Every pinned release (with --write).")
 @pass_context
-def kueue_api(ctx: Context, write: bool, version: str | None) -> None:
-    """Derive the pinned Kueue's Configuration API and frameworks from its Go types.
+def kueue_api(ctx: Context, write: bool, version: str | None, every: bool) -> None:
+    """Derive what this tool knows of a pinned Kueue release, from the release itself.
 
-    Prints the JSON, or with --write stores it as auditor/kueue/api/<version>.json, which
-    `validate` checks each cluster's Kueue Configuration against.
+    testenv/kueueapi, built in the release's own module, states its Configuration API (from
+    the Go types Kueue decodes it into), its job frameworks, and what its validating webhooks
+    refuse (each webhook rule's examples, and the caps on counts, judged by its own code); its
+    CRDs and install manifests state what each kind serves and stores, which convert through
+    Kueue's webhook, and which its webhooks judge. Prints the JSON, or with --write stores it
+    as auditor/kueue/api/<release>.json, which validate, the sandbox and upgrade-check read.
+
+    Adding a Kueue release is a module testenv/kueue-VERSION/ (go.mod and tools.go, as the
+    others) and `kueue-gitops sandbox kueue-api --kueue VERSION --write`.
     """
-    derived = derive_kueue_api(_testenv(ctx), version)
-    text = json.dumps(derived, indent=2, sort_keys=True) + "\n"
-    if not write:
-        click.echo(text, nl=False)
-        return
-    target = Path(str(resources.files("auditor.kueue").joinpath("api"))) / (
-        f"{derived['kueue']}.json"
-    )
-    unchanged = target.is_file() and target.read_text() == text
-    if not unchanged:
-        target.write_text(text)
-    click.echo(f"{target}: Kueue {derived['kueue']}, {'unchanged' if unchanged else 'written'}")
+    testenv = _testenv(ctx)
+    if every and (version or not write):
+        raise click.UsageError("--all re-derives every pinned release: it takes --write only")
+    chosen: list[str | None] = [None, *releases.pinned(testenv)] if every else [version]
+    for each in chosen:
+        derived = derive_kueue_api(testenv, each)
+        text = json.dumps(derived, indent=2, sort_keys=True) + "\n"
+        if not write:
+            click.echo(text, nl=False)
+            continue
+        target = Path(str(resources.files("auditor.kueue").joinpath("api"))) / (
+            f"{derived['kueue']}.json"
+        )
+        unchanged = target.is_file() and target.read_text() == text
+        if not unchanged:
+            target.write_text(text)
+        click.echo(f"{target}: Kueue {derived['kueue']}, {'unchanged' if unchanged else 'written'}")
 
 
 @sandbox.command()
@@ -151,6 +161,7 @@ def up(
     but no container runs.
     """
     say = lambda m: click.echo(m, err=True)  # noqa: E731
+    pki.require_extra()  # before minutes of building, not after
     toolchain = ensure_built(_testenv(ctx), log=say)
     for name in _names(ctx, names):
         box = Sandbox(name)

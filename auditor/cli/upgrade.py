@@ -13,9 +13,8 @@ import click
 from auditor import upgrade
 from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
 from auditor.live.access import connect
-from auditor.repo.layout import find_root
 from auditor.report import REPORTER_BY_NAME
-from auditor.sandbox import ensure_built, releases
+from auditor.sandbox import ensure_built, pins, releases
 from auditor.upgrade import bundle
 
 _RELEASE = re.compile(r"v[0-9]+\.[0-9]+\.[0-9]+")
@@ -25,7 +24,7 @@ def _target(ctx: Context, to: str) -> bundle.Bundle:
     """A folder or file of CRDs, or a release pinned under testenv/ (built when missing)."""
     if not _RELEASE.fullmatch(to):
         return bundle.read(Path(to))
-    testenv = find_root(ctx.repo_dir or Path.cwd()) / "testenv"
+    testenv = pins.testenv(ctx.repo_dir or Path.cwd())
     say = lambda m: click.echo(m, err=True)  # noqa: E731
     found = releases.release(ensure_built(testenv, log=say), to, log=say)
     return bundle.read(found.root / "crds", version=found.version)

@@ -44,7 +44,13 @@ def schemas() -> None:
 
 
 @schemas.command()
-@click.option("--cluster", "cluster", required=True, help="Repo cluster to fetch from.")
+@click.option("--cluster", "cluster", required=True, help="Repo cluster to fetch for.")
+@click.option(
+    "--release",
+    metavar="VERSION",
+    help="Fetch from a sandbox of this pinned Kueue release (e.g. v0.17.0) instead of the live "
+    "cluster: no cluster needed, only Go and the [sandbox] extra.",
+)
 @cluster_access
 @cluster_deadline
 @schemas_option
@@ -52,23 +58,59 @@ def schemas() -> None:
 def fetch(
     ctx: Context,
     cluster: str,
+    release: str | None,
     kubeconfig: str | None,
     context: str | None,
     timeout: float,
     schemas_dir: Path | None,
 ) -> None:
-    """Write schemas/CLUSTER/ from the cluster's served CRD versions and core OpenAPI."""
-    from auditor.live.access import connect  # the Kubernetes client only when a cluster is read
+    """Write schemas/CLUSTER/ from the cluster's served CRD versions and core OpenAPI.
 
+    With --release, from a sandbox running that Kueue release's CRDs on the pinned Kubernetes,
+    started for the fetch and stopped after it: how a repository gets its schemas before its
+    cluster is reachable. Fetch from the live cluster (without --release) to match what it
+    really serves.
+    """
     profile = ctx.repository().cluster(cluster)
-    live = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
-    fetched = fetching.fetch(live)
+    if release is None:
+        from auditor.live.access import connect  # the Kubernetes client only when it is read
+
+        live = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
+        fetched = fetching.fetch(live)
+    else:
+        if profile.kueue_version and release != profile.kueue_version:
+            ctx.note(
+                f"{profile.file} says {cluster} runs Kueue {profile.kueue_version}, and these "
+                f"schemas are {release}'s: validate judges the manifests by them"
+            )
+        fetched = _from_release(ctx, release)
+        fetched.cluster = cluster
     root = _schemas_dir(ctx, schemas_dir)
     changed = fetching.write(fetched, root)
     click.echo(
         f"{cluster}: {len(fetched.schemas)} schemas of {len(fetched.kinds)} kinds in "
         f"{root / cluster}; {len(changed)} file(s) changed"
     )
+
+
+def _from_release(ctx: Context, version: str) -> fetching.Fetched:
+    """What a sandbox of Kueue `version` serves; the sandbox is gone afterwards."""
+    import os
+    import shutil
+
+    from auditor.sandbox import Sandbox, ensure_built, pins, pki, releases
+
+    pki.require_extra()
+    say = ctx.note
+    toolchain = ensure_built(pins.testenv(ctx.repo_dir or Path.cwd()), log=say)
+    found = releases.release(toolchain, version, log=say)
+    box = Sandbox(f"schemas-{version}-{os.getpid()}")
+    try:
+        box.up(toolchain, kueue_release=found, log=say)
+        return fetching.fetch(box.connect())
+    finally:
+        box.down()
+        shutil.rmtree(box.dir, ignore_errors=True)
 
 
 @schemas.command("profiles")
@@ -175,6 +217,7 @@ def validate(
             else None
         ),
         note=ctx.note,
+        detail=ctx.detail,
         jobs=jobs,
         cache=not no_cache,
     )

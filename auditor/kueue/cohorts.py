@@ -46,6 +46,19 @@ def parent_field(obj: Json) -> str:
     return _OLD_SPELLING.get((kind, version), newest)
 
 
+def in_version(obj: Json, version: str) -> Json:
+    """`obj` (a ClusterQueue or Cohort, or any Kueue object) as written in `version`: only the
+    parent field's spelling differs between the versions these kinds have been served in."""
+    moved = {**obj, "apiVersion": f"kueue.x-k8s.io/{version}"}
+    spec = dict(_spec(obj))
+    before, after = parent_field(obj), parent_field(moved)
+    if before != after and before in spec:
+        spec[after] = spec.pop(before)
+    if "spec" in obj:
+        moved["spec"] = spec
+    return moved
+
+
 def parent_of(obj: Json) -> str | None:
     """A ClusterQueue's cohort, or a Cohort's parent cohort."""
     found = _spec(obj).get(parent_field(obj))

@@ -12,13 +12,10 @@ JSON Schema of the Configuration, derived by reflection from the Go types of the
 from __future__ import annotations
 
 import functools
-import json
-import re
-import typing as t
 from dataclasses import dataclass
-from importlib import resources
 
 from auditor.k8s.objects import Json
+from auditor.kueue import release
 
 NAMESPACE = "kueue-system"
 CONFIG_MAP = "kueue-manager-config"
@@ -27,7 +24,6 @@ API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 KIND = "Configuration"
 # Kueue's default when `integrations.frameworks` is empty (apis/config/v1beta2/defaults.go).
 DEFAULT_FRAMEWORKS = ("batch/job",)
-_VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -52,18 +48,18 @@ class KueueApi:
 
 def known_versions() -> list[str]:
     """The Kueue releases whose Configuration API this tool carries, oldest first."""
-    folder = resources.files("auditor.kueue").joinpath("api")
-    names = [p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json")]
-    return sorted((n for n in names if _VERSION.match(n)), key=_version_key)
+    return release.known()
 
 
 @functools.cache
 def api(version: str) -> KueueApi | None:
     """The Configuration API of Kueue `version`, or None when this tool does not carry it."""
-    if version not in known_versions():
-        return None
-    text = resources.files("auditor.kueue").joinpath(f"api/{version}.json").read_text()
-    doc = json.loads(text)
+    found = release.get(version)
+    return _api(found) if found else None
+
+
+def _api(known: release.Release) -> KueueApi:
+    doc = known.doc
     return KueueApi(
         doc["kueue"],
         doc["configuration"],
@@ -71,11 +67,10 @@ def api(version: str) -> KueueApi | None:
     )
 
 
-def api_or_latest(version: str | None) -> KueueApi:
-    """The API of `version` if carried, else of the newest release carried (framework kinds
+def api_or_nearest(version: str | None) -> KueueApi:
+    """The API of `version` if carried, else of the nearest release carried (framework kinds
     hardly move between releases; validate reports the unknown version on its own)."""
-    found = api(version) if version else None
-    return found or t.cast(KueueApi, api(known_versions()[-1]))
+    return _api(release.nearest_release(version))
 
 
 def is_config_map(api_version: str, kind: str, namespace: str | None, name: str) -> bool:
@@ -109,8 +104,3 @@ def guess_resource(kind: str) -> str:
     if lower.endswith("y"):
         return lower[:-1] + "ies"
     return lower + "s"
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    match = _VERSION.match(version)
-    return tuple(int(p) for p in match.groups()) if match else ()

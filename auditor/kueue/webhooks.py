@@ -1,20 +1,23 @@
 """What Kueue's validating webhooks refuse that the CRDs' schemas and CEL rules do not express.
 
-Read from the pinned release (sigs.k8s.io/kueue v0.17.0, pkg/webhooks/): the webhooks of
-ClusterQueue, Cohort and ResourceFlavor (LocalQueue and WorkloadPriorityClass have none). Each
-rule gives the field the webhook names and its reason, in the webhook's words:
+The rules, as Kueue's webhooks for ClusterQueue, Cohort and ResourceFlavor have them:
 
 - ClusterQueue and Cohort: quotas (nominalQuota, borrowingLimit, lendingLimit) and
   fairSharing.weight are not negative, and a non-zero weight is above 1n; coveredResources are
-  qualified names. A ClusterQueue also has at most 256 flavors and 256 covered resources in all,
-  and at most 512 flavor-resource pairs in a group, and a valid namespaceSelector.
+  qualified names. A ClusterQueue also caps its flavors and covered resources in all and its
+  flavor-resource pairs in a group, and has a valid namespaceSelector.
 - ResourceFlavor: nodeLabels are valid labels, node taints have a valid key and value and are
   unique by key and effect, tolerations have a valid key.
 
 The webhooks' other rules are the quotas check's (auditor/validate/checks/quotas.py: limits
 without a parent, lendingLimit over nominalQuota, repeated flavors or resources, resources out of
-coveredResources order). The rules of these refusals are declared in webhooks.rules.yaml beside
-this module; the check kueue-webhook (auditor/validate/checks/kueue_webhook.py) reports them.
+coveredResources order): MIRRORED. This module's own rules are declared in webhooks.rules.yaml
+beside it; the check kueue-webhook (auditor/validate/checks/kueue_webhook.py) reports them.
+
+Which of them a release enforces, where it reports each, in what words, and its caps on counts
+are not written here: each rule's passing and failing example from the catalogue is judged by
+the release's own webhook code (`probes`, run by testenv/kueueapi, folded by `fold` into
+auditor/kueue/api/<release>.json), so a cluster is held to what its release refuses.
 """
 
 from __future__ import annotations
@@ -22,13 +25,18 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass
 
+import yaml
+
 from auditor import rules
 from auditor.k8s.names import label_value_errors, qualified_name_errors
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
+from auditor.kueue import cohorts
 from auditor.kueue.quota import QUOTA_FIELDS, cells, resource_groups
+from auditor.kueue.release import Release
 
-RULES = rules.of(__name__)
+Path = tuple[str | int, ...]
+RULES = rules.of(__name__)  # declared beside this module, in webhooks.rules.yaml
 QUANTITY_NEGATIVE = RULES["quantity-negative"]
 FAIR_SHARING_WEIGHT_TINY = RULES["fair-sharing-weight-tiny"]
 RESOURCE_NAME_INVALID = RULES["resource-name-invalid"]
@@ -36,11 +44,18 @@ QUOTA_TOO_MANY = RULES["quota-too-many"]
 NAMESPACE_SELECTOR_INVALID = RULES["namespace-selector-invalid"]
 FLAVOR_LABELS_INVALID = RULES["flavor-labels-invalid"]
 FLAVOR_TAINT_REPEATED = RULES["flavor-taint-repeated"]
-
-Path = tuple[str | int, ...]
-NEGATIVE = "must be greater than or equal to 0"
-MAX_FLAVORS = MAX_RESOURCES = 256
-MAX_PAIRS = 512
+OWN = tuple(RULES)
+MIRRORED = (
+    "limit-without-cohort",
+    "lending-over-nominal",
+    "flavor-repeated",
+    "resource-repeated",
+    "resource-order",
+)
+PROBED = (*OWN, *MIRRORED)
+KINDS = ("ClusterQueue", "Cohort", "ResourceFlavor")
+# The caps on counts a ClusterQueue webhook may have (testenv/kueueapi grows queues to find them).
+LIMITS = ("flavors", "coveredResources", "flavorResourcePairs")
 OPERATORS = {"In": True, "NotIn": True, "Exists": False, "DoesNotExist": False}  # -> values?
 
 
@@ -51,16 +66,51 @@ class Violation:
     message: str
 
 
-def violations(obj: Json) -> list[Violation]:
+def violations(obj: Json, release: Release) -> list[Violation]:
+    """What `release`'s webhooks refuse in `obj`, of the rules it enforces."""
     kind = obj.get("kind")
+    found: list[Violation] = []
     if kind == "ResourceFlavor":
-        return list(_flavor(obj))
-    if kind not in ("ClusterQueue", "Cohort"):
-        return []
-    found = [*_quantities(obj), *_names(obj)]
-    if kind == "ClusterQueue":
-        found += [*_totals(obj), *_selector(_dict(obj.get("spec")).get("namespaceSelector"))]
+        found = list(_flavor(obj))
+    elif kind in ("ClusterQueue", "Cohort"):
+        found = [*_quantities(obj, release), *_names(obj)]
+        if kind == "ClusterQueue":
+            found += [
+                *_totals(obj, release),
+                *_selector(_dict(obj.get("spec")).get("namespaceSelector")),
+            ]
+    # The caps on counts are the release's own (LIMITS), so those findings stand as found.
+    return [v for v in found if v.rule is QUOTA_TOO_MANY or release.refuses(v.rule.id)]
+
+
+def probes(served: t.Mapping[str, str]) -> dict[str, Json]:
+    """Each probed rule's passing and failing example, as `<rule>:passes` and `<rule>:fails`,
+    written in the version `served` names for its kind (the release's own API)."""
+    found = {}
+    for rule in PROBED:
+        entry = rules.get(rule)
+        for side, example in (("passes", entry.passes), ("fails", entry.fails)):
+            body = yaml.safe_load(example.text)
+            version = served.get(str(body.get("kind")))
+            found[f"{rule}:{side}"] = cohorts.in_version(body, version) if version else body
     return found
+
+
+def fold(verdicts: t.Mapping[str, Json]) -> dict[str, Json]:
+    """Per probed rule, what the release's webhooks made of its examples: refused when the
+    failing one is refused and the passing one is not, with the failing one's first error."""
+    out = {}
+    for rule in PROBED:
+        passes, fails = verdicts[f"{rule}:passes"], verdicts[f"{rule}:fails"]
+        errors = list(fails.get("errors") or [])
+        refused = bool(errors) and not passes.get("errors")
+        first = errors[0] if errors else {}
+        out[rule] = {
+            "refused": refused,
+            "field": first.get("field") if refused else None,
+            "detail": first.get("detail") if refused else None,
+        }
+    return out
 
 
 def _dict(value: t.Any) -> dict[str, t.Any]:
@@ -78,19 +128,26 @@ def _quantity(raw: t.Any) -> Quantity | None:
         return None  # not a quantity at all: the schema's pattern refuses it
 
 
-def _quantities(obj: Json) -> t.Iterator[Violation]:
+def _said(release: Release, rule: rules.Rule) -> str:
+    """The release's own words for a rule it refuses."""
+    found = release.webhook_rule(rule.id)
+    return (found.detail if found else None) or rule.summary
+
+
+def _quantities(obj: Json, release: Release) -> t.Iterator[Violation]:
+    negative = _said(release, QUANTITY_NEGATIVE)
     for cell in cells(obj):
         for name in QUOTA_FIELDS:
             value = _quantity(cell.fields.get(name)) if name in cell.fields else None
             if value is not None and value < ZERO:
-                yield Violation(QUANTITY_NEGATIVE, (*cell.path, name), f"{value}: {NEGATIVE}")
+                yield Violation(QUANTITY_NEGATIVE, (*cell.path, name), f"{value}: {negative}")
     weight = _dict(_dict(obj.get("spec")).get("fairSharing")).get("weight")
     value = _quantity(weight) if weight is not None else None
     path: Path = ("spec", "fairSharing", "weight")
     if value is not None and value < ZERO:
-        yield Violation(QUANTITY_NEGATIVE, path, f"{value}: {NEGATIVE}")
+        yield Violation(QUANTITY_NEGATIVE, path, f"{value}: {negative}")
     elif value is not None and ZERO < value <= parse("1n"):
-        yield Violation(FAIR_SHARING_WEIGHT_TINY, path, "When not 0, weight must be > 10e-9")
+        yield Violation(FAIR_SHARING_WEIGHT_TINY, path, _said(release, FAIR_SHARING_WEIGHT_TINY))
 
 
 def _names(obj: Json) -> t.Iterator[Violation]:
@@ -101,34 +158,32 @@ def _names(obj: Json) -> t.Iterator[Violation]:
                 yield Violation(RESOURCE_NAME_INVALID, path, f"{name!r}: {why}")
 
 
-def _totals(obj: Json) -> t.Iterator[Violation]:
+def _totals(obj: Json, release: Release) -> t.Iterator[Violation]:
     groups = list(resource_groups(obj))
-    flavors = sum(len(g.flavors) for g in groups)
-    covered = sum(len(g.covered) for g in groups)
     at: Path = ("spec", "resourceGroups")
-    if flavors > MAX_FLAVORS:
-        yield Violation(
-            QUOTA_TOO_MANY,
-            at,
-            f"total number of flavors across all resourceGroups must be ≤ {MAX_FLAVORS}, got "
-            f"{flavors}",
-        )
-    if covered > MAX_RESOURCES:
-        yield Violation(
-            QUOTA_TOO_MANY,
-            at,
-            f"total number of covered resources across all resourceGroups must be ≤ "
-            f"{MAX_RESOURCES}, got {covered}",
-        )
-    for group in groups:
-        pairs = sum(len(_list(_dict(f).get("resources"))) for f in group.flavors)
-        if pairs > MAX_PAIRS:
-            yield Violation(
-                QUOTA_TOO_MANY,
-                group.path,
-                f"number of flavor-resource combinations in a resourceGroup must be ≤ "
-                f"{MAX_PAIRS}, got {pairs}",
-            )
+    counted = {
+        "flavors": [(at, sum(len(g.flavors) for g in groups))],
+        "coveredResources": [(at, sum(len(g.covered) for g in groups))],
+        "flavorResourcePairs": [
+            (g.path, sum(len(_list(_dict(f).get("resources"))) for f in g.flavors)) for g in groups
+        ],
+    }
+    for name in LIMITS:
+        cap = release.limit(name).max
+        for path, count in counted[name]:
+            if cap is not None and count > cap:
+                yield Violation(
+                    QUOTA_TOO_MANY,
+                    path,
+                    f"{count} {_LIMIT_WORDS[name]}: Kueue {release.version} takes at most {cap}",
+                )
+
+
+_LIMIT_WORDS = {
+    "flavors": "flavors across all resourceGroups",
+    "coveredResources": "covered resources across all resourceGroups",
+    "flavorResourcePairs": "flavor-resource pairs in this resourceGroup",
+}
 
 
 def _labels(labels: t.Any, path: Path) -> t.Iterator[tuple[Path, str]]:

@@ -19,15 +19,19 @@ import logging
 import math
 import os
 import re
+import signal
 import ssl
+import subprocess
 import threading
 import time
+import types
 import typing as t
 from dataclasses import dataclass
 
 import urllib3
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
+from kubernetes.config import exec_provider
 from kubernetes.config.config_exception import ConfigException
 
 from auditor.errors import ClusterAccessError, ConfigError
@@ -118,11 +122,19 @@ class KubeCluster:
         a missing context, undecodable data, a certificate authority or client key that is not
         PEM, a failed exec credential plugin (whose output is never shown: it can hold a token).
         """
-        where = f"context {context or '(current)'} of {kubeconfig or 'the default kubeconfig'}"
         # $KUBECONFIG as it is now (the client reads it once, when imported), as kubectl would
-        kubeconfig = kubeconfig or os.environ.get("KUBECONFIG") or None
+        given, kubeconfig = kubeconfig, kubeconfig or os.environ.get("KUBECONFIG") or None
+        source = given or (f"$KUBECONFIG ({kubeconfig})" if kubeconfig else "~/.kube/config")
+        files = [f for f in (kubeconfig or "").split(os.pathsep) if f]
+        if files and not any(os.path.exists(f) for f in files):  # kubectl skips only some
+            raise ConfigError(
+                f"cluster {name}: {'--kubeconfig' if given else '$KUBECONFIG'} names "
+                f"{' and '.join(files)}: no such file"
+            )
+        where = f"context {context or '(current)'} of {source}"
         cfg = t.cast(client.Configuration, type.__call__(client.Configuration))
         _EXEC_FAILURES.message = None
+        _EXEC_FAILURES.seconds = limits.deadline if limits else None
         try:
             config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=kubeconfig, context=context, client_configuration=cfg
@@ -543,6 +555,7 @@ def _check_tls_files(cfg: client.Configuration) -> None:
 
 class _ExecFailures(threading.local):
     message: str | None = None
+    seconds: float | None = None  # how long the connecting thread's exec plugin may run
 
 
 _EXEC_FAILURES = _ExecFailures()
@@ -554,8 +567,42 @@ def _hide_exec_plugin_output(record: logging.LogRecord) -> bool:
     if record.funcName != "_load_from_exec_plugin" or record.module != "kube_config":
         return True
     found = re.search(r"process returned (\d+)", str(record.msg))
-    _EXEC_FAILURES.message = f" (exit {found[1]})" if found else ""
+    if _EXEC_FAILURES.message is None:  # a plugin stopped at the deadline has said why
+        _EXEC_FAILURES.message = f" (exit {found[1]})" if found else ""
     return False
+
+
+class _BoundedPlugin(subprocess.Popen):  # type: ignore[type-arg]
+    """The exec credential plugin as the client starts it, stopped at the cluster's deadline:
+    an expired cloud or OIDC login waiting for a browser would hang a scheduled audit forever.
+
+    Without a terminal the plugin gets a session of its own, so that what it started (a shell
+    script's children hold its pipes) is stopped with it."""
+
+    def __init__(self, *args: t.Any, **kwargs: t.Any) -> None:
+        self.alone = kwargs.get("stdin") is None  # the client passes a terminal's stdin only
+        super().__init__(*args, **kwargs, start_new_session=self.alone)
+
+    def communicate(self, input: t.Any = None, timeout: float | None = None) -> t.Any:
+        limit = _EXEC_FAILURES.seconds
+        try:
+            return super().communicate(input, timeout if limit is None else limit)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                if self.alone:
+                    os.killpg(self.pid, signal.SIGKILL)
+                else:
+                    self.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                super().communicate(timeout=1)
+            _EXEC_FAILURES.message = f" (no answer within {limit:g}s, so it was stopped)"
+            raise
+
+
+# The client starts the plugin through its module's `subprocess`; only Popen is swapped.
+exec_provider.subprocess = types.SimpleNamespace(  # type: ignore[attr-defined,assignment]
+    Popen=_BoundedPlugin, PIPE=subprocess.PIPE
+)
 
 
 # The client logs through the root logger (logging.error), so the filter sits there.

@@ -98,7 +98,7 @@ def boundaries(
                 tenant.pod_priority_classes if tenant else (),
             )
         )
-    api = kueue_config.api_or_latest(profile.kueue_version)
+    api = kueue_config.api_or_nearest(profile.kueue_version)
     frameworks, _unknown = kueue_config.frameworks(configuration(config_map(resources)) or {}, api)
     guarded = (profile.admission_label[0], profile.tenant_label, admission.SCRATCH_LABEL)
     return admission.Boundaries(

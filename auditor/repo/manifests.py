@@ -499,7 +499,15 @@ def _yaml_error(exc: yaml.YAMLError, file: str, source: str = "") -> Finding:
         problem = getattr(exc, "problem", None) or str(exc)
         context = getattr(exc, "context", None)
         text = f"{context}, {problem}" if context else str(problem)
+        if mark is not None and _tab_at(source, mark.line, mark.column):
+            text = f"a tab at column {mark.column + 1}: YAML indents with spaces only ({text})"
     return _finding(file, line, YAML_SYNTAX, f"malformed YAML: {' '.join(text.split())}")
+
+
+def _tab_at(source: str, line: int, column: int) -> bool:
+    """Whether the parser stopped at a tab (its message does not always say the character)."""
+    lines = source.splitlines()
+    return line < len(lines) and lines[line][column : column + 1] == "\t"
 
 
 def _finding(file: str, line: int, rule: rules.Rule, message: str) -> Finding:

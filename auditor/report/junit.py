@@ -2,10 +2,11 @@
 
 A test case is named by what it is about, never by a line number or message, so the same
 finding keeps its name from run to run and CI systems can follow it (flaky, fixed, new):
-classname is the rule, name is cluster/kind/namespace/name (`-` for a part that does not apply),
-and the file and line are attributes. A warning is a passing case with its text in system-out (a
-failure under --strict); a suppressed finding is skipped, with its reason. Each cluster also has
-a `kueue-gitops`.`<cluster>/complete` case, an error when the cluster could not be read.
+classname is the rule, name is cluster/kind/namespace/name (`-` for a part that does not apply;
+the README's contract), and the file and line are attributes; the field path leads the text. A
+warning is a passing case with its text in system-out (a failure under --strict); a suppressed
+finding is skipped, with its reason. Each cluster also has a `kueue-gitops`.`<cluster>/complete`
+case, an error when the cluster could not be read.
 
 The shape is the common JUnit XML that Jenkins' junit-10.xsd describes, with GitLab's and
 pytest's `file` and `line` attributes on test cases (tests/data/junit/junit.xsd checks it).
@@ -43,17 +44,16 @@ def write(report: Report, stream: t.TextIO) -> None:
     names: collections.Counter[tuple[str, str]] = collections.Counter()
     for f in sorted(report.findings, key=_order):
         name = case_name(f)
-        if f.path:
-            name += f" {f.path}"
         names[f.rule.id, name] += 1
-        if names[f.rule.id, name] > 1:  # the same rule twice on one spot: number the repeats
+        if names[f.rule.id, name] > 1:  # the same rule twice on one object: number the repeats
             name += f" #{names[f.rule.id, name]}"
         case = ET.SubElement(suite(f.cluster), "testcase", classname=f.rule.id, name=name)
         case.set("time", "0")  # a finding is not a timed test
         if f.file:
             case.set("file", f.file)
             case.set("line", str(f.line or 1))
-        text = f"{f.file}:{f.line or 1}: {f.message}" if f.file else f.message
+        said = f"{f.path}: {f.message}" if f.path else f.message  # the field, in the text
+        text = f"{f.file}:{f.line or 1}: {said}" if f.file else said
         if f.suppressed is not None:
             why = f"suppressed until {f.suppressed.expires}: {f.suppressed.reason}"
             ET.SubElement(case, "skipped", message=why).text = f"{text}\n{f.suppressed.source}"

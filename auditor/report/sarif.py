@@ -52,7 +52,11 @@ def descriptor(rule: rules.Rule) -> Json:
         "help": {"text": render.help_text(rule), "markdown": render.help_markdown(rule)},
         "helpUri": rule.url,
         "defaultConfiguration": {"level": str(rule.severity)},
-        "properties": {"category": rule.category, "tags": [rule.category, rule.stage]},
+        # SARIF's tags are a set (uniqueItems): a rule whose stage is its category has one tag.
+        "properties": {
+            "category": rule.category,
+            "tags": list(dict.fromkeys([rule.category, rule.stage])),
+        },
     }
 
 

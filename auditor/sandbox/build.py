@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import typing as t
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import SandboxError
+from auditor.kueue import release, versions, webhooks
 from auditor.repo.cache import user_cache_root
 
 # What each binary is built from, inside the testenv module.
@@ -106,13 +108,6 @@ class Toolchain:
 
     def binary(self, name: str) -> Path:
         return self.bin / name
-
-    @property
-    def kueue_crds(self) -> list[Path]:
-        return sorted((self.root / "crds" / "kueue").glob("*.yaml"))
-
-    def kueue_config(self, name: str) -> Path:
-        return self.root / "kueue-config" / name
 
     @property
     def versions(self) -> dict[str, str]:
@@ -225,20 +220,52 @@ def _version_ldflags(k8s: str, kueue: str) -> str:
 
 
 def derive_kueue_api(testenv: Path, version: str | None = None) -> dict[str, t.Any]:
-    """What the pinned Kueue accepts in its Configuration and the frameworks it integrates,
-    derived from its Go types by testenv/kueueapi (stored under auditor/kueue/api/).
+    """Everything this tool knows of one pinned Kueue release, derived from the release
+    (auditor/kueue/release.py says what), as stored in auditor/kueue/api/<release>.json.
 
-    `version`: an older release pinned in testenv/kueue-<version>/, whose Configuration is
-    config.kueue.x-k8s.io/v1beta1: the same program runs in that module, with that API."""
-    # -trimpath, as the control plane is built: the packages come from the build cache.
-    if version is None:
-        return t.cast(
-            dict[str, t.Any], json.loads(_go("run", "-trimpath", "./kueueapi", cwd=testenv))
-        )
+    `version`: a release pinned in testenv/kueue-<version>/ (default: the control plane's).
+    testenv/kueueapi is built in that release's module, with the API file of the Kueue API its
+    CRDs serve (config_v1beta1.go before v0.15), so it links that release's own packages."""
+    module = testenv if version is None else testenv / f"kueue-{version}"
+    source = _kueue_dir(module)
+    crds = release.crds_of(_yaml_docs(source / KUEUE_CRD_DIR, "*.yaml"), _crd_patches(source))
+    served = {c["kind"]: versions.preferred(c["served"]) for c in crds.values() if c["served"]}
+    api = "v1beta1" if served.get("ClusterQueue") == "v1beta1" else "v1beta2"
     program = testenv / "kueueapi"
-    files = [str(program / "main.go"), str(program / "config_v1beta1.go")]
-    found = _go("run", "-trimpath", *files, cwd=testenv / f"kueue-{version}")
-    return t.cast(dict[str, t.Any], json.loads(found))
+    files = [str(program / f) for f in ("main.go", "webhooks.go", f"config_{api}.go")]
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as probes:
+        json.dump(webhooks.probes(served), probes)
+        probes.flush()
+        # -trimpath, as the control plane is built: the packages come from the build cache.
+        derived = json.loads(_go("run", "-trimpath", *files, "-probes", probes.name, cwd=module))
+    hooks = derived["webhooks"]
+    derived["webhooks"] = {
+        "kinds": release.webhook_kinds(
+            _yaml_docs(source / "config/components/webhook", "manifests.yaml"), crds
+        ),
+        "rules": webhooks.fold(hooks["probes"]),
+        "limits": hooks["limits"],
+    }
+    derived["crds"] = crds
+    return t.cast(dict[str, t.Any], derived)
+
+
+def _yaml_docs(folder: Path, pattern: str) -> list[dict[str, t.Any]]:
+    return [
+        doc
+        for path in sorted(folder.glob(pattern))
+        for doc in yaml.load_all(path.read_text(), Loader=_LOADER)
+        if isinstance(doc, dict)
+    ]
+
+
+def _crd_patches(source: Path) -> list[dict[str, t.Any]]:
+    """The patches the release's CRD kustomization applies (a commented-out one is not)."""
+    folder = source / "config/components/crd"
+    kustomization = yaml.safe_load((folder / "kustomization.yaml").read_text()) or {}
+    listed = [p["path"] if isinstance(p, dict) else p for p in kustomization.get("patches") or []]
+    listed += list(kustomization.get("patchesStrategicMerge") or [])
+    return [d for name in listed for d in _yaml_docs(folder, str(name))]
 
 
 def _kueue_dir(testenv: Path) -> Path:

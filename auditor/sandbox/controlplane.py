@@ -189,7 +189,7 @@ class Sandbox:
             if with_kueue and kueue_legacy.is_legacy(release):
                 kueue_legacy.start(self, toolchain, release, configuration=kueue_config, log=say)
             elif with_kueue:
-                kueue.start(self, toolchain, configuration=kueue_config, log=say)
+                kueue.start(self, toolchain, release, configuration=kueue_config, log=say)
             if node_pools:
                 nodes.start(self, toolchain, node_pools, log=say)
             state = self.state() or state  # the processes spawned since were recorded

@@ -36,10 +36,11 @@ from pathlib import Path
 
 import yaml
 
-from auditor.errors import ClusterAccessError
+from auditor.errors import ClusterAccessError, SandboxError
 from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_GROUP
+from auditor.kueue import release as kueue_release
 from auditor.kueue.config import API_VERSION
-from auditor.sandbox.build import Toolchain
+from auditor.sandbox.build import KueueRelease, Toolchain
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -48,13 +49,19 @@ if t.TYPE_CHECKING:
 NAMESPACE = "kueue-system"
 SERVICE = "kueue-webhook-service"
 SECRET = "kueue-webhook-server-cert"
-KUEUE_USER = "kueue-controller-manager"
+# Kueue's identity as upstream installs it, the ServiceAccount kueue-controller-manager, held
+# here by a client certificate (the API server takes the account's user name and groups from
+# it): RBAC binds the account, and drift trusts it as a profile's drift.trustedSubjects does on
+# a real cluster, so a repository's drift against its sandbox is clean.
+KUEUE_ACCOUNT = "kueue-controller-manager"
+KUEUE_USER = f"system:serviceaccount:{NAMESPACE}:{KUEUE_ACCOUNT}"
+KUEUE_GROUPS = ("system:serviceaccounts", f"system:serviceaccounts:{NAMESPACE}")
+KUEUE_SUBJECT = {"kind": "ServiceAccount", "name": KUEUE_ACCOUNT, "namespace": NAMESPACE}
 KCM_USER = "system:kube-controller-manager"  # bound to its role by the API server's bootstrap RBAC
 MANAGER = "kueue-gitops-sandbox"
-# The CRDs whose versions differ, so upstream serves them through Kueue's conversion webhook.
-CONVERTED = ("clusterqueues", "localqueues", "cohorts", "workloads", "multikueueclusters")
 # Webhooks of the API groups the sandbox's Kueue serves (the batch/v1 Job integration only).
 WEBHOOK_GROUPS = {KUEUE_GROUP, "batch"}
+WEBHOOK_CONFIGURATIONS = {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}
 KCM_CONTROLLERS = (
     "job-controller",
     "garbage-collector-controller",
@@ -71,38 +78,41 @@ READY_TIMEOUT = 120.0
 def start(
     box: Sandbox,
     toolchain: Toolchain,
+    release: KueueRelease | None = None,
     *,
     configuration: dict[str, t.Any] | None = None,
     timeout: float = READY_TIMEOUT,
     log: t.Callable[[str], None] | None = None,
 ) -> float:
-    """Start Kueue (from `configuration`, overlaid) and kube-controller-manager in `box`;
-    return the seconds until both serve."""
+    """Start Kueue `release` (default: the control plane's; from `configuration`, overlaid)
+    and kube-controller-manager in `box`; return the seconds until both serve."""
     say = log or (lambda _m: None)
+    release = release or toolchain.kueue
+    converted = _converted(release)
     started = time.monotonic()
     admin = box.connect()
     webhook_port, health_port = _free_port(), _free_port()
-    _install(admin, toolchain, webhook_port)
+    _install(admin, release, converted, webhook_port)
     folder = box.dir / "kueue"
     folder.mkdir(exist_ok=True)
     (folder / "certs").mkdir(exist_ok=True)
     config = folder / "config.yaml"
     settings = overlay(configuration, folder, webhook_port, health_port)
     config.write_text(yaml.safe_dump(settings))
-    say(f"sandbox {box.name}: starting kube-controller-manager and Kueue")
+    say(f"sandbox {box.name}: starting kube-controller-manager and Kueue {release.version}")
     spawn_controller_manager(box, toolchain)
     box.spawn(
         "kueue",
         [
-            str(toolchain.binary("kueue")),
+            str(release.binary),
             f"--config={config}",
-            f"--kubeconfig={box.credentials(KUEUE_USER)}",
+            f"--kubeconfig={box.credentials(KUEUE_USER, KUEUE_GROUPS)}",
         ],
     )
     deadline = started + timeout
     _wait(box, "Kueue's certificate", deadline, lambda: _mount_secret(admin, folder / "certs"))
     _wait(box, "Kueue /readyz", deadline, lambda: _kueue_ready(health_port))
-    _wait(box, "Kueue's CA in the CRDs", deadline, lambda: _ca_injected(admin))
+    _wait(box, "Kueue's CA in the CRDs", deadline, lambda: _ca_injected(admin, converted))
     _wait(box, "conversion through Kueue", deadline, lambda: _converts(admin))
     _wait(box, "kube-controller-manager", deadline, lambda: _kcm_ready(admin))
     took = round(time.monotonic() - started, 2)
@@ -126,7 +136,21 @@ def spawn_controller_manager(box: Sandbox, toolchain: Toolchain) -> None:
     )
 
 
-def _install(admin: KubeCluster, toolchain: Toolchain, webhook_port: int) -> None:
+def _converted(release: KueueRelease) -> list[str]:
+    """The CRDs upstream's install serves through Kueue's conversion webhook (their versions
+    differ), as the release's own kustomization says (auditor/kueue/api/<release>.json)."""
+    known = kueue_release.get(release.version)
+    if known is None:
+        raise SandboxError(
+            f"this tool carries no knowledge of Kueue {release.version}: "
+            f"{kueue_release.add_command(release.version)}"
+        )
+    return known.converted
+
+
+def _install(
+    admin: KubeCluster, release: KueueRelease, converted: list[str], webhook_port: int
+) -> None:
     """Namespace, the ExternalName Service, RBAC, webhooks and conversion stanzas, as admin."""
     for body in [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
@@ -146,11 +170,11 @@ def _install(admin: KubeCluster, toolchain: Toolchain, webhook_port: int) -> Non
             "kind": "Secret",
             "metadata": {"name": SECRET, "namespace": NAMESPACE},
         },
-        *_rbac(toolchain),
-        *_webhooks(toolchain, webhook_port),
+        *_rbac(release),
+        *_webhooks(release, webhook_port),
     ]:
         admin.apply(body, manager=MANAGER)
-    for plural in CONVERTED:
+    for plural in converted:
         admin.patch(
             CRD_API,
             "CustomResourceDefinition",
@@ -174,17 +198,22 @@ def _service_ref(path: str, port: int) -> dict[str, t.Any]:
     return {"name": SERVICE, "namespace": NAMESPACE, "path": path, "port": port}
 
 
-def _upstream(toolchain: Toolchain, name: str) -> list[dict[str, t.Any]]:
-    return [d for d in yaml.safe_load_all(toolchain.kueue_config(name).read_text()) if d]
+def _upstream(release: KueueRelease, name: str) -> list[dict[str, t.Any]]:
+    return [d for d in yaml.safe_load_all(release.config(name).read_text()) if d]
 
 
-def _rbac(toolchain: Toolchain) -> list[dict[str, t.Any]]:
+def _rbac(release: KueueRelease) -> list[dict[str, t.Any]]:
     """Upstream's manager ClusterRole and secrets Role, bound to Kueue's client identity."""
-    [role] = _upstream(toolchain, "role.yaml")
-    [secrets] = _upstream(toolchain, "manager_secrets_role.yaml")
+    [role] = _upstream(release, "role.yaml")
+    [secrets] = _upstream(release, "manager_secrets_role.yaml")
     role["metadata"] = {"name": "kueue-manager-role"}
+    # Upstream's install prefixes the webhook configurations' names with `kueue-`, and (from
+    # v0.19) the role's resourceNames that point at them alike; _webhooks names them so.
+    for rule in role.get("rules") or []:
+        if set(rule.get("resources") or ()) & WEBHOOK_CONFIGURATIONS and "resourceNames" in rule:
+            rule["resourceNames"] = [f"kueue-{n}" for n in rule["resourceNames"]]
     secrets["metadata"] = {"name": "kueue-manager-secrets-role", "namespace": NAMESPACE}
-    subject = [{"apiGroup": RBAC_GROUP, "kind": "User", "name": KUEUE_USER}]
+    subject = [KUEUE_SUBJECT]
     bindings = [
         {
             "apiVersion": f"{RBAC_GROUP}/v1",
@@ -202,10 +231,10 @@ def _rbac(toolchain: Toolchain) -> list[dict[str, t.Any]]:
     return [role, secrets, *bindings]
 
 
-def _webhooks(toolchain: Toolchain, port: int) -> list[dict[str, t.Any]]:
+def _webhooks(release: KueueRelease, port: int) -> list[dict[str, t.Any]]:
     """Upstream's webhook configurations under the names Kueue injects its CA into."""
     out = []
-    for config in _upstream(toolchain, "manifests.yaml"):
+    for config in _upstream(release, "manifests.yaml"):
         kind = "mutating" if config["kind"].startswith("Mutating") else "validating"
         config["metadata"] = {"name": f"kueue-{kind}-webhook-configuration"}
         hooks = [
@@ -285,8 +314,8 @@ def _kueue_ready(port: int) -> bool:
         return False
 
 
-def _ca_injected(admin: KubeCluster) -> bool:
-    for plural in CONVERTED:
+def _ca_injected(admin: KubeCluster, converted: list[str]) -> bool:
+    for plural in converted:
         crd = admin.get(CRD_API, "CustomResourceDefinition", f"{plural}.{KUEUE_GROUP}")
         bundle = crd["spec"]["conversion"]["webhook"]["clientConfig"].get("caBundle")
         if not bundle or b"CERTIFICATE" not in base64.b64decode(bundle):

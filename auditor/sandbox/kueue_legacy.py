@@ -71,7 +71,7 @@ def start(
         [
             str(release.binary),
             f"--config={config}",
-            f"--kubeconfig={box.credentials(kueue.KUEUE_USER)}",
+            f"--kubeconfig={box.credentials(kueue.KUEUE_USER, kueue.KUEUE_GROUPS)}",
             "--feature-gates=VisibilityOnDemand=false",
         ],
     )
@@ -116,7 +116,7 @@ def _rbac(release: KueueRelease) -> list[Json]:
                 "kind": "ClusterRole",
                 "name": "kueue-manager-role",
             },
-            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": kueue.KUEUE_USER}],
+            "subjects": [kueue.KUEUE_SUBJECT],
         },
     ]
 

@@ -13,15 +13,25 @@ from pathlib import Path
 
 from auditor.errors import ConfigError
 
-try:  # an extra: only the sandbox makes certificates
+try:  # an extra: only a running sandbox makes certificates
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    _MISSING: ImportError | None = None
 except ImportError as exc:  # pragma: no cover - depends on how the package was installed
-    raise ConfigError(
-        "the sandbox needs the 'sandbox' extra: pip install 'kueue-gitops[sandbox]'"
-    ) from exc
+    _MISSING = exc  # raised when a sandbox starts, not at import: --help lists every command
+
+
+def require_extra() -> None:
+    """Fail with the install line, before minutes of building, when the extra is missing."""
+    if _MISSING is not None:
+        raise ConfigError(
+            "starting a sandbox needs the 'sandbox' extra (cryptography, for its certificates):"
+            " pip install 'kueue-gitops[sandbox]'"
+        ) from _MISSING
+
 
 _VALIDITY = datetime.timedelta(days=365)
 
@@ -53,6 +63,7 @@ class CertificateAuthority:
     """A throwaway CA whose files live in one folder of the sandbox."""
 
     def __init__(self, folder: Path) -> None:
+        require_extra()
         self.folder = folder
         self.cert_path = folder / "ca.crt"
         key_path = folder / "ca.key"
@@ -134,6 +145,7 @@ def service_account_keys(folder: Path) -> KeyPair:
 
     The `cert` of the returned pair is the PEM public key (the API server verifies with it).
     """
+    require_extra()
     pair = KeyPair(folder / "service-account.pub", folder / "service-account.key")
     if not pair.key.exists():
         key = _key()

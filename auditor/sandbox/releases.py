@@ -1,7 +1,9 @@
 """Kueue releases other than the control plane's, each pinned in a module of its own.
 
-`testenv/kueue-<version>/` pins one older Kueue with the Kubernetes libraries its go.mod asks
-for (v0.9.1 pins k8s.io v0.31.2, which must not move the current control plane's). Each is built
+`testenv/kueue-<version>/` pins one Kueue release with the Kubernetes libraries and Go its go.mod
+asks for (v0.9.1 pins k8s.io v0.31.2, v0.19.2 k8s.io v0.36.2 and Go 1.26: neither may move the
+control plane's pins). Each module holds only its go.mod, go.sum and tools.go, so another program
+linking that release's packages (testenv/kueueapi) can be built in it. Each is built
 into the cache keyed by the hash of that go.mod and go.sum, with its CRDs and upstream's
 install manifests beside it, in the layout of the control plane's own Kueue (KueueRelease).
 """

@@ -57,6 +57,7 @@ def validate(
     strict: bool = False,
     server_side: Connector | None = None,
     note: Note | None = None,
+    detail: Note | None = None,
     jobs: int | None = None,
     cache: bool = False,
 ) -> Report:
@@ -69,11 +70,13 @@ def validate(
     """
     names = clusters or sorted(repo.clusters)
     for name in names:
-        repo.cluster(name)
+        release = repo.cluster(name).kueue_version or "VERSION"
         if not SchemaCatalog(schemas, name).index:
             raise ConfigError(
                 f"no schemas for cluster {name} in {schemas}: run "
-                f"`kueue-gitops schemas fetch --cluster {name}`"
+                f"`kueue-gitops schemas fetch --cluster {name}` (from the live cluster) or "
+                f"`kueue-gitops schemas fetch --cluster {name} --release {release}` (from a "
+                "sandbox of that Kueue release)"
             )
     tool = filecache.tool_key() if cache and repo.root is not None else None
     if tool is not None:
@@ -101,8 +104,8 @@ def validate(
     report = Report("validate", strict=strict)
     for result, findings, notes in results:
         found += findings
-        for message in notes:
-            (note or (lambda _m: None))(message)
+        for message, minor in notes:  # minor: what every run says, shown on asking (-v)
+            ((detail if minor else note) or (lambda _m: None))(message)
         report.clusters.append(result)
     seen: set[str] = set()
     for finding in found:  # each worker's load reports the layout findings again
@@ -115,7 +118,7 @@ def validate(
 
 
 _JOB: tuple[Repository, Path, str | None] | None = None
-Outcome = tuple[ClusterResult, list[Finding], list[str]]
+Outcome = tuple[ClusterResult, list[Finding], list[tuple[str, bool]]]  # notes: (text, minor)
 
 
 def _cluster_job(name: str) -> Outcome:
@@ -169,7 +172,7 @@ def _cluster(
     cache: filecache.FileCache | None = None,
 ) -> Outcome:
     """Validate and check one cluster's objects (loading them unless given); dry-run on ask."""
-    notes: list[str] = []
+    notes: list[tuple[str, bool]] = []  # (message, minor)
     profile = repo.cluster(name)
     findings: list[Finding] = []
     if loaded is None:
@@ -191,19 +194,28 @@ def _cluster(
             invalid[resource.key] = why_invalid(found)
     if validator.skipped:
         notes.append(
-            f"{name}: {len(validator.skipped)} CEL transition rule(s) (oldSelf) not checked "
-            "by validate: they judge a change to an object, which `plan` checks"
+            (
+                f"{name}: {len(validator.skipped)} CEL transition rule(s) (oldSelf) not checked "
+                "by validate: they judge a change to an object, which `plan` checks",
+                True,
+            )
         )
     if validator.unsupported:
         notes.append(
-            f"{name}: {len(validator.unsupported)} CEL rule(s) not checked offline: they need "
-            f"a function the offline evaluator lacks, e.g. {sorted(validator.unsupported)[0]}"
+            (
+                f"{name}: {len(validator.unsupported)} CEL rule(s) not checked offline: they "
+                "need a function the offline evaluator lacks, e.g. "
+                f"{sorted(validator.unsupported)[0]}",
+                False,
+            )
         )
     context = checks.CheckContext(repo, profile, tuple(sound), repo.tenants, invalid=invalid)
     findings.extend(checks.run(context))
     result = ClusterResult(name)
     if server_side is not None:
-        findings.extend(_dry_run(server_side, profile, resources, result, notes.append))
+        findings.extend(
+            _dry_run(server_side, profile, resources, result, lambda m: notes.append((m, False)))
+        )
     accepted = suppressions.of_cluster(profile, resources)
     suppressions.apply(findings, accepted, context.today)
     return result, findings, notes

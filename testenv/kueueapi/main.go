@@ -1,14 +1,17 @@
 // Command kueueapi prints, as JSON, what kueue-gitops needs to know about the pinned Kueue's
-// own API: a JSON Schema of its Configuration (config.kueue.x-k8s.io), derived by reflection
+// own code: a JSON Schema of its Configuration (config.kueue.x-k8s.io), derived by reflection
 // from the Go types Kueue decodes its configuration file into (strictly: an unknown field stops
-// Kueue), and the job frameworks it can integrate, each with the kind and resource it manages.
+// Kueue); the job frameworks it can integrate, each with the kind and resource it manages; and
+// the verdicts of its validating webhooks (webhooks.go).
 //
-// `kueue-gitops sandbox kueue-api --write` runs it and stores the result under auditor/kueue/api/.
+// `kueue-gitops sandbox kueue-api --write` runs it in each pinned release's module and stores
+// the result, with what the release's CRDs say, under auditor/kueue/api/<release>.json.
 package main
 
 import (
 	"encoding"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"reflect"
@@ -152,6 +155,19 @@ func frameworks() map[string]framework {
 	return out
 }
 
+// configGroupVersion is the apiVersion Kueue's Configuration file is written in.
+func configGroupVersion() string {
+	scheme := runtime.NewScheme()
+	if err := addConfigToScheme(scheme); err != nil {
+		panic(err)
+	}
+	gvk, err := apiutil.GVKForObject(&configuration{}, scheme)
+	if err != nil {
+		panic(err)
+	}
+	return gvk.GroupVersion().String()
+}
+
 // kueueVersion is the version of the Kueue module this program was built with.
 func kueueVersion() string {
 	if info, ok := debug.ReadBuildInfo(); ok {
@@ -165,9 +181,11 @@ func kueueVersion() string {
 }
 
 func main() {
+	probeFile := flag.String("probes", "", "a JSON file of objects, by id, for the webhooks to judge")
+	flag.Parse()
 	config := typeSchema(reflect.TypeOf(configuration{}), map[reflect.Type]bool{})
 	props := config["properties"].(schema)
-	props["apiVersion"] = schema{"const": configGroupVersion.String()}
+	props["apiVersion"] = schema{"const": configGroupVersion()}
 	props["kind"] = schema{"const": "Configuration"}
 	found := frameworks()
 	names := make([]string, 0, len(found))
@@ -178,12 +196,13 @@ func main() {
 	integrations := props["integrations"].(schema)["properties"].(schema)
 	integrations["frameworks"].(schema)["items"] = schema{"enum": names}
 	config["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-	config["title"] = "Kueue " + kueueVersion() + " Configuration (" + configGroupVersion.String() + ")"
+	config["title"] = "Kueue " + kueueVersion() + " Configuration (" + configGroupVersion() + ")"
 	config["required"] = []string{"apiVersion", "kind"}
 	out := schema{
 		"kueue":         kueueVersion(),
 		"configuration": config,
 		"frameworks":    found,
+		"webhooks":      schema{"probes": probes(*probeFile), "limits": limits()},
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")

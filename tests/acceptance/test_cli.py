@@ -58,3 +58,21 @@ def test_unreachable_cluster_exits_3_and_names_it(tmp_path: Path) -> None:
     )
     assert result.exit_code == 3
     assert "gpu-prod" in result.stderr and "unreachable" in result.stderr
+
+
+def test_validate_keeps_its_every_run_notes_for_verbose_and_v_q_work_after_the_command(
+    tmp_path: Path,
+) -> None:
+    """A pre-commit hook's output is the report: the transition-rule count (the same on every
+    run) is a -v detail; -v and -q are accepted after the command as before it."""
+    line = ["kueue-gitops", "--repo", str(ROOT), "validate", "--cluster", "gpu-prod"]
+    plain = run_line(line)
+    assert plain.exit_code == 0 and plain.stderr == "", plain.stderr
+    for verbose in ([*line, "-v"], ["kueue-gitops", "-v", *line[1:]]):
+        said = run_line(verbose)
+        assert said.exit_code == 0 and "CEL transition rule(s) (oldSelf)" in said.stderr
+    for name, quiet in (("noisy", []), ("quiet", ["-q"])):
+        init = ["kueue-gitops", "--repo", str(tmp_path / name), "init", "--cluster", "a"]
+        said = run_line([*init, "--repo-url", "https://example.org/p/r.git", *quiet])
+        assert said.exit_code == 0, said.output
+        assert ("note: the clusters' owner is @p/platform" in said.stderr) is not bool(quiet)

@@ -87,3 +87,14 @@ def test_completion_offers_commands_and_the_repositorys_cluster_names() -> None:
     assert {"gpu-prod", "gpu-staging"} <= set(names)
     assert all(n.startswith("gpu-") for n in names)
     assert complete(f"kueue-gitops --repo {ROOT} status --cluster gpu-st") == ["gpu-staging"]
+
+
+def test_completion_after_like_explain_and_hold() -> None:
+    assert complete(f"kueue-gitops --repo {ROOT} cluster add gpu-dev --like gpu-st") == [
+        "gpu-staging"
+    ]
+    assert complete("kueue-gitops explain capacity-ex") == ["capacity-exceeded"]
+    queues = complete(f"kueue-gitops --repo {ROOT} hold team-")
+    assert "team-a-cq" in queues and all(q.startswith("team-") for q in queues)
+    on_prod = complete(f"kueue-gitops --repo {ROOT} resume --cluster gpu-prod team-a")
+    assert on_prod == ["team-a-cq"]

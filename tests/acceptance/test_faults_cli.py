@@ -5,7 +5,9 @@ is exit 2 in one line."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 import typing as t
 from pathlib import Path
 
@@ -142,9 +144,23 @@ def test_a_crash_in_one_clusters_check_leaves_the_other_cluster_reported(
 
 
 def test_quiet_drops_the_notes(repo_copy: Path) -> None:
-    assert "note:" in validate(repo_copy).stderr
+    assert "note:" in validate(repo_copy, "-v").stderr
     quiet = run_line(["kueue-gitops", "-q", "--repo", str(repo_copy), "validate", "--jobs", "1"])
     assert (quiet.exit_code, quiet.stderr) == (0, "")
+
+
+def test_a_kubeconfig_file_that_does_not_exist_is_named(repo_copy: Path, tmp_path: Path) -> None:
+    """Not "the default kubeconfig": the file $KUBECONFIG or --kubeconfig names, and that it is
+    missing (exit 2: the user's to fix)."""
+    gone = tmp_path / "gone.yaml"
+    line = ["kueue-gitops", "--repo", str(repo_copy), "status", "--cluster", "gpu-prod"]
+    for argv, env, says in (
+        (line, {"KUBECONFIG": str(gone)}, f"$KUBECONFIG names {gone}"),
+        ([*line, "--kubeconfig", str(gone)], {}, f"--kubeconfig names {gone}"),
+    ):
+        result = run_line(argv, env=env)
+        assert result.exit_code == 2, result.output
+        assert result.stderr == f"Error: cluster gpu-prod: {says}: no such file\n"
 
 
 # -- the kubeconfig: exit 2, one line -------------------------------------------------------------
@@ -181,6 +197,45 @@ def test_a_kubeconfig_with_bad_key_data_is_exit_2_in_one_line(
         assert result.exit_code == 2, (command, result.output, result.stderr)
         assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
         assert result.stderr.startswith("Error: cluster gpu-prod: cannot use context")
+
+
+def test_an_exec_plugin_that_hangs_is_stopped_at_the_clusters_deadline(
+    repo_copy: Path, tmp_path: Path
+) -> None:
+    """An expired login waiting for a browser: the plugin (a script whose child holds its
+    pipes) never answers. drift --timeout 3 stops it and says so, instead of running on."""
+    plugin = tmp_path / "login"
+    plugin.write_text(f"#!/bin/sh\nsleep 600 &\necho $! > {tmp_path}/child\nwait\n")
+    plugin.chmod(0o755)
+    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin),
+                     "interactiveMode": "Never"}}  # fmt: skip
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+                "users": [{"name": "u", "user": user}],
+                "contexts": [{"name": "gpu-prod", "context": {"cluster": "c", "user": "u"}}],
+            }
+        )
+    )
+    started = time.monotonic()
+    result = run_line(
+        ["kueue-gitops", "--repo", str(repo_copy), "drift", "--cluster", "gpu-prod",
+         "--timeout", "3", "--kubeconfig", str(kubeconfig)]
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert result.exit_code == 2, result.output
+    assert "the exec credential plugin" in result.stderr
+    assert "no answer within 3s, so it was stopped" in result.stderr
+    assert took < 3 + 10, took  # the deadline, plus loading the repository on a busy machine
+    child = int((tmp_path / "child").read_text())
+    with pytest.raises(ProcessLookupError):  # what the plugin started is gone too
+        for _ in range(50):
+            os.kill(child, 0)
+            time.sleep(0.1)
 
 
 def test_metrics_of_one_cluster_keep_the_other_clusters_series(

@@ -120,6 +120,71 @@ def test_cluster_add_like_another_then_a_tenant_on_it_validates_clean(repo: Path
     assert "gpu-dev" in json.loads(kg(repo, "github", "clusters")[1])
 
 
+def test_cluster_add_without_like_starts_from_the_templates_and_validates_clean(
+    repo: Path,
+) -> None:
+    code, _, err = kg(repo, "cluster", "add", "gpu-new", "--capacity", "cpu-only.cpu=16")
+    assert code == 0, err
+    profile = yaml.safe_load((repo / "clusters/gpu-new/profile.yaml").read_text())
+    assert profile["spec"]["capacity"] == {"cpu-only": {"cpu": "16"}}
+    assert profile["spec"]["owners"] == ["@example-org/platform"]  # the platform's, as the others
+    [platform] = yaml.safe_load_all((repo / "argocd/projects.yaml").read_text())
+    new = [d["namespace"] for d in platform["spec"]["destinations"] if d["name"] == "gpu-new"]
+    assert new == ["", "kueue-monitoring", "kueue-system"]
+    shutil.copytree(repo / "schemas/gpu-staging", repo / "schemas/gpu-new")  # same release
+    clean(repo)
+
+
+def test_without_the_platforms_appproject_onboarding_says_so(repo: Path) -> None:
+    (repo / "argocd/projects.yaml").unlink()
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
+    code, _, err = kg(repo, *TEAM_C, "--cluster", "gpu-prod")
+    assert code == 2 and "argocd/projects.yaml names no sourceRepos" in err  # never ['*']
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
+    code, _, err = kg(repo, "cluster", "add", "gpu-dev", "--like", "gpu-staging")
+    assert code == 0 and "Argo CD may not sync clusters/gpu-dev/" in err  # not silently
+
+
+def init_repo(tmp_path: Path, *argv: str) -> Path:
+    empty = tmp_path / "platform"
+    empty.mkdir()
+    url = "https://git.example.com/platform/kueue.git"
+    code, _, err = kg(empty, "init", "--cluster", "gpu-a", "--repo-url", url, *argv)
+    assert code == 0, err
+    return empty
+
+
+def test_init_writes_a_repository_argo_cd_can_sync(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path, "--owner", "@platform/kueue-admins")
+    [platform] = yaml.safe_load_all((repo / "argocd/projects.yaml").read_text())
+    assert platform["spec"]["sourceRepos"] == ["https://git.example.com/platform/kueue.git"]
+    assert {d["name"] for d in platform["spec"]["destinations"]} == {"gpu-a"}
+    sets = list(yaml.safe_load_all((repo / "argocd/applicationsets.yaml").read_text()))
+    assert {s["spec"]["template"]["spec"]["source"]["repoURL"] for s in sets} == {
+        "https://git.example.com/platform/kueue.git"
+    }
+    assert "@platform/kueue-admins" in (repo / "CODEOWNERS").read_text()
+    for name in ("resourceflavors", "cohorts", "rbac", "alerts", "admission-policies"):
+        assert (repo / f"clusters/gpu-a/{name}.yaml").is_file(), name
+    config = yaml.safe_load_all((repo / "clusters/gpu-a/kueue/manager-config.yaml").read_text())
+    assert any(d["kind"] == "ConfigMap" for d in config)
+    code, _, err = kg(repo, "validate")
+    assert code == 2 and "--release v0.17.0" in err  # the schemas are the next step
+    shutil.copytree(ROOT / "schemas/gpu-staging", repo / "schemas/gpu-a")  # Kueue v0.17.0's
+    clean(repo)
+    assert kg(repo, *TEAM_C[:-4], "--quota", "gpu.nvidia.com/gpu=4", "--cluster", "gpu-a")[0] == 0
+    [project] = yaml.safe_load_all((repo / "argocd/tenants/team-c.yaml").read_text())
+    assert project["spec"]["sourceRepos"] == ["https://git.example.com/platform/kueue.git"]
+    clean(repo)
+
+
+def test_init_refuses_a_repository_that_has_clusters(repo: Path) -> None:
+    before = (repo / "argocd/projects.yaml").read_text()
+    code, _, err = kg(repo, "init", "--cluster", "x", "--repo-url", "https://example.org/r.git")
+    assert code == 2 and "exists already" in err
+    assert (repo / "argocd/projects.yaml").read_text() == before
+
+
 def test_profile_schemas_are_exported_current_and_named_in_every_profile() -> None:
     for name in SCHEMA_NAMES:
         packaged = resources.files("auditor.repo").joinpath(f"profile_schemas/{name}.json")
@@ -143,3 +208,9 @@ def test_schemas_profiles_writes_them_where_the_profiles_point(repo: Path) -> No
     assert code == 0 and out.count("written") == 2
     assert [changed for _, changed in export_schemas(repo)] == [False, False]
     assert kg(repo, "schemas", "profiles")[1].count("unchanged") == 2
+
+
+def test_tenant_add_help_says_quota_is_required() -> None:
+    shown = run_line(["kueue-gitops", "tenant", "add", "--help"]).output
+    quota = shown[shown.index("--quota") :].split("\n  -")[0]
+    assert "required" in quota

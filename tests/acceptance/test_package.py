@@ -10,50 +10,16 @@ from __future__ import annotations
 
 import email
 import io
-import os
-import shutil
+import re
 import subprocess
 import sys
 import tarfile
-import tomllib
-import typing as t
 import zipfile
 from pathlib import Path
 
-import pytest
-
 from auditor.rules import catalogue
 from tests.conftest import ROOT
-
-PACKAGE = ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "auditor")
-VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-
-
-def run(argv: list[str], cwd: Path, **kw: t.Any) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
-    return subprocess.run(
-        argv, cwd=cwd, capture_output=True, text=True, timeout=600, env=env | kw.pop("env", {})
-    )
-
-
-def git(cwd: Path, *argv: str) -> None:
-    user = ["-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", *user, *argv], cwd=cwd, check=True, capture_output=True)
-
-
-@pytest.fixture(scope="module")
-def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package as a git repository of its own: what pip and pre-commit are given."""
-    out = tmp_path_factory.mktemp("kueue-gitops-src")
-    for name in PACKAGE:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, out / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(ROOT / name, out / name)
-    git(out, "init", "-q", "-b", "main")
-    git(out, "add", ".")
-    git(out, "commit", "-qm", "kueue-gitops")
-    return out
+from tests.installed import VERSION, git, run
 
 
 def user_repo(dest: Path) -> Path:
@@ -72,11 +38,8 @@ def user_repo(dest: Path) -> Path:
 
 
 def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
-    source: Path, tmp_path: Path
+    wheel: Path, base_install: Path, tmp_path: Path
 ) -> None:
-    built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path)], source)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    [wheel] = tmp_path.glob("kueue_gitops-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         meta = email.message_from_bytes(archive.read(f"kueue_gitops-{VERSION}.dist-info/METADATA"))
@@ -89,11 +52,7 @@ def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
     assert "auditor/repo/profile_schemas/clusterprofile.json" in names
     assert {"auditor/drift/rules.yaml", "auditor/validate/checks/quotas.rules.yaml"} <= set(names)
 
-    venv = tmp_path / "venv"
-    assert run([sys.executable, "-m", "venv", str(venv)], tmp_path).returncode == 0
-    installed = run([str(venv / "bin/pip"), "install", "--quiet", str(wheel)], tmp_path)
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    cli = str(venv / "bin/kueue-gitops")
+    cli = str(base_install)
     version = run([cli, "--version"], tmp_path)
     assert version.stdout.strip().endswith(VERSION)
     listed = run([cli, "rules"], tmp_path)  # every rule's declaration is shipped
@@ -107,6 +66,84 @@ def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
     assert anywhere.returncode == 0 and "<testsuites" in anywhere.stdout
     from_env = run([cli, "codeowners", "--check"], tmp_path, env={"KUEUE_GITOPS_REPO": str(repo)})
     assert from_env.returncode == 0, from_env.stderr
+
+
+def test_the_release_check_refuses_what_does_not_match_the_tag(source: Path, wheel: Path) -> None:
+    """A tag whose release the changelog does not describe, or whose build is not in dist/,
+    is refused before anything is published."""
+    dist = str(wheel.parent)
+    for tag, says in (("v9.9.8", "no section `## [9.9.8]"), ("9.9.9", "not a release tag")):
+        refused = run([sys.executable, "scripts/release_check.py", tag, dist], source)
+        assert refused.returncode == 1 and says in refused.stderr, refused.stderr
+
+
+def test_the_wheel_ships_every_pinned_go_module(wheel: Path) -> None:
+    """The sandbox builds from the pins in the package when a repository has none: every file
+    of testenv/ (each module and program, however many are added) is in the wheel, as is."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "testenv"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "testenv/go.mod" in tracked and "testenv/kueue-v0.9.1/go.mod" in tracked
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = {
+            n.removeprefix("auditor/"): archive.read(n)
+            for n in archive.namelist()
+            if n.startswith("auditor/testenv/")
+        }
+    assert set(shipped) == set(tracked)
+    for name in tracked:
+        assert shipped[name] == (ROOT / name).read_bytes(), name
+
+
+def test_the_base_install_helps_and_completes_without_the_sandbox_extra(
+    base_install: Path, tmp_path: Path
+) -> None:
+    """Without [sandbox], every command lists, helps and completes; only starting a sandbox
+    asks for the extra, and it asks before building anything."""
+    cli = str(base_install)
+    for argv, code in (([cli, "--help"], 0), ([cli, "-h"], 0), ([cli], 2)):  # bare: usage
+        shown = run(argv, tmp_path)
+        said = shown.stdout + shown.stderr
+        assert shown.returncode == code, said
+        assert "validate" in said and "sandbox" in said
+        assert "Traceback" not in said and "extra" not in said
+    listed = run([cli, "--help"], tmp_path).stdout
+    commands = re.findall(r"^  ([a-z][a-z-]+)  ", listed, flags=re.M)
+    assert len(commands) >= 20, listed
+    for command in commands:
+        helped = run([cli, command, "--help"], tmp_path)
+        assert helped.returncode == 0, (command, helped.stderr)
+        assert "extra" not in helped.stdout + helped.stderr, command
+
+    completion = {"_KUEUE_GITOPS_COMPLETE": "bash_complete", "COMP_WORDS": "kueue-gitops ",
+                  "COMP_CWORD": "1"}  # fmt: skip
+    completed = run([cli], tmp_path, env=completion)
+    assert completed.returncode == 0 and completed.stderr == ""
+    assert "plain,validate" in completed.stdout.split() and "plain,sandbox" in completed.stdout
+
+    crds = tmp_path / "crds.yaml"
+    crds.write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        "metadata: {name: clusterqueues.kueue.x-k8s.io}\nspec:\n  group: kueue.x-k8s.io\n"
+        "  versions: [{name: v1beta2, served: true, storage: true}]\n"
+    )
+    repo = user_repo(tmp_path / "platform")
+    nowhere = tmp_path / "kubeconfig"
+    nowhere.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
+    upgrade = run(
+        [cli, "upgrade-check", "--cluster", "gpu-prod", "--to", str(crds),
+         "--kubeconfig", str(nowhere)],
+        repo,
+    )  # fmt: skip
+    # The CRDs were read; what stops it is the cluster's context, not a missing extra.
+    assert upgrade.returncode == 2, upgrade.stdout + upgrade.stderr
+    assert "cluster gpu-prod: cannot use context gpu-prod" in upgrade.stderr
+    assert "extra" not in upgrade.stdout + upgrade.stderr
+
+    started = run([cli, "sandbox", "up", "scratch"], tmp_path, env={"PATH": "/usr/bin:/bin"})
+    assert started.returncode == 2, started.stdout + started.stderr
+    assert "pip install 'kueue-gitops[sandbox]'" in started.stderr
+    assert "building" not in started.stderr
 
 
 def test_pre_commit_try_repo_runs_the_offered_hooks(source: Path, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from auditor.live.kube import KubeCluster
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain, nodes, releases
+from auditor.upgrade import probes
 from tests.conftest import ROOT
 
 
@@ -50,6 +51,18 @@ def wait_until_policies_hold(cluster: KubeCluster, timeout: float = 30.0) -> Non
     pytest.fail(f"the admission policies did not hold within {timeout:.0f}s of the sync")
 
 
+def wait_until_queues_reconciled(cluster: KubeCluster, api: str, timeout: float = 60.0) -> None:
+    """Kueue has judged every ClusterQueue as synced (its Active condition written for that
+    spec): until then a check that reads their conditions sees a controller catching up."""
+    deadline = time.monotonic() + timeout
+    stale = probes.stale_queues(cluster, api)
+    while stale and time.monotonic() < deadline:
+        time.sleep(0.25)
+        stale = probes.stale_queues(cluster, api)
+    if stale:
+        pytest.fail(f"Kueue did not reconcile ClusterQueue(s) {stale} within {timeout:.0f}s")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/integration/" in str(item.fspath):
@@ -78,6 +91,7 @@ def synced_kueue_sandbox(toolchain: Toolchain, root: Path, cluster: str) -> Sand
         results = apply_all(box.connect(), repo.load([cluster]).for_cluster(cluster))
         assert [(str(r.resource.key), r.error) for r in results if r.error] == []
         wait_until_policies_hold(box.connect())
+        wait_until_queues_reconciled(box.connect(), repo.cluster(cluster).kueue_api)
     except BaseException:
         box.down()
         raise

@@ -151,5 +151,5 @@ def test_a_cluster_missing_from_the_kubeconfig_leaves_the_other_audited(
     assert clusters["gpu-prod"] == {"name": "gpu-prod", "status": "ok", "errors": []}
     assert clusters["gpu-staging"]["status"] == "incomplete"
     assert clusters["gpu-staging"]["errors"] == [
-        "cluster gpu-staging: no context gpu-staging of the default kubeconfig"
+        f"cluster gpu-staging: no context gpu-staging of $KUBECONFIG ({kubeconfig})"
     ]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from auditor.k8s.objects import CRD_API
 from auditor.sandbox import Sandbox
+from auditor.sandbox.controlplane import sandboxes_root
 from auditor.schemas.fetch import crd_fingerprint, dumps, fetch, write
 from tests.conftest import ROOT, own_context, run_line
 
@@ -70,3 +71,20 @@ def test_a_fingerprint_ignores_what_does_not_change_validation(sandbox: Sandbox)
     assert crd_fingerprint(crd) == before
     crd["spec"]["versions"][0]["served"] = not crd["spec"]["versions"][0]["served"]
     assert crd_fingerprint(crd) != before
+
+
+def test_a_release_sandbox_gives_the_committed_schemas_without_a_cluster(repo_copy: Path) -> None:
+    """`schemas fetch --release`: no cluster, no kubeconfig; a sandbox of that Kueue release
+    serves exactly what the repository's clusters of that release were fetched from."""
+    for cluster, release in (("gpu-prod", "v0.17.0"), ("gpu-legacy", "v0.9.1")):
+        line = ["kueue-gitops", "--repo", str(repo_copy), "schemas", "fetch"]
+        fetched = run_line([*line, "--cluster", cluster, "--release", release])
+        assert fetched.exit_code == 0, fetched.output
+        written = repo_copy / "schemas" / cluster
+        committed = ROOT / "schemas" / cluster
+        files = sorted(p.relative_to(written) for p in written.rglob("*.json"))
+        assert files == sorted(p.relative_to(committed) for p in committed.rglob("*.json"))
+        for name in files:
+            assert (written / name).read_text() == (committed / name).read_text(), name
+    left = [p.name for p in sandboxes_root().iterdir() if p.name.startswith("schemas-")]
+    assert not left  # each release sandbox is stopped and removed after its fetch

@@ -1,5 +1,7 @@
-"""upgrade-check on real sandboxes: Kueue v0.17.0 (gpu-staging) and v0.9.1 (gpu-legacy), each
-checked against the other's CRDs as built from its pinned module."""
+"""upgrade-check on real sandboxes of the estate's three releases, each checked against the
+others' CRDs as built from their pinned modules: gpu-prod v0.17.0 up to v0.19.2, gpu-staging
+v0.19.2 back to v0.17.0 (and to v0.9.1, which cannot read what it stores), gpu-legacy v0.9.1
+up to v0.17.0."""
 
 from __future__ import annotations
 
@@ -36,11 +38,36 @@ def rules(doc: Json) -> dict[str, list[Json]]:
     return out
 
 
+@pytest.fixture(scope="module")
+def prod_sandbox(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
+    """gpu-prod with Kueue v0.17.0, synced."""
+    box = synced_kueue_sandbox(toolchain, sandboxes_dir / "prod", "gpu-prod")
+    yield box
+    box.down()
+
+
 def test_a_healthy_cluster_is_ready_for_its_own_release(kueue_sandbox: Sandbox) -> None:
-    code, doc = upgrade_check(kueue_sandbox, "gpu-staging", "v0.17.0")
+    code, doc = upgrade_check(kueue_sandbox, "gpu-staging", "v0.19.2")
     assert (code, doc["findings"]) == (0, [])
     assert doc["upgrade"]["direction"] == "same"
     assert doc["upgrade"]["storedVersions"]["clusterqueues.kueue.x-k8s.io"] == ["v1beta2"]
+
+
+def test_prod_may_move_up_to_0_19_2(prod_sandbox: Sandbox) -> None:
+    code, doc = upgrade_check(prod_sandbox, "gpu-prod", "v0.19.2")
+    assert doc["upgrade"]["direction"] == "upgrade"
+    assert (doc["upgrade"]["from"], doc["upgrade"]["to"]) == ("v0.17.0", "v0.19.2")
+    # Both store v1beta2 and serve v1beta1 beside it: nothing to migrate, nothing unserved.
+    assert doc["upgrade"]["storedVersions"]["clusterqueues.kueue.x-k8s.io"] == ["v1beta2"]
+    assert doc["upgrade"]["targetServes"]["clusterqueues.kueue.x-k8s.io"] == ["v1beta1", "v1beta2"]
+    assert (code, doc["findings"]) == (0, [])
+
+
+def test_staging_may_roll_back_to_0_17_0(kueue_sandbox: Sandbox) -> None:
+    code, doc = upgrade_check(kueue_sandbox, "gpu-staging", "v0.17.0")
+    assert doc["upgrade"]["direction"] == "rollback"
+    assert (doc["upgrade"]["from"], doc["upgrade"]["to"]) == ("v0.19.2", "v0.17.0")
+    assert (code, doc["findings"]) == (0, [])
 
 
 def test_a_rollback_to_a_release_that_cannot_read_what_etcd_stores_is_refused(
@@ -132,7 +159,7 @@ def test_kueue_stopped_is_a_webhook_finding(toolchain: Toolchain, sandboxes_dir:
         deadline = time.monotonic() + 30
         while box.process_alive("kueue") and time.monotonic() < deadline:
             time.sleep(0.2)
-        code, doc = upgrade_check(box, "gpu-staging", "v0.17.0")
+        code, doc = upgrade_check(box, "gpu-staging", "v0.19.2")
     finally:
         box.down()
     assert code == 1

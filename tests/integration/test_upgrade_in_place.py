@@ -1,5 +1,7 @@
-"""The upgrade of a running legacy cluster from Kueue v0.9.1 to v0.17.0, in the runbook's order:
-hold, export, upgrade, check, resume. No queue and no Workload is lost on the way."""
+"""Kueue upgraded and rolled back in place, across the estate's real releases, with work running:
+the legacy cluster from v0.9.1 to v0.17.0 in the runbook's order (hold, export, upgrade, check,
+resume), and gpu-prod from v0.17.0 to v0.19.2 and back. No queue and no Workload is lost on the
+way, and the admitted work stays admitted and accounted in its ClusterQueue."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ import typing as t
 from pathlib import Path
 
 from auditor.k8s.objects import CRD_API
-from auditor.sandbox import Sandbox, Toolchain, crds, kueue
+from auditor.live.kube import KubeCluster
+from auditor.sandbox import Sandbox, Toolchain, crds, kueue, releases
 from tests.conftest import ROOT, own_context, run_line
-from tests.integration.conftest import synced_kueue_sandbox
+from tests.integration.conftest import repo_kueue_config, synced_kueue_sandbox
 from tests.integration.test_preemptions import job
 
 Json = dict[str, t.Any]
@@ -21,8 +24,8 @@ OLD, NEW = "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
-def line(box: Sandbox, *argv: str) -> t.Any:
-    return run_line(["kueue-gitops", "--repo", str(ROOT), *argv, *own_context(box.kubeconfig)])
+def line(box: Sandbox, *argv: str, repo: Path = ROOT) -> t.Any:
+    return run_line(["kueue-gitops", "--repo", str(repo), *argv, *own_context(box.kubeconfig)])
 
 
 def inventory(box: Sandbox, api: str) -> dict[str, set[str]]:
@@ -108,5 +111,100 @@ def test_the_legacy_cluster_upgrades_without_losing_a_queue_or_a_workload(
             assert conds.get("Admitted") == "True" and conds.get("Evicted") != "True"
         team_a = cluster.get(NEW, "ClusterQueue", "team-a-cq")
         assert team_a["spec"]["cohortName"] == "legacy-shared"  # v1beta1's cohort, converted
+    finally:
+        box.down()
+
+
+def admitted_workloads(cluster: KubeCluster) -> list[Json]:
+    return [
+        w for w in cluster.list(NEW, "Workload")
+        if any(c["type"] == "Admitted" and c["status"] == "True"
+               for c in (w.get("status") or {}).get("conditions", []))
+        and not any(c["type"] == "Evicted" and c["status"] == "True"
+                    for c in (w.get("status") or {}).get("conditions", []))
+    ]  # fmt: skip
+
+
+def accounted(cluster: KubeCluster) -> dict[str, Json]:
+    """What each ClusterQueue's status says it holds: admitted Workloads and reserved quota."""
+    out = {}
+    for cq in cluster.list(NEW, "ClusterQueue"):
+        status = cq.get("status") or {}
+        out[cq["metadata"]["name"]] = {
+            "admitted": status.get("admittedWorkloads"),
+            "reserved": {
+                (f["name"], r["name"]): r["total"]
+                for f in status.get("flavorsReservation") or []
+                for r in f.get("resources") or []
+            },
+        }
+    return out
+
+
+def switch(box: Sandbox, toolchain: Toolchain, version: str) -> None:
+    """Replace the running Kueue by `version`: stop it, install that release's CRDs, start it."""
+    stop(box, "kueue")
+    target = releases.release(toolchain, version)
+    crds.install(box.connect(), crds.load_crds(target.crds))
+    kueue.start(box, toolchain, target, configuration=repo_kueue_config("gpu-prod"))
+
+
+def wait_for(what: str, check: t.Callable[[], bool], timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f}s")
+        time.sleep(0.5)
+
+
+def test_prod_upgrades_to_0_19_2_and_rolls_back_with_its_work_admitted_and_accounted(
+    toolchain: Toolchain, sandboxes_dir: Path, repo_copy: Path
+) -> None:
+    for shared in ("schemas", "testenv"):
+        (repo_copy / shared).symlink_to(ROOT / shared)
+    profile = repo_copy / "clusters" / "gpu-prod" / "profile.yaml"
+    box = synced_kueue_sandbox(toolchain, sandboxes_dir / "prod-upgrade", "gpu-prod")
+    try:
+        cluster = box.connect()
+        for i in range(3):  # long-running work, admitted before the upgrade starts
+            cluster.create(job("team-a", f"train-{i}", "batch-low", 2, 3600))
+        wait_for("3 Workloads admitted", lambda: len(admitted_workloads(cluster)) == 3, 180)
+        before = inventory(box, NEW)
+        wait_for(
+            "team-a-cq accounting its 3 Workloads",
+            lambda: accounted(cluster)["team-a-cq"]["admitted"] == 3,
+        )
+        held = accounted(cluster)
+        assert held["team-a-cq"]["reserved"][("a100", "nvidia.com/gpu")] == "6"
+
+        running = "v0.17.0"
+        for version, direction in (("v0.19.2", "upgrade"), ("v0.17.0", "rollback")):
+            checked = line(box, "upgrade-check", "--cluster", "gpu-prod", "--to", version,
+                           "-o", "json", repo=repo_copy)  # fmt: skip
+            doc = json.loads(checked.stdout)
+            assert (checked.exit_code, doc["findings"]) == (0, []), doc["findings"]
+            assert doc["upgrade"]["direction"] == direction
+            assert len(doc["upgrade"]["admitted"]) == 3
+            switch(box, toolchain, version)
+            # the change a team merges with the upgrade: the profile names what now runs
+            profile.write_text(
+                profile.read_text().replace(f"version: {running}", f"version: {version}")
+            )
+            running = version
+            state = box.state()
+            assert state is not None and box.process_alive("kueue")
+            # The new controller rebuilt its view from the admitted Workloads: the same
+            # objects, still admitted, the same quota reserved, nothing evicted or re-admitted.
+            wait_for(
+                f"Kueue {version} accounting the admitted work",
+                lambda: accounted(cluster) == held,
+            )
+            assert inventory(box, NEW) == before
+            assert len(admitted_workloads(cluster)) == 3
+            served = cluster.served_versions("kueue.x-k8s.io")
+            assert served[0] == "v1beta2" and "v1beta1" in served
+        # A new Job is admitted by the rolled-back release as by the first.
+        cluster.create(job("team-a", "after", "batch-low", 1, 3600))
+        wait_for("the new Job admitted", lambda: len(admitted_workloads(cluster)) == 4)
     finally:
         box.down()

@@ -16,6 +16,7 @@ import yaml
 from auditor import rules
 from auditor.k8s import selectors
 from auditor.kueue import config as kueue_config
+from auditor.kueue import release
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries, manifests
 
@@ -119,14 +120,19 @@ def _against_api(
     api = kueue_config.api(version) if version else None
     if api is None:
         known = ", ".join(kueue_config.known_versions())
+        nearest = release.nearest(version)
         said = (
-            f"names Kueue {version}" if version else "names no Kueue release (spec.kueue.version)"
+            f"names Kueue {version}, a release this tool does not know"
+            if version
+            else "names no Kueue release (spec.kueue.version)"
         )
+        add = f"; to add {version}, {release.add_command(version)}" if version else ""
         yield _at_profile(
             ctx,
             KUEUE_CONFIG_INVALID,
             f"the cluster profile {said}, so its Configuration cannot be checked against what "
-            f"that release accepts; this tool knows the Configuration API of: {known}",
+            f"that release accepts (its webhook rules are judged as the nearest known release, "
+            f"{nearest}, judges them; known: {known}){add}",
         )
         return
     import jsonschema  # only where a Configuration is checked: ~0.1 s of imports

@@ -1,8 +1,9 @@
 """Kueue's validating webhooks, offline: what the pinned Kueue refuses beyond its CRDs.
 
-The rules are auditor.kueue.webhooks' (read from Kueue v0.17.0's pkg/webhooks/); the
-webhooks' remaining rules are the quotas check's, listed in MIRRORED. Each finding is at the
-field the webhook names, with its reason, so a pull request fails before Argo CD's sync does.
+The rules are auditor.kueue.webhooks', held to what the cluster's Kueue release refuses (its
+own webhook code judged each rule's examples: auditor/kueue/api/<release>.json); the webhooks'
+remaining rules are the quotas check's, listed in MIRRORED. Each finding is at the field the
+webhook names, with its reason, so a pull request fails before Argo CD's sync does.
 tests/integration/test_webhook_agreement.py holds these verdicts to Kueue's own, on a sandbox
 running its webhooks.
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.kueue import webhooks
+from auditor.kueue import release, webhooks
 from auditor.model import Finding
 from auditor.validate.checks import quotas
 from auditor.validate.checks._common import KUEUE
@@ -33,17 +34,18 @@ MIRRORED = (
     quotas.RESOURCE_REPEATED,
     quotas.RESOURCE_ORDER,
 )
-KINDS = ("ClusterQueue", "Cohort", "ResourceFlavor")
+assert tuple(r.id for r in MIRRORED) == webhooks.MIRRORED, "the webhooks' model names them"
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
-    for resource in ctx.of_kind(*KINDS):
+    known = release.nearest_release(ctx.cluster.kueue_version)
+    for resource in ctx.of_kind(*webhooks.KINDS):
         if resource.key.group != KUEUE:
             continue
-        for found in webhooks.violations(resource.body):
+        for found in webhooks.violations(resource.body, known):
             yield Finding.about(
                 resource,
                 found.rule,
-                f"Kueue's webhook refuses this {resource.kind}: {found.message}",
+                f"Kueue {known.version}'s webhook refuses this {resource.kind}: {found.message}",
                 path=found.path,
             )

@@ -10,7 +10,9 @@ Git) and PriorityClasses; writes to namespaces (relabelling one is admission); w
 bindings; any other write that is not job submission (the job kinds Kueue integrates: batch
 Jobs, JobSets, Kubeflow and Ray jobs, ...); `bind`, `escalate`, `impersonate`; wildcards;
 bindings to `admin`, `edit`, `cluster-admin`, or to a role the repository does not define.
-Creating Pods warns: bare Pods bypass Kueue's admission.
+Creating Pods is an error where the cluster's Kueue does not manage Pods (its Configuration's
+frameworks lack `pod`): they would run outside every quota. A kind the Configuration's
+frameworks name (Deployments with `deployment`, ...) is job submission there.
 
 Its rules, each with an example that passes and one that fails, are declared beside it in
 tenant_rbac.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
@@ -25,7 +27,9 @@ from auditor import rules
 from auditor.k8s import rbac
 from auditor.k8s.objects import RBAC_GROUP
 from auditor.k8s.rbac import Policy, RoleRef
+from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
+from auditor.repo import boundaries
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
@@ -71,8 +75,22 @@ JOB_GROUPS = frozenset(g for g, _ in JOB_RESOURCES)
 JOB_NAMES = frozenset(r for _, r in JOB_RESOURCES)
 
 
-def problems(rule: rbac.Rule) -> t.Iterator[Problem]:
-    """What one rule of a Role or ClusterRole grants that a tenant may not have.
+Managed = frozenset[tuple[str, str]]  # (group, resource) of the kinds the cluster's Kueue queues
+
+
+def managed_kinds(ctx: CheckContext) -> Managed:
+    """The kinds Kueue manages on this cluster: the frameworks of its Configuration in the
+    repository (Kueue's default, batch/job, without one), by the release's API."""
+    config = boundaries.configuration(boundaries.config_map(ctx.resources)) or {}
+    found, _unknown = kueue_config.frameworks(
+        config, kueue_config.api_or_nearest(ctx.cluster.kueue_version)
+    )
+    return frozenset((f.group, f.resource) for f in found)
+
+
+def problems(rule: rbac.Rule, managed: Managed = frozenset()) -> t.Iterator[Problem]:
+    """What one rule of a Role or ClusterRole grants that a tenant may not have, on a cluster
+    whose Kueue manages the `managed` kinds.
 
     Tenants read (rbac.READ_VERBS); every other verb the API server knows is a write, or one of
     rbac.ESCALATION_VERBS.
@@ -90,7 +108,7 @@ def problems(rule: rbac.Rule) -> t.Iterator[Problem]:
     hits: dict[rules.Rule, list[str]] = {}
     for group in rule.api_groups:
         for resource in rule.resources:
-            for broken in _classify(group, resource, writes):
+            for broken in _classify(group, resource, writes, managed):
                 hits.setdefault(broken, []).append(f"{resource}.{group}".rstrip("."))
     for broken, resources in hits.items():
         granted = "create" if broken is RBAC_POD_CREATE else ", ".join(writes)
@@ -98,18 +116,20 @@ def problems(rule: rbac.Rule) -> t.Iterator[Problem]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _problems(rule: rbac.Rule) -> tuple[Problem, ...]:
+def _problems(rule: rbac.Rule, managed: Managed) -> tuple[Problem, ...]:
     """`problems`, once per rule (equal rules are equal wherever written): thousands of tenant
     RoleBindings bind the same few ClusterRoles."""
-    return tuple(problems(rule))
+    return tuple(problems(rule, managed))
 
 
-def _classify(group: str, resource: str, writes: list[str]) -> list[rules.Rule]:
+def _classify(group: str, resource: str, writes: list[str], managed: Managed) -> list[rules.Rule]:
     """The rules a write on (group, resource) breaks; reads break none."""
     base = resource.split("/")[0]
     # RBAC grants the cross product of groups and resources; combinations of job groups and job
     # resources that do not exist (jobs.ray.io) grant nothing, so they pass too.
     if not writes or (group in JOB_GROUPS and resource in JOB_NAMES):
+        return []
+    if (group, resource) in managed:  # Kueue queues it here (pods, deployments, ...)
         return []
     if group == KUEUE or (group == "scheduling.k8s.io" and base == "priorityclasses"):
         return [RBAC_PLATFORM_WRITE]
@@ -130,7 +150,10 @@ ADVICE = {
     RBAC_NAMESPACE_WRITE: "relabelling a namespace is admission; the platform owns the labels",
     RBAC_RBAC_WRITE: "tenants may not hand out access",
     RBAC_WRITE_NOT_SUBMISSION: "tenants may only submit jobs and read; ask the platform team",
-    RBAC_POD_CREATE: "bare Pods bypass Kueue's admission; submit Jobs instead",
+    RBAC_POD_CREATE: (
+        "this cluster's Kueue does not manage Pods (its Configuration's frameworks lack `pod`), "
+        "so they would run outside every quota; submit Jobs instead"
+    ),
 }
 
 
@@ -145,11 +168,12 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if r.key.group == RBAC_GROUP
     }
     policy = Policy(r.body for r in roles.values())
+    managed = managed_kinds(ctx)
     tenant_objects = [r for r in ctx.resources if r.tenant and r.key.group == RBAC_GROUP]
     for role in (r for r in tenant_objects if r.kind == "Role"):
         for rule in policy.rules(_ref(role.kind, role.name, role.namespace)) or ():
             at = ("rules", rule.origin.index if rule.origin else 0)
-            for broken, what, part in problems(rule):
+            for broken, what, part in problems(rule, managed):
                 yield Finding.about(
                     role,
                     broken,
@@ -157,11 +181,15 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                     path=(*at, part),
                 )
     for binding in (r for r in tenant_objects if r.kind == "RoleBinding"):
-        yield from _judge_binding(ctx, binding, roles, policy)
+        yield from _judge_binding(ctx, binding, roles, policy, managed)
 
 
 def _judge_binding(
-    ctx: CheckContext, binding: Resource, roles: dict[RoleRef, Resource], policy: Policy
+    ctx: CheckContext,
+    binding: Resource,
+    roles: dict[RoleRef, Resource],
+    policy: Policy,
+    managed: Managed,
 ) -> t.Iterator[Finding]:
     ref = binding.body.get("roleRef")
     ref = ref if isinstance(ref, dict) else {}
@@ -205,7 +233,7 @@ def _judge_binding(
         if origin is None or written is None:
             continue
         via = "" if origin.role == role_ref else f" -> {origin}"
-        for broken, what, part in _problems(rule):
+        for broken, what, part in _problems(rule, managed):
             line = written.line_of(("rules", origin.index, part))
             yield Finding.about(
                 binding,

@@ -66,12 +66,13 @@ def commands(run: str, env: t.Mapping[str, str]) -> list[list[str]]:
     return out
 
 
-def test_there_are_the_five_workflows_and_the_setup_action() -> None:
+def test_there_are_the_six_workflows_and_the_setup_action() -> None:
     names = [p.name for p in WORKFLOWS]
     assert names == [
         "code-scanning.yml",
         "drift-report.yml",
         "pull-request.yml",
+        "release.yml",
         "schema-refresh.yml",
         "test.yml",
     ]
@@ -150,7 +151,9 @@ def _parses(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in WORKFLOWS if p.name != "test.yml"], ids=lambda p: p.name
+    "path",
+    [p for p in WORKFLOWS if p.name not in ("test.yml", "release.yml")],
+    ids=lambda p: p.name,
 )
 def test_every_command_a_workflow_runs_exists_with_those_options(path: Path) -> None:
     seen = 0
@@ -279,3 +282,59 @@ def test_schema_refresh_opens_its_pull_request_with_the_app_token_when_set() -> 
     assert token["if"] == "vars.SCHEMA_REFRESH_APP_ID != ''"
     opened = _step(path, "Open a pull request when they changed")
     assert opened["env"]["GITHUB_TOKEN"] == "${{ steps.app.outputs.token || github.token }}"
+
+
+def test_the_workflows_a_platform_team_gets_are_these() -> None:
+    """`init` writes this repository's workflows (one source: the package's templates); only
+    the setup action differs, installing the pinned release instead of this checkout."""
+    from auditor.onboard import start
+
+    written = start.adopter_files("1.2.3")
+    workflows = {p for p in written if p.startswith(".github/workflows/")}
+    ours = ("test.yml", "release.yml")  # this project's own CI and releases
+    assert workflows == {f".github/workflows/{p.name}" for p in WORKFLOWS if p.name not in ours}
+    for path in workflows:
+        assert written[path] == (ROOT / path).read_text(), f"{path} differs from its template"
+    assert (
+        written[".github/actions/setup/action.yml"]
+        != (ROOT / ".github/actions/setup/action.yml").read_text()
+    )
+
+
+def test_the_adopters_setup_installs_the_pinned_release_and_needs_nothing_of_this_checkout(
+    tmp_path: Path,
+) -> None:
+    from auditor.onboard import start
+
+    for path, text in start.adopter_files("1.2.3").items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+        for needed in ("make ", "testenv", "pip install -e", "pyproject.toml", "auditor/"):
+            assert needed not in text, (path, needed)
+    action = tmp_path / ".github/actions/setup/action.yml"
+    jsonschema.validate(_load(action), _schema("github-actions.json"))
+    test_remote_actions_are_pinned_by_sha_and_checkouts_keep_no_credentials(action)
+    [install] = [s for s in _steps(_load(action)) if "pip install" in s.get("run", "")]
+    assert install["run"].endswith('"kueue-gitops$EXTRA==1.2.3"')
+    hooks = yaml.safe_load((tmp_path / ".pre-commit-config.yaml").read_text())
+    [repo] = hooks["repos"]
+    assert repo["rev"] == "v1.2.3"
+    offered = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert [h["id"] for h in repo["hooks"]] == [h["id"] for h in offered]
+
+
+def test_a_release_is_a_version_tag_checked_before_anything_is_published() -> None:
+    doc = _load(ROOT / ".github/workflows/release.yml")
+    assert doc["on"] == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
+    [job] = doc["jobs"].values()
+    names = [s.get("name", s.get("uses", "")) for s in job["steps"]]
+    check = names.index("Check them")
+    assert check < names.index("Publish to PyPI") and check < names.index(
+        "Publish the GitHub release"
+    )
+    assert names.index("Try the wheel as a user installs it") < names.index("Publish to PyPI")
+    assert (
+        'scripts/release_check.py "$TAG" dist'
+        in _step(ROOT / ".github/workflows/release.yml", "Check them")["run"]
+    )
+    assert (ROOT / "scripts/release_check.py").is_file()

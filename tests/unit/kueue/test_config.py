@@ -17,7 +17,8 @@ def test_the_pinned_release_is_carried_with_its_configuration_and_frameworks() -
     )
     assert api.frameworks["pod"].group == ""
     assert config.api("v0.0.1") is None
-    assert config.api_or_latest("v0.0.1").version == config.known_versions()[-1]
+    assert config.api_or_nearest("v0.0.1").version == config.known_versions()[0]
+    assert config.api_or_nearest("v0.19.5").version == "v0.19.2"
 
 
 def test_unknown_fields_and_frameworks_are_errors_as_kueue_decodes_strictly() -> None:

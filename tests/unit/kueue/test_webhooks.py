@@ -1,12 +1,21 @@
-"""auditor.kueue.webhooks: Kueue v0.17.0's webhook rules beyond the CRDs, one at a time."""
+"""auditor.kueue.webhooks: Kueue's webhook rules beyond the CRDs, one at a time, held to what
+each carried release's own webhook code refuses (auditor/kueue/api/<release>.json)."""
 
 from __future__ import annotations
 
 import typing as t
 
-from auditor.kueue.webhooks import violations
+from auditor.kueue import release, webhooks
 
 Json = dict[str, t.Any]
+CURRENT = release.get("v0.19.2")
+LEGACY = release.get("v0.9.1")
+assert CURRENT is not None and LEGACY is not None
+
+
+def violations(obj: Json, known: release.Release | None = CURRENT) -> list[webhooks.Violation]:
+    assert known is not None
+    return webhooks.violations(obj, known)
 
 
 def cq(spec: Json, kind: str = "ClusterQueue") -> Json:
@@ -27,8 +36,8 @@ def group(covered: list[str], flavors: int = 1, **fields: t.Any) -> Json:
     }
 
 
-def found(obj: Json) -> list[tuple[str, str]]:
-    return [(v.rule.id, ".".join(str(p) for p in v.path)) for v in violations(obj)]
+def found(obj: Json, known: release.Release | None = CURRENT) -> list[tuple[str, str]]:
+    return [(v.rule.id, ".".join(str(p) for p in v.path)) for v in violations(obj, known)]
 
 
 def test_a_sound_queue_cohort_and_flavor_have_none() -> None:
@@ -57,6 +66,11 @@ def test_negative_quotas_and_weights() -> None:
         ("fair-sharing-weight-tiny", "spec.fairSharing.weight")
     ]
     assert found(cq({"fairSharing": {"weight": "2n"}})) == []
+    # Kueue v0.9.1's webhook checks only the sign of a weight (derived from its own code).
+    assert found(cq({"fairSharing": {"weight": "1n"}}), LEGACY) == []
+    assert found(cq({"fairSharing": {"weight": -1}}), LEGACY) == [
+        ("quantity-negative", "spec.fairSharing.weight")
+    ]
 
 
 def test_covered_resource_names_and_totals() -> None:
@@ -70,6 +84,28 @@ def test_covered_resource_names_and_totals() -> None:
     assert found(cq({"resourceGroups": wide})) == [("quota-too-many", "spec.resourceGroups")]
     assert found(cq({"resourceGroups": pairs})) == [("quota-too-many", "spec.resourceGroups.0")]
     assert found(cq({"resourceGroups": many}, "Cohort")) == []  # Cohorts have no such limits
+    assert found(cq({"resourceGroups": pairs}), LEGACY) == []  # v0.9.1 caps no counts
+    [message] = [v.message for v in violations(cq({"resourceGroups": pairs}))]
+    assert message == (
+        "513 flavor-resource pairs in this resourceGroup: Kueue v0.19.2 takes at most 512"
+    )
+
+
+def test_a_rule_the_release_does_not_refuse_is_not_reported() -> None:
+    assert CURRENT is not None
+    doc = {**CURRENT.doc, "webhooks": {**CURRENT.doc["webhooks"], "rules": {}, "limits": {}}}
+    lenient = release.Release("v0.0.0", doc)
+    negative = cq({"resourceGroups": [group(["cpu"], nominalQuota="-1")]})
+    assert found(negative) != [] and found(negative, lenient) == []
+
+
+def test_the_message_is_in_the_releases_own_words() -> None:
+    negative = cq({"resourceGroups": [group(["cpu"])]})
+    negative["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "-2"
+    [v] = violations(negative)
+    assert CURRENT is not None
+    said = CURRENT.webhook_rule("quantity-negative")
+    assert said is not None and said.detail and v.message == f"-2: {said.detail}"
 
 
 def test_namespace_selectors_as_kubernetes_validates_them() -> None:

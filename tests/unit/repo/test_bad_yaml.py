@@ -87,3 +87,12 @@ def test_yaml_held_in_a_string_is_read_with_the_same_limits(text: str) -> None:
         load_one(text)
     assert caught.value.problem_mark.line == 0  # type: ignore[attr-defined]
     assert load_one("a: 1\nb: [x]\n") == {"a": 1, "b": ["x"]}
+
+
+def test_a_tab_indent_is_called_a_tab() -> None:
+    """PyYAML says 'found character that cannot start any token'; a person wants to hear tab."""
+    _, [found] = load_text(HEAD + "spec:\n\tclusterQueue: q\n", "f.yaml")
+    assert (found.rule.id, found.line) == ("yaml-syntax", 5)
+    assert "a tab at column 1: YAML indents with spaces only" in found.message
+    _, [other] = load_text(HEAD + "spec: [\n", "f.yaml")
+    assert "tab" not in other.message

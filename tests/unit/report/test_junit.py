@@ -76,10 +76,7 @@ def test_one_case_per_finding_classname_rule_name_object() -> None:
     report = Report("validate", [flavor_missing(12), LOW, YAML], [ClusterResult("gpu-prod")])
     found = cases(written(report))
     assert set(found) == {
-        (
-            "flavor-missing",
-            "gpu-prod/ClusterQueue/-/team-a-cq spec.resourceGroups[0].flavors[1].name",
-        ),
+        ("flavor-missing", "gpu-prod/ClusterQueue/-/team-a-cq"),  # the README's name: no path
         ("borrowing-over-lendable", "gpu-prod/ClusterQueue/-/team-a-cq"),
         ("yaml-syntax", "repository/tenants/team-a/x.yaml"),
         ("kueue-gitops", "gpu-prod/complete"),
@@ -87,6 +84,10 @@ def test_one_case_per_finding_classname_rule_name_object() -> None:
     failed = found["flavor-missing", next(n for r, n in found if r == "flavor-missing")]
     [result] = failed.result
     assert isinstance(result, Failure) and result.message == "no ResourceFlavor v100 on gpu-prod"
+    assert result.text == (
+        "clusters/gpu-prod/clusterqueues.yaml:12: spec.resourceGroups[0].flavors[1].name: "
+        "no ResourceFlavor v100 on gpu-prod"
+    )
     located = LocatedCase.fromelem(failed)  # type: ignore[no-untyped-call]
     assert (located.file, located.line) == ("clusters/gpu-prod/clusterqueues.yaml", 12)
     warned = found["borrowing-over-lendable", "gpu-prod/ClusterQueue/-/team-a-cq"]

@@ -115,3 +115,18 @@ def test_an_incomplete_run_is_unsuccessful_and_says_why() -> None:
     ]
     assert {n["level"] for n in invocation["toolExecutionNotifications"]} == {"error"}
     assert [r["ruleId"] for r in run["results"]] == ["drift-quota"]  # what was read is reported
+
+
+def test_every_rule_of_the_catalogue_makes_valid_sarif() -> None:
+    """Code scanning validates an upload against the OASIS schema and refuses it whole on one
+    fault (a repeated tag, say), so each rule is written once, as a finding with a location."""
+    every = [
+        Finding(rule, f"a {rule.id} finding", file="clusters/c/x.yaml", line=3)
+        for rule in rules.catalogue().values()
+    ]
+    [run] = written(Report("validate", every, [ClusterResult("c")]))["runs"]
+    described = run["tool"]["driver"]["rules"]
+    assert len(described) == len(rules.catalogue()) == len(run["results"])
+    for d in described:
+        tags = d["properties"]["tags"]
+        assert len(tags) == len(set(tags)) and rules.get(d["id"]).category in tags

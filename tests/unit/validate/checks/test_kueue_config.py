@@ -94,13 +94,18 @@ def test_without_the_config_map_kueue_runs_on_upstream_defaults(repo_copy: Path)
     )
 
 
-def test_a_release_this_tool_does_not_carry_cannot_be_judged(repo_copy: Path) -> None:
-    edit(repo_copy, PROFILE, "version: v0.17.0", "version: v0.99.0")
-    assert_findings(
-        run_check(repo_copy, "kueue-config"),
-        ("kueue-config-invalid", "error", PROFILE, line_of(repo_copy, PROFILE, "  kueue:")),
-        contains="names Kueue v0.99.0",
-    )
+def test_a_release_this_tool_does_not_carry_names_the_nearest_and_how_to_add_it(
+    repo_copy: Path,
+) -> None:
+    edit(repo_copy, PROFILE, "version: v0.17.0", "version: v0.18.0")
+    [finding] = run_check(repo_copy, "kueue-config")
+    assert (finding.rule.id, finding.file, finding.line) == (
+        "kueue-config-invalid", PROFILE, line_of(repo_copy, PROFILE, "  kueue:")
+    )  # fmt: skip
+    assert "names Kueue v0.18.0, a release this tool does not know" in finding.message
+    assert "the nearest known release, v0.17.0" in finding.message
+    assert "testenv/kueue-v0.18.0/" in finding.message
+    assert "`kueue-gitops sandbox kueue-api --kueue v0.18.0 --write`" in finding.message
 
 
 def test_text_that_is_not_yaml_is_an_error(repo_copy: Path) -> None:

@@ -23,8 +23,24 @@ def test_a_negative_nominal_quota_is_refused_at_its_line(repo_copy: Path) -> Non
     )
     assert finding.path == "spec.resourceGroups[0].flavors[1].resources[2].nominalQuota"
     assert finding.message == (
-        "Kueue's webhook refuses this ClusterQueue: -2: must be greater than or equal to 0"
-    )
+        "Kueue v0.17.0's webhook refuses this ClusterQueue: -2: must be greater than or equal to 0"
+    )  # gpu-prod's release, in its own words
+
+
+def test_each_cluster_is_held_to_what_its_own_release_refuses(repo_copy: Path) -> None:
+    # A weight of 1n: Kueue v0.17.0 refuses it, v0.9.1's webhook checks only its sign.
+    for cluster in ("gpu-prod", "gpu-legacy"):
+        path = f"clusters/{cluster}/clusterqueues.yaml"
+        edit(
+            repo_copy,
+            path,
+            "  queueingStrategy:",
+            "  fairSharing: {weight: 1n}\n  queueingStrategy:",
+        )
+    prod = run_check(repo_copy, "kueue-webhook")
+    assert [f.rule.id for f in prod] == ["fair-sharing-weight-tiny"]
+    assert prod[0].message.startswith("Kueue v0.17.0's webhook refuses this ClusterQueue")
+    assert run_check(repo_copy, "kueue-webhook", "gpu-legacy") == []
 
 
 def test_a_flavor_label_with_a_space_and_a_repeated_taint(repo_copy: Path) -> None:
@@ -44,5 +60,5 @@ def test_a_flavor_label_with_a_space_and_a_repeated_taint(repo_copy: Path) -> No
             RFS,
             line_of(repo_copy, RFS, 'value: "true"') - 1,
         ),
-        contains="Kueue's webhook refuses this ResourceFlavor",
+        contains="Kueue v0.17.0's webhook refuses this ResourceFlavor",
     )

@@ -129,13 +129,37 @@ def test_submitting_and_reading_jobs_of_every_integration_passes(repo_copy: Path
     assert run_check(repo_copy, "tenant-rbac") == []
 
 
-def test_creating_pods_directly_warns(repo_copy: Path) -> None:
-    write(repo_copy, ROLE, role("  - {apiGroups: [''], resources: [pods], verbs: [create]}\n"))
+CONFIG = "clusters/gpu-prod/kueue/manager-config.yaml"
+
+
+def test_creating_pods_is_an_error_where_kueue_does_not_manage_them(repo_copy: Path) -> None:
+    """gpu-prod's Kueue integrates batch/job only: a bare Pod, like a Deployment, runs outside
+    every quota there."""
+    rules = "  - {apiGroups: [''], resources: [pods], verbs: [create]}\n"
+    rules += "  - {apiGroups: [apps], resources: [deployments], verbs: [create]}\n"
+    write(repo_copy, ROLE, role(rules))
     assert_findings(
         run_check(repo_copy, "tenant-rbac"),
-        ("rbac-pod-create", "warning", ROLE, 5),
-        contains="bare Pods bypass Kueue's admission",
+        ("rbac-pod-create", "error", ROLE, 5),
+        ("rbac-write-not-submission", "error", ROLE, 6),
     )
+    [pods] = [f for f in run_check(repo_copy, "tenant-rbac") if f.rule.id == "rbac-pod-create"]
+    assert "does not manage Pods (its Configuration's frameworks lack `pod`)" in pods.message
+
+
+def test_creating_what_the_clusters_kueue_manages_is_submission(repo_copy: Path) -> None:
+    """With Kueue's pod and deployment integrations on (read from the cluster's Kueue
+    Configuration), creating Pods and Deployments is submitting work through Kueue."""
+    rules = "  - {apiGroups: [''], resources: [pods], verbs: [create]}\n"
+    rules += "  - {apiGroups: [apps], resources: [deployments], verbs: [create]}\n"
+    write(repo_copy, ROLE, role(rules))
+    edit(
+        repo_copy,
+        CONFIG,
+        "        - batch/job\n",
+        "        - batch/job\n        - pod\n        - deployment\n",
+    )
+    assert run_check(repo_copy, "tenant-rbac") == []
 
 
 def test_a_binding_is_judged_by_the_platform_role_it_resolves_to(repo_copy: Path) -> None:
