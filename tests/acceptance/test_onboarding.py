@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from auditor.onboard import start
+from auditor.repo.layout import Repository
 from auditor.repo.profiles import EXPORTED, SCHEMA_NAMES, export_schemas
 from tests.conftest import ROOT, run_line
 
@@ -169,8 +171,11 @@ def test_init_writes_a_repository_argo_cd_can_sync(tmp_path: Path) -> None:
     config = yaml.safe_load_all((repo / "clusters/gpu-a/kueue/manager-config.yaml").read_text())
     assert any(d["kind"] == "ConfigMap" for d in config)
     code, _, err = kg(repo, "validate")
-    assert code == 2 and "--release v0.17.0" in err  # the schemas are the next step
-    shutil.copytree(ROOT / "schemas/gpu-staging", repo / "schemas/gpu-a")  # Kueue v0.17.0's
+    newest = start.newest_release()  # the release init writes by default
+    assert code == 2 and f"--release {newest}" in err  # the schemas are the next step
+    staging = Repository.open(ROOT).cluster("gpu-staging")
+    assert staging.kueue_version == newest, "the test takes gpu-staging's schemas as the newest's"
+    shutil.copytree(ROOT / "schemas/gpu-staging", repo / "schemas/gpu-a")
     clean(repo)
     assert kg(repo, *TEAM_C[:-4], "--quota", "gpu.nvidia.com/gpu=4", "--cluster", "gpu-a")[0] == 0
     [project] = yaml.safe_load_all((repo / "argocd/tenants/team-c.yaml").read_text())
