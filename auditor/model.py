@@ -180,6 +180,14 @@ class ClusterResult:
     errors: list[str] = field(default_factory=list)
 
 
+class Section(t.Protocol):
+    """What a command reports beside its findings: a plan's changes, verify's checks, a
+    cluster's snapshot. Its keys join the JSON report's (report.schema.json names them); the
+    text and markdown reporters show it through the command's view (auditor/report/views.py)."""
+
+    def to_json(self) -> dict[str, t.Any]: ...
+
+
 @dataclass
 class Report:
     """Everything one command found; the single place that decides the exit code."""
@@ -188,6 +196,7 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     clusters: list[ClusterResult] = field(default_factory=list)
     strict: bool = False
+    section: Section | None = None
 
     @property
     def incomplete(self) -> bool:
@@ -216,7 +225,7 @@ class Report:
         return 1 if self.counted() else 0
 
     def to_json(self) -> dict[str, t.Any]:
-        return {
+        out: dict[str, t.Any] = {
             "schemaVersion": 1,
             "command": self.command,
             "status": self.status,
@@ -225,3 +234,9 @@ class Report:
             ],
             "findings": [f.to_json() for f in self.findings],
         }
+        if self.section is not None:
+            extra = self.section.to_json()
+            if set(extra) & set(out):
+                raise ValueError(f"a section may not replace {sorted(set(extra) & set(out))}")
+            out.update(extra)
+        return out

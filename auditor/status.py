@@ -21,7 +21,6 @@ from auditor.repo.profiles import ClusterProfile
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
-SCHEMA_VERSION = 1
 EVENTS = 5  # the last events shown per namespace, by default
 # Counted in the order a Workload goes through them; the text always shows the first three.
 ORDER: tuple[wl.State, ...] = ("pending", "admitted", "evicted", "reserved", "inactive", "finished")
@@ -37,6 +36,21 @@ class LiveStatus:
     events: list[Json] = field(default_factory=list)
     flavors: list[Json] = field(default_factory=list)
     nodes: list[Json] = field(default_factory=list)
+
+
+@dataclass
+class Snapshot:
+    """What `status` reports: the section of its report (no findings)."""
+
+    live: LiveStatus
+    profile: ClusterProfile
+    events: int = EVENTS
+
+    def to_json(self) -> Json:
+        return to_json(self.live, self.profile, self.events)
+
+    def text(self) -> str:
+        return render_text(self.live, self.profile, self.events)
 
 
 def read(cluster: KubeCluster, profile: ClusterProfile) -> LiveStatus:
@@ -172,12 +186,11 @@ def _when(event: Json) -> str:
 
 
 def to_json(status: LiveStatus, profile: ClusterProfile, events: int = EVENTS) -> Json:
-    """The document `status -o json` writes (its shape is in the command's help)."""
+    """The snapshot's keys of `status -o json` (its shape is in the command's help)."""
     rows = workload_rows(status)
     by_cq, by_lq = _by(rows, "clusterQueue"), _by(rows, "namespace", "localQueue")
     key = profile.admission_label[0]
     return {
-        "schemaVersion": SCHEMA_VERSION,
         "cluster": profile.name,
         "clusterQueues": [
             {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from auditor import codeowners as generator
-from auditor.cli.options import Context, emit, output_format, pass_context
+from auditor.cli.options import Context, finish, output_format, pass_context
 from auditor.errors import ConfigError
 from auditor.model import Report
 
@@ -23,8 +23,7 @@ def codeowners(ctx: Context, check: bool, output: str) -> None:
     repo = ctx.repository()
     if check:
         report = Report("codeowners", findings=generator.check(repo))
-        emit(report, output)
-        click.get_current_context().exit(report.exit_code)
+        finish(report, output)
     if repo.root is None:
         raise ConfigError("codeowners writes into a working tree; pass --repo DIR")
     target = repo.root / generator.FILE

@@ -12,6 +12,7 @@ from auditor.cli.options import (
     cluster_access,
     cluster_deadline,
     emit,
+    exit_for,
     metrics_output,
     one_cluster_context,
     output_format,
@@ -73,5 +74,4 @@ def drift(
         from auditor.report.metrics import export  # prometheus_client: only when asked for
 
         export(report, metrics_file=metrics_file, pushgateway=pushgateway, partial=bool(clusters))
-    ctx_click = click.get_current_context()
-    ctx_click.exit(report.exit_code)
+    exit_for(report)

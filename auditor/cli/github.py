@@ -12,11 +12,12 @@ from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, pass_context
+from auditor.cli.options import Context, finish, output_format, pass_context
 from auditor.errors import ConfigError
 from auditor.github import issues
 from auditor.github.api import GitHubApi
 from auditor.github.rest import RestGitHub
+from auditor.model import Report
 from auditor.report import contract
 
 
@@ -24,10 +25,8 @@ def _api(ctx: Context) -> GitHubApi:
     return ctx.github_api() if ctx.github_api else RestGitHub.from_env(os.environ)
 
 
-def _done(command: str, outcome: issues.Outcome) -> None:
-    number = f" #{outcome.number}" if outcome.number else ""
-    click.echo(f"{command}: {outcome.action}{number}")
-    click.get_current_context().exit(outcome.exit_code)
+def _done(step: str, outcome: issues.Outcome, output: str) -> None:
+    finish(Report(f"github {step}", section=outcome), output)
 
 
 def _text(path: Path) -> str:
@@ -52,8 +51,11 @@ def github() -> None:
     help="`kueue-gitops drift -o json` output; missing or malformed is an error, never clean.",
 )
 @click.option("--run-url", metavar="URL", help="Link to the workflow run.")
+@output_format
 @pass_context
-def drift_issue(ctx: Context, cluster: str, report_path: Path, run_url: str | None) -> None:
+def drift_issue(
+    ctx: Context, cluster: str, report_path: Path, run_url: str | None, output: str
+) -> None:
     """Create, update, close or reopen the cluster's drift issue.
 
     Exit 3, touching nothing, when the drift report is incomplete.
@@ -61,9 +63,7 @@ def drift_issue(ctx: Context, cluster: str, report_path: Path, run_url: str | No
     report = contract.read(report_path, "drift")
     owners = _owners(ctx, cluster)
     outcome = issues.sync_drift_issue(_api(ctx), cluster, report, run_url, owners)
-    if outcome.action == "skipped":
-        click.echo(f"{cluster}: the drift report is incomplete; the issue is left as it was")
-    _done("drift-issue", outcome)
+    finish(issues.drift_issue_report(cluster, report, outcome), output)
 
 
 def _owners(ctx: Context, cluster: str) -> tuple[str, ...]:
@@ -83,10 +83,11 @@ def _owners(ctx: Context, cluster: str) -> tuple[str, ...]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Markdown whose first line is its hidden marker (<!-- ... -->).",
 )
+@output_format
 @pass_context
-def pr_comment(ctx: Context, number: int, body: Path) -> None:
+def pr_comment(ctx: Context, number: int, body: Path, output: str) -> None:
     """Create the pull request's comment with this marker, or edit it in place."""
-    _done("pr-comment", issues.upsert_comment(_api(ctx), number, _text(body)))
+    _done("pr-comment", issues.upsert_comment(_api(ctx), number, _text(body)), output)
 
 
 @github.command("ensure-pr")
@@ -94,10 +95,11 @@ def pr_comment(ctx: Context, number: int, body: Path) -> None:
 @click.option("--base", required=True, help="The branch to merge into.")
 @click.option("--title", required=True)
 @click.option("--body", default="")
+@output_format
 @pass_context
-def ensure_pr(ctx: Context, branch: str, base: str, title: str, body: str) -> None:
+def ensure_pr(ctx: Context, branch: str, base: str, title: str, body: str, output: str) -> None:
     """Open a pull request from a pushed branch unless one is open already."""
-    _done("ensure-pr", issues.ensure_pull(_api(ctx), branch, base, title, body))
+    _done("ensure-pr", issues.ensure_pull(_api(ctx), branch, base, title, body), output)
 
 
 @github.command()

@@ -184,7 +184,7 @@ def one_cluster_context(context: str | None, clusters: t.Sequence[str]) -> None:
         )
 
 
-FORMATS = ("auto", "text", "json", "markdown", "sarif", "junit", "github")
+FORMATS = ("auto", *REPORTER_BY_NAME)  # auto: github under GitHub Actions, else text
 
 
 def _reporting(ctx: click.Context, _param: click.Parameter, value: str) -> str:
@@ -195,7 +195,8 @@ def _reporting(ctx: click.Context, _param: click.Parameter, value: str) -> str:
 
 
 def output_format(func: F) -> F:
-    """-o/--output, the same formats for every report-producing command."""
+    """-o/--output: every command that reports takes it, with the same formats (the reporter
+    registry's), and writes through `finish`."""
     return click.option(
         "-o",
         "--output",
@@ -234,6 +235,17 @@ def resolve_format(output: str) -> str:
 def emit(report: Report, output: str) -> None:
     """Write `report` to stdout in `output` (auto resolved)."""
     REPORTER_BY_NAME[resolve_format(output)](report, sys.stdout)
+
+
+def exit_for(report: Report) -> t.NoReturn:
+    """Exit with the status `report` decides (Report.exit_code, the only place one is)."""
+    click.get_current_context().exit(report.exit_code)
+
+
+def finish(report: Report, output: str) -> t.NoReturn:
+    """Write `report` and exit with its status: how every command that reports ends."""
+    emit(report, output)
+    exit_for(report)
 
 
 def _gateway_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:

@@ -12,8 +12,11 @@ from auditor.cli.options import (
     Context,
     cluster_access,
     cluster_deadline,
+    finish,
     one_cluster_context,
+    output_format,
     pass_context,
+    resolve_format,
 )
 from auditor.errors import ConfigError
 from auditor.live.access import connect
@@ -21,7 +24,6 @@ from auditor.plan import live as plan_live
 from auditor.plan.offline import build
 from auditor.repo.gitsource import revision
 from auditor.repo.layout import find_root
-from auditor.report import plan as plan_render
 
 
 @click.command()
@@ -59,14 +61,7 @@ from auditor.report import plan as plan_render
     help="With --replay: replay each side this many times (at most 5) and flag a wait only when "
     "the head's replays all wait longer than the base's.",
 )
-@click.option(
-    "-o",
-    "--output",
-    default="text",
-    show_default=True,
-    type=click.Choice(["text", "json", "markdown"]),
-    help="Report format (markdown: one pull-request comment).",
-)
+@output_format
 @pass_context
 def plan(
     ctx: Context,
@@ -106,13 +101,7 @@ def plan(
         plan_live.check(
             result, lambda p: connect(p, kubeconfig=kubeconfig, context=context, deadline=timeout)
         )
-    out = sys.stdout
-    if output == "json":
-        json.dump(result.to_json(), out, indent=2, default=str)
-        out.write("\n")
-    else:
-        (plan_render.markdown if output == "markdown" else plan_render.text)(result, out)
-    click.get_current_context().exit(result.report.exit_code)
+    finish(result.report, output)  # markdown: one pull-request comment
 
 
 def _replay(
@@ -130,6 +119,9 @@ def _replay(
     from auditor.report import replay as replay_render
     from auditor.sandbox import ensure_built, pki
 
+    output = resolve_format(output)
+    if output not in ("text", "json", "markdown"):
+        raise click.UsageError(f"--replay reports as text, json or markdown, not {output}")
     loaded = trace.read(path)
     cluster = clusters[0] if len(clusters) == 1 else None
     if cluster is None:

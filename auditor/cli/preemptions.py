@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import sys
 from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
+from auditor.cli.options import (
+    Context,
+    cluster_access,
+    cluster_deadline,
+    emit,
+    exit_for,
+    output_format,
+    pass_context,
+)
 from auditor.errors import ClusterAccessError
 from auditor.kueue.ledger import Ledger
 from auditor.live.access import connect
 from auditor.model import ClusterResult, Report
-from auditor.report import ledger as render
 from auditor.runbook import preemptions
 
 _SPAN = re.compile(r"([0-9]+)([smhdw])")
@@ -37,13 +43,7 @@ def _window(_ctx: click.Context, _param: click.Parameter, value: str) -> dt.time
     callback=_window,
     help="How far back (s, m, h, d, w; e.g. 90m, 7d).",
 )
-@click.option(
-    "-o",
-    "--output",
-    default="text",
-    show_default=True,
-    type=click.Choice(["text", "json", "markdown"]),
-)
+@output_format
 @click.option(
     "--metrics-file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -82,12 +82,10 @@ def preemptions_command(
     except ClusterAccessError as exc:
         report.clusters[0].status = "incomplete"
         report.clusters[0].errors.append(str(exc))
-    if output == "json":
-        render.write_json(found, report, sys.stdout)
-    elif output == "markdown":
-        render.write_markdown(found, report, sys.stdout)
-    else:
-        render.write_text(found, report, sys.stdout)
+    report.section = found
+    emit(report, output)
     if metrics_file and not report.incomplete:
-        render.write_metrics(found, metrics_file)
-    click.get_current_context().exit(report.exit_code)
+        from auditor.report.metrics import write_ledger  # prometheus_client: only when asked
+
+        write_ledger(found, metrics_file)
+    exit_for(report)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from auditor.errors import ConfigError
@@ -16,19 +14,12 @@ from auditor.rules import UnknownRule, catalogue, get, render
     "--output",
     default="text",
     show_default=True,
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(list(render.CATALOGUE_FORMATS)),
     help="text: one line per rule; json: every field; markdown: the reference, docs/rules.md.",
 )
 def rules(output: str) -> None:
     """List every rule a finding can name: ID, severity, category and summary."""
-    found = list(catalogue().values())
-    if output == "json":
-        doc = {"schemaVersion": 1, "rules": [render.to_json(r) for r in found]}
-        click.echo(json.dumps(doc, indent=2))
-    elif output == "markdown":
-        click.echo(render.markdown(found), nl=False)
-    else:
-        click.echo(render.listing(found), nl=False)
+    click.echo(render.CATALOGUE_FORMATS[output](catalogue().values()), nl=False)
 
 
 @click.command()

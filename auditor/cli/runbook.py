@@ -7,10 +7,18 @@ from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
+from auditor.cli.options import (
+    Context,
+    cluster_access,
+    cluster_deadline,
+    finish,
+    output_format,
+    pass_context,
+)
 from auditor.errors import ConfigError
 from auditor.live.access import connect
 from auditor.live.kube import KubeCluster
+from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.layout import Repository
 from auditor.runbook import dryrun
 from auditor.runbook import export as wl
@@ -53,6 +61,7 @@ def _runbook_command(hold: bool) -> click.Command:
     @click.option("--branch", metavar="NAME", help=f"Branch to create (default: {verb}/CQ-TIME).")
     @cluster_access
     @cluster_deadline
+    @output_format
     @pass_context
     def command(
         ctx: Context,
@@ -63,6 +72,7 @@ def _runbook_command(hold: bool) -> click.Command:
         kubeconfig: str | None,
         context: str | None,
         timeout: float,
+        output: str,
         force: bool = False,
     ) -> None:
         repo = ctx.repository()
@@ -71,16 +81,17 @@ def _runbook_command(hold: bool) -> click.Command:
             if apply_live
             else None
         )
-        check: t.Callable[[runbook.Outcome], None] | None = None
+        check: t.Callable[[runbook.Outcome], list[Finding]] | None = None
         if not hold and force:
             check = _forced
         elif not hold:
             reach = live or _live(repo, cluster_queue, cluster, kubeconfig, context, timeout)
 
-            def check(outcome: runbook.Outcome) -> None:
-                changed = {target.cluster for target in outcome.changed}
-                dryrun.require_pass(repo, cluster_queue, {n: reach[n] for n in sorted(changed)})
-                click.echo(f"dry-run: the folder of {', '.join(sorted(changed))} passed")
+            def check(outcome: runbook.Outcome) -> list[Finding]:
+                changed = sorted({target.cluster for target in outcome.changed})
+                found = dryrun.refusals(repo, cluster_queue, {n: reach[n] for n in changed})
+                outcome.checked = [] if found else changed
+                return found
 
         outcome = runbook.run(
             repo,
@@ -91,25 +102,16 @@ def _runbook_command(hold: bool) -> click.Command:
             branch=branch,
             before_change=check,
         )
-        for target in outcome.changed:
-            click.echo(
-                f"{verb}: {target.file}:{target.line} ClusterQueue {cluster_queue} "
-                f"({target.cluster})"
-            )
-        for target, why in outcome.unchanged:
-            click.echo(f"unchanged: {target.file}:{target.line} ({target.cluster}): {why}")
-        for name in outcome.applied:
-            click.echo(
-                f"live: ClusterQueue {cluster_queue} on {name} patched "
-                f"(stopPolicy {'Hold' if hold else 'removed'})"
-            )
-        if outcome.commit:
-            click.echo(
-                f"committed {outcome.commit[:12]} on new branch {outcome.branch}; "
-                "push it and open a pull request"
-            )
-        else:
-            click.echo("nothing to commit: the repository already says so")
+        clusters = sorted(
+            {t.cluster for t in outcome.changed} | {t.cluster for t, _ in outcome.unchanged}
+        )
+        report = Report(
+            verb,
+            findings=outcome.refused,
+            clusters=[ClusterResult(name) for name in clusters],
+            section=outcome,
+        )
+        finish(report, output)
 
     command.help = (
         "Stop admission to ClusterQueue CQ through the repository (stopPolicy: Hold).\n\n"
@@ -120,8 +122,8 @@ def _runbook_command(hold: bool) -> click.Command:
         "Removes the line `hold` added (the file is then byte-for-byte as before), on a new "
         "branch with a commit. Use --apply if the hold was applied live.\n\n"
         "First, as the runbook says, every object of each cluster's folder, as it will be once "
-        "resumed, must pass a server-side dry-run on that cluster (exit 1 when one is "
-        "refused); --force skips it, and the commit message says so."
+        "resumed, must pass a server-side dry-run on that cluster (each refusal is a finding, "
+        "exit 1, nothing committed); --force skips it, and the commit message says so."
     )
     if not hold:
         click.option(
@@ -133,8 +135,9 @@ def _runbook_command(hold: bool) -> click.Command:
     return command
 
 
-def _forced(outcome: runbook.Outcome) -> None:
+def _forced(outcome: runbook.Outcome) -> list[Finding]:
     outcome.forced = True
+    return []
 
 
 hold = _runbook_command(hold=True)

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from auditor import status as live_status
-from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
+from auditor.cli.options import (
+    Context,
+    cluster_access,
+    cluster_deadline,
+    finish,
+    output_format,
+    pass_context,
+)
 from auditor.live.access import connect
+from auditor.model import ClusterResult, Report
 
 
 @click.command()
 @click.option("--cluster", "cluster", required=True, help="Repo cluster to show.")
-@click.option(
-    "-o",
-    "--output",
-    default="text",
-    show_default=True,
-    type=click.Choice(["text", "json"]),
-    help="text for people; json for tools (its shape is below).",
-)
+@output_format
 @click.option(
     "--events",
     default=live_status.EVENTS,
@@ -48,8 +47,8 @@ def status(
     checks pending); inactive; finished.
 
     \b
-    -o json writes one document, a snapshot rather than a findings report:
-      schemaVersion  1
+    -o json writes the report (schemaVersion, command, status, clusters, no findings) with the
+    snapshot's keys beside it:
       cluster        the cluster's name
       clusterQueues  [{name, cohort, stopPolicy, workloads: {STATE: count},
                        quota: [{flavor, resource, nominalQuota, borrowingLimit?,
@@ -68,7 +67,5 @@ def status(
     live = live_status.read(
         connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout), profile
     )
-    if output == "json":
-        click.echo(json.dumps(live_status.to_json(live, profile, events), indent=2))
-    else:
-        click.echo(live_status.render_text(live, profile, events))
+    snapshot = live_status.Snapshot(live, profile, events)
+    finish(Report("status", clusters=[ClusterResult(profile.name)], section=snapshot), output)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import re
-import sys
-import typing as t
 from pathlib import Path
 
 import click
 
 from auditor import upgrade
-from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
+from auditor.cli.options import (
+    Context,
+    cluster_access,
+    cluster_deadline,
+    finish,
+    output_format,
+    pass_context,
+)
 from auditor.live.access import connect
-from auditor.report import REPORTER_BY_NAME
 from auditor.sandbox import ensure_built, pins, releases
 from auditor.upgrade import bundle
 
@@ -40,14 +43,7 @@ def _target(ctx: Context, to: str) -> bundle.Bundle:
     help="The release to move to: a folder or file of its CRDs (e.g. its manifests.yaml), or "
     "a version pinned under testenv/ (v0.17.0, v0.9.1).",
 )
-@click.option(
-    "-o",
-    "--output",
-    default="text",
-    show_default=True,
-    type=click.Choice(sorted(REPORTER_BY_NAME)),
-    help="Report format (json adds the `upgrade` block: stored versions, admitted Workloads).",
-)
+@output_format  # json adds the `upgrade` block: stored versions, admitted Workloads
 @cluster_access
 @cluster_deadline
 @pass_context
@@ -78,26 +74,4 @@ def upgrade_check(
     live = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
     tenants = [repo.tenants[name] for name in sorted(repo.tenants)]
     checked = upgrade.check(live, profile, loaded.for_cluster(cluster), tenants, target)
-    if output == "json":
-        json.dump(checked.to_json(), sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
-    else:
-        if output == "text":
-            _summary(checked.summary, sys.stdout)
-        REPORTER_BY_NAME[output](checked.report, sys.stdout)
-    click.get_current_context().exit(checked.report.exit_code)
-
-
-def _summary(summary: dict[str, t.Any], out: t.TextIO) -> None:
-    out.write(
-        f"{summary['direction']}: Kueue {summary['from'] or '(version not recorded)'} -> "
-        f"{summary['to']}\n"
-    )
-    for crd, stored in sorted(summary["storedVersions"].items()):
-        serves = summary["targetServes"].get(crd) or []
-        out.write(
-            f"  {crd}: stored {', '.join(stored)}; target serves {', '.join(serves) or '-'}\n"
-        )
-    for a in summary["admitted"]:
-        recovery = a["checkpoint"] or ("tenant evidence" if a["evidence"] else "NONE")
-        out.write(f"  admitted {a['workload']} in {a['clusterQueue']}: recovery {recovery}\n")
+    finish(checked.report, output)

@@ -13,6 +13,7 @@ from auditor.cli.options import (
     cluster_access,
     cluster_deadline,
     emit,
+    exit_for,
     metrics_output,
     one_cluster_context,
     output_format,
@@ -228,8 +229,4 @@ def validate(
         export_metrics(
             report, metrics_file=metrics_file, pushgateway=pushgateway, partial=bool(clusters)
         )
-    ctx_exit(report.exit_code)
-
-
-def ctx_exit(code: int) -> None:
-    click.get_current_context().exit(code)
+    exit_for(report)

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import typing as t
 from dataclasses import dataclass
 
+from auditor import rules
 from auditor.errors import ConfigError
 from auditor.github.api import GitHubApi
-from auditor.model import Finding, Report
+from auditor.model import ClusterResult, Finding, Report
 from auditor.report.markdown import table_row
 
+RULES = rules.of(__name__)
+DRIFT_ISSUE_OPEN = RULES["drift-issue-open"]
 DRIFT_LABEL = "kueue-drift"
 DRIFT_MARKER = "<!-- kueue-gitops-drift"
 MAX_BODY = 60_000  # GitHub refuses issue and comment bodies over 65536 characters
@@ -28,9 +32,13 @@ def cluster_label(cluster: str) -> str:
 
 @dataclass
 class Outcome:
+    """What a step did on GitHub: the section of its report (its exit status is the report's)."""
+
     action: str  # created | reopened | updated | closed | none | skipped | exists
     number: int | None = None
-    exit_code: int = 0
+
+    def to_json(self) -> dict[str, t.Any]:
+        return {"github": {"action": self.action, "number": self.number}}
 
 
 # -- drift issues ---------------------------------------------------------------------------
@@ -93,7 +101,7 @@ def sync_drift_issue(
     """Bring the cluster's drift issue in line with one drift report; `owners` (the cluster
     profile's teams or people) are mentioned whenever the drift appears or changes."""
     if report.incomplete:
-        return Outcome("skipped", exit_code=3)  # unknown is never clean: leave the issue be
+        return Outcome("skipped")  # unknown is never clean: leave the issue be
     mine = sorted(
         (i for i in api.issues(DRIFT_LABEL) if cluster_label(cluster) in i.labels),
         key=lambda i: i.number,
@@ -125,6 +133,26 @@ def sync_drift_issue(
         f"Drift on cluster {cluster}", body, [DRIFT_LABEL, cluster_label(cluster)]
     )
     return Outcome("created", created.number)
+
+
+def drift_issue_report(cluster: str, drift: Report, outcome: Outcome) -> Report:
+    """The step's own report: its cluster incomplete when the drift report was (exit 3: the
+    issue was left as it was), a warning naming the issue while drift is open."""
+    errors = [e for c in drift.clusters if c.status == "incomplete" for e in c.errors]
+    result = ClusterResult(cluster)
+    if outcome.action == "skipped":
+        result = ClusterResult(cluster, "incomplete", ["the drift report is incomplete", *errors])
+    found = []
+    if outcome.action in ("created", "updated", "reopened"):
+        found.append(
+            Finding(
+                DRIFT_ISSUE_OPEN,
+                f"the drift on {cluster} ({len(open_findings(drift))} finding(s)) is tracked in "
+                f"issue #{outcome.number} ({outcome.action})",
+                cluster=cluster,
+            )
+        )
+    return Report("github drift-issue", found, [result], section=outcome)
 
 
 # -- the plan's pull-request comment and the schema-refresh pull request ---------------------

@@ -138,6 +138,23 @@ class Ledger:
         """Victims not admitted again since (a victim that finished counts as recovered)."""
         return [e for e in self.entries if e.recovery and not e.recovery.readmitted]
 
+    def to_json(self) -> Json:
+        """The ledger's keys of the `preemptions` JSON report."""
+        return {
+            "since": stamp(self.since),
+            "until": stamp(self.until),
+            "preemptions": [e.to_json() for e in self.entries],
+            "counts": [
+                {"clusterQueue": cq or None, "kind": kind, "reason": reason, "count": n}
+                for (cq, kind, reason), n in sorted(self.counts().items())
+            ],
+        }
+
+
+def stamp(when: dt.datetime) -> str:
+    """A time as the ledger writes it: ISO 8601, UTC as Z."""
+    return when.isoformat().replace("+00:00", "Z")
+
 
 def build(
     cluster: str,

@@ -11,9 +11,8 @@ The rules, as Kueue's webhooks for ClusterQueue, Cohort and ResourceFlavor have 
 
 The webhooks' other rules are the quotas check's (auditor/validate/checks/quotas.py: limits
 without a parent, lendingLimit over nominalQuota, repeated flavors or resources, resources out of
-coveredResources order): MIRRORED. The rules of these refusals are declared in
-webhooks.rules.yaml beside this module; the check kueue-webhook
-(auditor/validate/checks/kueue_webhook.py) reports them.
+coveredResources order): MIRRORED. This module's own rules are declared in webhooks.rules.yaml
+beside it; the check kueue-webhook (auditor/validate/checks/kueue_webhook.py) reports them.
 
 Which of them a release enforces, where it reports each, in what words, and its caps on counts
 are not written here: each rule's passing and failing example from the catalogue is judged by
@@ -36,7 +35,8 @@ from auditor.kueue import cohorts
 from auditor.kueue.quota import QUOTA_FIELDS, cells, resource_groups
 from auditor.kueue.release import Release
 
-RULES = rules.of(__name__)
+Path = tuple[str | int, ...]
+RULES = rules.of(__name__)  # declared beside this module, in webhooks.rules.yaml
 QUANTITY_NEGATIVE = RULES["quantity-negative"]
 FAIR_SHARING_WEIGHT_TINY = RULES["fair-sharing-weight-tiny"]
 RESOURCE_NAME_INVALID = RULES["resource-name-invalid"]
@@ -44,17 +44,7 @@ QUOTA_TOO_MANY = RULES["quota-too-many"]
 NAMESPACE_SELECTOR_INVALID = RULES["namespace-selector-invalid"]
 FLAVOR_LABELS_INVALID = RULES["flavor-labels-invalid"]
 FLAVOR_TAINT_REPEATED = RULES["flavor-taint-repeated"]
-
-Path = tuple[str | int, ...]
-OWN = (
-    "quantity-negative",
-    "fair-sharing-weight-tiny",
-    "resource-name-invalid",
-    "quota-too-many",
-    "namespace-selector-invalid",
-    "flavor-labels-invalid",
-    "flavor-taint-repeated",
-)
+OWN = tuple(RULES)
 MIRRORED = (
     "limit-without-cohort",
     "lending-over-nominal",

@@ -78,14 +78,16 @@ class Plan:
     report: Report
     live: bool = False  # whether the plan was weighed against live usage (plan_live.check)
 
+    def __post_init__(self) -> None:
+        self.report.section = self  # the plan is its report's section
+
     def to_json(self) -> dict[str, t.Any]:
-        out = self.report.to_json()
-        out.update(
-            base=self.base,
-            head=self.head,
-            changes=[c.to_json() for p in self.clusters for c in p.changes],
-        )
-        return out
+        """The plan's keys of the JSON report."""
+        return {
+            "base": self.base,
+            "head": self.head,
+            "changes": [c.to_json() for p in self.clusters for c in p.changes],
+        }
 
     @property
     def change_count(self) -> int:

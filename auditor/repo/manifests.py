@@ -507,7 +507,7 @@ def _yaml_error(exc: yaml.YAMLError, file: str, source: str = "") -> Finding:
 def _tab_at(source: str, line: int, column: int) -> bool:
     """Whether the parser stopped at a tab (its message does not always say the character)."""
     lines = source.splitlines()
-    return line < len(lines) and lines[line][column : column + 1] == "	"
+    return line < len(lines) and lines[line][column : column + 1] == "\t"
 
 
 def _finding(file: str, line: int, rule: rules.Rule, message: str) -> Finding:

@@ -1,21 +1,35 @@
 """Reporters only format a Report; they never decide severity or exit codes.
 
-Add a format by adding a module and one entry in REPORTER_BY_NAME.
+Every command that reports writes through REPORTER_BY_NAME, the choices of the shared `-o`
+(auditor/cli/options.py). Text and markdown show a report that carries a section (a plan's
+changes, verify's checks, ...) through the command's view (auditor/report/views.py); JSON adds
+the section's keys; SARIF, JUnit and GitHub annotations carry the findings. Add a format by
+adding a module and one entry below.
 """
 
 from __future__ import annotations
 
 import typing as t
 
-from auditor.report import github, junit, markdown, sarif, text
+from auditor.model import Report
+from auditor.report import github, junit, markdown, sarif, text, views
 from auditor.report import json_ as json
 
-Reporter = t.Callable[[t.Any, t.TextIO], None]
+Reporter = t.Callable[[Report, t.TextIO], None]
+
+
+def _viewed(generic: Reporter, chosen: dict[str, views.View]) -> Reporter:
+    def write(report: Report, stream: t.TextIO) -> None:
+        view = chosen.get(report.command) if report.section is not None else None
+        (view or generic)(report, stream)
+
+    return write
+
 
 REPORTER_BY_NAME: dict[str, Reporter] = {
-    "text": text.write,
+    "text": _viewed(text.write, views.TEXT),
     "json": json.write,
-    "markdown": markdown.write,
+    "markdown": _viewed(markdown.write, views.MARKDOWN),
     "sarif": sarif.write,
     "junit": junit.write,
     "github": github.write,

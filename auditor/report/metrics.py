@@ -6,6 +6,7 @@ cluster's audit completed, and the time of the last *complete* audit: an incompl
 must never look like a fresh clean one, so it leaves that timestamp where the last complete run
 put it (read back from the previous file; left untouched on the gateway). A run limited to some
 clusters (`--cluster`) keeps the other clusters' series in the file it rewrites.
+`preemptions --metrics-file` writes the preemption ledger's counts for the eviction-rate SLO.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from auditor.errors import AuditorError
+from auditor.kueue.ledger import Ledger
 from auditor.model import Report
 
 JOB = "kueue-gitops"
@@ -203,3 +205,53 @@ def export(
         write_textfile(report, metrics_file, now=stamp, partial=partial)
     if pushgateway:
         push(report, pushgateway, now=stamp)
+
+
+# -- the preemption ledger (`preemptions --metrics-file`), for the eviction-rate SLO ------------
+
+LEDGER_EVICTIONS = "kueue_gitops_ledger_evictions"
+LEDGER_UNRECOVERED = "kueue_gitops_ledger_unrecovered_victims"
+LEDGER_NO_CHECKPOINT = "kueue_gitops_ledger_victims_without_checkpoint"
+LEDGER_WINDOW = "kueue_gitops_ledger_window_seconds"
+
+
+class _LedgerCollector:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def collect(self) -> t.Iterator[Metric]:
+        cluster = self.ledger.cluster
+        labels = ["cluster", "cluster_queue", "kind", "reason"]
+        evictions = GaugeMetricFamily(
+            LEDGER_EVICTIONS,
+            "Evictions in the ledger's window, from Workload Events and conditions.",
+            labels=labels,
+        )
+        unrecovered = GaugeMetricFamily(
+            LEDGER_UNRECOVERED, "Victims in the window not admitted again since.", labels=labels
+        )
+        bare = GaugeMetricFamily(
+            LEDGER_NO_CHECKPOINT,
+            "Victims whose Job carries no checkpoint reference.",
+            labels=labels,
+        )
+        for (cq, kind, reason), n in sorted(self.ledger.counts().items()):
+            key = [cluster, cq, kind, reason]
+            mine = [
+                e
+                for e in self.ledger.entries
+                if (e.cluster_queue or "", e.kind, e.reason) == (cq, kind, reason)
+            ]
+            evictions.add_metric(key, n)
+            unrecovered.add_metric(key, sum(1 for e in mine if e in self.ledger.unrecovered()))
+            bare.add_metric(key, sum(1 for e in mine if e.recovery and not e.recovery.checkpoint))
+        window = GaugeMetricFamily(LEDGER_WINDOW, "The ledger's window.", labels=["cluster"])
+        window.add_metric([cluster], (self.ledger.until - self.ledger.since).total_seconds())
+        yield from (evictions, unrecovered, bare, window)
+
+
+def write_ledger(ledger: Ledger, path: Path) -> None:
+    """A node_exporter textfile: the ledger's counts by ClusterQueue, kind and reason."""
+    registry = CollectorRegistry()
+    registry.register(_LedgerCollector(ledger))
+    write_to_textfile(str(path), registry)

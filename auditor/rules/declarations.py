@@ -106,7 +106,10 @@ def files() -> list[Path]:
     """Every rules file of the package."""
     found = []
     for folder, dirs, names in os.walk(PACKAGE):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+        if "__init__.py" not in names:  # data folders (templates, testenv, caches) hold none
+            dirs.clear()
+            continue
+        dirs.sort()
         found += [Path(folder, n) for n in names if n == PACKAGE_FILE or n.endswith(MODULE_FILE)]
     return found
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 import typing as t
 
@@ -116,3 +117,20 @@ def to_json(rule: Rule) -> dict[str, t.Any]:
         "fails": example(rule.fails),
         "docs": rule.url,
     }
+
+
+def as_json(rules: t.Iterable[Rule] | None = None) -> str:
+    """`rules -o json`: every field of every rule (its own document, not a findings report)."""
+    return (
+        json.dumps({"schemaVersion": 1, "rules": [to_json(r) for r in _all(rules)]}, indent=2)
+        + "\n"
+    )
+
+
+# `kueue-gitops rules -o FORMAT`: the catalogue is documentation, not findings, so it has its own
+# formats rather than the reporters' (auditor/report/), and no exit status to decide.
+CATALOGUE_FORMATS: dict[str, t.Callable[[t.Iterable[Rule] | None], str]] = {
+    "text": listing,
+    "json": as_json,
+    "markdown": markdown,
+}

@@ -36,6 +36,8 @@ STAGES: dict[str, tuple[str, str]] = {
         "Upgrades and rollbacks",
         "`upgrade-check`: a live cluster and the repository against a Kueue release's CRDs.",
     ),
+    "runbook": ("The stop-admission runbook", "`hold` and `resume`."),
+    "github": ("GitHub steps", "`kueue-gitops github`, as the workflows run it."),
     "ownership": ("Code ownership", "`codeowners --check`."),
 }
 

@@ -31,6 +31,7 @@ from ruamel.yaml.error import YAMLError
 from auditor.errors import ClusterAccessError, ConfigError
 from auditor.kueue import stop_policy as policies
 from auditor.kueue.stop_policy import HOLD, STOPPED
+from auditor.model import Finding
 from auditor.repo import gitsource
 from auditor.repo.layout import CLUSTERS, Repository
 
@@ -58,7 +59,8 @@ class Target:
 
 @dataclass
 class Outcome:
-    """What a hold or resume did; the CLI prints it."""
+    """What a hold or resume did: the section of its report (auditor/report/runbook.py shows
+    it); refused, what stopped a resume before anything was patched or committed."""
 
     action: str
     cluster_queue: str
@@ -68,6 +70,26 @@ class Outcome:
     branch: str | None = None
     commit: str | None = None
     forced: bool = False  # resumed with --force: without the folder's server-side dry-run
+    checked: list[str] = field(default_factory=list)  # clusters whose folder passed the dry-run
+    refused: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, t.Any]:
+        def target(x: Target) -> dict[str, t.Any]:
+            return {"cluster": x.cluster, "file": x.file, "line": x.line}
+
+        return {
+            "runbook": {
+                "action": self.action,
+                "clusterQueue": self.cluster_queue,
+                "changed": [target(x) for x in self.changed],
+                "unchanged": [{**target(x), "why": why} for x, why in self.unchanged],
+                "applied": self.applied,
+                "dryRunPassed": self.checked,
+                "forced": self.forced,
+                "branch": self.branch,
+                "commit": self.commit,
+            }
+        }
 
 
 def targets(repo: Repository, cluster_queue: str, cluster: str | None) -> list[Target]:
@@ -185,12 +207,12 @@ def run(
     live: t.Mapping[str, KubeCluster] | None = None,
     branch: str | None = None,
     now: dt.datetime | None = None,
-    before_change: t.Callable[[Outcome], None] | None = None,
+    before_change: t.Callable[[Outcome], list[Finding]] | None = None,
 ) -> Outcome:
     """Hold (or resume) `cluster_queue` in the repository, and live on the `live` clusters.
 
     `before_change` runs once the edits are known, before anything is patched or committed
-    (resume's dry-run of the cluster's folder); it stops the run by raising."""
+    (resume's dry-run of the cluster's folder); what it finds stops the run (`refused`)."""
     root = repo.root
     if root is None:
         raise ConfigError("hold and resume change files: run them on a working tree")
@@ -211,7 +233,9 @@ def run(
         )
         outcome.changed.append(target)
     if before_change is not None and outcome.changed:
-        before_change(outcome)
+        outcome.refused = before_change(outcome)
+        if outcome.refused:
+            return outcome
     if live:
         outcome.applied = apply_live(repo, cluster_queue, HOLD if hold else None, live)
     if edits:

@@ -56,8 +56,12 @@ class Checked:
     report: Report
     summary: Json
 
+    def __post_init__(self) -> None:
+        self.report.section = self
+
     def to_json(self) -> Json:
-        return {**self.report.to_json(), "upgrade": self.summary}
+        """upgrade-check's key of the JSON report."""
+        return {"upgrade": self.summary}
 
 
 def _at_cluster(profile: ClusterProfile, rule: rules.Rule, message: str, **kw: t.Any) -> Finding:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -28,11 +29,12 @@ def held(fresh_sandbox: Sandbox, repo_copy: Path) -> Path:
 
 
 def resume(repo: Path, box: Sandbox, *extra: str) -> tuple[int, str]:
+    """resume's exit code, and its output (only the report, stdout, with -o json)."""
     result = run_line(
         ["kueue-gitops", "--repo", str(repo), "resume", "team-a-cq", "--cluster", "gpu-prod",
          *own_context(box.kubeconfig), *extra]
     )  # fmt: skip
-    return result.exit_code, result.output
+    return result.exit_code, result.stdout if "json" in extra else result.output
 
 
 def test_resume_commits_once_the_folder_passes_the_dry_run(
@@ -58,12 +60,21 @@ def test_resume_refuses_a_folder_the_api_server_would_refuse(
     git(held, "commit", "-qam", "a typo in team-a-cq")
     head = git(held, "rev-parse", "HEAD")
     code, output = resume(held, fresh_sandbox)
-    assert code == 1
+    assert code == 1, output  # a finding: the refusal
     assert (
         "not resuming team-a-cq: the server-side dry-run of the cluster's folder failed" in output
     )
-    assert f"ClusterQueue.kueue.x-k8s.io team-a-cq ({QUEUES}:" in output
-    assert 'Unsupported value: "Sometimes"' in output
+    code, output = resume(held, fresh_sandbox, "-o", "json")  # held to the report's schema
+    assert code == 1, output
+    [refused] = json.loads(output)["findings"]
+    assert (refused["rule"], refused["cluster"], refused["file"]) == (
+        "resume-dry-run-refused",
+        "gpu-prod",
+        QUEUES,
+    )
+    assert (refused["kind"], refused["name"]) == ("ClusterQueue", "team-a-cq")
+    assert 'Unsupported value: "Sometimes"' in refused["message"]
+    assert json.loads(output)["runbook"]["commit"] is None
     assert git(held, "rev-parse", "HEAD") == head  # nothing committed
     assert "stopPolicy: Hold" in path.read_text()
 

@@ -7,13 +7,11 @@ import json
 import typing as t
 
 import pytest
-from click.testing import CliRunner
 
-from auditor.cli.main import cli
 from auditor.k8s.conditions import is_true
 from auditor.kueue.quota import used
 from auditor.sandbox import Sandbox
-from tests.conftest import ROOT, own_context
+from tests.conftest import ROOT, own_context, run_line
 from tests.integration.kueue_jobs import (
     KUEUE,
     eventually,
@@ -30,11 +28,9 @@ Json = dict[str, t.Any]
 
 
 def _status(box: Sandbox, *extra: str) -> str:
-    # Not through run_line, which holds every `-o json` to the findings report's contract.
-    argv = ["--repo", str(ROOT), "status", "--cluster", "gpu-staging"]
-    result = CliRunner().invoke(
-        cli, [*argv, *own_context(box.kubeconfig), *extra], catch_exceptions=False
-    )
+    # run_line holds `-o json` to the report contract: the snapshot is a report's section
+    argv = ["kueue-gitops", "--repo", str(ROOT), "status", "--cluster", "gpu-staging"]
+    result = run_line([*argv, *own_context(box.kubeconfig), *extra])
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -68,7 +64,7 @@ def preempted(kueue_sandbox: Sandbox) -> t.Iterator[Sandbox]:
 
 def test_workloads_are_counted_per_queue_by_state(preempted: Sandbox) -> None:
     doc = json.loads(_status(preempted, "-o", "json"))
-    assert doc["schemaVersion"] == 1 and doc["cluster"] == "gpu-staging"
+    assert (doc["command"], doc["status"], doc["cluster"]) == ("status", "clean", "gpu-staging")
     expected = {"pending": 1, "admitted": 1, "evicted": 1}
     [cq] = [q for q in doc["clusterQueues"] if q["name"] == CQ]
     assert {s: n for s, n in cq["workloads"].items() if n} == expected

@@ -82,3 +82,26 @@ def test_every_format_names_the_file_of_a_finding(fmt: str) -> None:
     out = io.StringIO()
     REPORTER_BY_NAME[fmt](Report("validate", [_finding(Severity.ERROR)]), out)
     assert "clusters/gpu-prod/clusterqueues.yaml" in out.getvalue()
+
+
+class _Checks:
+    """A section as verify's is: keys of its own beside the report's."""
+
+    def __init__(self, **keys: object) -> None:
+        self.keys = keys
+
+    def to_json(self) -> dict[str, object]:
+        return dict(self.keys)
+
+
+def test_a_sections_keys_join_the_json_report_and_decide_nothing() -> None:
+    report = Report("verify", [_finding(Severity.ERROR)], section=_Checks(checks=[], seconds=2.0))
+    doc = report.to_json()
+    assert (doc["status"], doc["checks"], doc["seconds"]) == ("findings", [], 2.0)
+    assert report.exit_code == 1  # the findings', whatever the section holds
+
+
+def test_a_section_may_not_replace_the_reports_own_keys() -> None:
+    report = Report("status", section=_Checks(status="clean", findings=[]))
+    with pytest.raises(ValueError, match=r"\['findings', 'status'\]"):
+        report.to_json()

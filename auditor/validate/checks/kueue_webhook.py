@@ -26,14 +26,9 @@ if t.TYPE_CHECKING:
 
 ID = "kueue-webhook"
 RULES = webhooks.RULES  # declared beside auditor/kueue/webhooks.py, which finds them
-# The quotas check's rules that are Kueue's webhook rules too: with RULES, every refusal.
-MIRRORED = (
-    quotas.LIMIT_WITHOUT_COHORT,
-    quotas.LENDING_OVER_NOMINAL,
-    quotas.FLAVOR_REPEATED,
-    quotas.RESOURCE_REPEATED,
-    quotas.RESOURCE_ORDER,
-)
+# The quotas check's rules that are Kueue's webhook rules too (the webhooks' model names them):
+# with RULES, every refusal.
+MIRRORED = tuple(quotas.RULES[rule] for rule in webhooks.MIRRORED)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

@@ -103,7 +103,9 @@ def github(api: FakeGitHub | None, *argv: str, **kw: t.Any) -> Result:
     return run_line(["kueue-gitops", "github", *argv], obj=obj, **kw)
 
 
-def run(api: FakeGitHub, tmp_path: Path, doc: t.Any, cluster: str = "gpu-prod") -> tuple[int, str]:
+def run(
+    api: FakeGitHub, tmp_path: Path, doc: t.Any, cluster: str = "gpu-prod", *extra: str
+) -> tuple[int, str]:
     path = tmp_path / f"{cluster}.json"
     path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
     argv = [
@@ -114,6 +116,7 @@ def run(api: FakeGitHub, tmp_path: Path, doc: t.Any, cluster: str = "gpu-prod") 
         str(path),
         "--run-url",
         "https://run/1",
+        *extra,
     ]
     result = github(api, *argv)
     return result.exit_code, result.stdout
@@ -293,3 +296,34 @@ def test_accepted_drift_opens_no_issue(tmp_path: Path) -> None:
     api = FakeGitHub()
     code, out = run(api, tmp_path, report("clean", {**DRIFT, "suppressed": accepted}))
     assert (code, out, api.writes) == (0, "drift-issue: none\n", [])
+
+
+def test_each_step_is_a_report_its_outcome_a_section_open_drift_a_warning(tmp_path: Path) -> None:
+    api = FakeGitHub()
+    code, out = run(api, tmp_path, report("findings", DRIFT), "gpu-prod", "-o", "json")
+    doc = json.loads(out)  # run_line holds it to report.schema.json
+    assert (code, doc["command"], doc["status"]) == (0, "github drift-issue", "clean")
+    assert doc["github"] == {"action": "created", "number": 1}
+    [tracked] = doc["findings"]
+    assert (tracked["rule"], tracked["severity"], tracked["cluster"]) == (
+        "drift-issue-open",
+        "warning",
+        "gpu-prod",
+    )
+    assert "issue #1" in tracked["message"]
+    annotations = run(api, tmp_path, report("findings", DRIFT), "gpu-prod", "-o", "github")[1]
+    assert annotations.startswith("::warning title=drift-issue-open (gpu-prod)::")
+    code, out = run(api, tmp_path, report("clean"), "gpu-prod", "-o", "json")
+    assert (code, json.loads(out)["findings"]) == (0, [])
+
+
+def test_an_incomplete_drift_report_is_an_incomplete_step_exit_3(tmp_path: Path) -> None:
+    api = FakeGitHub()
+    code, out = run(api, tmp_path, report("incomplete"), "gpu-prod", "-o", "json")
+    doc = json.loads(out)
+    assert (code, doc["status"], doc["github"]["action"]) == (3, "incomplete", "skipped")
+    [cluster] = doc["clusters"]
+    assert cluster["errors"] == [
+        "the drift report is incomplete",
+        "LIST ClusterQueues: connection refused",  # the drift report's own
+    ]

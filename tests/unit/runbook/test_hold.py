@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import difflib
+import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from auditor.model import Finding, Report
 from auditor.repo.layout import Repository
+from auditor.runbook import dryrun
 from auditor.runbook import hold as runbook
 from tests.conftest import run_line
 
@@ -216,3 +219,28 @@ def test_resume_without_force_needs_the_clusters_for_its_dry_run(git_repo: Path)
     )  # fmt: skip
     assert result.exit_code != 0 and "gpu-prod" in result.output
     assert git(git_repo, "rev-parse", "HEAD") == head  # nothing resumed without the dry-run
+
+
+def test_a_refusal_before_the_change_stops_the_resume_with_nothing_committed(
+    git_repo: Path,
+) -> None:
+    hold = ["kueue-gitops", "--repo", str(git_repo), "hold", "team-a-cq", "--cluster", "gpu-prod"]
+    held = run_line([*hold, "-o", "json"])  # run_line holds it to report.schema.json
+    assert held.exit_code == 0, held.output
+    doc = json.loads(held.stdout)
+    assert (doc["command"], doc["runbook"]["action"]) == ("hold", "hold")
+    assert [t["file"] for t in doc["runbook"]["changed"]] == [PROD]
+    head = git(git_repo, "rev-parse", "HEAD")
+    refusal = Finding(dryrun.REFUSED, "the API server of gpu-prod refuses it")
+    outcome = runbook.run(
+        Repository.open(git_repo),
+        "team-a-cq",
+        hold=False,
+        cluster="gpu-prod",
+        before_change=lambda _: [refusal],
+    )
+    assert (outcome.refused, outcome.commit, outcome.applied) == ([refusal], None, [])
+    assert git(git_repo, "rev-parse", "HEAD") == head
+    assert "stopPolicy: Hold" in (git_repo / PROD).read_text()
+    report = Report("resume", findings=outcome.refused, section=outcome)
+    assert (report.status, report.exit_code) == ("findings", 1)

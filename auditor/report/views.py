@@ -1,0 +1,57 @@
+"""How text and markdown show a command's report when it carries more than findings.
+
+Every command that reports goes through the reporter registry (auditor/report/__init__.py);
+JSON writes the section's keys beside the findings, SARIF, JUnit and GitHub annotations the
+findings alone, and text and markdown show the section through the command's view below (the
+findings' generic listing where a command has none). Views format; they decide nothing.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.model import Report
+from auditor.report import ledger, plan, runbook, steps, upgrade, verify
+
+if t.TYPE_CHECKING:
+    from auditor.kueue.ledger import Ledger
+    from auditor.plan.model import Plan
+    from auditor.status import Snapshot
+
+View = t.Callable[[Report, t.TextIO], None]
+
+
+def _plan_text(report: Report, stream: t.TextIO) -> None:
+    plan.text(t.cast("Plan", report.section), stream)
+
+
+def _plan_markdown(report: Report, stream: t.TextIO) -> None:
+    plan.markdown(t.cast("Plan", report.section), stream)
+
+
+def _ledger_text(report: Report, stream: t.TextIO) -> None:
+    ledger.write_text(t.cast("Ledger", report.section), report, stream)
+
+
+def _ledger_markdown(report: Report, stream: t.TextIO) -> None:
+    ledger.write_markdown(t.cast("Ledger", report.section), report, stream)
+
+
+def _status_text(report: Report, stream: t.TextIO) -> None:
+    stream.write(t.cast("Snapshot", report.section).text() + "\n")
+
+
+TEXT: dict[str, View] = {
+    "plan": _plan_text,
+    "verify": verify.text,
+    "upgrade-check": upgrade.text,
+    "preemptions": _ledger_text,
+    "status": _status_text,
+    "hold": runbook.text,
+    "resume": runbook.text,
+    **{f"github {step}": steps.text for step in steps.STEPS},
+}
+MARKDOWN: dict[str, View] = {
+    "plan": _plan_markdown,
+    "preemptions": _ledger_markdown,
+}
