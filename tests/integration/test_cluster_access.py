@@ -22,7 +22,8 @@ from auditor.cli.main import cli
 from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import run_line, start_sandbox
+from tests.conftest import run_line
+from tests.integration.conftest import repo_kueue_release
 from tests.integration.test_drift import KUEUE, servable_repo
 
 CLUSTERS = ("gpu-prod", "gpu-staging")
@@ -44,12 +45,17 @@ def renamed(box: Sandbox, context: str, path: Path) -> Path:
 def two(
     toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> t.Iterator[tuple[Path, dict[str, Sandbox], dict[str, Path]]]:
-    """The repo, both sandboxes synced from it, and each one's kubeconfig."""
+    """The repo, both sandboxes synced from it, and each one's kubeconfig. Each serves the CRDs
+    of the Kueue release its profile names, as the cluster would."""
     work = tmp_path_factory.mktemp("access")
     boxes: dict[str, Sandbox] = {}
     try:
         for name in CLUSTERS:
-            boxes[name] = start_sandbox(toolchain, sandboxes_dir, f"access-{name}-{os.getpid()}")
+            boxes[name] = Sandbox(f"access-{name}-{os.getpid()}", root=sandboxes_dir)
+            try:
+                boxes[name].up(toolchain, kueue_release=repo_kueue_release(toolchain, name))
+            except Exception as exc:
+                pytest.fail(f"the sandbox of {name} could not start: {exc}", pytrace=False)
         repo = servable_repo(work / "repo", boxes["gpu-prod"].connect())
         loaded = Repository.open(repo).load(list(CLUSTERS))
         for name, box in boxes.items():
