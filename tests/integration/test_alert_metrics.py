@@ -34,6 +34,7 @@ from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.layout import Repository
 from auditor.report import metrics
 from auditor.sandbox import Sandbox, Toolchain
+from auditor.sandbox.kueue import KUEUE_ACCOUNT, NAMESPACE
 from tests.conftest import ROOT
 from tests.integration.conftest import repo_kueue_config, repo_kueue_release
 
@@ -322,11 +323,8 @@ class Scraper:
             }
 
         scraper = {"kind": "ServiceAccount", "name": "prometheus", "namespace": "kueue-system"}
-        kueue = {
-            "apiGroup": "rbac.authorization.k8s.io",
-            "kind": "User",
-            "name": "kueue-controller-manager",
-        }
+        # The identity the sandbox's Kueue runs as: upstream's ServiceAccount.
+        kueue = {"kind": "ServiceAccount", "name": KUEUE_ACCOUNT, "namespace": NAMESPACE}
         return [
             {
                 "apiVersion": "v1",
