@@ -12,15 +12,13 @@ from auditor.k8s import conditions
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
 from auditor.kueue import capacity, cohorts, quota, stop_policy
-from auditor.kueue.workloads import QUOTA_RESERVED
+from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL, QUOTA_RESERVED
 from auditor.repo.profiles import ClusterProfile, TenantCluster, TenantProfile
 from auditor.verify import workloads as wl
 from auditor.verify.objects import (
     MANAGER,
     MAX_UNITS,
-    PRIORITY_LABEL,
     PROBE_IMAGE,
-    QUEUE_LABEL,
     RUN_IMAGE,
     RUN_LABEL,
     Check,
