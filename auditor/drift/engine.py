@@ -40,6 +40,7 @@ from auditor.drift import argocd, capacity, classify, crds, managed, metadata, t
 from auditor.drift.compare import DriftItem, Op, diff, reordered
 from auditor.drift.normalize import Normalized, Schema, normalize
 from auditor.errors import ClusterAccessError, internal_error, processing
+from auditor.k8s import baseline
 from auditor.k8s import rbac as powers
 from auditor.k8s.objects import CRD_API, RBAC_KINDS, Json, ResourceKey, group_of
 from auditor.live.kube import (
@@ -63,7 +64,6 @@ RBAC = "rbac.authorization.k8s.io/v1"
 CRD = (CRD_API, "CustomResourceDefinition")
 NODES = ("v1", "Node")  # compared with the flavors' quota (drift/capacity.py), never listed
 KUEUE_KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
-BOOTSTRAP_LABEL = "kubernetes.io/bootstrapping"
 log = logging.getLogger(__name__)
 
 
@@ -470,13 +470,6 @@ def _unmanaged(profile: ClusterProfile, obj: Json) -> Finding:
     )
 
 
-def _baseline(obj: Json) -> bool:
-    meta = obj.get("metadata") or {}
-    return (meta.get("labels") or {}).get(BOOTSTRAP_LABEL) == "rbac-defaults" or str(
-        meta.get("namespace") or ""
-    ).startswith("kube-")
-
-
 def _powers(profile: ClusterProfile, desired: list[Resource], live: Live) -> list[Finding]:
     """Subjects holding a watched power live that the repo (and bootstrap policy) does not give."""
     rbac_live = [o for k, o in live.objects.items() if k.kind in RBAC_KINDS]
@@ -519,4 +512,4 @@ def _powers(profile: ClusterProfile, desired: list[Resource], live: Live) -> lis
 
 
 def _role_or_baseline(obj: Json) -> bool:
-    return obj.get("kind") in ("Role", "ClusterRole") or _baseline(obj)
+    return obj.get("kind") in ("Role", "ClusterRole") or baseline.bootstrap(obj)

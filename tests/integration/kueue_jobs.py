@@ -8,8 +8,8 @@ import time
 import typing as t
 
 from auditor.errors import ClusterAccessError
+from auditor.kueue.workloads import owner_job
 from auditor.live.kube import KubeCluster
-from auditor.verify.workloads import owner
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 Json = dict[str, t.Any]
@@ -57,7 +57,7 @@ def eventually(check: t.Callable[[], T | None], seconds: float = 60) -> T:
 
 
 def workloads_by_job(cluster: KubeCluster, ns: str) -> dict[str, Json]:
-    return {str(owner(w)): w for w in cluster.list_in(KUEUE, "Workload", ns)}
+    return {str(owner_job(w)): w for w in cluster.list_in(KUEUE, "Workload", ns)}
 
 
 def remove_jobs(cluster: KubeCluster, ns: str, names: t.Iterable[str]) -> None:
