@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint setup clean-sandboxes
+.PHONY: demo test lint setup system-packages clean-sandboxes
 
 setup: $(VENV)/.installed
 
@@ -14,7 +14,12 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-demo: setup
+# The distribution's services the sandbox runs (Redis, for Argo CD): installed when missing and
+# allowed (root or passwordless sudo), else named.
+system-packages:
+	./scripts/system-packages.sh
+
+demo: setup system-packages
 	PATH="$(abspath $(BIN)):$$PATH" ./scripts/demo.sh
 
 # What pre-commit runs, in the same order.
@@ -24,7 +29,7 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: setup lint
+test: setup system-packages lint
 	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform --tool argocd
 	$(BIN)/pytest
 

@@ -25,7 +25,7 @@ from auditor.errors import ClusterAccessError
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
-from auditor.sandbox import Sandbox, Toolchain, argocd
+from auditor.sandbox import Sandbox, Toolchain, argocd, argocd_control
 from tests.conftest import ROOT
 from tests.integration.conftest import repo_kueue_config
 from tests.integration.kueue_jobs import eventually
@@ -62,33 +62,35 @@ class Argo:
     unplaced: set[str]  # clusters with folders but no sandbox registered here
 
     def push(self, message: str, change: t.Callable[[Path], None]) -> str:
-        return argocd.push(self.served, self.work, message, change)
+        return argocd_control.push(self.served, self.work, message, change)
 
     def synced_at(self, commit: str, names: t.Collection[str]) -> dict[str, Json]:
         """Refresh `names` and wait until each has run a sync of `commit` to its end."""
         for name in names:
-            argocd.refresh(self.host, name)
+            argocd_control.refresh(self.host, name)
 
         def done(apps: dict[str, Json]) -> bool:
             return all(_operated(apps.get(n), commit) for n in names)
 
-        return argocd.wait_for(self.host, done, timeout=SYNC_TIMEOUT, what=f"a sync of {commit}")
+        return argocd_control.wait_for(
+            self.host, done, timeout=SYNC_TIMEOUT, what=f"a sync of {commit}"
+        )
 
     def restore(self, names: t.Collection[str]) -> None:
         """Push the repository as it was served first; wait until `names` are compared at that
         commit and Synced/Healthy (no sync runs when nothing differs, so none is awaited)."""
         commit = self.push("restore", lambda work: _checkout(work, self.served.commit))
         for name in names:
-            argocd.refresh(self.host, name)
+            argocd_control.refresh(self.host, name)
 
         def done(apps: dict[str, Json]) -> bool:
             return all(
                 apps[n]["status"]["sync"].get("revision") == commit
-                and argocd.sync_status(apps[n]) == ("Synced", "Healthy")
+                and argocd_control.sync_status(apps[n]) == ("Synced", "Healthy")
                 for n in names
             )
 
-        argocd.wait_for(self.host, done, timeout=SYNC_TIMEOUT, what="Synced/Healthy again")
+        argocd_control.wait_for(self.host, done, timeout=SYNC_TIMEOUT, what="Synced/Healthy again")
 
     def connect(self, profile: ClusterProfile) -> KubeCluster:
         return self.boxes[profile.name].connect()
@@ -143,7 +145,7 @@ def argo(
         prod.up(toolchain, with_kueue=True, kueue_config=repo_kueue_config("gpu-prod"))
         staging.up(toolchain)
         served = argocd.start(prod, boxes, repo, toolchain.testenv, log=print)
-        work = argocd.clone(served, tmp_path_factory.mktemp("argo-work") / "repo")
+        work = argocd_control.clone(served, tmp_path_factory.mktemp("argo-work") / "repo")
         folders = folder_applications(work)
         # The ApplicationSet controller creates no Application for an unregistered cluster.
         expected = {n: f for n, f in folders.items() if f[0] in boxes}
@@ -151,18 +153,20 @@ def argo(
 
         def first_sync(apps: dict[str, Json]) -> bool:
             return set(apps) == set(expected) and all(
-                argocd.sync_status(a) == ("Synced", "Healthy") for a in apps.values()
+                argocd_control.sync_status(a) == ("Synced", "Healthy") for a in apps.values()
             )
 
         started = time.monotonic()
-        first = argocd.wait_for(prod, first_sync, timeout=SYNC_TIMEOUT, what="the first sync")
+        first = argocd_control.wait_for(
+            prod, first_sync, timeout=SYNC_TIMEOUT, what="the first sync"
+        )
         print(f"first sync of every Application: {time.monotonic() - started:.1f}s")
     except Exception as exc:
         staging.down()
         prod.down()
         pytest.fail(f"Argo CD could not sync the sandboxes: {exc}", pytrace=False)
     yield Argo(prod, boxes, served, work, first, expected, unplaced)
-    print(f"peak memory (MiB): {argocd.memory_mib(prod)}")
+    print(f"peak memory (MiB): {argocd_control.memory_mib(prod)}")
     staging.down()
     prod.down()
 
@@ -184,7 +188,7 @@ def test_the_generators_make_exactly_the_expected_applications_and_each_syncs(
     for name, (cluster, project, path, namespace) in argo.expected.items():
         app = argo.first[name]
         spec = app["spec"]
-        assert argocd.sync_status(app) == ("Synced", "Healthy"), name
+        assert argocd_control.sync_status(app) == ("Synced", "Healthy"), name
         assert (spec["project"], spec["source"]["path"]) == (project, path)
         assert (spec["destination"]["name"], spec["destination"].get("namespace")) == (
             cluster,
@@ -283,7 +287,7 @@ def test_a_tenant_folder_cannot_sync_a_cluster_scoped_object(
 
     commit = argo.push(f"team-a adds a {kind}", add)
     try:
-        argocd.refresh(argo.host, app)
+        argocd_control.refresh(argo.host, app)
 
         def refused(apps: dict[str, Json]) -> bool:
             op = apps[app]["status"].get("operationState") or {}
@@ -292,7 +296,9 @@ def test_a_tenant_folder_cannot_sync_a_cluster_scoped_object(
                 r.get("status") == "SyncFailed" for r in result.get("resources") or []
             )
 
-        apps = argocd.wait_for(argo.host, refused, timeout=SYNC_TIMEOUT, what="a refused sync")
+        apps = argocd_control.wait_for(
+            argo.host, refused, timeout=SYNC_TIMEOUT, what="a refused sync"
+        )
         op = apps[app]["status"]["operationState"]
         # Failed, or Running while Argo CD retries the automated sync: never Succeeded.
         assert op["phase"] in ("Failed", "Error", "Running")
@@ -303,7 +309,7 @@ def test_a_tenant_folder_cannot_sync_a_cluster_scoped_object(
         with pytest.raises(ClusterAccessError, match="not found"):
             argo.host.connect().get(api, kind, name)
     finally:
-        argocd.terminate_operation(argo.host, app)  # its retries would hold up later syncs
+        argocd_control.terminate_operation(argo.host, app)  # its retries would hold up later syncs
         argo.restore([app])
 
 
@@ -432,8 +438,8 @@ def test_drift_names_the_application_and_says_argo_cd_will_not_heal_what_it_cann
     app = "gpu-prod-platform"
     admin.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": "Hold"}})
     try:
-        compared = argocd.compare_now(argo.host, [app])
-        assert argocd.sync_status(compared[app])[0] == "Synced"
+        compared = argocd_control.compare_now(argo.host, [app])
+        assert argocd_control.sync_status(compared[app])[0] == "Synced"
         report = drift.audit(audited(ROOT, tmp_path), ["gpu-prod"], argo.connect)
         [held] = [f for f in report.findings if f.name == "team-a-cq"]
         assert held.rule.id == "drift-stop-policy"
