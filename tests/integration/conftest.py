@@ -13,6 +13,7 @@ from auditor.live.kube import KubeCluster
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain, nodes, releases
+from auditor.sandbox.build import KueueRelease
 from auditor.upgrade import probes
 from tests.conftest import ROOT
 
@@ -20,6 +21,11 @@ from tests.conftest import ROOT
 def repo_kueue_config(cluster: str) -> dict[str, t.Any] | None:
     """The Kueue Configuration clusters/<cluster>/kueue/ holds: what a sandbox's Kueue runs."""
     return boundaries.kueue_configuration(Repository.open(ROOT), cluster)
+
+
+def repo_kueue_release(toolchain: Toolchain, cluster: str) -> KueueRelease:
+    """The Kueue release the cluster's profile names, built from its pinned module."""
+    return releases.release(toolchain, Repository.open(ROOT).cluster(cluster).kueue_version)
 
 
 PAUSE = {"name": "c", "image": "registry.k8s.io/pause:3.10"}

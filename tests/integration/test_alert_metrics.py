@@ -35,7 +35,7 @@ from auditor.repo.layout import Repository
 from auditor.report import metrics
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import ROOT
-from tests.integration.conftest import repo_kueue_config
+from tests.integration.conftest import repo_kueue_config, repo_kueue_release
 
 SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?")
 MATCHER = re.compile(r"([a-zA-Z_]\w*)\s*(?:=~|!~|!=|=)\s*\"")
@@ -375,7 +375,12 @@ def kueue_box(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
     """A Kueue sandbox of this module's own (it stops a queue), synced from gpu-staging."""
     box = Sandbox(f"metrics-{os.getpid()}", root=sandboxes_dir)
     try:
-        box.up(toolchain, with_kueue=True, kueue_config=repo_kueue_config("gpu-staging"))
+        box.up(
+            toolchain,
+            with_kueue=True,
+            kueue_config=repo_kueue_config("gpu-staging"),
+            kueue_release=repo_kueue_release(toolchain, "gpu-staging"),
+        )
     except Exception as exc:
         pytest.fail(f"the Kueue sandbox could not start: {exc}", pytrace=False)
     try:

@@ -120,16 +120,10 @@ def _checkout(work: Path, commit: str) -> None:
 
 
 def audited(source: Path, dest: Path) -> Repository:
-    """The repository at `source` as drift reads it here: the sandbox runs Kueue as a user of
-    its own, which gpu-prod's profile trusts as a site declares its Kueue identity."""
+    """The repository at `source` as drift reads it here, profiles as committed (the sandbox's
+    Kueue is upstream's ServiceAccount, which they trust)."""
     for folder in ("clusters", "tenants"):
         shutil.copytree(source / folder, dest / folder)
-    profile = dest / "clusters" / "gpu-prod" / "profile.yaml"
-    trusted = "      - ServiceAccount kueue-system/kueue-controller-manager"
-    assert trusted in profile.read_text()
-    profile.write_text(
-        profile.read_text().replace(trusted, f"{trusted}\n      - User kueue-controller-manager")
-    )
     return Repository.open(dest)
 
 

@@ -20,7 +20,7 @@ from auditor.live.kube import KindNotServed, KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import ROOT, own_context, run_line, start_sandbox
-from tests.integration.conftest import repo_kueue_config
+from tests.integration.conftest import repo_kueue_config, repo_kueue_release
 
 CLUSTER = "gpu-prod"
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -424,20 +424,16 @@ def test_clean_after_a_real_kueue_rewrote_what_it_admitted(
     """Kueue's webhooks and controllers run: finalizers added, quantities re-encoded."""
     box = Sandbox("drift-kueue", root=sandboxes_dir)
     try:
-        box.up(toolchain, with_kueue=True, kueue_config=repo_kueue_config("gpu-staging"))
+        box.up(
+            toolchain,
+            with_kueue=True,
+            kueue_config=repo_kueue_config("gpu-staging"),
+            kueue_release=repo_kueue_release(toolchain, "gpu-staging"),
+        )
     except Exception as exc:
         pytest.fail(f"the Kueue sandbox could not start: {exc}", pytrace=False)
     try:
         repo = servable_repo(tmp_path, box.connect())
-        profile = repo / "clusters" / "gpu-staging" / "profile.yaml"
-        # The sandbox runs Kueue as a user of its own; a site declares its Kueue identity so.
-        profile.write_text(
-            profile.read_text().replace(
-                "      - ServiceAccount kueue-system/kueue-controller-manager",
-                "      - ServiceAccount kueue-system/kueue-controller-manager\n"
-                "      - User kueue-controller-manager",
-            )
-        )
         resources = Repository.open(repo).load(["gpu-staging"]).for_cluster("gpu-staging")
         assert [a.error for a in apply_all(box.connect(), resources) if a.error] == []
         cq = box.connect().get(KUEUE, "ClusterQueue", "team-a-cq")
