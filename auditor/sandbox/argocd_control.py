@@ -53,8 +53,8 @@ def refresh(host: Sandbox, name: str, kind: str = "normal") -> None:
 
 def compare_now(host: Sandbox, names: t.Collection[str], timeout: float = 120) -> dict[str, Json]:
     """Refresh `names` and return the Applications once each has compared after this call."""
-    # reconciledAt has whole seconds: a comparison is ours when it is stamped after the second
-    # we asked in (and the controller has taken the refresh annotation off)
+    # The controller takes the refresh annotation off when it compares for it: gone, the
+    # comparison is one we asked for (reconciledAt, in whole seconds, is not before the ask).
     asked = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     for name in names:
         refresh(host, name)
@@ -63,7 +63,7 @@ def compare_now(host: Sandbox, names: t.Collection[str], timeout: float = 120) -
         return all(
             name in apps
             and REFRESH not in (apps[name]["metadata"].get("annotations") or {})
-            and str((apps[name].get("status") or {}).get("reconciledAt", "")) > asked
+            and str((apps[name].get("status") or {}).get("reconciledAt", "")) >= asked
             for name in names
         )
 

@@ -210,24 +210,40 @@ def test_the_generators_make_exactly_the_expected_applications_and_each_syncs(
     }
 
 
+def _created(argo: Argo, app: Json) -> dict[str, list[str]]:
+    """Kind -> the creationTimestamps of the objects `app` manages, read from its cluster."""
+    cluster = argo.boxes[app["spec"]["destination"]["name"]].connect()
+    out: dict[str, list[str]] = {}
+    for r in app["status"]["resources"]:
+        api = f"{r['group']}/{r['version']}" if r.get("group") else r["version"]
+        obj = cluster.get(api, r["kind"], r["name"], r.get("namespace"))
+        out.setdefault(r["kind"], []).append(obj["metadata"]["creationTimestamp"])
+    return out
+
+
 def test_sync_waves_apply_flavors_and_cohorts_before_queues_and_namespaces_first(
     argo: Argo,
 ) -> None:
-    """The order is Argo CD's own: the first sync's results, in the order it applied them."""
+    """The order Argo CD applied in, read from the objects' own history: each was created by
+    the first sync of the served commit (the Application's first history entry), and Argo CD
+    waits 2s between two waves (ARGOCD_SYNC_WAVE_DELAY), so an object of an earlier wave was
+    created in an earlier second. Whichever sync Argo CD ran last, this stays true."""
+    ordered = 0
     for name, app in argo.first.items():
-        applied = [r["kind"] for r in app["status"]["operationState"]["syncResult"]["resources"]]
+        assert app["status"]["history"][0]["revision"] == argo.served.commit, name
+        created = _created(argo, app)
 
-        def first(kinds: set[str], applied: list[str] = applied) -> int:
-            return min((i for i, k in enumerate(applied) if k in kinds), default=len(applied))
+        def when(*kinds: str, created: dict[str, list[str]] = created) -> list[str]:
+            return [stamp for kind in kinds for stamp in created.get(kind, [])]
 
-        def last(kinds: set[str], applied: list[str] = applied) -> int:
-            return max((i for i, k in enumerate(applied) if k in kinds), default=-1)
-
-        if "ClusterQueue" in applied:
-            assert last({"ResourceFlavor", "Cohort"}) < first({"ClusterQueue"}), (name, applied)
-            assert "ResourceFlavor" in applied and "Cohort" in applied
-        if "LocalQueue" in applied:
-            assert last({"Namespace", "RoleBinding"}) < first({"LocalQueue"}), (name, applied)
+        if "ClusterQueue" in created:
+            assert when("ResourceFlavor") and when("Cohort"), (name, created)
+            assert max(when("ResourceFlavor", "Cohort")) < min(when("ClusterQueue")), created
+            ordered += 1
+        if "LocalQueue" in created:
+            assert max(when("Namespace", "RoleBinding")) < min(when("LocalQueue")), created
+            ordered += 1
+    assert ordered == len(argo.first)  # every Application holds queues: platform or tenant
 
 
 CLUSTER_QUEUE = """\
