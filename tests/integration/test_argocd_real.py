@@ -28,7 +28,7 @@ from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import Sandbox, Toolchain, argocd, argocd_control
 from tests.conftest import ROOT
 from tests.integration.conftest import repo_kueue_config
-from tests.integration.kueue_jobs import eventually
+from tests.integration.waiting import eventually
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 Json = dict[str, t.Any]
@@ -366,7 +366,8 @@ def test_removing_queues_from_the_repo_deletes_nothing_and_argo_cd_says_so(
     admin = argo.host.connect()
     admin.create(JOB)
     workload = eventually(
-        lambda: next(iter(admin.list_in(KUEUE, "Workload", "team-a")), None), seconds=60
+        lambda: next(iter(admin.list_in(KUEUE, "Workload", "team-a")), None),
+        what="Kueue's Workload for the pending Job in team-a",
     )
     apps = ["team-a-gpu-prod", "gpu-prod-platform"]
 
