@@ -118,7 +118,7 @@ import sys
 import time
 from pathlib import Path
 
-from auditor.sandbox import Sandbox, argocd
+from auditor.sandbox import Sandbox, argocd, argocd_control
 
 host, work = Sandbox("gpu-prod"), Path(sys.argv[1])
 served = argocd.state(host)
@@ -131,13 +131,13 @@ def raise_quota(tree: Path) -> None:
     path.write_text(team_a.replace('nominalQuota: "16"', 'nominalQuota: "20"', 1) + "\n---\n" + rest)
 
 
-commit = argocd.push(served, work, "Raise team-a's a100 GPU quota to 20", raise_quota)
+commit = argocd_control.push(served, work, "Raise team-a's a100 GPU quota to 20", raise_quota)
 started = time.monotonic()
-argocd.refresh(host, "gpu-prod-platform")  # a webhook would; otherwise Argo CD polls
-argocd.wait_for(
+argocd_control.refresh(host, "gpu-prod-platform")  # a webhook would; otherwise Argo CD polls
+argocd_control.wait_for(
     host,
     lambda apps: apps["gpu-prod-platform"]["status"]["sync"].get("revision") == commit
-    and argocd.sync_status(apps["gpu-prod-platform"]) == ("Synced", "Healthy"),
+    and argocd_control.sync_status(apps["gpu-prod-platform"]) == ("Synced", "Healthy"),
     timeout=180,
     what="the commit synced",
 )
@@ -147,7 +147,7 @@ step "drift of gpu-prod against that commit: the cluster is what the repository 
 kueue-gitops --repo "$WORK" drift --cluster gpu-prod
 
 step "a change freeze on the platform's Applications: a deny sync window (Argo CD compares, syncs nothing)"
-python -c 'from auditor.sandbox import Sandbox, argocd; argocd.hold_syncs(Sandbox("gpu-prod"), "kueue-platform")'
+python -c 'from auditor.sandbox import Sandbox, argocd_control; argocd_control.hold_syncs(Sandbox("gpu-prod"), "kueue-platform")'
 
 step "injecting drift into gpu-prod through the API, the way hand edits happen"
 python - <<'PY'
@@ -181,10 +181,10 @@ PY
 
 step "Argo CD's view: the quota edit is OutOfSync; the hold, the namespace and the binding it does not see"
 python - <<'PY'
-from auditor.sandbox import Sandbox, argocd
+from auditor.sandbox import Sandbox, argocd_control
 
 app = "gpu-prod-platform"
-status = argocd.compare_now(Sandbox("gpu-prod"), [app])[app]["status"]
+status = argocd_control.compare_now(Sandbox("gpu-prod"), [app])[app]["status"]
 seen = [f"{r['kind']} {r['name']}" for r in status["resources"] if r.get("status") == "OutOfSync"]
 print(f"{app}: {status['sync']['status']}; OutOfSync: {', '.join(seen) or 'nothing'}")
 PY
@@ -197,7 +197,7 @@ python - <<'PY'
 import time
 
 from auditor.live.kube import KubeCluster
-from auditor.sandbox import Sandbox, argocd
+from auditor.sandbox import Sandbox, argocd_control
 
 host, app = Sandbox("gpu-prod"), "gpu-prod-platform"
 cluster = KubeCluster.connect("gpu-prod", context="gpu-prod")
@@ -209,8 +209,8 @@ def quota() -> str:
     return str(next(r for r in a100["resources"] if r["name"] == "nvidia.com/gpu")["nominalQuota"])
 
 
-argocd.release_syncs(host, "kueue-platform")
-argocd.refresh(host, app)
+argocd_control.release_syncs(host, "kueue-platform")
+argocd_control.refresh(host, app)
 started = time.monotonic()
 while quota() == "24" and time.monotonic() - started < 120:
     time.sleep(0.5)

@@ -61,14 +61,14 @@ def drift(
     # The manifests load in a forked child while this process imports the Kubernetes client
     # and the engine, then reads the clusters (auditor/drift/preload.py).
     loading = Preload.start(repo, names)
-    from auditor.drift import engine as drift_audit
+    from auditor.drift import engine
     from auditor.live.access import connect
 
     def reach(profile: ClusterProfile) -> KubeCluster:
         return connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
 
     schemas = repo.root / "schemas" if repo.root else None
-    report = drift_audit.audit(repo, names, reach, schemas_root=schemas, load=loading.result)
+    report = engine.audit(repo, names, reach, schemas_root=schemas, load=loading.result)
     emit(report, output)
     if metrics_file is not None or pushgateway:
         from auditor.report.metrics import export  # prometheus_client: only when asked for

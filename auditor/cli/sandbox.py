@@ -15,7 +15,16 @@ from auditor.cli.options import Context, pass_context
 from auditor.errors import SandboxError
 from auditor.live import apply as sync
 from auditor.repo import boundaries
-from auditor.sandbox import Sandbox, argocd, ensure_built, nodes, pins, pki, releases
+from auditor.sandbox import (
+    Sandbox,
+    argocd,
+    argocd_control,
+    ensure_built,
+    nodes,
+    pins,
+    pki,
+    releases,
+)
 from auditor.sandbox.build import (
     KUEUE_MODULE,
     SANDBOX_TOOLS,
@@ -200,14 +209,16 @@ def _start_argocd(ctx: Context, host: Sandbox, timeout: float) -> None:
     wanted = set(clusters)
 
     def synced(apps: dict[str, t.Any]) -> bool:
-        mine = [a for a in apps.values() if argocd.destination(a) in wanted]
-        return bool(mine) and all(argocd.sync_status(a) == ("Synced", "Healthy") for a in mine)
+        mine = [a for a in apps.values() if argocd_control.destination(a) in wanted]
+        return bool(mine) and all(
+            argocd_control.sync_status(a) == ("Synced", "Healthy") for a in mine
+        )
 
-    apps = argocd.wait_for(host, synced, timeout=timeout, what="every Application synced")
+    apps = argocd_control.wait_for(host, synced, timeout=timeout, what="every Application synced")
     for name, app in sorted(apps.items()):
-        click.echo(f"argocd: Application {name} -> {argocd.destination(app)}: "
-                   + "/".join(argocd.sync_status(app)))  # fmt: skip
-    memory = ", ".join(f"{n} {m:.0f} MiB" for n, m in argocd.memory_mib(host).items())
+        click.echo(f"argocd: Application {name} -> {argocd_control.destination(app)}: "
+                   + "/".join(argocd_control.sync_status(app)))  # fmt: skip
+    memory = ", ".join(f"{n} {m:.0f} MiB" for n, m in argocd_control.memory_mib(host).items())
     click.echo(f"argocd: peak memory {memory}")
 
 

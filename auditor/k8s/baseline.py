@@ -8,7 +8,8 @@ accounts, or the groups everybody (or every service account) is in.
 
 Kubernetes' built-in ClusterRoles are seldom defined in a repository; for judging bindings to
 them, BUILTIN gives each the part of its default rules this module watches (cluster-admin
-everything; admin and edit Secrets and impersonating service accounts; view nothing).
+everything; admin and edit Secrets and impersonating service accounts; view nothing). What the
+API server's bootstrap policy writes itself (`bootstrap`) is nobody's drift.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from auditor.k8s.objects import Json
 SECRETS = rbac.Watched("", "secrets", rbac.READ_VERBS, True)
 WATCHED = (*rbac.WATCHED, SECRETS)
 EVERYBODY = ("system:authenticated", "system:serviceaccounts")
+BOOTSTRAP_LABEL = "kubernetes.io/bootstrapping"  # =rbac-defaults on the bootstrap policy's RBAC
 
 _NAMESPACE_EDITOR = [
     {"apiGroups": [""], "resources": ["secrets"], "verbs": list(rbac.READ_VERBS)},
@@ -41,6 +43,16 @@ def builtin_roles(defined: t.Container[str]) -> list[Json]:
         for name, rules in BUILTIN.items()
         if name not in defined
     ]
+
+
+def bootstrap(obj: Json) -> bool:
+    """Whether an RBAC object is the API server's own: its bootstrap policy (labelled
+    kubernetes.io/bootstrapping=rbac-defaults) or the control plane's, in a kube-* namespace."""
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return labels.get(BOOTSTRAP_LABEL) == "rbac-defaults" or str(
+        meta.get("namespace") or ""
+    ).startswith("kube-")
 
 
 def reaches(subject: rbac.Subject, group: str | None, namespaces: t.Collection[str]) -> bool:

@@ -10,6 +10,7 @@ alphanumeric. A label value is empty, or such a name.
 from __future__ import annotations
 
 import re
+import typing as t
 
 _NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -47,3 +48,13 @@ def label_value_errors(value: str) -> list[str]:
     if value and not _NAME.fullmatch(value):
         return [f"a valid label {NAME_RULE}"]
     return []
+
+
+def label_errors(labels: t.Mapping[t.Any, t.Any]) -> t.Iterator[tuple[str, str]]:
+    """Each key of a label map (matchLabels, a node's labels) with why it or its value is not
+    what the API server accepts, naming the offending key or value."""
+    for key, value in labels.items():
+        for why in qualified_name_errors(str(key)):
+            yield str(key), f"{key!r}: {why}"
+        for why in label_value_errors(str(value)):
+            yield str(key), f"{value!r}: {why}"

@@ -2,8 +2,9 @@
 
 `{}` selects everything. A nil selector means what the API using it says: Kueue's
 ClusterQueue namespaceSelector and an aggregation rule's clusterRoleSelectors select nothing,
-so callers state the reading they need (`nil=`). A selector the API server would reject (an
-unknown operator, In/NotIn without values, Exists/DoesNotExist with values) selects nothing.
+so callers state the reading they need (`nil=`). A selector the API server would reject
+(`problems`: an unknown operator, In/NotIn without values, Exists/DoesNotExist with values, a key
+that is no qualified name, a value that is no label value) selects nothing.
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass
 
+from auditor.k8s.names import label_errors, label_value_errors, qualified_name_errors
+
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+WITH_VALUES = ("In", "NotIn")  # the other two take none
+Path = tuple[str | int, ...]  # a field inside the selector
 
 
 class SelectorError(ValueError):
@@ -49,25 +54,62 @@ class Selector:
         )
 
 
+def problems(raw: t.Any) -> t.Iterator[tuple[Path, str]]:
+    """Why the API server rejects the selector `raw`, each at its field inside the selector and
+    in the server's words; nothing for a valid or a nil selector."""
+    if raw is None:
+        return
+    if not isinstance(raw, dict):
+        yield (), f"a label selector is a mapping, not {type(raw).__name__}"
+        return
+    labels, exprs = raw.get("matchLabels") or {}, raw.get("matchExpressions") or []
+    if not isinstance(labels, dict):
+        yield ("matchLabels",), "matchLabels is a mapping"
+        labels = {}
+    if not isinstance(exprs, list):
+        yield ("matchExpressions",), "matchExpressions is a list"
+        exprs = []
+    for key, why in label_errors(labels):
+        yield ("matchLabels", key), why
+    for i, expr in enumerate(exprs):
+        at: Path = ("matchExpressions", i)
+        if not isinstance(expr, dict):
+            yield at, "each matchExpression is a mapping"
+            continue
+        operator, values = expr.get("operator"), expr.get("values") or []
+        if not isinstance(values, list):
+            yield (*at, "values"), "values is a list"
+            values = []
+        if operator not in OPERATORS:
+            yield (*at, "operator"), f"{operator!r}: not a valid selector operator"
+        elif (operator in WITH_VALUES) != bool(values):
+            yield (
+                (*at, "values"),
+                (
+                    "must be specified when `operator` is 'In' or 'NotIn'"
+                    if operator in WITH_VALUES
+                    else "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                ),
+            )
+        for why in qualified_name_errors(str(expr.get("key", ""))):
+            yield (*at, "key"), why
+        for v, value in enumerate(values):
+            for why in label_value_errors(str(value)):
+                yield (*at, "values", v), why
+
+
 def parse(raw: t.Any) -> Selector | None:
     """The selector in `raw` (None for a nil one); SelectorError if the API server rejects it."""
+    for _path, why in problems(raw):
+        raise SelectorError(why)
     if raw is None:
         return None
-    if not isinstance(raw, dict):
-        raise SelectorError(f"a label selector is a mapping, not {type(raw).__name__}")
-    labels, exprs = raw.get("matchLabels") or {}, raw.get("matchExpressions") or []
-    if not isinstance(labels, dict) or not isinstance(exprs, list):
-        raise SelectorError("matchLabels is a mapping and matchExpressions a list")
-    found = [Requirement(str(k), "In", (str(v),)) for k, v in labels.items()]
-    for expr in exprs:
-        if not isinstance(expr, dict):
-            raise SelectorError("each matchExpression is a mapping")
-        op, values = str(expr.get("operator")), expr.get("values") or []
-        if op not in OPERATORS or not isinstance(values, list):
-            raise SelectorError(f"operator {op!r} is not one of {', '.join(OPERATORS)}")
-        if bool(values) != (op in ("In", "NotIn")):
-            raise SelectorError(f"{op} {'needs' if op in ('In', 'NotIn') else 'takes no'} values")
-        found.append(Requirement(str(expr.get("key")), op, tuple(str(v) for v in values)))
+    found = [
+        Requirement(str(k), "In", (str(v),)) for k, v in (raw.get("matchLabels") or {}).items()
+    ]
+    for expr in raw.get("matchExpressions") or []:
+        values = tuple(str(v) for v in expr.get("values") or [])
+        found.append(Requirement(str(expr.get("key")), str(expr["operator"]), values))
     return Selector(tuple(found))
 
 

@@ -25,13 +25,12 @@ from dataclasses import dataclass
 
 from auditor.k8s.objects import ADMISSION_API, Json
 from auditor.kueue.config import Framework
+from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL
 
 API = ADMISSION_API
 POLICY = "ValidatingAdmissionPolicy"
 BINDING = "ValidatingAdmissionPolicyBinding"
 KINDS = (POLICY, BINDING)
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 SCRATCH_LABEL = "kueue-gitops.io/verify-run"  # verify's scratch namespaces
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-gitops"}
 QUEUE_POLICY = "kueue-gitops-queue-name"

@@ -22,6 +22,14 @@ def policy_of(queue: Json) -> t.Any:
     return spec.get("stopPolicy") if isinstance(spec, dict) else None
 
 
+def without(queue: Json) -> Json:
+    """A copy of the queue as it is with its stopPolicy removed (admitting: the default)."""
+    spec = queue.get("spec")
+    if not isinstance(spec, dict) or "stopPolicy" not in spec:
+        return queue
+    return {**queue, "spec": {k: v for k, v in spec.items() if k != "stopPolicy"}}
+
+
 def holds(policy: object) -> bool:
     """Whether a stopPolicy value stops admission (unset and None do not)."""
     return policy not in (None, NONE)

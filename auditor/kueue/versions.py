@@ -33,6 +33,14 @@ def preferred(listed: t.Sequence[str], served: t.Iterable[str] | None = None) ->
     return max(both or listed, key=priority)
 
 
+def to_try(api: str, served: t.Iterable[str]) -> list[str]:
+    """Kueue apiVersions in the order to try for a kind a cluster may serve in only some: `api`
+    (the profile's) first, then every other version the server lists, preferred first."""
+    group, _, first = api.rpartition("/")
+    rest = sorted((v for v in set(served) if v != first), key=priority, reverse=True)
+    return [f"{group}/{v}" for v in (first, *rest)]
+
+
 def api_version(listed: t.Sequence[str], served: t.Iterable[str] | None = None) -> str:
     """The apiVersion (group/version) for Kueue objects on a cluster."""
     return f"{KUEUE_GROUP}/{preferred(listed, served)}"

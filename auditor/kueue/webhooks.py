@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import yaml
 
 from auditor import rules
-from auditor.k8s.names import label_value_errors, qualified_name_errors
+from auditor.k8s import selectors
+from auditor.k8s.names import label_errors, label_value_errors, qualified_name_errors
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
 from auditor.kueue import cohorts
@@ -56,7 +57,6 @@ PROBED = (*OWN, *MIRRORED)
 KINDS = ("ClusterQueue", "Cohort", "ResourceFlavor")
 # The caps on counts a ClusterQueue webhook may have (testenv/kueueapi grows queues to find them).
 LIMITS = ("flavors", "coveredResources", "flavorResourcePairs")
-OPERATORS = {"In": True, "NotIn": True, "Exists": False, "DoesNotExist": False}  # -> values?
 
 
 @dataclass(frozen=True)
@@ -186,43 +186,15 @@ _LIMIT_WORDS = {
 }
 
 
-def _labels(labels: t.Any, path: Path) -> t.Iterator[tuple[Path, str]]:
-    for key, value in _dict(labels).items():
-        for why in qualified_name_errors(str(key)):
-            yield (*path, str(key)), f"{key!r}: {why}"
-        for why in label_value_errors(str(value)):
-            yield (*path, str(key)), f"{value!r}: {why}"
-
-
 def _selector(selector: t.Any) -> t.Iterator[Violation]:
-    at: Path = ("spec", "namespaceSelector")
-    for path, why in _labels(_dict(selector).get("matchLabels"), (*at, "matchLabels")):
-        yield Violation(NAMESPACE_SELECTOR_INVALID, path, why)
-    for i, expr in enumerate(_list(_dict(selector).get("matchExpressions"))):
-        expr, path = _dict(expr), (*at, "matchExpressions", i)
-        operator, values = expr.get("operator"), [str(v) for v in _list(expr.get("values"))]
-        wants = OPERATORS.get(str(operator))
-        if wants is None:
-            why = f"{operator!r}: not a valid selector operator"
-            yield Violation(NAMESPACE_SELECTOR_INVALID, (*path, "operator"), why)
-        elif wants != bool(values):
-            why = (
-                "must be specified when `operator` is 'In' or 'NotIn'"
-                if wants
-                else "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-            )
-            yield Violation(NAMESPACE_SELECTOR_INVALID, (*path, "values"), why)
-        for why in qualified_name_errors(str(expr.get("key", ""))):
-            yield Violation(NAMESPACE_SELECTOR_INVALID, (*path, "key"), why)
-        for v, value in enumerate(values):
-            for why in label_value_errors(value):
-                yield Violation(NAMESPACE_SELECTOR_INVALID, (*path, "values", v), why)
+    for path, why in selectors.problems(selector):  # Kueue validates it as Kubernetes does
+        yield Violation(NAMESPACE_SELECTOR_INVALID, ("spec", "namespaceSelector", *path), why)
 
 
 def _flavor(obj: Json) -> t.Iterator[Violation]:
     spec = _dict(obj.get("spec"))
-    for path, why in _labels(spec.get("nodeLabels"), ("spec", "nodeLabels")):
-        yield Violation(FLAVOR_LABELS_INVALID, path, why)
+    for key, why in label_errors(_dict(spec.get("nodeLabels"))):
+        yield Violation(FLAVOR_LABELS_INVALID, ("spec", "nodeLabels", key), why)
     seen: set[tuple[str, str]] = set()
     for i, taint in enumerate(_list(spec.get("nodeTaints"))):
         taint, path = _dict(taint), ("spec", "nodeTaints", i)
@@ -239,5 +211,5 @@ def _flavor(obj: Json) -> t.Iterator[Violation]:
     for i, toleration in enumerate(_list(spec.get("tolerations"))):
         key = str(_dict(toleration).get("key") or "")
         for why in qualified_name_errors(key) if key else ():
-            path = ("spec", "tolerations", i, "key")
-            yield Violation(FLAVOR_LABELS_INVALID, path, f"{key!r}: {why}")
+            at: Path = ("spec", "tolerations", i, "key")
+            yield Violation(FLAVOR_LABELS_INVALID, at, f"{key!r}: {why}")

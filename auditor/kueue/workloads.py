@@ -18,6 +18,11 @@ from auditor.k8s.objects import Json
 from auditor.k8s.quantity import parse
 from auditor.kueue.quota import Cell
 
+# The labels by which a Job (any kind Kueue integrates) names its LocalQueue and its
+# WorkloadPriorityClass; Kueue makes the Workload from them.
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+
 QUOTA_RESERVED = "QuotaReserved"
 ADMITTED = "Admitted"
 EVICTED = "Evicted"

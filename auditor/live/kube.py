@@ -133,6 +133,7 @@ class KubeCluster:
             )
         where = f"context {context or '(current)'} of {source}"
         cfg = t.cast(client.Configuration, type.__call__(client.Configuration))
+        _guard_exec_plugins()
         _EXEC_FAILURES.message = None
         _EXEC_FAILURES.seconds = limits.deadline if limits else None
         try:
@@ -292,7 +293,7 @@ class KubeCluster:
             try:
                 doc = self.request("GET", path, what=f"discovery of {api_version}")
             except ClusterAccessError as exc:
-                if "404" in str(exc):
+                if status_of(exc) == 404:
                     raise KindNotServed(
                         f"cluster {self.name} does not serve {api_version}",
                         cluster=self.name,
@@ -599,14 +600,26 @@ class _BoundedPlugin(subprocess.Popen):  # type: ignore[type-arg]
             raise
 
 
-# The client starts the plugin through its module's `subprocess`; only Popen is swapped.
-exec_provider.subprocess = types.SimpleNamespace(  # type: ignore[attr-defined,assignment]
-    Popen=_BoundedPlugin, PIPE=subprocess.PIPE
-)
+_GUARDING = threading.Lock()
+_GUARDED: list[bool] = []  # once the guards are in place
 
 
-# The client logs through the root logger (logging.error), so the filter sits there.
-logging.getLogger().addFilter(_hide_exec_plugin_output)
+def _guard_exec_plugins() -> None:
+    """Before the first kubeconfig is loaded (not at import: importing this module changes
+    nothing else in the process): the client's exec credential plugins are started bounded by
+    the cluster's deadline, and the client's log of a failed one, which quotes the plugin's
+    stderr, is dropped. Both stay for the process's life: the client re-runs a plugin whenever
+    its credential expires, on any request."""
+    with _GUARDING:
+        if _GUARDED:
+            return
+        _GUARDED.append(True)
+        # The client starts the plugin through its module's `subprocess`; only Popen is swapped.
+        exec_provider.subprocess = types.SimpleNamespace(  # type: ignore[attr-defined,assignment]
+            Popen=_BoundedPlugin, PIPE=subprocess.PIPE
+        )
+        # The client logs through the root logger (logging.error), so the filter sits there.
+        logging.getLogger().addFilter(_hide_exec_plugin_output)
 
 
 def _api_error(cluster: str, what: str, exc: ApiException) -> ClusterAccessError:

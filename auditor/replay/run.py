@@ -24,6 +24,7 @@ from auditor.k8s.objects import Json
 from auditor.k8s.quantity import parse
 from auditor.kueue import capacity, quota
 from auditor.kueue import workloads as kueue_wl
+from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL
 from auditor.live.apply import apply_all
 from auditor.replay.trace import GPU, Trace, TracedWorkload
 from auditor.repo import boundaries
@@ -35,8 +36,6 @@ if t.TYPE_CHECKING:
 
 TICK = 0.25  # seconds between two reads of the Workloads
 JOB_PREFIX = "replay-"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 ACTIVE_TIMEOUT = 60.0
 UNSEEN = "unseen"  # preempted and re-admitted between two reads: Kueue's cause was gone
 SLACK = 30.0  # real seconds past the computed deadline, for Kueue's and kwok's own latencies

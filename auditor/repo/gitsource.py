@@ -1,13 +1,17 @@
-"""A git revision as a Tree: the repository's files at any ref, read without a checkout.
+"""A git revision as a Tree: the repository's files at any ref, read without a checkout; the
+runbook's commit on a new branch; the copy of the repository the sandbox's Argo CD serves.
 
-The only module that imports gitpython. Paths are relative to the kueue-gitops repository, which
-may sit in a subfolder of the git repository (`prefix`).
+The only module that imports gitpython (and so the only one that drives git). Paths are
+relative to the kueue-gitops repository, which may sit in a subfolder of the git repository
+(`prefix`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import posixpath
+import shutil
 import typing as t
 from pathlib import Path
 
@@ -211,3 +215,75 @@ def commit_on_new_branch(root: Path, branch: str, files: dict[str, bytes], messa
         return str(repo.index.commit(message).hexsha)
     finally:
         repo.close()
+
+
+# -- a served copy of the repository (the sandbox's Argo CD syncs from it) --------------------
+
+_SANDBOX_AUTHOR = {
+    "GIT_AUTHOR_NAME": "kueue-gitops sandbox",
+    "GIT_AUTHOR_EMAIL": "sandbox@kueue-gitops.invalid",
+    "GIT_COMMITTER_NAME": "kueue-gitops sandbox",
+    "GIT_COMMITTER_EMAIL": "sandbox@kueue-gitops.invalid",
+}
+
+
+def _run(repo: git.Repo, *args: str, env: t.Mapping[str, str] | None = None) -> str:
+    try:
+        return str(repo.git.execute(["git", *args], env={**os.environ, **(env or {})})).strip()
+    except git.GitCommandError as exc:
+        raise ConfigError(f"`git {' '.join(args)}` failed: {exc.stderr.strip()}") from exc
+
+
+def snapshot(root: Path, bare: Path, branch: str) -> str:
+    """A bare clone of the repository at `root`, written at `bare`, whose `branch` is the
+    current commit with the working tree's uncommitted changes (untracked files included,
+    ignored ones not) as one more commit on top; the commit `branch` names. Nothing is written
+    into `root`'s own repository."""
+    shutil.rmtree(bare, ignore_errors=True)
+    try:
+        source = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise ConfigError(f"{root} is not inside a git repository: nothing to serve") from exc
+    with contextlib.closing(source):
+        head = source.head.commit.hexsha
+        top = Path(source.working_tree_dir or root)
+    with contextlib.closing(
+        git.Repo.clone_from(str(top), str(bare), bare=True, no_hardlinks=True)
+    ) as served:
+        index = bare / "snapshot-index"
+        env = {"GIT_DIR": str(bare), "GIT_WORK_TREE": str(top), "GIT_INDEX_FILE": str(index)}
+        _run(served, "read-tree", head, env=env)
+        _run(served, "add", "--all", env=env)
+        tree = _run(served, "write-tree", env=env)
+        index.unlink(missing_ok=True)
+        commit = head
+        if tree != served.commit(head).tree.hexsha:
+            message = f"uncommitted changes of the working tree on top of {head[:12]}"
+            commit = _run(
+                served, "commit-tree", tree, "-p", head, "-m", message, env=_SANDBOX_AUTHOR
+            )
+        _run(served, "update-ref", f"refs/heads/{branch}", commit)
+        _run(served, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+    return commit
+
+
+def clone_or_pull(url: str, work: Path, branch: str) -> Path:
+    """A working clone of `url`'s `branch` at `work` (made once), brought up to date."""
+    if not (work / ".git").is_dir():
+        try:
+            git.Repo.clone_from(url, str(work), branch=branch).close()
+        except git.GitCommandError as exc:
+            raise ConfigError(f"cannot clone {url}: {exc.stderr.strip()}") from exc
+    with contextlib.closing(git.Repo(work)) as repo:
+        _run(repo, "pull", "--quiet", "--ff-only")
+    return work
+
+
+def commit_and_push(work: Path, message: str, branch: str) -> str:
+    """Commit everything in the clone at `work` and push it to its origin's `branch`; the
+    commit's sha."""
+    with contextlib.closing(git.Repo(work)) as repo:
+        _run(repo, "add", "--all")
+        _run(repo, "commit", "--quiet", "-m", message, env=_SANDBOX_AUTHOR)
+        _run(repo, "push", "--quiet", "origin", branch)
+        return str(repo.head.commit.hexsha)

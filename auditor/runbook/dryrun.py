@@ -10,11 +10,11 @@ the rule resume-dry-run-refused (rules.yaml beside this module) at the object's 
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import typing as t
 
 from auditor import rules
+from auditor.kueue import stop_policy
 from auditor.live.apply import apply_each
 from auditor.model import Finding, Resource
 from auditor.repo.layout import Repository
@@ -30,9 +30,7 @@ def resumed(resource: Resource, cluster_queue: str) -> Resource:
     """`resource` as it is once `cluster_queue` is resumed (its stopPolicy gone)."""
     if resource.kind != "ClusterQueue" or resource.name != cluster_queue:
         return resource
-    body = copy.deepcopy(resource.body)
-    (body.get("spec") or {}).pop("stopPolicy", None)
-    return dataclasses.replace(resource, body=body)
+    return dataclasses.replace(resource, body=stop_policy.without(resource.body))
 
 
 def refusals(

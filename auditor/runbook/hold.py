@@ -178,20 +178,21 @@ def _verify(before: str, after: str, file: str, name: str, policy: str | None) -
     """Re-parse: the stopPolicy is what was asked, and nothing else in the file changed."""
 
     def without_stop_policy(text: str) -> list[t.Any]:
-        docs = _documents(text, file)
-        for doc in docs:
-            if isinstance(doc, dict) and (doc.get("metadata") or {}).get("name") == name:
-                (doc.get("spec") or {}).pop("stopPolicy", None)
-        return docs
+        return [
+            policies.without(doc)
+            if isinstance(doc, dict) and (doc.get("metadata") or {}).get("name") == name
+            else doc
+            for doc in _documents(text, file)
+        ]
 
-    got = _spec_of(after, file, name)[0].get("stopPolicy")
-    ok = got == policy if policy else got in (None, "None")
+    got = policies.policy_of({"spec": _spec_of(after, file, name)[0]})
+    ok = got == policy if policy else not policies.holds(got)
     if not ok or without_stop_policy(before) != without_stop_policy(after):
         raise ConfigError(f"{file}: could not set stopPolicy of {name} in one line; edit by hand")
 
 
 def stop_policy(text: str, file: str, name: str) -> str | None:
-    value = _spec_of(text.removeprefix(BOM), file, name)[0].get("stopPolicy")
+    value = policies.policy_of({"spec": _spec_of(text.removeprefix(BOM), file, name)[0]})
     return str(value) if value is not None else None
 
 
@@ -280,7 +281,7 @@ def apply_live(
             continue
         if denied:
             problems.append(f"cluster {name}: may not patch ClusterQueue {cluster_queue}: {denied}")
-        before[name] = (queue.get("spec") or {}).get("stopPolicy")
+        before[name] = policies.policy_of(queue)
     if problems:
         raise ClusterAccessError(
             f"{'; '.join(problems)} (checked before patching: nothing patched, nothing committed)"

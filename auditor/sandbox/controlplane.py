@@ -6,18 +6,12 @@ by side. `up` starts detached processes and records their pids; `down` stops exa
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
 import ssl
-import subprocess
 import time
 import typing as t
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -26,7 +20,7 @@ import yaml
 from auditor.errors import SandboxError
 from auditor.k8s.objects import Json
 from auditor.live.kube import KubeCluster
-from auditor.sandbox import crds, kueue, kueue_legacy, nodes, pki
+from auditor.sandbox import crds, kueue, kueue_legacy, nodes, pki, services
 from auditor.sandbox.build import (
     ALWAYS_CRD_SETS,
     KUEUE_MODULE,
@@ -35,20 +29,14 @@ from auditor.sandbox.build import (
     cache_root,
     crd_set_files,
 )
+from auditor.sandbox.services import READY_TIMEOUT, free_port
 
-READY_TIMEOUT = 120.0
 ADMIN_USER = "kueue-gitops-admin"
 
 
 def sandboxes_root() -> Path:
     env = os.environ.get("KUEUE_GITOPS_SANDBOXES")
     return Path(env) if env else cache_root() / "sandboxes"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -87,7 +75,7 @@ class Sandbox:
 
     def running(self) -> bool:
         st = self.state()
-        return bool(st and st.pids and all(_alive(pid) for pid in st.pids.values()))
+        return bool(st and st.pids and all(services.alive(pid) for pid in st.pids.values()))
 
     @property
     def server(self) -> str:
@@ -124,9 +112,9 @@ class Sandbox:
         started = time.monotonic()
         state = SandboxState(
             self.name,
-            _free_port(),
-            _free_port(),
-            _free_port(),
+            free_port(),
+            free_port(),
+            free_port(),
             started=time.time(),
             versions={**toolchain.versions, KUEUE_MODULE: release.version},
         )
@@ -210,7 +198,7 @@ class Sandbox:
         stopped: list[str] = []
         if st:
             for name, pid in reversed(list(st.pids.items())):
-                if _stop(pid):
+                if services.stop(pid):
                     stopped.append(name)
             self.state_file.unlink(missing_ok=True)
         return stopped
@@ -226,7 +214,11 @@ class Sandbox:
 
     def process_alive(self, name: str) -> bool:
         st = self.state()
-        return bool(st and name in st.pids and _alive(st.pids[name]))
+        return bool(st and name in st.pids and services.alive(st.pids[name]))
+
+    def log_of(self, name: str) -> Path:
+        """The log file of this sandbox's process `name`."""
+        return self.logs / f"{name}.log"
 
     def wait_until(
         self,
@@ -235,21 +227,12 @@ class Sandbox:
         ready: t.Callable[[], bool],
         processes: t.Sequence[str],
     ) -> None:
-        """Poll `ready` until `deadline` (monotonic); fail fast with its log if a process died."""
-        while time.monotonic() < deadline:
-            for name in processes:
-                if not self.process_alive(name):
-                    raise SandboxError(
-                        f"{name} exited while starting in sandbox {self.name}; last lines of "
-                        f"{self.logs / (name + '.log')}:\n{self._tail(name)}"
-                    )
-            if ready():
-                return
-            time.sleep(0.25)
-        raise SandboxError(
-            f"sandbox {self.name}: {what} not ready in time; last lines of "
-            f"{self.logs / (processes[0] + '.log')}:\n{self._tail(processes[0])}"
-        )
+        """Poll `ready` until `deadline` (monotonic), failing at once with its log when one of
+        this sandbox's `processes` exits (services.wait_until)."""
+        st = self.state()
+        pids = st.pids if st else {}
+        watched = [services.Watched(n, pids[n], self.log_of(n)) for n in processes if n in pids]
+        services.wait_until(what, deadline, ready, watched, where=f"sandbox {self.name}")
 
     def install_crd_sets(self, testenv: Path, names: t.Iterable[str]) -> None:
         """Add CRD sets from `build.CRD_SETS` (e.g. Argo CD's) to this running sandbox."""
@@ -309,59 +292,21 @@ class Sandbox:
     # -- internals ----------------------------------------------------------------------------
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
-        out = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (the child keeps it open)
-        proc = subprocess.Popen(
-            argv,
-            env={**os.environ, **env} if env else None,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        out.close()
-        _CHILDREN[proc.pid] = proc
-        return proc.pid
+        return services.spawn(argv, self.log_of(name), env)
 
     def _save(self, state: SandboxState) -> None:
         self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
 
     def _wait_ready(self, ca: Path, admin: pki.KeyPair, timeout: float) -> None:
+        """kube-apiserver answers /readyz (as the admin); etcd and it still running."""
         ctx = ssl.create_default_context(cafile=str(ca))
         ctx.load_cert_chain(str(admin.cert), str(admin.key))
-        deadline = time.monotonic() + timeout
-        last = "no answer yet"
-        while time.monotonic() < deadline:
-            st = self.state()
-            assert st is not None
-            for name, pid in st.pids.items():
-                if not _alive(pid):
-                    raise SandboxError(
-                        f"{name} exited while the sandbox was starting; last lines of "
-                        f"{self.logs / (name + '.log')}:\n{self._tail(name)}"
-                    )
-            try:
-                with urllib.request.urlopen(f"{self.server}/readyz", context=ctx, timeout=5) as r:
-                    if r.status == 200:
-                        return
-            except urllib.error.HTTPError as exc:
-                last = f"/readyz answered {exc.code}"
-            except OSError as exc:
-                last = str(exc)
-            time.sleep(0.25)
-        raise SandboxError(
-            f"kube-apiserver was not ready within {timeout:.0f}s ({last}); last lines of "
-            f"{self.logs / 'kube-apiserver.log'}:\n{self._tail('kube-apiserver')}"
+        self.wait_until(
+            "kube-apiserver /readyz",
+            time.monotonic() + timeout,
+            lambda: services.http_ok(f"{self.server}/readyz", ctx),
+            ("kube-apiserver", "etcd"),
         )
-
-    def _tail(self, name: str, lines: int = 15) -> str:
-        path = self.logs / f"{name}.log"
-        if not path.exists():
-            return "(no log)"
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-
-
-# Children started by this process, kept so they are reaped (and not warned about) properly.
-_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 
 def merged_kubeconfig(boxes: t.Sequence[Sandbox], path: Path) -> Path:
@@ -380,37 +325,3 @@ def merged_kubeconfig(boxes: t.Sequence[Sandbox], path: Path) -> Path:
     path.write_text(yaml.safe_dump(merged, sort_keys=False))
     path.chmod(0o600)
     return path
-
-
-def _alive(pid: int) -> bool:
-    child = _CHILDREN.get(pid)
-    if child is not None:
-        return child.poll() is None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _stop(pid: int, grace: float = 10.0) -> bool:
-    if not _alive(pid):
-        return False
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return False
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            _CHILDREN.pop(pid, None)
-            return True
-        time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-    child = _CHILDREN.pop(pid, None)
-    if child is not None:
-        child.wait(timeout=grace)
-    return True

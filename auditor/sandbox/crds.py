@@ -8,8 +8,9 @@ from pathlib import Path
 
 import yaml
 
-from auditor.errors import SandboxError
+from auditor.k8s import conditions
 from auditor.k8s.objects import CRD_API
+from auditor.sandbox import services
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -32,22 +33,18 @@ def load_crds(paths: list[Path]) -> list[dict[str, t.Any]]:
 
 
 def install(cluster: KubeCluster, crds: list[dict[str, t.Any]], *, timeout: float = 60.0) -> None:
+    """Apply `crds` and wait until the API server has established every one."""
     for crd in crds:
         cluster.apply(crd, manager="kueue-gitops-sandbox")
     wanted = {c["metadata"]["name"] for c in crds}
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        established = {
+
+    def established() -> bool:
+        return wanted <= {
             c["metadata"]["name"]
             for c in cluster.list(CRD_API, "CustomResourceDefinition")
-            if any(
-                cond.get("type") == "Established" and cond.get("status") == "True"
-                for cond in (c.get("status") or {}).get("conditions") or []
-            )
+            if conditions.is_true(c, "Established")
         }
-        if wanted <= established:
-            return
-        time.sleep(0.2)
-    raise SandboxError(
-        f"CRDs not established within {timeout:.0f}s: {', '.join(sorted(wanted - established))}"
+
+    services.wait_until(
+        f"CRDs {', '.join(sorted(wanted))} established", time.monotonic() + timeout, established, []
     )

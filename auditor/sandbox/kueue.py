@@ -26,12 +26,8 @@ from __future__ import annotations
 
 import base64
 import copy
-import socket
-import ssl
 import time
 import typing as t
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import yaml
@@ -40,7 +36,9 @@ from auditor.errors import ClusterAccessError, SandboxError
 from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_GROUP
 from auditor.kueue import release as kueue_release
 from auditor.kueue.config import API_VERSION
+from auditor.sandbox import services
 from auditor.sandbox.build import KueueRelease, Toolchain
+from auditor.sandbox.services import READY_TIMEOUT, free_port
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -72,7 +70,6 @@ KCM_CONTROLLERS = (
     # lease renewals stop), as on a cluster: sandbox/nodes.py.
     "node-lifecycle-controller",
 )
-READY_TIMEOUT = 120.0
 
 
 def start(
@@ -91,7 +88,7 @@ def start(
     converted = _converted(release)
     started = time.monotonic()
     admin = box.connect()
-    webhook_port, health_port = _free_port(), _free_port()
+    webhook_port, health_port = free_port(), free_port()
     _install(admin, release, converted, webhook_port)
     folder = box.dir / "kueue"
     folder.mkdir(exist_ok=True)
@@ -110,11 +107,11 @@ def start(
         ],
     )
     deadline = started + timeout
-    _wait(box, "Kueue's certificate", deadline, lambda: _mount_secret(admin, folder / "certs"))
-    _wait(box, "Kueue /readyz", deadline, lambda: _kueue_ready(health_port))
-    _wait(box, "Kueue's CA in the CRDs", deadline, lambda: _ca_injected(admin, converted))
-    _wait(box, "conversion through Kueue", deadline, lambda: _converts(admin))
-    _wait(box, "kube-controller-manager", deadline, lambda: _kcm_ready(admin))
+    wait(box, "Kueue's certificate", deadline, lambda: _mount_secret(admin, folder / "certs"))
+    wait(box, "Kueue /readyz", deadline, lambda: kueue_ready(health_port))
+    wait(box, "Kueue's CA in the CRDs", deadline, lambda: _ca_injected(admin, converted))
+    wait(box, "conversion through Kueue", deadline, lambda: _converts(admin))
+    wait(box, "kube-controller-manager", deadline, lambda: controller_manager_ready(admin))
     took = round(time.monotonic() - started, 2)
     say(f"sandbox {box.name}: Kueue and kube-controller-manager ready after {took}s")
     return took
@@ -266,7 +263,7 @@ def overlay(
     # Scraped by tests/integration/test_alert_metrics.py (bearer token, TokenReview + SAR).
     config["metrics"] = {
         **(config.get("metrics") or {}),
-        "bindAddress": f"127.0.0.1:{_free_port()}",
+        "bindAddress": f"127.0.0.1:{free_port()}",
     }
     config["webhook"] = {
         "host": "127.0.0.1",
@@ -289,7 +286,8 @@ def overlay(
 # -- readiness ---------------------------------------------------------------------------------
 
 
-def _wait(box: Sandbox, what: str, deadline: float, ready: t.Callable[[], bool]) -> None:
+def wait(box: Sandbox, what: str, deadline: float, ready: t.Callable[[], bool]) -> None:
+    """Wait for `ready`, failing at once if Kueue or kube-controller-manager exits."""
     box.wait_until(what, deadline, ready, ("kueue", "kube-controller-manager"))
 
 
@@ -306,12 +304,9 @@ def _mount_secret(admin: KubeCluster, folder: Path) -> bool:
     return True
 
 
-def _kueue_ready(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as resp:
-            return bool(resp.status == 200)
-    except (urllib.error.URLError, OSError, ssl.SSLError):
-        return False
+def kueue_ready(port: int) -> bool:
+    """Kueue's health endpoint says ready (its webhooks serve, its caches synced)."""
+    return services.http_ok(f"http://127.0.0.1:{port}/readyz")
 
 
 def _ca_injected(admin: KubeCluster, converted: list[str]) -> bool:
@@ -343,16 +338,10 @@ def _probe_cohort() -> dict[str, t.Any]:
     }
 
 
-def _kcm_ready(admin: KubeCluster) -> bool:
+def controller_manager_ready(admin: KubeCluster) -> bool:
     """The service-account controller made `default` in `default`: the manager is working."""
     try:
         admin.get("v1", "ServiceAccount", "default", "default")
     except ClusterAccessError:
         return False
     return True
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

@@ -26,6 +26,7 @@ from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import KUEUE_GROUP, RBAC_GROUP, Json
 from auditor.sandbox import kueue, pki
 from auditor.sandbox.build import KueueRelease, Toolchain
+from auditor.sandbox.services import READY_TIMEOUT, free_port
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -44,14 +45,14 @@ def start(
     release: KueueRelease,
     *,
     configuration: Json | None = None,
-    timeout: float = kueue.READY_TIMEOUT,
+    timeout: float = READY_TIMEOUT,
     log: t.Callable[[str], None] | None = None,
 ) -> float:
     """Start `release` (from `configuration`, overlaid) and kube-controller-manager in `box`."""
     say = log or (lambda _m: None)
     started = time.monotonic()
     admin = box.connect()
-    webhook_port, health_port = kueue._free_port(), kueue._free_port()
+    webhook_port, health_port = free_port(), free_port()
     certs = box.dir / "kueue" / "certs"
     certs.mkdir(parents=True, exist_ok=True)
     ca = pki.CertificateAuthority(box.pki)
@@ -76,9 +77,11 @@ def start(
         ],
     )
     deadline = started + timeout
-    kueue._wait(box, "Kueue /readyz", deadline, lambda: kueue._kueue_ready(health_port))
-    kueue._wait(box, "Kueue's webhooks", deadline, lambda: _webhooks_answer(admin))
-    kueue._wait(box, "kube-controller-manager", deadline, lambda: kueue._kcm_ready(admin))
+    kueue.wait(box, "Kueue /readyz", deadline, lambda: kueue.kueue_ready(health_port))
+    kueue.wait(box, "Kueue's webhooks", deadline, lambda: _webhooks_answer(admin))
+    kueue.wait(
+        box, "kube-controller-manager", deadline, lambda: kueue.controller_manager_ready(admin)
+    )
     took = round(time.monotonic() - started, 2)
     say(f"sandbox {box.name}: Kueue {release.version} and the controllers ready after {took}s")
     return took
@@ -93,7 +96,7 @@ def overlay(configuration: Json | None, cert_dir: str, webhook_port: int, health
             **(config.get("health") or {}),
             "healthProbeBindAddress": f"127.0.0.1:{health_port}",
         },
-        metrics={**(config.get("metrics") or {}), "bindAddress": f"127.0.0.1:{kueue._free_port()}"},
+        metrics={**(config.get("metrics") or {}), "bindAddress": f"127.0.0.1:{free_port()}"},
         webhook={"host": "127.0.0.1", "port": webhook_port, "certDir": cert_dir},
         leaderElection={**(config.get("leaderElection") or {}), "leaderElect": False},
         internalCertManagement={"enable": False},

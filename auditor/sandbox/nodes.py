@@ -12,12 +12,9 @@ tolerations, which kube-scheduler (from the pinned Kubernetes) honours as on a r
 
 from __future__ import annotations
 
-import socket
 import ssl
 import time
 import typing as t
-import urllib.error
-import urllib.request
 
 import yaml
 
@@ -25,7 +22,9 @@ from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import RBAC_GROUP, Json
 from auditor.kueue import capacity
 from auditor.repo.layout import Repository
+from auditor.sandbox import services
 from auditor.sandbox.build import TOOLS, Toolchain, ensure_tool
+from auditor.sandbox.services import READY_TIMEOUT, free_port
 
 if t.TYPE_CHECKING:
     from auditor.sandbox.controlplane import Sandbox
@@ -35,7 +34,6 @@ SCHEDULER_USER = "system:kube-scheduler"  # bound to its roles by the API server
 NOT_READY = "node.kubernetes.io/not-ready"
 MANAGED = "kwok.x-k8s.io/node"  # the annotation kwok selects the nodes it plays by
 MANAGER = "kueue-gitops-sandbox"
-READY_TIMEOUT = 60.0
 _DELETING = {"key": ".metadata.deletionTimestamp", "operator": "Exists"}
 _NOT_DELETING = {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"}
 _READY = '.status.conditions.[] | select( .type == "Ready" ) | .status'
@@ -218,7 +216,7 @@ def start(
     folder.mkdir(exist_ok=True)
     config = folder / "stages.yaml"
     config.write_text(yaml.safe_dump_all(stages(), sort_keys=False))
-    port = _free_port()
+    port = free_port()
     say(f"sandbox {box.name}: starting kube-scheduler and kwok for {len(nodes)} node(s)")
     box.spawn(
         "kube-scheduler",
@@ -263,13 +261,7 @@ def _healthy(port: int) -> bool:
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE  # its serving certificate is self-signed, made at start
-    try:
-        with urllib.request.urlopen(
-            f"https://127.0.0.1:{port}/healthz", context=ctx, timeout=2
-        ) as r:
-            return bool(r.status == 200)
-    except (urllib.error.URLError, OSError, ssl.SSLError):
-        return False
+    return services.http_ok(f"https://127.0.0.1:{port}/healthz", ctx)
 
 
 def _all_ready(box: Sandbox, names: list[str]) -> bool:
@@ -284,9 +276,3 @@ def _schedulable(node: Json) -> bool:
     """Ready, and the node lifecycle controller took off the taint a new node starts with."""
     taints = (node.get("spec") or {}).get("taints") or []
     return capacity.ready(node) and not any(t.get("key") == NOT_READY for t in taints)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

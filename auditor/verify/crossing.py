@@ -27,7 +27,7 @@ from auditor import rules
 from auditor.k8s.conditions import is_true, message, reason
 from auditor.k8s.objects import Json
 from auditor.kueue import admission
-from auditor.kueue.workloads import QUOTA_RESERVED
+from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL, QUOTA_RESERVED
 from auditor.repo.profiles import TenantProfile
 from auditor.verify import workloads as wl
 from auditor.verify.actor import (
@@ -39,7 +39,7 @@ from auditor.verify.actor import (
     outcome,
     words_of,
 )
-from auditor.verify.objects import PRIORITY_LABEL, QUEUE_LABEL, Check
+from auditor.verify.objects import Check
 from auditor.verify.scratch import Scratch
 
 _RULES = rules.of(__name__)

@@ -11,8 +11,6 @@ from auditor.kueue import admission
 from auditor.rules import Rule
 
 RUN_LABEL = admission.SCRATCH_LABEL  # kept out of the admission policies' workload rules
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 MANAGER = "kueue-gitops-verify"
 PROBE_IMAGE = "registry.k8s.io/pause:3.10"  # never pulled in a sandbox: no kubelet runs there
 RUN_IMAGE = "registry.k8s.io/e2e-test-images/busybox:1.36.1-1"  # `sleep N`, where nodes are real

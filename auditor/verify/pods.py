@@ -20,7 +20,7 @@ from auditor.k8s.objects import Json
 from auditor.kueue import capacity
 from auditor.kueue.cohorts import cohort_of
 from auditor.kueue.quota import BORROWING, NOMINAL
-from auditor.kueue.workloads import FINISHED, QUOTA_RESERVED, evicted_by_preemption
+from auditor.kueue.workloads import FINISHED, QUOTA_RESERVED, evicted_by_preemption, owner_job
 from auditor.verify import workloads as wl
 from auditor.verify.objects import Check, Probe, Tenant
 from auditor.verify.scratch import Scratch
@@ -182,7 +182,7 @@ def _follow(
     run = _Run({j: _Victim(j) for j in jobs})
     deadline = time.monotonic() + scratch.timeout + VICTIM_SECONDS * 2 + PREEMPTOR_SECONDS
     while time.monotonic() < deadline:
-        mine = {wl.owner(w): w for w in scratch.workloads(tenant.namespace, jobs)}
+        mine = {owner_job(w): w for w in scratch.workloads(tenant.namespace, jobs)}
         pods = scratch.cluster.list_in("v1", "Pod", tenant.namespace)
         for job, victim in run.victims.items():
             w = mine.get(job) or {}

@@ -21,6 +21,7 @@ from auditor.kueue.workloads import (
     PREEMPTED,
     QUOTA_RESERVED,
     evicted_by_preemption,
+    owner_job,
 )
 from auditor.repo.profiles import TenantProfile
 from auditor.verify import pods
@@ -304,7 +305,7 @@ def _watch(
         events = [e["object"] for e in workloads.result() if e.get("type") != "ERROR"]
         pod_events = [e["object"] for e in pods.result() if e.get("type") != "ERROR"]
     # Only what the submitted Jobs made: an earlier probe's Pods may still be terminating.
-    events = [w for w in events if wl.owner(w) in jobs]
+    events = [w for w in events if owner_job(w) in jobs]
     pod_events = [p for p in pod_events if (p["metadata"].get("labels") or {}).get(JOB) in jobs]
     return Watched(
         jobs,

@@ -11,16 +11,13 @@ from auditor.errors import ClusterAccessError, ConfigError
 from auditor.k8s import conditions
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
-from auditor.kueue import capacity, cohorts, quota, stop_policy
-from auditor.kueue.workloads import QUOTA_RESERVED
+from auditor.kueue import KUEUE_GROUP, capacity, cohorts, quota, stop_policy, versions
+from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL, QUOTA_RESERVED, owner_job
 from auditor.repo.profiles import ClusterProfile, TenantCluster, TenantProfile
-from auditor.verify import workloads as wl
 from auditor.verify.objects import (
     MANAGER,
     MAX_UNITS,
-    PRIORITY_LABEL,
     PROBE_IMAGE,
-    QUEUE_LABEL,
     RUN_IMAGE,
     RUN_LABEL,
     Check,
@@ -209,7 +206,7 @@ class Scratch:
         found = self.cluster.list_in(self.kueue, "Workload", namespace)
         if jobs is None:
             return found
-        return [w for w in found if wl.owner(w) in jobs]
+        return [w for w in found if owner_job(w) in jobs]
 
     def wait_settled(
         self, namespace: str, jobs: list[str], *, want_admitted: bool = False
@@ -276,13 +273,12 @@ class Scratch:
 
     def api_for(self, kind: str) -> str | None:
         """The Kueue apiVersion serving `kind`: the profile's, else any the cluster serves."""
-        group = self.kueue.rpartition("/")[0]
-        for version in [self.kueue.rpartition("/")[2], *self.cluster.served_versions(group)]:
+        for api in versions.to_try(self.kueue, self.cluster.served_versions(KUEUE_GROUP)):
             try:
-                self.cluster.resource(f"{group}/{version}", kind)
+                self.cluster.resource(api, kind)
             except ClusterAccessError:
                 continue
-            return f"{group}/{version}"
+            return api
         return None
 
     def cq(self, name: str) -> Json:

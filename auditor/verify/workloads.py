@@ -1,4 +1,5 @@
-"""What verify reads of Kueue's objects: a probe's quota cell and usage, a Workload's Job."""
+"""What verify reads of Kueue's objects: a probe's quota cell and usage, what a report shows of
+a Workload."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from auditor.errors import ConfigError
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
 from auditor.kueue import quota as quotas
+from auditor.kueue.workloads import owner_job
 from auditor.verify.objects import Probe
 
 
@@ -29,20 +31,13 @@ def borrowed(cq: Json, probe: Probe) -> Quantity:
     return quotas.used(cq, (probe.flavor, probe.resource), key="borrowed")
 
 
-def owner(w: Json) -> str | None:
-    for ref in w["metadata"].get("ownerReferences") or []:
-        if ref.get("kind") == "Job":
-            return str(ref["name"])
-    return None
-
-
 def observed(workloads: list[Json]) -> list[Json]:
     """What a report shows of each Workload: its Job, priority and conditions."""
     return [
         {
             "namespace": w["metadata"].get("namespace"),
             "name": w["metadata"]["name"],
-            "job": owner(w),
+            "job": owner_job(w),
             "priority": (w.get("spec") or {}).get("priority"),
             "conditions": [
                 {k: c.get(k) for k in ("type", "status", "reason", "message")}

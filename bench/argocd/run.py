@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from auditor.drift import engine as drift  # noqa: E402
+from auditor.drift import engine  # noqa: E402
 from auditor.repo.layout import Repository  # noqa: E402
-from auditor.sandbox import Sandbox, argocd, ensure_built  # noqa: E402
+from auditor.sandbox import Sandbox, argocd, argocd_control, ensure_built  # noqa: E402
 from bench.argocd.states import STATES  # noqa: E402
 
 CLUSTER = "gpu-prod"
@@ -37,7 +37,7 @@ Json = dict[str, t.Any]
 
 
 def compared(box: Sandbox) -> dict[str, Json]:
-    return argocd.compare_now(box, APPS)
+    return argocd_control.compare_now(box, APPS)
 
 
 def argo_verdict(apps: dict[str, Json]) -> Json:
@@ -47,21 +47,21 @@ def argo_verdict(apps: dict[str, Json]) -> Json:
         for r in apps[a]["status"].get("resources") or []
         if r.get("status") == "OutOfSync"
     )
-    statuses = {a: argocd.sync_status(apps[a])[0] for a in APPS}
+    statuses = {a: argocd_control.sync_status(apps[a])[0] for a in APPS}
     overall = "OutOfSync" if "OutOfSync" in statuses.values() else "Synced"
     return {"status": overall, "apps": statuses, "outOfSync": out_of_sync}
 
 
 def our_verdict(box: Sandbox) -> Json:
     started = time.monotonic()
-    report = drift.audit(Repository.open(ROOT), [CLUSTER], lambda _p: box.connect())
+    report = engine.audit(Repository.open(ROOT), [CLUSTER], lambda _p: box.connect())
     found = [f"{f.rule.id} {f.kind}/{f.name} {f.path or ''}".strip() for f in report.findings]
     took = round(time.monotonic() - started, 2)
     return {"exit": report.exit_code, "seconds": took, "findings": sorted(found)}
 
 
 def synced(apps: dict[str, Json]) -> bool:
-    return all(argocd.sync_status(apps.get(a, {})) == ("Synced", "Healthy") for a in APPS)
+    return all(argocd_control.sync_status(apps.get(a, {})) == ("Synced", "Healthy") for a in APPS)
 
 
 def main() -> int:
@@ -74,10 +74,10 @@ def main() -> int:
         repo = Repository.open(ROOT)
         served = argocd.start(box, {CLUSTER: box}, repo, toolchain.testenv, log=print)
         started = time.monotonic()
-        argocd.wait_for(box, synced, timeout=300, what="gpu-prod's Applications synced")
+        argocd_control.wait_for(box, synced, timeout=300, what="gpu-prod's Applications synced")
         first_sync = round(time.monotonic() - started, 1)
         for project in ("kueue-platform", "tenant-team-a", "tenant-team-b"):
-            argocd.hold_syncs(box, project)
+            argocd_control.hold_syncs(box, project)
         baseline = {"argo": argo_verdict(compared(box)), "ours": our_verdict(box)}
         for state in STATES:
             undo = state.apply(box.connect())
@@ -88,7 +88,7 @@ def main() -> int:
             rows.append({"state": state.name, "what": state.what, "equal": state.equal,
                          "argo": argo, "ours": ours, "undone": undone})  # fmt: skip
             print(f"{state.name}: Argo CD {argo['status']}, ours exit {ours['exit']}")
-        memory = argocd.memory_mib(box)
+        memory = argocd_control.memory_mib(box)
     finally:
         box.down()
         shutil.rmtree(root, ignore_errors=True)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from auditor.drift import engine as drift
+from auditor.drift import engine, reading
 from auditor.k8s.objects import ResourceKey
 from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
@@ -112,10 +112,10 @@ def in_process(box: Sandbox, repo: Path, kinds: list[tuple[str, str]]) -> dict[s
     load = time.perf_counter() - started
     profile, desired = repository.cluster(CLUSTER), loaded.for_cluster(CLUSTER)
     started = time.perf_counter()
-    live = drift.read(box.connect(), kinds)
+    live = reading.read(box.connect(), kinds)
     read = time.perf_counter() - started
     started = time.perf_counter()
-    found = drift.compare(profile, desired, live, drift.LiveSchemas(None, live.crds))
+    found = engine.compare_cluster(profile, desired, live, reading.LiveSchemas(None, live.crds))
     compare = time.perf_counter() - started
     assert found == [], found[:3]
     return {"raw LISTs": lists, "load repo": load, "read": read, "compare": compare}
@@ -169,7 +169,9 @@ def run_size(
     print(f"{tenants} tenants: {objects} objects, synced in {synced:.1f}s", flush=True)
     result = SizeResult(tenants, objects, synced)
     profile = Repository.open(repo).cluster(CLUSTER)
-    kinds = drift.kinds_to_read(profile, Repository.open(repo).load([CLUSTER]).for_cluster(CLUSTER))
+    kinds = reading.kinds_to_read(
+        profile, Repository.open(repo).load([CLUSTER]).for_cluster(CLUSTER)
+    )
     kubeconfig, python = str(box.kubeconfig), sys.executable
     runs: dict[str, tuple[list[str], set[int]]] = {
         "raw LISTs": ([python, "-c", RAW_LISTS, kubeconfig, *(f"{v},{k}" for v, k in kinds)], {0}),

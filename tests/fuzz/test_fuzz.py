@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, seed, settings
 
 from auditor.cli.main import cli
-from auditor.drift import engine as drift
+from auditor.drift import engine
 from auditor.repo.layout import Repository
 from tests.conftest import ROOT, assert_report
 from tests.fuzz import regressions
@@ -118,7 +118,7 @@ def judge_drift(ws: Workspace, corruption: Corruption) -> None:
     cluster = cluster_of(corruption.file)
     try:
         repo = Repository.open(ws.repo)
-        report = drift.audit(
+        report = engine.audit(
             repo,
             [cluster],
             lambda p: RepoAsLive(p.name, ws.live[p.name]),

@@ -4,12 +4,12 @@ Kueue does with them, and removing them again (the sandbox is shared by the sess
 from __future__ import annotations
 
 import contextlib
-import time
 import typing as t
 
 from auditor.errors import ClusterAccessError
+from auditor.kueue.workloads import owner_job
 from auditor.live.kube import KubeCluster
-from auditor.verify.workloads import owner
+from tests.integration.waiting import eventually
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 Json = dict[str, t.Any]
@@ -45,19 +45,8 @@ def submit(cluster: KubeCluster, ns: str, name: str, priority: str, gpus: int = 
     )
 
 
-def eventually(check: t.Callable[[], T | None], seconds: float = 60) -> T:
-    """The first truthy answer of `check`, polled until `seconds` pass."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.25)
-    raise AssertionError(f"not so within {seconds}s: {check}")
-
-
 def workloads_by_job(cluster: KubeCluster, ns: str) -> dict[str, Json]:
-    return {str(owner(w)): w for w in cluster.list_in(KUEUE, "Workload", ns)}
+    return {str(owner_job(w)): w for w in cluster.list_in(KUEUE, "Workload", ns)}
 
 
 def remove_jobs(cluster: KubeCluster, ns: str, names: t.Iterable[str]) -> None:
@@ -66,4 +55,9 @@ def remove_jobs(cluster: KubeCluster, ns: str, names: t.Iterable[str]) -> None:
     for name in names:
         with contextlib.suppress(ClusterAccessError):  # never made
             cluster.delete("batch/v1", "Job", name, ns, propagation="Background")
-    eventually(lambda: not names & set(workloads_by_job(cluster, ns)) or None, 120)
+    eventually(
+        lambda: not names & set(workloads_by_job(cluster, ns)) or None,
+        what=f"the Workloads of Jobs {sorted(names)} in {ns} gone",
+        seconds=120,
+        seen=lambda: sorted(names & set(workloads_by_job(cluster, ns))),
+    )

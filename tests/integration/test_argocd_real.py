@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.drift import engine as drift
+from auditor.drift import engine
 from auditor.errors import ClusterAccessError
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
-from auditor.sandbox import Sandbox, Toolchain, argocd
+from auditor.sandbox import Sandbox, Toolchain, argocd, argocd_control
 from tests.conftest import ROOT
 from tests.integration.conftest import repo_kueue_config
-from tests.integration.kueue_jobs import eventually
+from tests.integration.waiting import eventually
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 Json = dict[str, t.Any]
@@ -62,33 +62,35 @@ class Argo:
     unplaced: set[str]  # clusters with folders but no sandbox registered here
 
     def push(self, message: str, change: t.Callable[[Path], None]) -> str:
-        return argocd.push(self.served, self.work, message, change)
+        return argocd_control.push(self.served, self.work, message, change)
 
     def synced_at(self, commit: str, names: t.Collection[str]) -> dict[str, Json]:
         """Refresh `names` and wait until each has run a sync of `commit` to its end."""
         for name in names:
-            argocd.refresh(self.host, name)
+            argocd_control.refresh(self.host, name)
 
         def done(apps: dict[str, Json]) -> bool:
             return all(_operated(apps.get(n), commit) for n in names)
 
-        return argocd.wait_for(self.host, done, timeout=SYNC_TIMEOUT, what=f"a sync of {commit}")
+        return argocd_control.wait_for(
+            self.host, done, timeout=SYNC_TIMEOUT, what=f"a sync of {commit}"
+        )
 
     def restore(self, names: t.Collection[str]) -> None:
         """Push the repository as it was served first; wait until `names` are compared at that
         commit and Synced/Healthy (no sync runs when nothing differs, so none is awaited)."""
         commit = self.push("restore", lambda work: _checkout(work, self.served.commit))
         for name in names:
-            argocd.refresh(self.host, name)
+            argocd_control.refresh(self.host, name)
 
         def done(apps: dict[str, Json]) -> bool:
             return all(
                 apps[n]["status"]["sync"].get("revision") == commit
-                and argocd.sync_status(apps[n]) == ("Synced", "Healthy")
+                and argocd_control.sync_status(apps[n]) == ("Synced", "Healthy")
                 for n in names
             )
 
-        argocd.wait_for(self.host, done, timeout=SYNC_TIMEOUT, what="Synced/Healthy again")
+        argocd_control.wait_for(self.host, done, timeout=SYNC_TIMEOUT, what="Synced/Healthy again")
 
     def connect(self, profile: ClusterProfile) -> KubeCluster:
         return self.boxes[profile.name].connect()
@@ -137,7 +139,7 @@ def argo(
         prod.up(toolchain, with_kueue=True, kueue_config=repo_kueue_config("gpu-prod"))
         staging.up(toolchain)
         served = argocd.start(prod, boxes, repo, toolchain.testenv, log=print)
-        work = argocd.clone(served, tmp_path_factory.mktemp("argo-work") / "repo")
+        work = argocd_control.clone(served, tmp_path_factory.mktemp("argo-work") / "repo")
         folders = folder_applications(work)
         # The ApplicationSet controller creates no Application for an unregistered cluster.
         expected = {n: f for n, f in folders.items() if f[0] in boxes}
@@ -145,18 +147,20 @@ def argo(
 
         def first_sync(apps: dict[str, Json]) -> bool:
             return set(apps) == set(expected) and all(
-                argocd.sync_status(a) == ("Synced", "Healthy") for a in apps.values()
+                argocd_control.sync_status(a) == ("Synced", "Healthy") for a in apps.values()
             )
 
         started = time.monotonic()
-        first = argocd.wait_for(prod, first_sync, timeout=SYNC_TIMEOUT, what="the first sync")
+        first = argocd_control.wait_for(
+            prod, first_sync, timeout=SYNC_TIMEOUT, what="the first sync"
+        )
         print(f"first sync of every Application: {time.monotonic() - started:.1f}s")
     except Exception as exc:
         staging.down()
         prod.down()
         pytest.fail(f"Argo CD could not sync the sandboxes: {exc}", pytrace=False)
     yield Argo(prod, boxes, served, work, first, expected, unplaced)
-    print(f"peak memory (MiB): {argocd.memory_mib(prod)}")
+    print(f"peak memory (MiB): {argocd_control.memory_mib(prod)}")
     staging.down()
     prod.down()
 
@@ -178,7 +182,7 @@ def test_the_generators_make_exactly_the_expected_applications_and_each_syncs(
     for name, (cluster, project, path, namespace) in argo.expected.items():
         app = argo.first[name]
         spec = app["spec"]
-        assert argocd.sync_status(app) == ("Synced", "Healthy"), name
+        assert argocd_control.sync_status(app) == ("Synced", "Healthy"), name
         assert (spec["project"], spec["source"]["path"]) == (project, path)
         assert (spec["destination"]["name"], spec["destination"].get("namespace")) == (
             cluster,
@@ -206,24 +210,40 @@ def test_the_generators_make_exactly_the_expected_applications_and_each_syncs(
     }
 
 
+def _created(argo: Argo, app: Json) -> dict[str, list[str]]:
+    """Kind -> the creationTimestamps of the objects `app` manages, read from its cluster."""
+    cluster = argo.boxes[app["spec"]["destination"]["name"]].connect()
+    out: dict[str, list[str]] = {}
+    for r in app["status"]["resources"]:
+        api = f"{r['group']}/{r['version']}" if r.get("group") else r["version"]
+        obj = cluster.get(api, r["kind"], r["name"], r.get("namespace"))
+        out.setdefault(r["kind"], []).append(obj["metadata"]["creationTimestamp"])
+    return out
+
+
 def test_sync_waves_apply_flavors_and_cohorts_before_queues_and_namespaces_first(
     argo: Argo,
 ) -> None:
-    """The order is Argo CD's own: the first sync's results, in the order it applied them."""
+    """The order Argo CD applied in, read from the objects' own history: each was created by
+    the first sync of the served commit (the Application's first history entry), and Argo CD
+    waits 2s between two waves (ARGOCD_SYNC_WAVE_DELAY), so an object of an earlier wave was
+    created in an earlier second. Whichever sync Argo CD ran last, this stays true."""
+    ordered = 0
     for name, app in argo.first.items():
-        applied = [r["kind"] for r in app["status"]["operationState"]["syncResult"]["resources"]]
+        assert app["status"]["history"][0]["revision"] == argo.served.commit, name
+        created = _created(argo, app)
 
-        def first(kinds: set[str], applied: list[str] = applied) -> int:
-            return min((i for i, k in enumerate(applied) if k in kinds), default=len(applied))
+        def when(*kinds: str, created: dict[str, list[str]] = created) -> list[str]:
+            return [stamp for kind in kinds for stamp in created.get(kind, [])]
 
-        def last(kinds: set[str], applied: list[str] = applied) -> int:
-            return max((i for i, k in enumerate(applied) if k in kinds), default=-1)
-
-        if "ClusterQueue" in applied:
-            assert last({"ResourceFlavor", "Cohort"}) < first({"ClusterQueue"}), (name, applied)
-            assert "ResourceFlavor" in applied and "Cohort" in applied
-        if "LocalQueue" in applied:
-            assert last({"Namespace", "RoleBinding"}) < first({"LocalQueue"}), (name, applied)
+        if "ClusterQueue" in created:
+            assert when("ResourceFlavor") and when("Cohort"), (name, created)
+            assert max(when("ResourceFlavor", "Cohort")) < min(when("ClusterQueue")), created
+            ordered += 1
+        if "LocalQueue" in created:
+            assert max(when("Namespace", "RoleBinding")) < min(when("LocalQueue")), created
+            ordered += 1
+    assert ordered == len(argo.first)  # every Application holds queues: platform or tenant
 
 
 CLUSTER_QUEUE = """\
@@ -277,7 +297,7 @@ def test_a_tenant_folder_cannot_sync_a_cluster_scoped_object(
 
     commit = argo.push(f"team-a adds a {kind}", add)
     try:
-        argocd.refresh(argo.host, app)
+        argocd_control.refresh(argo.host, app)
 
         def refused(apps: dict[str, Json]) -> bool:
             op = apps[app]["status"].get("operationState") or {}
@@ -286,7 +306,9 @@ def test_a_tenant_folder_cannot_sync_a_cluster_scoped_object(
                 r.get("status") == "SyncFailed" for r in result.get("resources") or []
             )
 
-        apps = argocd.wait_for(argo.host, refused, timeout=SYNC_TIMEOUT, what="a refused sync")
+        apps = argocd_control.wait_for(
+            argo.host, refused, timeout=SYNC_TIMEOUT, what="a refused sync"
+        )
         op = apps[app]["status"]["operationState"]
         # Failed, or Running while Argo CD retries the automated sync: never Succeeded.
         assert op["phase"] in ("Failed", "Error", "Running")
@@ -297,7 +319,7 @@ def test_a_tenant_folder_cannot_sync_a_cluster_scoped_object(
         with pytest.raises(ClusterAccessError, match="not found"):
             argo.host.connect().get(api, kind, name)
     finally:
-        argocd.terminate_operation(argo.host, app)  # its retries would hold up later syncs
+        argocd_control.terminate_operation(argo.host, app)  # its retries would hold up later syncs
         argo.restore([app])
 
 
@@ -344,7 +366,8 @@ def test_removing_queues_from_the_repo_deletes_nothing_and_argo_cd_says_so(
     admin = argo.host.connect()
     admin.create(JOB)
     workload = eventually(
-        lambda: next(iter(admin.list_in(KUEUE, "Workload", "team-a")), None), seconds=60
+        lambda: next(iter(admin.list_in(KUEUE, "Workload", "team-a")), None),
+        what="Kueue's Workload for the pending Job in team-a",
     )
     apps = ["team-a-gpu-prod", "gpu-prod-platform"]
 
@@ -369,7 +392,7 @@ def test_removing_queues_from_the_repo_deletes_nothing_and_argo_cd_says_so(
         assert admin.get(KUEUE, "Workload", workload["metadata"]["name"], "team-a")
 
         # Our drift audit of that commit: the queues are unmanaged, and it says Argo CD keeps them.
-        report = drift.audit(audited(argo.work, tmp_path), ["gpu-prod"], argo.connect)
+        report = engine.audit(audited(argo.work, tmp_path), ["gpu-prod"], argo.connect)
         queues = {
             (f.kind, f.name): f for f in report.findings if f.kind in ("LocalQueue", "ClusterQueue")
         }
@@ -410,7 +433,7 @@ def test_a_quota_change_pushed_is_synced_and_drift_is_clean_after(
         found = argo.synced_at(commit, [app])[app]
         assert found["status"]["operationState"]["phase"] == "Succeeded"
         assert _live_a100_quota(argo.host.connect()) == "20" != before
-        report = drift.audit(audited(argo.work, tmp_path), sorted(argo.boxes), argo.connect)
+        report = engine.audit(audited(argo.work, tmp_path), sorted(argo.boxes), argo.connect)
         assert [f.message for f in report.findings] == []
         assert report.exit_code == 0
     finally:
@@ -426,9 +449,9 @@ def test_drift_names_the_application_and_says_argo_cd_will_not_heal_what_it_cann
     app = "gpu-prod-platform"
     admin.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": "Hold"}})
     try:
-        compared = argocd.compare_now(argo.host, [app])
-        assert argocd.sync_status(compared[app])[0] == "Synced"
-        report = drift.audit(audited(ROOT, tmp_path), ["gpu-prod"], argo.connect)
+        compared = argocd_control.compare_now(argo.host, [app])
+        assert argocd_control.sync_status(compared[app])[0] == "Synced"
+        report = engine.audit(audited(ROOT, tmp_path), ["gpu-prod"], argo.connect)
         [held] = [f for f in report.findings if f.name == "team-a-cq"]
         assert held.rule.id == "drift-stop-policy"
         assert held.extra["argocd"] == {

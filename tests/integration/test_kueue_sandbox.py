@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import os
-import time
 import typing as t
 from pathlib import Path
 
@@ -15,18 +14,9 @@ from auditor.kueue import admission
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
 from tests.conftest import ROOT, run_line
+from tests.integration.waiting import eventually
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
-
-
-def _eventually(probe: t.Callable[[], t.Any], timeout: float = 60.0) -> t.Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = probe()
-        if found:
-            return found
-        time.sleep(0.25)
-    raise AssertionError(f"not true within {timeout}s: {probe}")
 
 
 def test_v1beta1_and_v1beta2_both_work_through_kueues_conversion_webhook(
@@ -98,23 +88,29 @@ def test_a_queued_job_is_suspended_then_admitted_and_its_pod_created(
     created = cluster.create(_job(ns, "one-gpu", suspend=False))
     # Kueue's mutating webhook suspended it on creation, though it was submitted running.
     assert created["spec"]["suspend"] is True
-    workload = _eventually(lambda: _admitted_workload(cluster, ns))
+    workload = eventually(
+        lambda: _admitted_workload(cluster, ns), what=f"a Workload admitted in {ns}"
+    )
     assert workload["status"]["admission"]["clusterQueue"] == "team-a-cq"
     # kube-controller-manager's Job controller creates the Pod once Kueue unsuspends the Job.
-    pods = _eventually(lambda: cluster.list_in("v1", "Pod", ns))
+    pods = eventually(lambda: cluster.list_in("v1", "Pod", ns), what=f"the Job's Pods in {ns}")
     assert [p["metadata"]["labels"]["job-name"] for p in pods] == ["one-gpu"]
     # kube-scheduler binds it to the a100 node (Kueue gave it the flavor's labels and
     # tolerations) and kwok, playing that node's kubelet, reports it Running.
     name = pods[0]["metadata"]["name"]
-    running = _eventually(
+    running = eventually(
         lambda: (
             (pod := cluster.get("v1", "Pod", name, ns))["status"].get("phase") == "Running" and pod
-        )
+        ),
+        what=f"Pod {name} Running on a simulated node",
     )
     assert running["spec"]["nodeName"] == "a100-0"
     cluster.delete("v1", "Namespace", ns, propagation="Background")
     # gone before later tests read team-a-cq's usage (a bound Pod is deleted gracefully)
-    _eventually(lambda: ns not in {n["metadata"]["name"] for n in cluster.list("v1", "Namespace")})
+    eventually(
+        lambda: ns not in {n["metadata"]["name"] for n in cluster.list("v1", "Namespace")},
+        what=f"namespace {ns} deleted",
+    )
 
 
 def test_sandbox_up_with_kueue_and_down_stops_every_process(

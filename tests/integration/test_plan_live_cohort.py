@@ -14,18 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from auditor.k8s import conditions
 from auditor.k8s.conditions import is_true
 from auditor.kueue.quota import used
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
 from tests.conftest import own_context, run_line
-from tests.integration.kueue_jobs import (
-    KUEUE,
-    eventually,
-    remove_jobs,
-    submit,
-    workloads_by_job,
-)
+from tests.integration.kueue_jobs import KUEUE, remove_jobs, submit, workloads_by_job
+from tests.integration.waiting import eventually
 from tests.unit.conftest import Revisions
 
 NS = "team-a"  # its LocalQueue batch and the priorities its profile approves
@@ -49,7 +45,11 @@ def team_a(kueue_sandbox: Sandbox) -> t.Iterator[KubeCluster]:
         yield cluster
     finally:
         remove_jobs(cluster, NS, JOBS)
-        eventually(lambda: _held(cluster) == 0 or None)  # verify, later, sizes from it
+        eventually(  # verify, later, sizes its probes from it
+            lambda: _held(cluster) == 0,
+            what="team-a-cq holding no GPU",
+            seen=lambda: _held(cluster),
+        )
 
 
 def _held(cluster: KubeCluster) -> int:
@@ -61,9 +61,13 @@ def _admitted(cluster: KubeCluster, count: int) -> None:
         found = workloads_by_job(cluster, NS).values()
         return sum(is_true(w, "QuotaReserved") for w in found) == count
 
-    eventually(settled)
+    eventually(settled, what=f"{count} of team-a's Workloads holding quota")
     # and team-a-cq's status caught up with its Workloads
-    eventually(lambda: _held(cluster) == count)
+    eventually(
+        lambda: _held(cluster) == count,
+        what=f"team-a-cq's status counting {count} GPUs",
+        seen=lambda: _held(cluster),
+    )
 
 
 def _plan_cut(repo_copy: Path, box: Sandbox) -> tuple[int, dict[str, t.Any]]:
@@ -97,7 +101,17 @@ def test_a_cohort_cut_the_tree_can_absorb_is_quiet(
 def test_a_cohort_cut_below_what_its_tree_borrows_warns_who_is_exposed(
     team_a: KubeCluster, kueue_sandbox: Sandbox, repo_copy: Path
 ) -> None:
-    time.sleep(1.1)  # reservation times have whole seconds: these two are the newest
+    # Reservation times have whole seconds: the two Jobs below must be reserved in a later
+    # second than every Workload before them, to be the newest in Kueue's preemption order.
+    newest = max(
+        conditions.condition(w, "QuotaReserved").get("lastTransitionTime") or ""
+        for w in workloads_by_job(team_a, NS).values()
+    )
+    eventually(
+        lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) > newest,
+        what=f"a second later than the newest reservation ({newest})",
+        seconds=5,
+    )
     submit(team_a, NS, JOBS[4], "batch-low")
     submit(team_a, NS, JOBS[5], "batch-standard")
     _admitted(team_a, 6)  # 2 borrowed: team-b lends 1, example-org's pool the other

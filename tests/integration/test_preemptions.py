@@ -4,7 +4,6 @@ borrowed, the victim is stopped on its simulated node, comes back, finishes; the
 from __future__ import annotations
 
 import json
-import time
 import typing as t
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
 from tests.conftest import ROOT, own_context, run_line
+from tests.integration.waiting import eventually
 
 Json = dict[str, t.Any]
 CHECKPOINT = "kueue-gitops.io/checkpoint"
@@ -71,28 +71,34 @@ def preempted(kueue_sandbox: Sandbox) -> t.Iterator[KubeCluster]:
     try:
         for namespace, name in made[:-1]:
             cluster.create(job(namespace, name, "batch-low", 1, 15))
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+
+        def running() -> int:
             pods = cluster.list_in("v1", "Pod", "team-a")
-            if sum(p["status"].get("phase") == "Running" for p in pods) == 6:
-                break
-            time.sleep(0.5)
+            return sum(p["status"].get("phase") == "Running" for p in pods)
+
+        eventually(lambda: running() == 6, what="team-a's 6 Pods Running", seen=running)
         cluster.create(job("team-b", "urgent", "batch-standard", 3, 4))
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not all(
-            succeeded(cluster, ns, name) for ns, name in made
-        ):
-            time.sleep(1)
+
+        def unfinished() -> list[str]:
+            return [f"{ns}/{name}" for ns, name in made if not succeeded(cluster, ns, name)]
+
+        eventually(
+            lambda: not unfinished(), what="every Job succeeded", seconds=120, seen=unfinished
+        )
         yield cluster
     finally:
         for namespace, name in made:
             cluster.delete("batch/v1", "Job", name, namespace, propagation="Background")
+
         # later tests (verify) size their probes from the queues' usage: wait until it is free
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and any(
-            cluster.list_in("kueue.x-k8s.io/v1beta2", "Workload", ns) for ns in ("team-a", "team-b")
-        ):
-            time.sleep(0.5)
+        def left() -> list[str]:
+            return [
+                f"{ns}/{w['metadata']['name']}"
+                for ns in ("team-a", "team-b")
+                for w in cluster.list_in("kueue.x-k8s.io/v1beta2", "Workload", ns)
+            ]
+
+        eventually(lambda: not left(), what="team-a's and team-b's Workloads gone", seen=left)
 
 
 def ledger(box: Sandbox, *extra: str) -> t.Any:

@@ -14,11 +14,11 @@ from auditor.sandbox import Sandbox
 from tests.conftest import ROOT, own_context, run_line
 from tests.integration.kueue_jobs import (
     KUEUE,
-    eventually,
     remove_jobs,
     submit,
     workloads_by_job,
 )
+from tests.integration.waiting import eventually
 
 NS = "team-b"  # a tenant namespace: its LocalQueue batch and the priorities it may use
 CQ = "team-b-cq"  # 3 a100 GPUs of its own, may borrow 2
@@ -42,7 +42,10 @@ def preempted(kueue_sandbox: Sandbox) -> t.Iterator[Sandbox]:
     cluster = kueue_sandbox.connect()
     try:
         submit(cluster, NS, "first", "batch-low", gpus=3)
-        eventually(lambda: is_true(workloads_by_job(cluster, NS).get("first") or {}, "Admitted"))
+        eventually(
+            lambda: is_true(workloads_by_job(cluster, NS).get("first") or {}, "Admitted"),
+            what="the first Job admitted",
+        )
         submit(cluster, NS, "second", "batch-low", gpus=3)
         submit(cluster, NS, "urgent", "batch-standard", gpus=3)
 
@@ -54,12 +57,15 @@ def preempted(kueue_sandbox: Sandbox) -> t.Iterator[Sandbox]:
                 and "QuotaReserved" in str(found.get("second"))
             )
 
-        eventually(settled)
+        eventually(settled, what="urgent admitted, first evicted, second waiting")
         yield kueue_sandbox
     finally:
         remove_jobs(cluster, NS, JOBS)
         # verify, later in the session, sizes its probes from the queue's usage
-        eventually(lambda: used(cluster.get(KUEUE, "ClusterQueue", CQ), GPU).value == 0)
+        eventually(
+            lambda: used(cluster.get(KUEUE, "ClusterQueue", CQ), GPU).value == 0,
+            what=f"{CQ} holding no GPU",
+        )
 
 
 def test_workloads_are_counted_per_queue_by_state(preempted: Sandbox) -> None:

@@ -6,18 +6,19 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import typing as t
 from pathlib import Path
 
 import pytest
 import yaml
 
+from auditor.k8s.conditions import is_true
 from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
 from auditor.verify import RUN_LABEL
 from tests.conftest import ROOT, own_context, run_line
+from tests.integration.waiting import eventually
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 Json = dict[str, t.Any]
@@ -54,6 +55,17 @@ def _leftovers(box: Sandbox) -> list[str]:
         n["metadata"]["name"]
         for n in box.connect().list("v1", "Namespace")
         if RUN_LABEL in (n["metadata"].get("labels") or {})
+    ]
+
+
+def _admitted_probes(box: Sandbox) -> list[str]:
+    """The Workloads Kueue admitted in verify's scratch namespaces."""
+    cluster = box.connect()
+    return [
+        f"{ns}/{w['metadata']['name']}"
+        for ns in _leftovers(box)
+        for w in cluster.list_in(KUEUE, "Workload", ns)
+        if is_true(w, "Admitted")
     ]
 
 
@@ -232,11 +244,12 @@ def test_an_interrupted_run_still_cleans_up(
     argv += ["gpu-staging", *own_context(kueue_sandbox.kubeconfig), "-o", "json"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while not _leftovers(kueue_sandbox) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _leftovers(kueue_sandbox), "verify never created its namespaces"
-        time.sleep(3)  # in the middle of the checks, with probe Jobs admitted
+        # in the middle of the checks: a probe Job of verify's is admitted in its namespaces
+        eventually(
+            lambda: _admitted_probes(kueue_sandbox),
+            what="a probe Job of verify's admitted",
+            seen=lambda: _leftovers(kueue_sandbox),
+        )
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
     finally:

@@ -24,6 +24,7 @@ DOCS = (
     "docs/ARCHITECTURE.md",
     "docs/usage.md",
     "docs/argocd.md",
+    "docs/boundaries.md",
     "docs/replay.md",
     "bench/README.md",
 )
@@ -185,3 +186,8 @@ def _words(line: str) -> list[str]:
             break
         out.append(word.rstrip(')"'))
     return out
+
+
+def test_the_readme_stays_a_guide_of_at_most_20_kb() -> None:
+    """Detail goes to docs/: the README is what a newcomer reads first."""
+    assert len((ROOT / "README.md").read_bytes()) <= 20_000

@@ -24,7 +24,7 @@ import functools
 import typing as t
 
 from auditor import rules
-from auditor.k8s import rbac
+from auditor.k8s import baseline, rbac
 from auditor.k8s.objects import RBAC_GROUP
 from auditor.k8s.rbac import Policy, RoleRef
 from auditor.kueue import config as kueue_config
@@ -49,8 +49,6 @@ RBAC_POD_CREATE = RULES["rbac-pod-create"]
 ID = "tenant-rbac"
 
 RBAC_RESOURCES = frozenset({"roles", "rolebindings", "clusterroles", "clusterrolebindings"})
-BUILTIN_ADMIN = frozenset({"admin", "edit", "cluster-admin"})
-BUILTIN_READ = frozenset({"view"})  # read-only, no Secrets: nothing to object to
 # Job submission: the job kinds Kueue's integrations queue (their /status is the controller's).
 JOB_RESOURCES = frozenset(
     {
@@ -195,7 +193,9 @@ def _judge_binding(
     ref = ref if isinstance(ref, dict) else {}
     kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
     at = ["roleRef", "name"]
-    if kind == "ClusterRole" and name in BUILTIN_ADMIN:
+    if kind == "ClusterRole" and name in baseline.BUILTIN:
+        if not baseline.BUILTIN[name]:
+            return  # view: read-only, no Secrets, nothing to object to
         yield Finding.about(
             binding,
             RBAC_BUILTIN_ROLE,
@@ -204,8 +204,6 @@ def _judge_binding(
             "kueue-gitops:tenant-submitter instead",
             path=at,
         )
-        return
-    if kind == "ClusterRole" and name in BUILTIN_READ:
         return
     role_ref = _ref(kind, name, binding.namespace)
     role = roles.get(role_ref)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.drift import engine as drift
+from auditor.drift import engine
 from auditor.k8s.objects import Json
 from auditor.live.kube import ContextMissing, DeadlineExceeded, KubeCluster, Limits
 from auditor.repo.layout import Repository
@@ -51,7 +51,7 @@ def test_a_cluster_without_a_kubeconfig_context_is_incomplete_and_the_other_audi
             raise ContextMissing("cluster gpu-prod: no context gpu-prod of kc")
         return RepoAsLive(profile.name, staging)
 
-    report = drift.audit(repo, ["gpu-prod", "gpu-staging"], connect)
+    report = engine.audit(repo, ["gpu-prod", "gpu-staging"], connect)
     assert [(c.name, c.status, c.errors) for c in report.clusters] == [
         ("gpu-prod", "incomplete", ["cluster gpu-prod: no context gpu-prod of kc"]),
         ("gpu-staging", "ok", []),
@@ -61,7 +61,7 @@ def test_a_cluster_without_a_kubeconfig_context_is_incomplete_and_the_other_audi
 
 def test_a_deadline_passed_mid_read_names_every_kind_left_unread(repo: Repository) -> None:
     cluster = RepoAsLive("gpu-prod", live_objects(repo, "gpu-prod"), reads=3)
-    report = drift.audit(repo, ["gpu-prod"], lambda _p: cluster)
+    report = engine.audit(repo, ["gpu-prod"], lambda _p: cluster)
     [result] = report.clusters
     assert result.status == "incomplete" and report.exit_code == 3
     read, failed = cluster.asked[:3], cluster.asked[3]
@@ -77,18 +77,18 @@ def test_a_deadline_passed_mid_read_names_every_kind_left_unread(repo: Repositor
 def test_a_bug_while_comparing_one_cluster_leaves_the_others_drift_reported(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = drift.compare
+    real = engine.compare_cluster
 
     def compare(profile: ClusterProfile, *args: t.Any) -> t.Any:
         if profile.name == "gpu-prod":
             raise KeyError("spec")
         return real(profile, *args)
 
-    monkeypatch.setattr(drift, "compare", compare)
+    monkeypatch.setattr(engine, "compare_cluster", compare)
     staging = live_objects(repo, "gpu-staging")
     staging = [o for o in staging if o["kind"] != "LocalQueue"]  # drift to be reported
     objects = {"gpu-prod": live_objects(repo, "gpu-prod"), "gpu-staging": staging}
-    report = drift.audit(
+    report = engine.audit(
         repo, ["gpu-prod", "gpu-staging"], lambda p: RepoAsLive(p.name, objects[p.name])
     )
     prod, stage = report.clusters
@@ -108,7 +108,7 @@ def test_a_malformed_repo_object_is_a_finding_not_a_crash(repo_copy: Path) -> No
     live = live_objects(Repository.open(repo_copy), "gpu-staging")
     text = path.read_text()
     path.write_text(text[: text.index("  annotations:")] + "  annotations: note\n")
-    report = drift.audit(
+    report = engine.audit(
         Repository.open(repo_copy),
         ["gpu-staging"],
         lambda p: RepoAsLive(p.name, live),

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.drift import engine as drift
+from auditor.drift import engine, reading
 from auditor.model import Finding, Resource
-from tests.unit.drift.test_compare import PROFILE, live_of, obj
+from tests.unit.drift.test_engine import PROFILE, live_of, obj
 
 CQ = "kueue.x-k8s.io/v1beta2"
 ADMIT = {"platform.example.com/kueue": "enabled"}
@@ -34,7 +34,7 @@ def ns(name: str, labels: dict[str, str], annotations: dict[str, str] | None = N
 
 def findings(desired: list[t.Any], *live: t.Any) -> list[Finding]:
     resources = [Resource(body=b, file="clusters/c/x.yaml", line=1, cluster="c") for b in desired]
-    return drift.compare(PROFILE, resources, live_of(*live), drift.LiveSchemas(None, []))
+    return engine.compare_cluster(PROFILE, resources, live_of(*live), reading.LiveSchemas(None, []))
 
 
 def test_a_label_and_an_annotation_the_repo_never_sets_and_nothing_reads_are_not_drift() -> None:

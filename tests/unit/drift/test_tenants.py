@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.drift import engine as drift
+from auditor.drift import engine, reading
 from auditor.model import Resource
 from auditor.repo.profiles import TenantCluster, TenantProfile
-from tests.unit.drift.test_compare import PROFILE, RBAC, live_of, obj
+from tests.unit.drift.test_engine import PROFILE, RBAC, live_of, obj
 
 TEAM_A = TenantProfile(
     name="team-a",
@@ -32,7 +32,9 @@ def ops(rules: list[dict[str, t.Any]]) -> dict[str, t.Any]:
 def tenant_findings(live_role: dict[str, t.Any]) -> list[tuple[str, str | None, int | None, str]]:
     repo = [Resource(body=BINDING, file="clusters/c/rbac.yaml", line=7, cluster="c")]
     live = live_of(BINDING, live_role)
-    found = drift.compare(PROFILE, repo, live, drift.LiveSchemas(None, []), {"team-a": TEAM_A})
+    found = engine.compare_cluster(
+        PROFILE, repo, live, reading.LiveSchemas(None, []), {"team-a": TEAM_A}
+    )
     return [(f.rule.id, f.file, f.line, f.message) for f in found if "tenant" in f.rule.id]
 
 
@@ -55,5 +57,7 @@ def test_a_harmless_live_role_gives_no_finding() -> None:
 def test_without_tenant_profiles_nothing_is_a_tenant() -> None:
     patch = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]}]
     repo = [Resource(body=BINDING, file="clusters/c/rbac.yaml", line=7, cluster="c")]
-    found = drift.compare(PROFILE, repo, live_of(BINDING, ops(patch)), drift.LiveSchemas(None, []))
+    found = engine.compare_cluster(
+        PROFILE, repo, live_of(BINDING, ops(patch)), reading.LiveSchemas(None, [])
+    )
     assert [f for f in found if f.rule.id == "rbac-tenant-power-granted"] == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from auditor.k8s import selectors
+from auditor.k8s.names import NAME_RULE
 
 LABELS = {"app": "web", "tier": "gold"}
 
@@ -46,6 +47,8 @@ def test_nil_means_what_the_caller_says_and_empty_means_everything() -> None:
         {"matchExpressions": [expr("tier", "In")]},  # In needs values
         {"matchExpressions": [expr("tier", "Exists", "gold")]},  # Exists takes none
         {"matchLabels": ["tier"]},
+        {"matchLabels": {"tier/": "gold"}},  # no qualified name
+        {"matchExpressions": [expr("tier", "In", "gold!")]},  # no label value
         "tier=gold",
     ],
 )
@@ -65,3 +68,18 @@ def test_requires_only_when_every_match_carries_the_label() -> None:
     assert not requires({"matchExpressions": [expr("tier", "In", "gold", "silver")]})
     assert not requires({"matchExpressions": [expr("tier", "Exists")]})
     assert not requires({})
+
+
+def test_each_problem_is_at_its_field_inside_the_selector_in_the_servers_words() -> None:
+    raw = {
+        "matchLabels": {"tier": "gold!"},
+        "matchExpressions": [expr("tier", "In"), expr("zone", "Near", "a"), expr("x/", "Exists")],
+    }
+    assert list(selectors.problems(raw)) == [
+        (("matchLabels", "tier"), "'gold!': a valid label " + NAME_RULE),
+        (("matchExpressions", 0, "values"), "must be specified when `operator` is 'In' or 'NotIn'"),
+        (("matchExpressions", 1, "operator"), "'Near': not a valid selector operator"),
+        (("matchExpressions", 2, "key"), "name part must be non-empty"),
+    ]
+    assert list(selectors.problems({"matchExpressions": [expr("tier", "Exists")]})) == []
+    assert list(selectors.problems(None)) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typing as t
+
 import pytest
 
 from auditor.kueue import stop_policy
@@ -26,3 +28,14 @@ def test_the_policy_is_read_from_the_spec_and_unset_reads_as_none() -> None:
     assert stop_policy.policy_of({"spec": {"stopPolicy": "HoldAndDrain"}}) == "HoldAndDrain"
     assert stop_policy.policy_of({"spec": {}}) is None
     assert stop_policy.policy_of({}) is None
+
+
+def test_without_takes_out_the_stop_policy_and_leaves_the_queue_as_it_was() -> None:
+    queue: dict[str, t.Any] = {
+        "kind": "ClusterQueue",
+        "spec": {"cohortName": "a", "stopPolicy": "Hold"},
+    }
+    assert stop_policy.without(queue) == {"kind": "ClusterQueue", "spec": {"cohortName": "a"}}
+    assert queue["spec"]["stopPolicy"] == "Hold"  # a copy: the repository's object is untouched
+    admitting = {"kind": "ClusterQueue", "spec": {"cohortName": "a"}}
+    assert stop_policy.without(admitting) is admitting

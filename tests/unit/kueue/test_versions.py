@@ -36,3 +36,13 @@ def test_a_cluster_profile_names_the_api_version_to_use() -> None:
     profile = cluster_profile(kueue_api_versions=("v1beta1", "v1beta2"))
     assert profile.kueue_api == "kueue.x-k8s.io/v1beta2"
     assert versions.api_version(["v1beta1"]) == "kueue.x-k8s.io/v1beta1"
+
+
+def test_to_try_puts_the_profiles_version_first_then_the_served_preferred_first() -> None:
+    served = ["v1alpha1", "v1beta1", "v1beta2"]
+    assert versions.to_try("kueue.x-k8s.io/v1beta1", served) == [
+        "kueue.x-k8s.io/v1beta1",
+        "kueue.x-k8s.io/v1beta2",
+        "kueue.x-k8s.io/v1alpha1",
+    ]
+    assert versions.to_try("kueue.x-k8s.io/v1beta2", []) == ["kueue.x-k8s.io/v1beta2"]

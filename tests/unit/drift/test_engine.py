@@ -1,10 +1,10 @@
-"""drift.compare on what a reader returned (our own Live model, no cluster): scope rules."""
+"""engine.compare_cluster on what a reader returned (our own Live model, no cluster): scope."""
 
 from __future__ import annotations
 
 import typing as t
 
-from auditor.drift import engine as drift
+from auditor.drift import engine, reading
 from auditor.model import Resource
 from auditor.repo.profiles import ClusterProfile
 
@@ -27,17 +27,17 @@ def obj(api_version: str, kind: str, name: str, **extra: t.Any) -> dict[str, t.A
     return {"apiVersion": api_version, "kind": kind, "metadata": meta, **extra}
 
 
-def live_of(*objects: dict[str, t.Any], unread: tuple[str, ...] = ()) -> drift.Live:
-    live = drift.Live()
-    live.read = {k for _, k in drift.kinds_to_read(PROFILE, [])} - set(unread)
+def live_of(*objects: dict[str, t.Any], unread: tuple[str, ...] = ()) -> reading.Live:
+    live = reading.Live()
+    live.read = {k for _, k in reading.kinds_to_read(PROFILE, [])} - set(unread)
     for o in objects:
-        live.objects[drift.key_of(o)] = o
+        live.objects[reading.key_of(o)] = o
     return live
 
 
-def compare(desired: list[dict[str, t.Any]], live: drift.Live) -> list[tuple[t.Any, ...]]:
+def compare(desired: list[dict[str, t.Any]], live: reading.Live) -> list[tuple[t.Any, ...]]:
     resources = [Resource(body=b, file="clusters/c/x.yaml", line=1, cluster="c") for b in desired]
-    found = drift.compare(PROFILE, resources, live, drift.LiveSchemas(None, []))
+    found = engine.compare_cluster(PROFILE, resources, live, reading.LiveSchemas(None, []))
     return [(f.rule.id, f.change, f.kind, f.name) for f in found]
 
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The distribution packages the sandbox needs besides its pinned builds: Redis, for Argo CD.
+# `make test` and `make demo` run this; it installs what is missing when it may (as root, or
+# with passwordless sudo, as on CI runners) and otherwise says what to install.
+set -euo pipefail
+
+missing=()
+command -v redis-server >/dev/null || missing+=(redis-server)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+as_root=""
+if [ "$(id -u)" -eq 0 ]; then as_root="env"; elif sudo -n true 2>/dev/null; then as_root="sudo -n"; fi
+if command -v apt-get >/dev/null && [ -n "$as_root" ]; then
+  echo "installing the distribution's ${missing[*]} (Argo CD keeps its cache in Redis)" >&2
+  install() { $as_root DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
+  install || { $as_root apt-get update >/dev/null && install; }
+  exit 0
+fi
+echo "the sandbox's Argo CD needs ${missing[*]}: install it from the distribution's packages" \
+  "(Debian/Ubuntu: sudo apt-get install redis-server; Fedora: sudo dnf install redis)" >&2
+exit 1
