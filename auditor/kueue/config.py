@@ -12,6 +12,8 @@ JSON Schema of the Configuration, derived by reflection from the Go types of the
 from __future__ import annotations
 
 import functools
+import re
+import typing as t
 from dataclasses import dataclass
 
 from auditor.k8s.objects import Json
@@ -24,6 +26,18 @@ API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 KIND = "Configuration"
 # Kueue's default when `integrations.frameworks` is empty (apis/config/v1beta2/defaults.go).
 DEFAULT_FRAMEWORKS = ("batch/job",)
+# The per-ClusterQueue gauges Kueue exports only with `metrics.enableClusterQueueResources`
+# (its scheduler cache and queue manager report them WithResourceMetrics; pkg/metrics):
+# tests/integration/test_kueue_footguns.py holds the list to a running release.
+RESOURCE_METRICS = frozenset(
+    {
+        "kueue_cluster_queue_nominal_quota",
+        "kueue_cluster_queue_borrowing_limit",
+        "kueue_cluster_queue_lending_limit",
+        "kueue_cluster_queue_resource_reservation",
+        "kueue_cluster_queue_resource_usage",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +85,59 @@ def api_or_nearest(version: str | None) -> KueueApi:
     """The API of `version` if carried, else of the nearest release carried (framework kinds
     hardly move between releases; validate reports the unknown version on its own)."""
     return _api(release.nearest_release(version))
+
+
+# -- what a Configuration turns on, on a given release ---------------------------------------
+
+
+def gate(config: Json | None, known: release.Release, name: str) -> bool | None:
+    """Whether feature gate `name` is on for Kueue `known` started from `config` (its
+    featureGates over the release's defaults; a locked gate keeps its default), or None when
+    the release has no such gate."""
+    found = known.gates.get(name)
+    if found is None:
+        return None
+    chosen = ((config or {}).get("featureGates") or {}).get(name)
+    return found.default if found.locked or not isinstance(chosen, bool) else chosen
+
+
+def fair_sharing(config: Json | None) -> bool:
+    """Whether fair sharing among a cohort's ClusterQueues is on, so the weights of
+    ClusterQueues and Cohorts count: a `fairSharing` block (config v1beta2, from v0.15: its
+    presence turns it on), or `fairSharing.enable: true` (config v1beta1)."""
+    block = (config or {}).get("fairSharing")
+    if not isinstance(block, dict):
+        return False
+    if str((config or {}).get("apiVersion", "")).endswith("/v1beta1"):
+        return block.get("enable") is True
+    return True
+
+
+def admission_fair_sharing(config: Json | None, known: release.Release) -> Json | None:
+    """The `admissionFairSharing` block when Admission Fair Sharing is on (the block and the
+    release's AdmissionFairSharing gate), so the LocalQueues' weights count; else None."""
+    block = (config or {}).get("admissionFairSharing")
+    if not isinstance(block, dict) or not gate(config, known, "AdmissionFairSharing"):
+        return None
+    return block
+
+
+_DURATION = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration_seconds(value: t.Any) -> float | None:
+    """A Go duration as Kueue's Configuration takes it (`1h30m`, `0s`, `0`), in seconds; None
+    when it is not one (an absent field decodes as 0: the caller says which it means)."""
+    text = str(value).strip()
+    sign = -1.0 if text.startswith("-") else 1.0
+    text = text.lstrip("+-")
+    if text == "0":
+        return 0.0
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sign * sum(float(n) * _UNIT[u] for n, u in parts)
 
 
 def is_config_map(api_version: str, kind: str, namespace: str | None, name: str) -> bool:

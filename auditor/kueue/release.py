@@ -6,7 +6,9 @@ testenv/ for the control plane's), states its Configuration API and job framewor
 types, and runs its validating webhooks on every webhook rule's passing and failing example
 (auditor/kueue/webhooks.py) and on ClusterQueues grown until they are refused; the release's
 CRDs and install manifests state what each kind serves and stores, which kinds convert through
-Kueue's webhook, and which kinds its webhooks judge.
+Kueue's webhook, and which kinds its webhooks judge; its feature gates (names, defaults, stages)
+come from its own gate registry, and the object names it gives a meaning of their own (a
+LocalQueue or WorkloadPriorityClass named `default`) from its constants.
 
 A release this tool does not carry is not guessed at: `nearest` names the closest one carried
 and `add_command` the command that adds it.
@@ -64,6 +66,15 @@ class Limit:
 
 
 @dataclass(frozen=True)
+class Gate:
+    """One of the release's feature gates, as the binary starts without featureGates."""
+
+    default: bool
+    stage: str  # ALPHA, BETA, "" (GA) or DEPRECATED
+    locked: bool = False  # setting it to anything but its default stops Kueue
+
+
+@dataclass(frozen=True)
 class Release:
     version: str
     doc: Json = field(repr=False)
@@ -104,6 +115,16 @@ class Release:
     def limit(self, name: str) -> Limit:
         found = ((self.doc.get("webhooks") or {}).get("limits") or {}).get(name) or {}
         return Limit(found.get("max"), found.get("detail"))
+
+    @functools.cached_property
+    def gates(self) -> dict[str, Gate]:
+        """Every feature gate the release's binary accepts, by name."""
+        return {name: Gate(**g) for name, g in (self.doc.get("featureGates") or {}).items()}
+
+    def default_name(self, kind: str) -> str | None:
+        """The name that makes an object of `kind` the release's default for jobs that name
+        none (a LocalQueue, a WorkloadPriorityClass), or None when the release has no such."""
+        return (self.doc.get("defaultNames") or {}).get(kind)
 
     @property
     def minor(self) -> tuple[int, int]:
@@ -182,6 +203,22 @@ def crds_of(bases: t.Iterable[Json], patches: t.Iterable[Json]) -> dict[str, Jso
             "conversion": "Webhook" if crd["metadata"]["name"] in webhook else "None",
         }
     return dict(sorted(found.items()))
+
+
+# The release's constants that give an object name a meaning (pkg/controller/constants), by the
+# kind they name.
+DEFAULT_NAME_CONSTANTS = {
+    "DefaultLocalQueueName": "LocalQueue",
+    "DefaultWorkloadPriorityClassName": "WorkloadPriorityClass",
+}
+_CONSTANT = re.compile(r'^\s*(\w+)\s*(?:[\w.]+\s*)?=\s*"([^"]*)"', re.M)
+
+
+def default_names(constants_go: str) -> dict[str, str]:
+    """By kind, the object name the release treats as the default for jobs that name none,
+    read from its constants.go (a release without the constant has no such default)."""
+    found = dict(_CONSTANT.findall(constants_go))
+    return {kind: found[c] for c, kind in DEFAULT_NAME_CONSTANTS.items() if c in found}
 
 
 def webhook_kinds(configurations: t.Iterable[Json], crds: t.Mapping[str, Json]) -> dict[str, Json]:

@@ -247,6 +247,9 @@ def derive_kueue_api(testenv: Path, version: str | None = None) -> dict[str, t.A
         "limits": hooks["limits"],
     }
     derived["crds"] = crds
+    derived["defaultNames"] = release.default_names(
+        (source / "pkg/controller/constants/constants.go").read_text()
+    )
     return t.cast(dict[str, t.Any], derived)
 
 

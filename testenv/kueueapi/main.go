@@ -2,7 +2,8 @@
 // own code: a JSON Schema of its Configuration (config.kueue.x-k8s.io), derived by reflection
 // from the Go types Kueue decodes its configuration file into (strictly: an unknown field stops
 // Kueue); the job frameworks it can integrate, each with the kind and resource it manages; and
-// the verdicts of its validating webhooks (webhooks.go).
+// its feature gates, each with its default and stage (what the Configuration's featureGates may
+// name); and the verdicts of its validating webhooks (webhooks.go).
 //
 // `kueue-gitops sandbox kueue-api --write` runs it in each pinned release's module and stores
 // the result, with what the release's CRDs say, under auditor/kueue/api/<release>.json.
@@ -22,11 +23,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	_ "sigs.k8s.io/kueue/pkg/controller/jobs" // registers every built-in framework
+	_ "sigs.k8s.io/kueue/pkg/features"        // registers Kueue's feature gates
 )
 
 type schema = map[string]any
@@ -155,6 +158,24 @@ func frameworks() map[string]framework {
 	return out
 }
 
+type gate struct {
+	Default bool   `json:"default"`
+	Stage   string `json:"stage"`            // ALPHA, BETA, "" (GA) or DEPRECATED
+	Locked  bool   `json:"locked,omitempty"` // may not be set to anything but its default
+}
+
+// featureGates are the gates the release's binary accepts (in its Configuration's featureGates
+// or --feature-gates; any other name stops it), as it starts without either.
+func featureGates() map[string]gate {
+	out := map[string]gate{}
+	for name, spec := range utilfeature.DefaultMutableFeatureGate.GetAll() {
+		out[string(name)] = gate{
+			utilfeature.DefaultFeatureGate.Enabled(name), string(spec.PreRelease), spec.LockToDefault,
+		}
+	}
+	return out
+}
+
 // configGroupVersion is the apiVersion Kueue's Configuration file is written in.
 func configGroupVersion() string {
 	scheme := runtime.NewScheme()
@@ -202,6 +223,7 @@ func main() {
 		"kueue":         kueueVersion(),
 		"configuration": config,
 		"frameworks":    found,
+		"featureGates":  featureGates(),
 		"webhooks":      schema{"probes": probes(*probeFile), "limits": limits()},
 	}
 	enc := json.NewEncoder(os.Stdout)

@@ -1,13 +1,14 @@
-"""What several checks need: who owns what on a cluster, label selectors."""
+"""What several checks need: who owns what on a cluster, label selectors, the cluster's Kueue
+(its Configuration and what its release states)."""
 
 from __future__ import annotations
 
 import typing as t
 
 from auditor.k8s import selectors
-from auditor.kueue import KUEUE_GROUP
+from auditor.kueue import KUEUE_GROUP, release
 from auditor.model import Finding, Resource
-from auditor.repo import manifests
+from auditor.repo import boundaries, manifests
 from auditor.repo.profiles import TenantProfile
 from auditor.rules import Rule
 
@@ -115,3 +116,15 @@ def platform_floor(ctx: CheckContext) -> tuple[int, str] | None:
             if platform and value is not None:
                 found.append((value, f"{kind} {name}"))
     return min(found) if found else None
+
+
+def kueue_configuration(ctx: CheckContext) -> dict[str, t.Any] | None:
+    """The Configuration the repository gives this cluster's Kueue (None when it has none or
+    it does not parse: the kueue-config check says why)."""
+    return boundaries.configuration(boundaries.config_map(ctx.resources))
+
+
+def kueue_release(ctx: CheckContext) -> release.Release:
+    """What this cluster's Kueue release states (the nearest carried one when the profile names
+    a release this tool does not carry: the kueue-config check reports that)."""
+    return release.nearest_release(ctx.cluster.kueue_version)

@@ -5,7 +5,9 @@ apart, and records the SLO signals (see the README's "Alerts and SLOs"). A clust
 them fails silently on exactly that failure, so a missing rule is an error. The cluster profile's
 `alerts` block bounds each alert's `for` and its numeric threshold (the first comparison with a
 number in its expression), so a pull request cannot quietly make an alert deaf; and a rule that
-selects `cluster="..."` must name its own cluster, not the one it was copied from.
+selects `cluster="..."` must name its own cluster, not the one it was copied from. A rule that
+reads the per-ClusterQueue quota gauges reads nothing unless Kueue's Configuration turns on
+`metrics.enableClusterQueueResources`: the borrowing SLOs would stay silent.
 
 Its rules, each with an example that passes and one that fails, are declared beside it in
 alert_coverage.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
@@ -17,7 +19,11 @@ import re
 import typing as t
 
 from auditor import rules
+from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
+from auditor.repo import boundaries
+from auditor.validate.checks._common import kueue_configuration
+from auditor.validate.checks.kueue_config import Embedded
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
@@ -27,6 +33,7 @@ ALERT_MISSING = RULES["alert-missing"]
 ALERT_RUNBOOK_MISSING = RULES["alert-runbook-missing"]
 ALERT_THRESHOLD_OUT_OF_RANGE = RULES["alert-threshold-out-of-range"]
 ALERT_OTHER_CLUSTER = RULES["alert-other-cluster"]
+ALERT_METRIC_NOT_EXPORTED = RULES["alert-metric-not-exported"]
 
 ID = "alert-coverage"
 GROUP = "monitoring.coreos.com"
@@ -58,6 +65,7 @@ RECORDS = (
 _DURATION = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
 _SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
 _CLUSTER = re.compile(r'\bcluster\s*=\s*"([^"]*)"')
+_METRIC = re.compile(r"\b(kueue_[a-z_]+)\b")
 _THRESHOLD = re.compile(r"[<>]=?\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
 Path = tuple[str | int, ...]
@@ -89,12 +97,17 @@ def prometheus_rules(resource: Resource) -> t.Iterator[tuple[dict[str, t.Any], P
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
     objects = [r for r in ctx.of_kind("PrometheusRule") if r.key.group == GROUP]
     seen: set[str] = set()
+    gated: dict[str, set[str]] = {}  # rule -> the gated metrics it reads
     for resource in objects:
         for rule, path in prometheus_rules(resource):
             seen.add(str(rule.get("alert") or rule.get("record") or ""))
+            read = set(_METRIC.findall(str(rule.get("expr", "")))) & kueue_config.RESOURCE_METRICS
+            if read:
+                gated[str(rule.get("alert") or rule.get("record"))] = read
             yield from _other_cluster(ctx, resource, rule, path)
             if "alert" in rule:
                 yield from _judge(ctx, resource, rule, path)
+    yield from _not_exported(ctx, gated)
     wanted = (*ALERTS, *sorted(set(ctx.cluster.alerts) - set(ALERTS)), *RECORDS)
     missing = [name for name in wanted if name not in seen]
     if missing:
@@ -110,6 +123,30 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             )
         else:
             yield Finding(ALERT_MISSING, message, file=ctx.cluster.file, line=1)
+
+
+def _not_exported(ctx: CheckContext, gated: dict[str, set[str]]) -> t.Iterator[Finding]:
+    """Rules reading the per-ClusterQueue gauges while Kueue is told not to export them."""
+    config = kueue_configuration(ctx)
+    if not gated or config is None:
+        return  # no rule reads them, or kueue-config reports the Configuration
+    if (config.get("metrics") or {}).get("enableClusterQueueResources") is True:
+        return
+    found = boundaries.config_map(ctx.resources)
+    assert found is not None  # the Configuration came from it
+    embedded = Embedded(ctx, found)
+    embedded.parse()
+    metrics = sorted(set().union(*gated.values()))
+    yield embedded.finding(
+        f"metrics.enableClusterQueueResources is not true, so Kueue exports none of "
+        f"{', '.join(metrics)}, which {len(gated)} rule(s) of alerts.yaml read "
+        f"({', '.join(sorted(gated))}): they would never fire or record; set "
+        "metrics.enableClusterQueueResources: true",
+        ("metrics", "enableClusterQueueResources")
+        if "enableClusterQueueResources" in (config.get("metrics") or {})
+        else ("metrics",),
+        rule=ALERT_METRIC_NOT_EXPORTED,
+    )
 
 
 def _other_cluster(

@@ -6,6 +6,9 @@ flavors are no longer told apart; two flavors with the same labels and taints se
 nodes, and quota given for one is quota for the other. A flavor with a failure cost (spot nodes
 reclaimed by the provider) is for tenants whose profile lists it in `flavors`: a ClusterQueue
 offering a tenant a flavor its profile does not list is an error (no `flavors`: any flavor).
+A flavor that names a Topology (topology-aware scheduling) the repository does not define
+deactivates every ClusterQueue offering it (kubernetes-sigs/kueue#3645: found only when a job is
+submitted), on a release whose TopologyAwareScheduling gate is on.
 
 Its rules, each with an example that passes and one that fails, are declared beside it in
 flavors.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
@@ -16,9 +19,17 @@ from __future__ import annotations
 import typing as t
 
 from auditor import rules
+from auditor.kueue import config as kueue_config
 from auditor.kueue.quota import resource_groups
 from auditor.model import Finding, Resource
-from auditor.validate.checks._common import KUEUE, named, queue_tenants, spec_of
+from auditor.validate.checks._common import (
+    KUEUE,
+    kueue_configuration,
+    kueue_release,
+    named,
+    queue_tenants,
+    spec_of,
+)
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
@@ -27,6 +38,7 @@ RULES = rules.of(__name__)
 GPU_FLAVOR_UNLABELLED = RULES["gpu-flavor-unlabelled"]
 FLAVOR_OVERLAP = RULES["flavor-overlap"]
 FLAVOR_NOT_TOLERATED = RULES["flavor-not-tolerated"]
+FLAVOR_TOPOLOGY_MISSING = RULES["flavor-topology-missing"]
 
 ID = "flavors"
 
@@ -70,6 +82,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 path=["spec", "nodeLabels"],
             )
     tenants_of = queue_tenants(ctx)
+    missing = _missing_topologies(ctx, flavors)
     for cq in (r for r in ctx.of_kind("ClusterQueue") if r.key.group == KUEUE):
         for group in resource_groups(cq.body):
             gpus = [r for r in group.covered if is_accelerator(r)]
@@ -84,6 +97,16 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                         f"ClusterQueue {cq.name} offers {', '.join(gpus)} in flavor {name}, "
                         f"which has no nodeLabels ({offered.file}:{offered.line}) and so matches "
                         "every node; label the flavor with the nodes' GPU model",
+                        path=path,
+                    )
+                if name in missing:
+                    yield Finding.about(
+                        cq,
+                        FLAVOR_TOPOLOGY_MISSING,
+                        f"ClusterQueue {cq.name} offers flavor {name}, whose topologyName "
+                        f"{missing[name]} names no Topology in the repository: Kueue "
+                        f"{kueue_release(ctx).version} keeps the queue inactive (TopologyNotFound) "
+                        "and admits none of its work; add the Topology, or fix the name",
                         path=path,
                     )
                 refusing = [
@@ -101,3 +124,19 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                         "the jobs are known to survive it",
                         path=path,
                     )
+
+
+def _missing_topologies(ctx: CheckContext, flavors: dict[str, Resource]) -> dict[str, str]:
+    """Flavor -> the Topology it names that the repository lacks, where topology-aware
+    scheduling is on (without it Kueue does not look the Topology up)."""
+    if not kueue_config.gate(
+        kueue_configuration(ctx), kueue_release(ctx), "TopologyAwareScheduling"
+    ):
+        return {}
+    topologies = named(ctx, "Topology")
+    out = {}
+    for name, flavor in flavors.items():
+        topology = spec_of(flavor).get("topologyName")
+        if isinstance(topology, str) and topology and topology not in topologies:
+            out[name] = topology
+    return out

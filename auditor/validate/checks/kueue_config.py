@@ -9,6 +9,7 @@ Kueue's own start-up rule that the managed namespaces leave out kube-system and 
 
 from __future__ import annotations
 
+import difflib
 import typing as t
 
 import yaml
@@ -153,6 +154,7 @@ def _against_api(
         yield embedded.finding(
             f"{where}: {error.message} (Kueue {api.version} would not start)", path
         )
+    yield from _gates(embedded, config, api.version)
     selector = config.get("managedJobsNamespaceSelector")
     namespace = config.get("namespace") or kueue_config.NAMESPACE
     for forbidden in ("kube-system", namespace):
@@ -161,6 +163,32 @@ def _against_api(
                 f"managedJobsNamespaceSelector matches namespace {forbidden}: Kueue refuses "
                 "to start with a selector that would manage its own or the system's jobs",
                 ("managedJobsNamespaceSelector",),
+            )
+
+
+def _gates(embedded: Embedded, config: dict[str, t.Any], version: str) -> Iterator[Finding]:
+    """featureGates names only gates the release has, and leaves a locked gate at its default:
+    Kueue refuses to start otherwise (LoadAndValidateFeatureGates)."""
+    known = release.get(version)
+    chosen = config.get("featureGates")
+    if known is None or not isinstance(chosen, dict):
+        return
+    for name, value in chosen.items():
+        gate = known.gates.get(str(name))
+        path = ("featureGates", str(name))
+        if gate is None:
+            near = difflib.get_close_matches(str(name), list(known.gates), n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            yield embedded.finding(
+                f"featureGates.{name}: Kueue {version} has no such feature gate{hint} and "
+                "would not start",
+                path,
+            )
+        elif gate.locked and value is not gate.default:
+            yield embedded.finding(
+                f"featureGates.{name}: the gate is locked to {str(gate.default).lower()} in "
+                f"Kueue {version} (it graduated), which would not start with {value!r}",
+                path,
             )
 
 

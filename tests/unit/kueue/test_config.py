@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import jsonschema
 
-from auditor.kueue import config
+from auditor.kueue import config, release
 
 
 def test_the_pinned_release_is_carried_with_its_configuration_and_frameworks() -> None:
@@ -73,3 +73,40 @@ def test_resources_are_guessed_from_kinds_as_kubernetes_does() -> None:
         "policies",
         "ingresses",
     ]
+
+
+def test_gates_are_the_releases_defaults_under_the_configurations_feature_gates() -> None:
+    staging = release.get("v0.19.2")
+    assert staging is not None
+    assert config.gate(None, staging, "WorkloadPriorityClassDefaulting") is False
+    on = {"featureGates": {"WorkloadPriorityClassDefaulting": True}}
+    assert config.gate(on, staging, "WorkloadPriorityClassDefaulting") is True
+    # a locked gate keeps its default; a gate the release lacks is None
+    assert config.gate({"featureGates": {"HierarchicalCohorts": False}}, staging,
+                       "HierarchicalCohorts") is True  # fmt: skip
+    assert config.gate(on, staging, "NoSuchGate") is None
+
+
+def test_fair_sharing_and_admission_fair_sharing_as_each_configuration_api_turns_them_on() -> None:
+    v1beta2, v1beta1 = "config.kueue.x-k8s.io/v1beta2", "config.kueue.x-k8s.io/v1beta1"
+    assert config.fair_sharing({"apiVersion": v1beta2, "fairSharing": {}})
+    assert not config.fair_sharing({"apiVersion": v1beta2, "fairSharing": None})
+    assert not config.fair_sharing({"apiVersion": v1beta1, "fairSharing": {}})
+    assert config.fair_sharing({"apiVersion": v1beta1, "fairSharing": {"enable": True}})
+    staging = release.get("v0.19.2")
+    assert staging is not None
+    block = {"usageHalfLifeTime": "1h"}
+    assert config.admission_fair_sharing({"admissionFairSharing": block}, staging) == block
+    off = {"admissionFairSharing": block, "featureGates": {"AdmissionFairSharing": False}}
+    assert config.admission_fair_sharing(off, staging) is None
+    assert config.admission_fair_sharing({}, staging) is None
+
+
+def test_go_durations() -> None:
+    assert config.duration_seconds("1h30m") == 5400
+    assert config.duration_seconds("0") == config.duration_seconds("0s") == 0
+    assert config.duration_seconds("1.5h") == 5400
+    assert config.duration_seconds("300ms") == 0.3
+    assert config.duration_seconds("-1m") == -60
+    assert config.duration_seconds("soon") is None
+    assert config.duration_seconds("1d") is None  # Go has no days

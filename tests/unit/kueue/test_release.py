@@ -154,3 +154,32 @@ def test_a_rule_is_refused_only_when_its_failing_example_is_and_its_passing_one_
     assert folded["flavor-repeated"] == {"refused": True, "field": "spec.x", "detail": "no"}
     assert folded["resource-order"]["refused"] is False
     assert folded["quantity-negative"]["refused"] is False
+
+
+def test_what_the_carried_releases_say_of_their_gates_and_default_names() -> None:
+    legacy, prod, staging = (release.get(v) for v in ("v0.9.1", "v0.17.0", "v0.19.2"))
+    assert legacy is not None and prod is not None and staging is not None
+    assert legacy.default_name("LocalQueue") is None  # no LocalQueue defaulting before v0.10
+    assert prod.default_name("LocalQueue") == staging.default_name("LocalQueue") == "default"
+    assert prod.default_name("WorkloadPriorityClass") is None  # v0.18's
+    assert staging.default_name("WorkloadPriorityClass") == "default"
+    assert prod.gates["LocalQueueDefaulting"] == release.Gate(True, "", locked=True)
+    assert "LocalQueueDefaulting" not in staging.gates  # graduated, then removed
+    assert staging.gates["MultiKueueManagerQuotaAutomation"] == release.Gate(False, "ALPHA")
+    assert "MultiKueueManagerQuotaAutomation" not in prod.gates
+    assert legacy.gates["TopologyAwareScheduling"].default is False
+
+
+def test_default_names_are_read_from_the_releases_constants() -> None:
+    constants = """
+const (
+\tQueueLabel = "kueue.x-k8s.io/queue-name"
+\t// DefaultLocalQueueName is ...
+\tDefaultLocalQueueName kueue.LocalQueueName = "default"
+\tDefaultWorkloadPriorityClassName = "fallback"
+)
+"""
+    assert release.default_names(constants) == {
+        "LocalQueue": "default", "WorkloadPriorityClass": "fallback"
+    }  # fmt: skip
+    assert release.default_names('const QueueLabel = "x"') == {}

@@ -136,3 +136,33 @@ def test_a_profile_range_that_is_not_a_duration_is_a_configuration_error(
 )
 def test_prometheus_durations(text: str, expected: float | None) -> None:
     assert alert_coverage.seconds(text) == expected
+
+
+def test_rules_reading_gauges_kueue_does_not_export_are_an_error_at_the_configuration(
+    repo_copy: Path,
+) -> None:
+    config = "clusters/gpu-prod/kueue/manager-config.yaml"
+    edit(
+        repo_copy, config, "enableClusterQueueResources: true", "enableClusterQueueResources: false"
+    )
+    [finding] = [
+        f
+        for f in run_check(repo_copy, "alert-coverage")
+        if f.rule.id == "alert-metric-not-exported"
+    ]
+    assert (finding.file, finding.line) == (
+        config,
+        line_of(repo_copy, config, "enableClusterQueueResources: false"),
+    )
+    assert "exports none of kueue_cluster_queue_nominal_quota, kueue_cluster_queue_resource_" in (
+        finding.message
+    )
+    assert "cluster_queue_flavor_resource:kueue_borrowed_over_nominal:ratio" in finding.message
+    text = (repo_copy / config).read_text().splitlines(keepends=True)
+    (repo_copy / config).write_text("".join(x for x in text if "enableClusterQueue" not in x))
+    [finding] = [
+        f
+        for f in run_check(repo_copy, "alert-coverage")
+        if f.rule.id == "alert-metric-not-exported"
+    ]
+    assert finding.line == line_of(repo_copy, config, "    metrics:")

@@ -74,3 +74,41 @@ def test_a_queue_offering_a_tenant_a_flavor_it_does_not_tolerate_is_an_error(
     )
     edit(repo_copy, TEAM_A, "  flavors: [cpu-only, a100, h100]", "")
     assert run_check(repo_copy, "flavors") == []  # no list: every flavor
+
+
+STAGING_RFS = "clusters/gpu-staging/resourceflavors.yaml"
+STAGING_CQS = "clusters/gpu-staging/clusterqueues.yaml"
+RACKS = (
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata:\n  name: gpu-racks\n"
+    "spec:\n  levels:\n    - nodeLabel: kubernetes.io/hostname\n---\n"
+)
+
+
+def name_topology(repo: Path, rfs: str) -> None:
+    product = "    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n"
+    edit(repo, rfs, product, product + "  topologyName: gpu-racks\n")
+
+
+def test_a_tas_flavor_without_its_topology_deactivates_each_queue_offering_it(
+    repo_copy: Path,
+) -> None:
+    name_topology(repo_copy, STAGING_RFS)
+    assert_findings(
+        run_check(repo_copy, "flavors", "gpu-staging"),
+        *[
+            ("flavor-topology-missing", "error", STAGING_CQS, line)
+            for line in (line_of(repo_copy, STAGING_CQS, "- name: a100", n) for n in (1, 2))
+        ],
+        contains="topologyName gpu-racks names no Topology in the repository: Kueue v0.19.2 "
+        "keeps the queue inactive (TopologyNotFound)",
+    )
+    (repo_copy / STAGING_RFS).write_text(RACKS + (repo_copy / STAGING_RFS).read_text())
+    assert run_check(repo_copy, "flavors", "gpu-staging") == []
+
+
+def test_without_topology_aware_scheduling_the_topology_is_not_looked_up(
+    repo_copy: Path,
+) -> None:
+    # Kueue v0.9.1's TopologyAwareScheduling gate is alpha and off.
+    name_topology(repo_copy, "clusters/gpu-legacy/resourceflavors.yaml")
+    assert run_check(repo_copy, "flavors", "gpu-legacy") == []

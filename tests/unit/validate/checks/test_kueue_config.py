@@ -134,3 +134,37 @@ def test_a_release_without_the_namespace_selector_cannot_keep_to_admitting_names
         ("kueue-config-unmanaged-jobs", line_of(repo_copy, CONFIG, "manageJobsWithoutQueueName:"))
     ]
     assert "Kueue v0.9.1 has no managedJobsNamespaceSelector" in findings[-1].message
+
+
+def test_feature_gates_are_those_the_release_has(repo_copy: Path) -> None:
+    staging = "clusters/gpu-staging/kueue/manager-config.yaml"
+    edit(
+        repo_copy,
+        staging,
+        "    integrations:\n",
+        "    featureGates:\n      WorkloadPriorityClassDefault: true\n"
+        "      HierarchicalCohorts: false\n      MultiKueueManagerQuotaAutomation: true\n"
+        "    integrations:\n",
+    )
+    findings = run_check(repo_copy, "kueue-config", "gpu-staging")
+    assert_findings(
+        findings,
+        ("kueue-config-invalid", "error", staging, line_of(repo_copy, staging, "PriorityClassDef")),
+        ("kueue-config-invalid", "error", staging, line_of(repo_copy, staging, "Hierarchical")),
+    )
+    assert [f.message for f in findings] == [
+        "featureGates.WorkloadPriorityClassDefault: Kueue v0.19.2 has no such feature gate (did "
+        "you mean WorkloadPriorityClassDefaulting?) and would not start",
+        "featureGates.HierarchicalCohorts: the gate is locked to true in Kueue v0.19.2 (it "
+        "graduated), which would not start with False",
+    ]
+    # v0.17.0 has no quota automation yet (alpha in v0.18)
+    prod = "clusters/gpu-prod/kueue/manager-config.yaml"
+    edit(
+        repo_copy,
+        prod,
+        "    integrations:\n",
+        "    featureGates: {MultiKueueManagerQuotaAutomation: true}\n    integrations:\n",
+    )
+    [finding] = run_check(repo_copy, "kueue-config", "gpu-prod")
+    assert "Kueue v0.17.0 has no such feature gate" in finding.message
