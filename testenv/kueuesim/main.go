@@ -26,11 +26,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +42,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -174,6 +177,9 @@ type sim struct {
 	seen    map[int]*kueue.Workload
 	timers  []timer
 	seq     int
+
+	tracker clienttesting.ObjectTracker
+	applyMu sync.Mutex // preemptions are written in parallel
 
 	dirtyMu sync.Mutex
 	dirty   map[types.NamespacedName]bool
@@ -405,6 +411,50 @@ func applyAsMerge(ctx context.Context, c client.Client, sub string, obj client.O
 	return c.SubResource(sub).Patch(ctx, obj, client.RawPatch(types.MergePatchType, merged), kept...)
 }
 
+var workloads = hubVersion.WithResource("workloads")
+
+// applyStatus is server-side apply of a Workload's status by Kueue, on the stored object itself
+// (no JSON): the body Kueue applies is its whole view of the fields it owns, so conditions,
+// admission and requeueState are taken as they are (left out: removed, as apply removes a field
+// its manager owned and no longer sets), and any other status field it sets replaces the stored
+// one. A body naming a resourceVersion must name the stored one (Kueue's strict apply).
+func (s *sim) applyStatus(body *kueue.Workload) error {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	found, err := s.tracker.Get(workloads, body.Namespace, body.Name)
+	if err != nil {
+		return err
+	}
+	stored := found.(*kueue.Workload)
+	if body.ResourceVersion != "" && body.ResourceVersion != stored.ResourceVersion {
+		return apierrors.NewConflict(workloads.GroupResource(), body.Name, fmt.Errorf("the object has been modified"))
+	}
+	src := reflect.ValueOf(&body.DeepCopy().Status).Elem()
+	dst := reflect.ValueOf(&stored.Status).Elem()
+	for i := range src.NumField() {
+		switch name := src.Type().Field(i).Name; {
+		case name == "Conditions" || name == "Admission" || name == "RequeueState" || !src.Field(i).IsZero():
+			dst.Field(i).Set(src.Field(i))
+		}
+	}
+	// The API keeps times to the second (RFC 3339 in JSON): so does this store, or ties Kueue
+	// breaks by time would break otherwise than on a cluster.
+	for i := range stored.Status.Conditions {
+		stored.Status.Conditions[i].LastTransitionTime = stored.Status.Conditions[i].LastTransitionTime.Rfc3339Copy()
+	}
+	if rs := stored.Status.RequeueState; rs != nil && rs.RequeueAt != nil {
+		at := rs.RequeueAt.Rfc3339Copy()
+		rs.RequeueAt = &at
+	}
+	rv, _ := strconv.Atoi(stored.ResourceVersion)
+	stored.ResourceVersion = strconv.Itoa(rv + 1)
+	if err := s.tracker.Update(workloads, stored, stored.Namespace); err != nil {
+		return err
+	}
+	stored.DeepCopyInto(body)
+	return nil
+}
+
 func newSim(spec *input) (*sim, error) {
 	scheme := newScheme()
 	s := &sim{
@@ -436,6 +486,7 @@ func newSim(spec *input) (*sim, error) {
 	// A plain object tracker: the field-managed one the fake client defaults to keeps managed
 	// fields on every write, which Kueue never reads here, at half the cost of a status patch.
 	tracker := clienttesting.NewObjectTracker(scheme, serializer.NewCodecFactory(scheme).UniversalDecoder())
+	s.tracker = tracker
 	s.client = fake.NewClientBuilder().WithScheme(scheme).WithObjectTracker(tracker).
 		WithIndex(&kueue.LocalQueue{}, indexer.QueueClusterQueueKey, indexer.IndexQueueClusterQueue).
 		WithIndex(&kueue.Workload{}, indexer.WorkloadQueueKey, indexer.IndexWorkloadQueue).
@@ -444,7 +495,12 @@ func newSim(spec *input) (*sim, error) {
 		WithStatusSubresource(&kueue.Workload{}, &kueue.ClusterQueue{}, &kueue.LocalQueue{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-				err := applyAsMerge(ctx, c, sub, obj, patch, opts...)
+				var err error
+				if wl, ok := obj.(*kueue.Workload); ok && sub == "status" && patch.Type() == types.ApplyPatchType {
+					err = s.applyStatus(wl)
+				} else {
+					err = applyAsMerge(ctx, c, sub, obj, patch, opts...)
+				}
 				if err == nil {
 					mark(obj)
 				}
@@ -667,11 +723,11 @@ func (s *sim) takeDirty() []int {
 // keeps times to the second, as JSON does, and two submissions within a second must keep the
 // trace's order in Kueue's queues (their ties are broken by creation time).
 func (s *sim) get(i int) (*kueue.Workload, error) {
-	wl := &kueue.Workload{}
-	key := types.NamespacedName{Namespace: s.trace[i].Namespace, Name: fmt.Sprintf(wlName, i)}
-	if err := s.client.Get(s.ctx, key, wl); err != nil {
+	stored, err := s.tracker.Get(workloads, s.trace[i].Namespace, fmt.Sprintf(wlName, i))
+	if err != nil {
 		return nil, err
 	}
+	wl := stored.(*kueue.Workload)
 	wl.CreationTimestamp = metav1.NewTime(s.records[i].submitted.Add(time.Duration(i)))
 	return wl, nil
 }
