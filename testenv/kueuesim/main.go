@@ -494,6 +494,24 @@ func newSim(spec *input) (*sim, error) {
 		WithObjects(objects...).
 		WithStatusSubresource(&kueue.Workload{}, &kueue.ClusterQueue{}, &kueue.LocalQueue{}).
 		WithInterceptorFuncs(interceptor.Funcs{
+			// Workloads and Namespaces, which Kueue's queue manager reads at every requeue, are
+			// copied from the store as they are, not through JSON as the fake client copies.
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				var gvr schema.GroupVersionResource
+				switch obj.(type) {
+				case *kueue.Workload:
+					gvr = workloads
+				case *corev1.Namespace:
+					gvr = corev1.SchemeGroupVersion.WithResource("namespaces")
+				default:
+					return c.Get(ctx, key, obj, opts...)
+				}
+				found, err := s.tracker.Get(gvr, key.Namespace, key.Name)
+				if err != nil {
+					return err
+				}
+				return scheme.Convert(found, obj, nil)
+			},
 			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 				var err error
 				if wl, ok := obj.(*kueue.Workload); ok && sub == "status" && patch.Type() == types.ApplyPatchType {
