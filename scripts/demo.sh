@@ -223,7 +223,7 @@ kueue-gitops --repo "$WORK" drift --cluster gpu-prod || echo "(drift exited $?: 
 step "the same report as markdown, the body of the scheduled drift issue"
 kueue-gitops --repo "$WORK" drift --cluster gpu-prod -o markdown || true
 
-step "plan by replay: a pull request halving team-a's a100 GPUs on gpu-staging, its trace replayed through the real Kueue, base then head"
+step "plan by replay: a pull request halving team-a's a100 GPUs on gpu-staging, the same trace through both engines: Kueue's scheduler simulated (sim), then the real Kueue on sandboxes (kueue)"
 kueue-gitops sandbox down   # the replay's sandboxes get the machine to themselves: timing is measured
 REPLAY="$(mktemp -d)/repo"
 mkdir -p "$REPLAY" && cp -r clusters tenants schemas "$REPLAY"/ && ln -s "$PWD/testenv" "$REPLAY/testenv"
@@ -243,5 +243,12 @@ git -C "$REPLAY" -c user.name=demo -c user.email=demo@example.com commit -qam "H
 kueue-gitops --repo "$REPLAY" trace generate --cluster gpu-staging --workloads 24 --hours 0.5 \
   --median-run 900 --seed 11 --tenant team-a:batch-low:0.65 --tenant team-b:batch-standard:0.35 \
   -o "$REPLAY/../trace.json"
+started=$(date +%s.%N)
 kueue-gitops --repo "$REPLAY" plan --base HEAD~1 --head HEAD --cluster gpu-staging \
-  --replay "$REPLAY/../trace.json" --speed 40 || echo "(plan --replay exited $?: a tenant waits longer)"
+  --replay "$REPLAY/../trace.json" --engine sim || echo "(plan --replay --engine sim exited $?: a tenant waits longer)"
+sim_took=$(python -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$started")
+started=$(date +%s.%N)
+kueue-gitops --repo "$REPLAY" plan --base HEAD~1 --head HEAD --cluster gpu-staging \
+  --replay "$REPLAY/../trace.json" --engine kueue --speed 40 || echo "(plan --replay --engine kueue exited $?: a tenant waits longer)"
+real_took=$(python -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$started")
+echo "base+head, the same trace and change: --engine sim ${sim_took}s, --engine kueue ${real_took}s"
