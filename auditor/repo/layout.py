@@ -350,13 +350,16 @@ def flag_duplicates(resources: list[Resource]) -> tuple[list[Resource], list[Fin
             seen[ident] = resource
             keep.append(resource)
             continue
-        findings.append(
-            Finding.about(
-                resource,
-                DUPLICATE_OBJECT,
-                f"{resource.key} is defined twice for cluster {resource.cluster} (first at "
-                f"{first.file}:{first.line}); Argo CD would fight itself over it",
-                cluster=resource.cluster,
-            )
-        )
+        findings.append(duplicate(resource, first))
     return keep, findings
+
+
+def duplicate(resource: Resource, first: Resource) -> Finding:
+    """The finding on `resource`, a second definition of `first` on its cluster."""
+    return Finding.about(
+        resource,
+        DUPLICATE_OBJECT,
+        f"{resource.key} is defined twice for cluster {resource.cluster} (first at "
+        f"{first.file}:{first.line}); Argo CD would fight itself over it",
+        cluster=resource.cluster,
+    )

@@ -15,6 +15,7 @@ and collection (engine.collected), per cluster as validate's worker for that clu
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime
 import posixpath
@@ -23,17 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+from auditor.k8s.objects import ResourceKey
 from auditor.model import Finding, Resource
-from auditor.repo import suppressions
-from auditor.repo.layout import (
-    CLUSTERS,
-    RENDER_MARKERS,
-    TENANTS,
-    Loaded,
-    Placed,
-    Repository,
-    flag_duplicates,
-)
+from auditor.repo import layout, suppressions
+from auditor.repo.layout import CLUSTERS, RENDER_MARKERS, TENANTS, Loaded, Placed, Repository
 from auditor.repo.profiles import PROFILE_FILE, ClusterProfile
 from auditor.repo.tree import Overlay
 from auditor.schemas.catalog import SchemaCatalog
@@ -45,15 +39,37 @@ SCHEMAS = "schemas"
 
 @dataclass
 class _File:
-    """One manifest file as last read: its objects, problems, and verdicts (judged on demand)."""
+    """One manifest file as last read: its objects and problems, the verdict on each object,
+    and what they make of it given which of its objects are second definitions (`derive`)."""
 
     where: Placed
     loaded: Loaded
+    rank: int  # its place in the cluster's load order
     verdicts: dict[int, Verdict] = field(default_factory=dict)  # by index in loaded.resources
-    entries: list[list[suppressions.Entry]] = field(default_factory=list)  # per object
+    own_entries: list[list[suppressions.Entry]] = field(default_factory=list)  # per object
+    sound: list[Resource] = field(default_factory=list)  # what the policy checks see of it
+    invalid: dict[ResourceKey, Finding] = field(default_factory=dict)
+    found: list[Finding] = field(default_factory=list)  # loading problems, then verdicts
+    entries: list[suppressions.Entry] = field(default_factory=list)  # of the objects kept
 
     def __post_init__(self) -> None:
-        self.entries = [suppressions.annotated(r)[0] for r in self.loaded.resources]
+        self.own_entries = [suppressions.annotated(r)[0] for r in self.loaded.resources]
+
+    def derive(self, dropped: t.AbstractSet[int], validator: ClusterValidator) -> None:
+        kept: list[Resource] = []
+        verdicts: list[Verdict] = []
+        self.found, self.entries = list(self.loaded.findings), []
+        for i, resource in enumerate(self.loaded.resources):
+            if id(resource) in dropped:
+                continue
+            verdict = self.verdicts.get(i)
+            if verdict is None:
+                verdict = self.verdicts[i] = engine.judge(validator, resource, self.where.cluster)
+            kept.append(resource)
+            verdicts.append(verdict)
+            self.found += verdict.findings
+            self.entries += self.own_entries[i]
+        self.sound, self.invalid = engine.sorted_out(kept, verdicts)
 
 
 @dataclass
@@ -65,21 +81,70 @@ class _Check:
 
 
 @dataclass
-class _Placed:
-    sound: list[Resource]  # the objects the policy checks see
-    verdicts: list[Verdict]  # of every object but duplicates, in order
-
-
-@dataclass
 class _Cluster:
     profile: ClusterProfile
     validator: ClusterValidator
     files: dict[str, _File] = field(default_factory=dict)  # in the order validate loads them
-    dropped: frozenset[int] = frozenset()  # ids of objects defined a second time
-    duplicates: list[Finding] = field(default_factory=list)
-    invalid: dict[t.Any, Finding] = field(default_factory=dict)
+    definitions: dict[tuple[str | None, ResourceKey], list[Resource]] = field(
+        default_factory=dict
+    )  # each object's definitions, in load order: more than one is a duplicate
+    doubled: set[tuple[str | None, ResourceKey]] = field(default_factory=set)
+    dropped: set[int] = field(default_factory=set)  # ids of the second (and later) definitions
+    by_kind: dict[str, list[Resource]] = field(default_factory=dict)  # sound objects, in order
     checks: list[_Check] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # suppressions applied
+
+    def place(self, resource: Resource) -> tuple[int, int]:
+        """An object's rank in load order (file, then line)."""
+        return self.files[resource.file].rank, resource.line
+
+    def define(self, file: _File) -> None:
+        for resource in file.loaded.resources:
+            ident = (resource.cluster, resource.key)
+            found = self.definitions.setdefault(ident, [])
+            bisect.insort(found, resource, key=self.place)
+            if len(found) > 1:
+                self.doubled.add(ident)
+
+    def undefine(self, file: _File) -> None:
+        for resource in file.loaded.resources:
+            ident = (resource.cluster, resource.key)
+            found = [r for r in self.definitions.get(ident, ()) if r is not resource]
+            if found:
+                self.definitions[ident] = found
+            else:
+                self.definitions.pop(ident, None)
+            if len(found) < 2:
+                self.doubled.discard(ident)
+
+    def second_definitions(self) -> set[int]:
+        return {id(r) for ident in self.doubled for r in self.definitions[ident][1:]}
+
+    def duplicates(self) -> list[Finding]:
+        return [
+            layout.duplicate(r, found[0])
+            for found in (self.definitions[i] for i in self.doubled)
+            for r in found[1:]
+        ]
+
+    def index(self) -> None:
+        self.by_kind = {}
+        for file in self.files.values():
+            for resource in file.sound:
+                self.by_kind.setdefault(resource.kind, []).append(resource)
+
+    def reindex(self, path: str, kinds: t.AbstractSet[str]) -> None:
+        """The lists of `kinds` with the objects of `path` as it is now."""
+        file = self.files[path]
+        for kind in kinds:
+            found = [r for r in self.by_kind.get(kind, ()) if r.file != path]
+            for resource in file.sound:
+                if resource.kind == kind:
+                    bisect.insort(found, resource, key=self.place)
+            if found:
+                self.by_kind[kind] = found
+            else:
+                self.by_kind.pop(kind, None)
 
 
 class Session:
@@ -118,7 +183,7 @@ class Session:
             if name == cluster:
                 self._reread(state, path)
             else:
-                self._recheck(state, path, frozenset(), False)
+                self._recheck(state, path, frozenset(), False, False)
         self._collect()
 
     def of_file(self, path: str) -> list[Finding]:
@@ -142,12 +207,16 @@ class Session:
             for name in names
         }
         self.placed = {}
-        for where in placed:
-            self.clusters[where.cluster].files[where.path] = _File(
-                where, self.repo.load_file(where)
-            )
+        for rank, where in enumerate(placed):
+            state = self.clusters[where.cluster]
+            file = _File(where, self.repo.load_file(where), rank)
+            state.files[where.path] = file
+            state.define(file)
             self.placed[where.path] = where.cluster
         for state in self.clusters.values():
+            state.dropped = state.second_definitions()
+            for file in state.files.values():
+                file.derive(state.dropped, state.validator)
             self._check(state)
         self._collect()
 
@@ -166,90 +235,71 @@ class Session:
 
     def _reread(self, state: _Cluster, path: str) -> None:
         before = state.files[path]
-        old_ids = {id(r) for r in before.loaded.resources}
-        was_invalid = any(r.key in state.invalid for r in before.loaded.resources)
-        after = _File(before.where, self.repo.load_file(before.where))
+        was_invalid = bool(before.invalid)
+        state.undefine(before)
+        after = _File(before.where, self.repo.load_file(before.where), before.rank)
         state.files[path] = after
+        state.define(after)
+        dropped = state.second_definitions()
+        mine = {id(r) for r in (*before.loaded.resources, *after.loaded.resources)}
+        others = (state.dropped ^ dropped) - mine  # another file's objects, doubled or no more
+        state.dropped = dropped
+        after.derive(dropped, state.validator)
         kinds = {r.kind for r in (*before.loaded.resources, *after.loaded.resources)}
-        dropped = state.dropped - old_ids
-        placed = self._place(state)
-        if state.dropped - {id(r) for r in after.loaded.resources} != dropped:
-            self._check(state, placed)  # another file's object became or stopped being a double
+        if others:
+            for file in state.files.values():
+                file.derive(dropped, state.validator)
+            self._check(state)
             return
-        now_invalid = any(r.key in state.invalid for r in after.loaded.resources)
-        self._recheck(state, path, frozenset(kinds), was_invalid or now_invalid, placed)
+        state.reindex(path, kinds)
+        self._recheck(state, path, frozenset(kinds), was_invalid or bool(after.invalid), True)
 
-    def _place(self, state: _Cluster) -> _Placed:
-        """The cluster's objects without duplicates, and their verdicts; the invalid ones and
-        the objects defined twice noted on `state`."""
-        every = [r for f in state.files.values() for r in f.loaded.resources]
-        kept, state.duplicates = flag_duplicates(every)
-        kept_ids = {id(r) for r in kept}
-        state.dropped = frozenset(id(r) for r in every if id(r) not in kept_ids)
-        verdicts: list[Verdict] = []
-        name = state.profile.name
-        for file in state.files.values():
-            for i, resource in enumerate(file.loaded.resources):
-                if id(resource) in state.dropped:
-                    continue
-                verdict = file.verdicts.get(i)
-                if verdict is None:
-                    verdict = file.verdicts[i] = engine.judge(state.validator, resource, name)
-                verdicts.append(verdict)
-        sound, state.invalid = engine.sorted_out(kept, verdicts)
-        return _Placed(sound, verdicts)
-
-    def _context(self, state: _Cluster, placed: _Placed) -> checks.CheckContext:
+    def _context(self, state: _Cluster) -> checks.CheckContext:
+        invalid = {k: v for f in state.files.values() if f.invalid for k, v in f.invalid.items()}
+        sound = tuple(r for f in state.files.values() for r in f.sound)
         return checks.CheckContext(
-            self.repo, state.profile, tuple(placed.sound), self.repo.tenants, self.today,
-            state.invalid,
+            self.repo, state.profile, sound, self.repo.tenants, self.today, invalid,
+            checks.KindIndex(state.by_kind, state.place),
         )  # fmt: skip
 
-    def _check(self, state: _Cluster, placed: _Placed | None = None) -> None:
+    def _check(self, state: _Cluster) -> None:
         """Run every check over the whole cluster, then gather its findings."""
-        placed = placed or self._place(state)
-        ctx = self._context(state, placed)
+        state.index()
+        ctx = self._context(state)
         state.checks = [_Check(m) for m in checks.CHECKS.values()]
         for check in state.checks:
             _run_whole(check, ctx)
-        self._gather(state, placed)
+        self._gather(state)
 
     def _recheck(
-        self,
-        state: _Cluster,
-        path: str,
-        kinds: frozenset[str],
-        invalid: bool,
-        placed: _Placed | None = None,
+        self, state: _Cluster, path: str, kinds: frozenset[str], invalid: bool, mine: bool
     ) -> None:
-        """Run again the checks a change to `path` (objects of `kinds`) may change."""
+        """Run again the checks a change to `path` (objects of `kinds`; `mine`: a file of
+        this cluster) may change."""
         stale = [c for c in state.checks if c.reads.touched(kinds, invalid, path)]
-        if not stale and placed is None:
+        if not stale and not mine:
             return  # nothing of this cluster changed
-        placed = placed or self._place(state)
         if stale:
-            ctx = self._context(state, placed)
+            ctx = self._context(state)
             for check in stale:
                 if checks.per_object(check.module) and not check.reads.read(path):
-                    _run_file(check, ctx, path)
+                    _run_file(check, ctx, path, state.files[path].sound)
                 else:
                     _run_whole(check, ctx)
-        self._gather(state, placed)
+        self._gather(state)
 
-    def _gather(self, state: _Cluster, placed: _Placed) -> None:
+    def _gather(self, state: _Cluster) -> None:
         """The cluster's findings as validate's worker for it reports them, suppressions
         applied (to copies: the kept findings stay as their checks made them)."""
         name = state.profile.name
         found = [f for f in self.layout if f.cluster in (None, name)]  # as its worker plans
         entries = suppressions.from_profile(state.profile)
         for file in state.files.values():
-            found += file.loaded.findings
-            for resource, own in zip(file.loaded.resources, file.entries, strict=True):
-                if id(resource) not in state.dropped:
-                    entries += own
-        found += state.duplicates
-        for verdict in placed.verdicts:
-            found += verdict.findings
+            if file.found:
+                found += file.found
+            if file.entries:
+                entries += file.entries
+        found += state.duplicates()
         for check in state.checks:
             found += check.findings
             for mine in check.by_file.values():  # each file's in the check's order (the sort
@@ -273,10 +323,12 @@ def _run_whole(check: _Check, ctx: checks.CheckContext) -> None:
         check.findings, check.by_file = found, {}
 
 
-def _run_file(check: _Check, ctx: checks.CheckContext, path: str) -> None:
-    """A PER_OBJECT check run again on the objects of `path` alone."""
-    mine = tuple(r for r in ctx.resources if r.file == path)
-    found, reads = checks.run_noting(check.module, dataclasses.replace(ctx, resources=mine))
+def _run_file(check: _Check, ctx: checks.CheckContext, path: str, sound: list[Resource]) -> None:
+    """A PER_OBJECT check run again on the objects of `path` (`sound`) alone."""
+    mine = checks.CheckContext(
+        ctx.repo, ctx.cluster, tuple(sound), ctx.tenants, ctx.today, ctx.invalid
+    )
+    found, reads = checks.run_noting(check.module, mine)
     check.reads.paths |= reads.paths
     if found:
         check.by_file[path] = found

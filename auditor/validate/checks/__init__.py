@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import heapq
 import typing as t
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -49,6 +50,15 @@ if t.TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class KindIndex:
+    """A context's objects by kind, each list in the order of its `resources`; `place` is an
+    object's rank in that order (to merge the lists of several kinds back into it)."""
+
+    by_kind: t.Mapping[str, list[Resource]]
+    place: t.Callable[[Resource], t.Any]
+
+
+@dataclass(frozen=True)
 class CheckContext:
     """What a check sees: one cluster, its objects from the repo, and every profile."""
 
@@ -60,15 +70,22 @@ class CheckContext:
     # Objects kept out of `resources` for a real type error, with the finding that says why,
     # so a reference to one is reported as invalid, not missing.
     invalid: t.Mapping[ResourceKey, Finding] = field(default_factory=dict)
+    # `resources` by kind, kept by the caller (an editor's session) instead of derived here
+    index: KindIndex | None = None
 
     def of_kind(self, *kinds: str) -> list[Resource]:
         if len(kinds) == 1:
             return list(self._by_kind.get(kinds[0], ()))
+        if self.index is not None:  # the lists merged back into the order of `resources`
+            lists = [self.index.by_kind.get(k, ()) for k in kinds]
+            return list(heapq.merge(*lists, key=self.index.place))
         return [r for r in self.resources if r.kind in kinds]
 
     @functools.cached_property
-    def _by_kind(self) -> dict[str, list[Resource]]:
+    def _by_kind(self) -> t.Mapping[str, list[Resource]]:
         """The objects of each kind, in their order: every check asks for a few kinds."""
+        if self.index is not None:
+            return self.index.by_kind
         out: dict[str, list[Resource]] = {}
         for resource in self.resources:
             out.setdefault(resource.kind, []).append(resource)
