@@ -174,8 +174,10 @@ class Session:
         self.changed(path)
 
     def changed(self, path: str) -> None:
-        """Compute again what depends on `path`, which changed (in a buffer or on disk)."""
-        if self.broken or self._decides_layout(path):
+        """Compute again what depends on `path`, which changed (in a buffer or on disk); a
+        manifest that is gone (deleted, or a buffer closed unsaved) loads everything again."""
+        gone = path not in self.tree.buffers and not (self.tree.root / path).exists()
+        if self.broken or self._decides_layout(path) or (gone and path in self.placed):
             self.reload()
             return
         cluster = self.placed.get(path)

@@ -27,6 +27,8 @@ NS = "tenants/team-a/gpu-prod/namespace.yaml"
 RBAC = "tenants/team-a/gpu-prod/rbac.yaml"
 CQ = "clusters/gpu-prod/clusterqueues.yaml"
 PROFILE = "tenants/team-a/profile.yaml"
+NEW = "tenants/team-a/gpu-prod/extra.yaml"
+NEW_TEXT = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-z\n"  # not team-a's
 Edit = tuple[str, Callable[[str], str]]
 
 CLUSTER_ROLE = """---
@@ -141,7 +143,7 @@ class Editor:
             self.client.text_document_did_open(
                 types.DidOpenTextDocumentParams(
                     types.TextDocumentItem(
-                        uri=uri, language_id="yaml", version=1, text=(self.repo / path).read_text()
+                        uri=uri, language_id="yaml", version=1, text=self.on_disk(path)
                     )
                 )
             )
@@ -151,6 +153,18 @@ class Editor:
                 types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
                 [types.TextDocumentContentChangeWholeDocument(text=text)],
             )
+        )
+        await self.settled()
+
+    def on_disk(self, path: str) -> str:
+        file = self.repo / path
+        return file.read_text() if file.exists() else ""  # a file the editor creates
+
+    async def close(self, path: str) -> None:
+        uri = self.uri(path)
+        del self.versions[uri]
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
         )
         await self.settled()
 
@@ -211,6 +225,15 @@ def test_the_language_server_publishes_what_validate_reports_after_every_edit(
                 assert json.loads(json.dumps([f.to_json() for f in session.findings])) == expected
                 check_diagnostics(editor)
                 seen |= {f["rule"] for f in expected}
+            # a file the editor creates, then closes unsaved (deleted from disk)
+            await editor.type(NEW, NEW_TEXT)
+            (repo / NEW).write_text(NEW_TEXT)
+            expected = validated(repo)
+            assert editor.findings() == placed(expected)
+            seen |= {f["rule"] for f in expected}
+            (repo / NEW).unlink()  # it was never saved: closing it leaves nothing behind
+            await editor.close(NEW)
+            assert editor.findings() == placed(validated(repo))
             # the series reaches the kinds of finding it was written for
             assert {
                 "lq-cluster-queue-missing",
@@ -222,6 +245,7 @@ def test_the_language_server_publishes_what_validate_reports_after_every_edit(
                 "quantity-not-canonical",
                 "duplicate-object",
                 "lq-cluster-queue-not-authorised",
+                "tenant-foreign-namespace",
             } <= seen, seen
             # hover on a finding's line: its rule's documentation, as `explain` gives it
             [lq_finding] = [
