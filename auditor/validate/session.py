@@ -283,9 +283,15 @@ class Session:
             return  # nothing of this cluster changed
         if stale:
             ctx = self._context(state)
+            sound = state.files[path].sound
             for check in stale:
-                if checks.per_object(check.module) and not check.reads.read(path):
-                    _run_file(check, ctx, path, state.files[path].sound)
+                own = checks.per_object_of(check.module)
+                if check.reads.read(path):
+                    _run_whole(check, ctx)
+                elif checks.per_object(check.module):
+                    _run_file(check, ctx, path, sound)
+                elif own and kinds and kinds <= own and not check.reads.every:
+                    _run_kinds(check, ctx, path, own, sound)
                 else:
                     _run_whole(check, ctx)
         self._gather(state)
@@ -317,7 +323,7 @@ class Session:
 def _run_whole(check: _Check, ctx: checks.CheckContext) -> None:
     found, reads = checks.run_noting(check.module, ctx)
     check.reads = reads
-    if checks.per_object(check.module):
+    if checks.per_object(check.module) or checks.per_object_of(check.module):
         check.findings, check.by_file = [], {}
         for finding in found:
             check.by_file.setdefault(finding.file or "", []).append(finding)
@@ -334,5 +340,28 @@ def _run_file(check: _Check, ctx: checks.CheckContext, path: str, sound: list[Re
     check.reads.paths |= reads.paths
     if found:
         check.by_file[path] = found
+    else:
+        check.by_file.pop(path, None)
+
+
+def _run_kinds(
+    check: _Check,
+    ctx: checks.CheckContext,
+    path: str,
+    kinds: frozenset[str],
+    sound: list[Resource],
+) -> None:
+    """A PER_OBJECT_OF check run again with only `path`'s objects of `kinds` (every object of
+    the other kinds): its findings located in `path` replace that file's."""
+    assert ctx.index is not None
+    by_kind = dict(ctx.index.by_kind)
+    for kind in kinds:
+        by_kind[kind] = [r for r in sound if r.kind == kind]
+    mine = dataclasses.replace(ctx, index=checks.KindIndex(by_kind, ctx.index.place))
+    found, reads = checks.run_noting(check.module, mine)
+    check.reads.paths |= reads.paths
+    here = [f for f in found if f.file == path]
+    if here:
+        check.by_file[path] = here
     else:
         check.by_file.pop(path, None)

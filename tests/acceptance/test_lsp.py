@@ -75,6 +75,8 @@ EDITS: list[Edit] = [
     (LQ, lambda text: text + "---\n" + text),  # the LocalQueue twice
     (PROFILE, replaced("      clusterQueues: [team-a-cq]\n", "      clusterQueues: []\n")),
     (RBAC, replaced(CLUSTER_ROLE, "")),
+    (RBAC, replaced("name: kueue-gitops:tenant-submitter", "name: admin")),  # a built-in role
+    (RBAC, replaced("name: admin", "name: nobody-defines-this")),  # an unresolved role
 ]
 
 
@@ -246,6 +248,8 @@ def test_the_language_server_publishes_what_validate_reports_after_every_edit(
                 "duplicate-object",
                 "lq-cluster-queue-not-authorised",
                 "tenant-foreign-namespace",
+                "rbac-builtin-role",
+                "rbac-unresolved-role",
             } <= seen, seen
             # hover on a finding's line: its rule's documentation, as `explain` gives it
             [lq_finding] = [

@@ -4,7 +4,9 @@ A check module defines `ID` (kebab-case), `RULES` (its rules, declared beside it
 `<module>.rules.yaml`: `rules.of(__name__)`) and `check(ctx) -> Iterator[Finding]`, which
 yields findings of those rules; each rule carries its severity, category and documentation.
 A check whose findings about an object depend on that object alone (and the profiles) says
-`PER_OBJECT = True`: an editor's server runs it again on an edited file's objects only.
+`PER_OBJECT = True`: an editor's server runs it again on an edited file's objects only. One
+whose findings about objects of some kinds depend on that object and objects of other kinds
+alone names those kinds in `PER_OBJECT_OF`.
 """
 
 from __future__ import annotations
@@ -157,6 +159,13 @@ def per_object(module: ModuleType) -> bool:
     profiles and the files it reads): it says so with `PER_OBJECT = True`, and may then be run
     on one file's objects to renew the findings about them."""
     return bool(getattr(module, "PER_OBJECT", False))
+
+
+def per_object_of(module: ModuleType) -> frozenset[str]:
+    """The kinds whose objects' findings depend on that object and objects of other kinds
+    alone (`PER_OBJECT_OF`): an edit of a file holding only such objects runs the check on that
+    file's objects of those kinds, with every object of the other kinds."""
+    return frozenset(getattr(module, "PER_OBJECT_OF", ()))
 
 
 @dataclass

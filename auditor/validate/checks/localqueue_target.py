@@ -36,6 +36,8 @@ LQ_CLUSTER_QUEUE_NOT_AUTHORISED = RULES["lq-cluster-queue-not-authorised"]
 LQ_NAMESPACE_NOT_SELECTED = RULES["lq-namespace-not-selected"]
 
 ID = "localqueue-target"
+# a LocalQueue's findings: it, its ClusterQueue and namespace, the profiles (checks.per_object_of)
+PER_OBJECT_OF = frozenset({"LocalQueue"})
 
 PATH = ["spec", "clusterQueue"]
 

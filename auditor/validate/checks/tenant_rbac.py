@@ -47,6 +47,8 @@ RBAC_UNRESOLVED_ROLE = RULES["rbac-unresolved-role"]
 RBAC_POD_CREATE = RULES["rbac-pod-create"]
 
 ID = "tenant-rbac"
+# a RoleBinding's findings: it, the roles it binds, the Configuration (checks.per_object_of)
+PER_OBJECT_OF = frozenset({"RoleBinding"})
 
 RBAC_RESOURCES = frozenset({"roles", "rolebindings", "clusterroles", "clusterrolebindings"})
 # Job submission: the job kinds Kueue's integrations queue (their /status is the controller's).
