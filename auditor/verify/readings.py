@@ -8,7 +8,7 @@ from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
 from auditor.kueue import quota as quotas
 from auditor.kueue.workloads import owner_job
-from auditor.verify.objects import Probe
+from auditor.verify.model import Probe
 
 
 def quota(obj: Json, probe: Probe, *, missing_ok: bool = False) -> dict[str, Quantity]:
