@@ -29,7 +29,7 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
 
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.kueue import stop_policy as policies
+from auditor.kueue import stop_policy as kueue_stop_policy
 from auditor.kueue.stop_policy import HOLD, STOPPED
 from auditor.model import Finding
 from auditor.repo import gitsource
@@ -179,20 +179,20 @@ def _verify(before: str, after: str, file: str, name: str, policy: str | None) -
 
     def without_stop_policy(text: str) -> list[t.Any]:
         return [
-            policies.without(doc)
+            kueue_stop_policy.without(doc)
             if isinstance(doc, dict) and (doc.get("metadata") or {}).get("name") == name
             else doc
             for doc in _documents(text, file)
         ]
 
-    got = policies.policy_of({"spec": _spec_of(after, file, name)[0]})
-    ok = got == policy if policy else not policies.holds(got)
+    got = kueue_stop_policy.policy_of({"spec": _spec_of(after, file, name)[0]})
+    ok = got == policy if policy else not kueue_stop_policy.holds(got)
     if not ok or without_stop_policy(before) != without_stop_policy(after):
         raise ConfigError(f"{file}: could not set stopPolicy of {name} in one line; edit by hand")
 
 
 def stop_policy(text: str, file: str, name: str) -> str | None:
-    value = policies.policy_of({"spec": _spec_of(text.removeprefix(BOM), file, name)[0]})
+    value = kueue_stop_policy.policy_of({"spec": _spec_of(text.removeprefix(BOM), file, name)[0]})
     return str(value) if value is not None else None
 
 
@@ -281,7 +281,7 @@ def apply_live(
             continue
         if denied:
             problems.append(f"cluster {name}: may not patch ClusterQueue {cluster_queue}: {denied}")
-        before[name] = policies.policy_of(queue)
+        before[name] = kueue_stop_policy.policy_of(queue)
     if problems:
         raise ClusterAccessError(
             f"{'; '.join(problems)} (checked before patching: nothing patched, nothing committed)"
@@ -293,7 +293,7 @@ def apply_live(
                 api[name],
                 "ClusterQueue",
                 cluster_queue,
-                policies.patch(policy),
+                kueue_stop_policy.patch(policy),
                 manager=RUNBOOK_MANAGER,
             )
         except ClusterAccessError as exc:
@@ -324,7 +324,7 @@ def _undo(
                 api[name],
                 "ClusterQueue",
                 cluster_queue,
-                policies.patch(before[name]),
+                kueue_stop_policy.patch(before[name]),
                 manager=RUNBOOK_MANAGER,
             )
         except ClusterAccessError:
