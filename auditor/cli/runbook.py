@@ -81,13 +81,13 @@ def _runbook_command(hold: bool) -> click.Command:
             if apply_live
             else None
         )
-        check: t.Callable[[runbook_hold.Outcome], list[Finding]] | None = None
+        check: t.Callable[[runbook_hold.HoldOutcome], list[Finding]] | None = None
         if not hold and force:
             check = _forced
         elif not hold:
             reach = live or _live(repo, cluster_queue, cluster, kubeconfig, context, timeout)
 
-            def check(outcome: runbook_hold.Outcome) -> list[Finding]:
+            def check(outcome: runbook_hold.HoldOutcome) -> list[Finding]:
                 changed = sorted({target.cluster for target in outcome.changed})
                 found = dryrun.refusals(repo, cluster_queue, {n: reach[n] for n in changed})
                 outcome.checked = [] if found else changed
@@ -135,7 +135,7 @@ def _runbook_command(hold: bool) -> click.Command:
     return command
 
 
-def _forced(outcome: runbook_hold.Outcome) -> list[Finding]:
+def _forced(outcome: runbook_hold.HoldOutcome) -> list[Finding]:
     outcome.forced = True
     return []
 

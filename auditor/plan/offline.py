@@ -18,7 +18,7 @@ from auditor.kueue import cohorts
 from auditor.kueue.quota import NOMINAL, QUOTA_FIELDS, QUOTA_KINDS, QuotaCell, table
 from auditor.model import ClusterResult, Report, Resource, format_path
 from auditor.plan import immutable, removals
-from auditor.plan.model import Change, ClusterPlan, Plan, Side
+from auditor.plan.model import Change, ClusterPlan, ClusterRevision, Plan
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
 
@@ -48,8 +48,8 @@ def build(base: Repository, head: Repository, clusters: t.Sequence[str] = ()) ->
     for name in names:
         plan = ClusterPlan(
             name,
-            Side(base.clusters.get(name), _by_key(base_loaded.for_cluster(name))),
-            Side(head.clusters.get(name), _by_key(head_loaded.for_cluster(name))),
+            ClusterRevision(base.clusters.get(name), _by_key(base_loaded.for_cluster(name))),
+            ClusterRevision(head.clusters.get(name), _by_key(head_loaded.for_cluster(name))),
         )
         plan.changes = list(_changes(plan))
         report.findings.extend(immutable.findings(plan, head))
@@ -252,7 +252,7 @@ def _admission(
 # -- RBAC powers ----------------------------------------------------------------------------
 
 
-def _held(side: Side) -> dict[tuple[k8s_rbac.Subject, k8s_rbac.Power], k8s_rbac.Grant]:
+def _held(side: ClusterRevision) -> dict[tuple[k8s_rbac.Subject, k8s_rbac.Power], k8s_rbac.Grant]:
     bodies = [r.body for r in side.objects.values() if r.kind in RBAC_KINDS]
     held: dict[tuple[k8s_rbac.Subject, k8s_rbac.Power], k8s_rbac.Grant] = {}
     for grant in k8s_rbac.grants(bodies):

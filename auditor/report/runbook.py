@@ -9,11 +9,11 @@ from auditor.model import Report
 from auditor.report import text as report_text
 
 if t.TYPE_CHECKING:
-    from auditor.runbook.hold import Outcome
+    from auditor.runbook.hold import HoldOutcome
 
 
 def text(report: Report, out: t.TextIO) -> None:
-    outcome = t.cast("Outcome", report.section)
+    outcome = t.cast("HoldOutcome", report.section)
     verb, cq = outcome.action, outcome.cluster_queue
     if outcome.checked:
         out.write(f"dry-run: the folder of {', '.join(outcome.checked)} passed\n")

@@ -58,7 +58,7 @@ class Target:
 
 
 @dataclass
-class Outcome:
+class HoldOutcome:
     """What a hold or resume did: the section of its report (auditor/report/runbook.py shows
     it); refused, what stopped a resume before anything was patched or committed."""
 
@@ -208,8 +208,8 @@ def run(
     live: t.Mapping[str, KubeCluster] | None = None,
     branch: str | None = None,
     now: dt.datetime | None = None,
-    before_change: t.Callable[[Outcome], list[Finding]] | None = None,
-) -> Outcome:
+    before_change: t.Callable[[HoldOutcome], list[Finding]] | None = None,
+) -> HoldOutcome:
     """Hold (or resume) `cluster_queue` in the repository, and live on the `live` clusters.
 
     `before_change` runs once the edits are known, before anything is patched or committed
@@ -218,7 +218,7 @@ def run(
     if root is None:
         raise ConfigError("hold and resume change files: run them on a working tree")
     action = "hold" if hold else "resume"
-    outcome = Outcome(action, cluster_queue)
+    outcome = HoldOutcome(action, cluster_queue)
     edits: dict[str, str] = {}
     for target in targets(repo, cluster_queue, cluster):
         text = edits.get(target.file) or _read(root / target.file, target.file)
@@ -345,7 +345,7 @@ def _undo(
     )
 
 
-def commit_message(outcome: Outcome) -> str:
+def commit_message(outcome: HoldOutcome) -> str:
     clusters = ", ".join(sorted({t.cluster for t in outcome.changed}))
     if outcome.action == "hold":
         head = f"hold: stop admission to ClusterQueue {outcome.cluster_queue} on {clusters}"

@@ -118,10 +118,10 @@ def validate(
 
 
 _JOB: tuple[Repository, Path, str | None] | None = None
-Outcome = tuple[ClusterResult, list[Finding], list[tuple[str, bool]]]  # notes: (text, minor)
+ClusterOutcome = tuple[ClusterResult, list[Finding], list[tuple[str, bool]]]  # notes: (text, minor)
 
 
-def _cluster_job(name: str) -> Outcome:
+def _cluster_job(name: str) -> ClusterOutcome:
     assert _JOB is not None
     repo, schemas, tool = _JOB
     cache = _file_cache(repo, schemas, name, tool)
@@ -150,7 +150,7 @@ def _guarded(
     server_side: Connector | None,
     loaded: Loaded | None = None,
     cache: repo_cache.FileCache | None = None,
-) -> Outcome:
+) -> ClusterOutcome:
     """One cluster's outcome; a bug while judging it makes that cluster incomplete (exit 3),
     named in the report, and leaves the other clusters' findings standing."""
     try:
@@ -170,7 +170,7 @@ def _cluster(
     server_side: Connector | None,
     loaded: Loaded | None = None,
     cache: repo_cache.FileCache | None = None,
-) -> Outcome:
+) -> ClusterOutcome:
     """Validate and check one cluster's objects (loading them unless given); dry-run on ask."""
     notes: list[tuple[str, bool]] = []  # (message, minor)
     profile = repo.cluster(name)
