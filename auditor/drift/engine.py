@@ -143,6 +143,7 @@ def compare_cluster(
     found: list[Finding] = []
     by_key = {r.key: r for r in desired}
     readers = metadata.readers(profile, desired, live.objects.values())
+    owned = findings.kueue_owned(profile, desired)
     for key, resource in by_key.items():
         if key.kind not in live.read:
             continue  # not read: say nothing rather than something false
@@ -155,7 +156,7 @@ def compare_cluster(
             live_version = str(live_obj.get("apiVersion"))
             found.append(findings.version_differs(profile, resource, live_version))
         else:
-            found.extend(findings.modified(profile, resource, live_obj, schemas, readers))
+            found.extend(findings.modified(profile, resource, live_obj, schemas, readers, owned))
     for key, obj in sorted(live.objects.items()):
         if key not in by_key and findings.unmanaged_matters(profile, obj):
             found.append(findings.unmanaged(profile, obj))

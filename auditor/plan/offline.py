@@ -15,7 +15,14 @@ from auditor.k8s import rbac as k8s_rbac
 from auditor.k8s.objects import RBAC_GROUP, RBAC_KINDS, ResourceKey
 from auditor.k8s.quantity import is_binary, shown, value_of
 from auditor.kueue import cohorts
-from auditor.kueue.quota import NOMINAL, QUOTA_FIELDS, QUOTA_KINDS, QuotaCell, table
+from auditor.kueue.quota import (
+    NOMINAL,
+    QUANTITY_FIELDS,
+    QUOTA_FIELDS,
+    QUOTA_KINDS,
+    QuotaCell,
+    table,
+)
 from auditor.model import ClusterResult, Report, Resource, format_path
 from auditor.plan import immutable, removals
 from auditor.plan.model import Change, ClusterPlan, ClusterRevision, Plan
@@ -116,12 +123,15 @@ def _object_change(
 
 
 def _diff_paths(old: t.Any, new: t.Any, path: tuple[str | int, ...] = ()) -> list[str]:
-    """The paths where two bodies differ: down through mappings, lists as a whole."""
+    """The paths where two bodies differ: down through mappings, lists as a whole, a Quantity
+    by value (a fairSharing.weight of 0.5 is 500m)."""
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[str] = []
         for k in sorted(old.keys() | new.keys(), key=str):
             out += _diff_paths(old.get(k), new.get(k), (*path, str(k)))
         return out
+    if path and path[-1] in QUANTITY_FIELDS and _same(old, new):
+        return []
     return [] if old == new else [format_path(path)]
 
 
