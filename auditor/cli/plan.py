@@ -116,7 +116,7 @@ def _replay(
 ) -> None:
     from auditor.cli.sandbox import _testenv  # the sandbox's machinery, only when replaying
     from auditor.replay import compare, trace
-    from auditor.report import replay as replay_render
+    from auditor.report import replay as report_replay
     from auditor.sandbox import ensure_built, pki
 
     output = resolve_format(output)
@@ -142,5 +142,5 @@ def _replay(
         json.dump(result.to_json(), out, indent=2)
         out.write("\n")
     else:
-        (replay_render.markdown if output == "markdown" else replay_render.text)(result, out)
+        (report_replay.markdown if output == "markdown" else report_replay.text)(result, out)
     click.get_current_context().exit(result.exit_code)

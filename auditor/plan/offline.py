@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.k8s import rbac as powers
+from auditor.k8s import rbac as k8s_rbac
 from auditor.k8s.objects import RBAC_GROUP, RBAC_KINDS, ResourceKey
 from auditor.k8s.quantity import is_binary, shown, value_of
 from auditor.kueue import cohorts
@@ -25,7 +25,7 @@ from auditor.kueue.quota import (
 )
 from auditor.model import ClusterResult, Report, Resource, format_path
 from auditor.plan import immutable, removals
-from auditor.plan.model import Change, ClusterPlan, Plan, Side
+from auditor.plan.model import Change, ClusterPlan, ClusterRevision, Plan
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
 
@@ -55,8 +55,8 @@ def build(base: Repository, head: Repository, clusters: t.Sequence[str] = ()) ->
     for name in names:
         plan = ClusterPlan(
             name,
-            Side(base.clusters.get(name), _by_key(base_loaded.for_cluster(name))),
-            Side(head.clusters.get(name), _by_key(head_loaded.for_cluster(name))),
+            ClusterRevision(base.clusters.get(name), _by_key(base_loaded.for_cluster(name))),
+            ClusterRevision(head.clusters.get(name), _by_key(head_loaded.for_cluster(name))),
         )
         plan.changes = list(_changes(plan))
         report.findings.extend(immutable.findings(plan, head))
@@ -262,10 +262,10 @@ def _admission(
 # -- RBAC powers ----------------------------------------------------------------------------
 
 
-def _held(side: Side) -> dict[tuple[powers.Subject, powers.Power], powers.Grant]:
+def _held(side: ClusterRevision) -> dict[tuple[k8s_rbac.Subject, k8s_rbac.Power], k8s_rbac.Grant]:
     bodies = [r.body for r in side.objects.values() if r.kind in RBAC_KINDS]
-    held: dict[tuple[powers.Subject, powers.Power], powers.Grant] = {}
-    for grant in powers.grants(bodies):
+    held: dict[tuple[k8s_rbac.Subject, k8s_rbac.Power], k8s_rbac.Grant] = {}
+    for grant in k8s_rbac.grants(bodies):
         held.setdefault((grant.subject, grant.power), grant)
     return held
 
@@ -277,7 +277,7 @@ def _rbac_changes(plan: ClusterPlan) -> t.Iterator[Change]:
         ("loses", before, after, plan.base),
     ):
         # A power is gained only if no power held before covers it (cluster-wide, any name).
-        for pair in sorted(p for p in held if not powers.within(other, *p)):
+        for pair in sorted(p for p in held if not k8s_rbac.within(other, *p)):
             grant = held[pair]
             meta = grant.binding.body.get("metadata") or {}
             key = ResourceKey(
