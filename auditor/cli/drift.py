@@ -77,7 +77,7 @@ def drift(
 
     schemas = repo.root / "schemas" if repo.root else None
     report = engine.audit(
-        repo, names, reach, schemas_root=schemas, load=loading.result, fleet=fleet
+        repo, names, reach, schemas_root=schemas, load=loading.result, with_fleet=fleet
     )
     emit(report, output)
     if metrics_file is not None or pushgateway:

@@ -20,8 +20,7 @@ import typing as t
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from auditor.drift import argocd, capacity, crds, findings, metadata, powers, tenants
-from auditor.drift import fleet as fleet_view
+from auditor.drift import argocd, capacity, crds, findings, fleet, metadata, powers, tenants
 from auditor.drift.reading import (
     CRD,
     NODES,
@@ -55,14 +54,14 @@ def audit(
     *,
     schemas_root: Path | None = None,
     load: t.Callable[[], Loaded] | None = None,
-    fleet: bool = False,
+    with_fleet: bool = False,
 ) -> Report:
     """The drift report over `clusters` (each audited even when another fails).
 
     Each cluster is read in a thread of its own, the kinds it watches while the repository
     loads (they do not depend on it), then the repo's other kinds. `load`: the manifests of
-    `clusters` from elsewhere (drift/preload.py) instead of `repo.load`. `fleet`: add the
-    fleet summary as the report's section (auditor/drift/fleet.py) and judge version skew.
+    `clusters` from elsewhere (drift/preload.py) instead of `repo.load`. `with_fleet`: add
+    the fleet summary as the report's section (auditor/drift/fleet.py) and judge version skew.
     """
     report = Report("drift")
     profiles = [repo.cluster(name) for name in clusters]
@@ -114,27 +113,25 @@ def audit(
                 result.errors.append(internal_error(exc))
     apps = argocd.Applications(a for live in lives.values() for a in live.applications)
     argocd.name_applications(report.findings, {n: v.objects for n, v in lives.items()}, apps)
-    if fleet:
+    if with_fleet:
         report.section = _fleet(repo, profiles, lives, report)
     return report
 
 
 def _fleet(
     repo: Repository, profiles: list[ClusterProfile], lives: dict[str, Live], report: Report
-) -> fleet_view.Fleet:
+) -> fleet.Fleet:
     """The fleet summary (auditor/drift/fleet.py), and a finding per cluster too far behind."""
-    top = fleet_view.newest(repo.clusters.values())
-    found = fleet_view.Fleet(top)
+    top = fleet.newest(repo.clusters.values())
+    found = fleet.Fleet(top)
     for profile in profiles:
         live = lives.get(profile.name)
         read_crds = live is not None and CRD[1] in live.read
-        member = fleet_view.member(
-            profile, top, live.crds if live is not None and read_crds else None
-        )
+        member = fleet.member(profile, top, live.crds if live is not None and read_crds else None)
         found.members.append(member)
         if top is not None and member.behind:
             docs, _ = manifests.load_bytes(repo.tree.read(profile.file), profile.file)
-            late = fleet_view.behind(profile, member, top, docs[0]) if docs else None
+            late = fleet.behind(profile, member, top, docs[0]) if docs else None
             if late is not None:
                 report.findings.append(late)
     return found

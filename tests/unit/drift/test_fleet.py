@@ -55,7 +55,7 @@ def audit(repo_copy: Path, fleet: bool) -> t.Any:
         objects = live_objects(repo, profile.name) + crds_of(profile.kueue_version)
         return RepoAsLive(profile.name, objects)
 
-    return engine.audit(repo, ALL, connect, fleet=fleet)
+    return engine.audit(repo, ALL, connect, with_fleet=fleet)
 
 
 def test_the_fleet_summary_and_the_clusters_behind(repo_copy: Path) -> None:
