@@ -11,6 +11,7 @@ import signal
 import typing as t
 from pathlib import Path
 
+from auditor.k8s import conditions
 from auditor.k8s.objects import CRD_API
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox, Toolchain, crds, kueue, releases
@@ -60,11 +61,7 @@ def test_the_legacy_cluster_upgrades_without_losing_a_queue_or_a_workload(
             cluster.create(body)
 
         def admitted() -> list[Json]:
-            return [
-                w for w in cluster.list(OLD, "Workload")
-                if any(c["type"] == "Admitted" and c["status"] == "True"
-                       for c in w["status"].get("conditions", []))
-            ]  # fmt: skip
+            return [w for w in cluster.list(OLD, "Workload") if conditions.is_true(w, "Admitted")]
 
         eventually(  # Kueue v0.9.1 on two busy cores can take a while
             lambda: len(admitted()) == 3,
