@@ -69,15 +69,7 @@ def validate(
     the policy checks always run over every object.
     """
     names = clusters or sorted(repo.clusters)
-    for name in names:
-        release = repo.cluster(name).kueue_version or "VERSION"
-        if not SchemaCatalog(schemas, name).index:
-            raise ConfigError(
-                f"no schemas for cluster {name} in {schemas}: run "
-                f"`kueue-gitops schemas fetch --cluster {name}` (from the live cluster) or "
-                f"`kueue-gitops schemas fetch --cluster {name} --release {release}` (from a "
-                "sandbox of that Kueue release)"
-            )
+    require_schemas(repo, schemas, names)
     tool = repo_cache.tool_key() if cache and repo.root is not None else None
     if tool is not None:
         repo.use_cache(tool)
@@ -107,14 +99,35 @@ def validate(
         for message, minor in notes:  # minor: what every run says, shown on asking (-v)
             ((detail if minor else note) or (lambda _m: None))(message)
         report.clusters.append(result)
+    report.findings = collected(found)
+    return report
+
+
+def collected(found: t.Iterable[Finding]) -> list[Finding]:
+    """The findings of every cluster as the report lists them: each once (each worker's load
+    reports the layout findings again), by file, line, cluster and rule."""
     seen: set[str] = set()
-    for finding in found:  # each worker's load reports the layout findings again
+    out: list[Finding] = []
+    for finding in found:
         ident = json.dumps(finding.to_json(), sort_keys=True, default=str)
         if ident not in seen:
             seen.add(ident)
-            report.findings.append(finding)
-    report.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.cluster or "", f.rule.id))
-    return report
+            out.append(finding)
+    out.sort(key=lambda f: (f.file or "", f.line or 0, f.cluster or "", f.rule.id))
+    return out
+
+
+def require_schemas(repo: Repository, schemas: Path, names: t.Iterable[str]) -> None:
+    """Refuse (a ConfigError saying how to get them) a cluster without committed schemas."""
+    for name in names:
+        release = repo.cluster(name).kueue_version or "VERSION"
+        if not SchemaCatalog(schemas, name).index:
+            raise ConfigError(
+                f"no schemas for cluster {name} in {schemas}: run "
+                f"`kueue-gitops schemas fetch --cluster {name}` (from the live cluster) or "
+                f"`kueue-gitops schemas fetch --cluster {name} --release {release}` (from a "
+                "sandbox of that Kueue release)"
+            )
 
 
 _JOB: tuple[Repository, Path, str | None] | None = None
@@ -180,18 +193,11 @@ def _cluster(
         findings += loaded.findings
     resources = loaded.for_cluster(name)
     validator = ClusterValidator(SchemaCatalog(schemas, name))
-    sound: list[Resource] = []
-    invalid: dict[ResourceKey, Finding] = {}
-    for resource, verdict in zip(
-        resources, _verdicts(validator, resources, name, cache), strict=True
-    ):
+    verdicts = _verdicts(validator, resources, name, cache)
+    for verdict in verdicts:
         validator.remember(verdict)
-        found = verdict.findings
-        findings.extend(found)
-        if verdict.sound:
-            sound.append(resource)
-        elif found:
-            invalid[resource.key] = why_invalid(found)
+        findings.extend(verdict.findings)
+    sound, invalid = sorted_out(resources, verdicts)
     if validator.skipped:
         notes.append(
             (
@@ -239,15 +245,37 @@ def _verdicts(
             stored[file] = pickle.loads(blob) if blob else {}
         verdict = stored[file].get(resource.line)
         if verdict is None:
-            verdict = validator.judge(resource)
-            for finding in verdict.findings:
-                finding.cluster = cluster
+            verdict = judge(validator, resource, cluster)
             judged.setdefault(file, {})[resource.line] = verdict
         out.append(verdict)
     if cache is not None:  # stored now, before anything downstream marks a finding suppressed
         for file, verdicts in judged.items():
             cache.store_results(file, {**stored[file], **verdicts})
     return out
+
+
+def sorted_out(
+    resources: list[Resource], verdicts: t.Iterable[Verdict]
+) -> tuple[list[Resource], dict[ResourceKey, Finding]]:
+    """The objects sound enough for the policy checks, and for each other object that has a
+    finding, the finding that kept it out (a reference to it is invalid, not missing)."""
+    sound: list[Resource] = []
+    invalid: dict[ResourceKey, Finding] = {}
+    for resource, verdict in zip(resources, verdicts, strict=True):
+        if verdict.sound:
+            sound.append(resource)
+        elif verdict.findings:
+            invalid[resource.key] = why_invalid(verdict.findings)
+    return sound, invalid
+
+
+def judge(validator: ClusterValidator, resource: Resource, cluster: str) -> Verdict:
+    """The validator's verdict on one object (version contract, schema, CEL), its findings
+    stamped with the cluster."""
+    verdict = validator.judge(resource)
+    for finding in verdict.findings:
+        finding.cluster = cluster
+    return verdict
 
 
 def why_invalid(found: list[Finding]) -> Finding:
