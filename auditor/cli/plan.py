@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
@@ -16,7 +14,6 @@ from auditor.cli.options import (
     one_cluster_context,
     output_format,
     pass_context,
-    resolve_format,
 )
 from auditor.errors import ConfigError
 from auditor.live.access import connect
@@ -43,23 +40,31 @@ from auditor.repo.layout import find_root
     "replay_trace",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="TRACE",
-    help="Replay this workload trace (`kueue-gitops trace`) through the real Kueue on a sandbox "
-    "of --base and of --head, and compare waits, borrowing and preemptions.",
+    help="Replay this workload trace (`kueue-gitops trace`) through Kueue on --base and on "
+    "--head, and compare waits, borrowing and preemptions.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["sim", "kueue"]),
+    default="sim",
+    show_default=True,
+    help="With --replay: sim runs Kueue's own scheduler on a simulated clock (deterministic, a "
+    "day in seconds); kueue runs the real Kueue on a sandbox in compressed real time.",
 )
 @click.option(
     "--speed",
     default=30.0,
     show_default=True,
     type=float,
-    help="With --replay: how much faster than the trace to replay (at most 60).",
+    help="With --replay --engine kueue: how much faster than the trace to replay (at most 60).",
 )
 @click.option(
     "--repeat",
     default=1,
     show_default=True,
     type=int,
-    help="With --replay: replay each side this many times (at most 5) and flag a wait only when "
-    "the head's replays all wait longer than the base's.",
+    help="With --replay --engine kueue: replay each side this many times (at most 5) and flag a "
+    "wait only when the head's replays all wait longer than the base's.",
 )
 @output_format
 @pass_context
@@ -73,6 +78,7 @@ def plan(
     timeout: float,
     live: bool,
     replay_trace: Path | None,
+    engine: str,
     speed: float,
     repeat: int,
     output: str,
@@ -84,13 +90,14 @@ def plan(
     below what is in use warns which Workloads it exposes, and removing a queue or a namespace's
     admission while Workloads are pending or admitted there is an error.
 
-    With --replay TRACE and one --cluster, the trace's Workloads are submitted to a fresh
-    sandbox of each revision (the real Kueue, kwok's simulated nodes) at --speed, and each
-    tenant's admission waits, GPU-hours, borrowing and preemptions are compared: exit 1 when a
-    tenant's p95 wait rises past the threshold or the head never admits work the base did.
+    With --replay TRACE and one --cluster, the trace's Workloads go through each revision's
+    Kueue: by default (--engine sim) Kueue's own scheduler on a simulated clock, or (--engine
+    kueue) the real Kueue on a fresh sandbox at --speed; each tenant's admission waits,
+    GPU-hours, borrowing and preemptions are compared: exit 1 when a tenant's p95 wait rises past
+    the threshold, the head never admits work the base did, or it preempts in a loop.
     """
     if replay_trace is not None:
-        _replay(ctx, base, head, clusters, replay_trace, speed, repeat, output)
+        _replay(ctx, base, head, clusters, replay_trace, engine, speed, repeat, output)
         return
     if live:
         one_cluster_context(context, clusters)
@@ -110,18 +117,17 @@ def _replay(
     head: str,
     clusters: tuple[str, ...],
     path: Path,
+    engine: str,
     speed: float,
     repeat: int,
     output: str,
 ) -> None:
     from auditor.cli.sandbox import _testenv  # the sandbox's machinery, only when replaying
+    from auditor.model import ClusterResult, Report
     from auditor.replay import compare, trace
-    from auditor.report import replay as replay_render
     from auditor.sandbox import ensure_built, pki
+    from auditor.sandbox.kueuesim import SimulationUnavailable
 
-    output = resolve_format(output)
-    if output not in ("text", "json", "markdown"):
-        raise click.UsageError(f"--replay reports as text, json or markdown, not {output}")
     loaded = trace.read(path)
     cluster = clusters[0] if len(clusters) == 1 else None
     if cluster is None:
@@ -132,15 +138,29 @@ def _replay(
     compare.check_repeat(repeat)
     root = find_root(ctx.repo_dir or Path.cwd())
     say = ctx.note
-    pki.require_extra()
-    toolchain = ensure_built(_testenv(ctx), log=say)
-    result = compare.plan_by_replay(
-        root, base, head, cluster, loaded, speed=speed, toolchain=toolchain, repeat=repeat, log=say
+    result = None
+    if engine == "sim":
+        try:
+            result = compare.plan_by_simulation(
+                root, base, head, cluster, loaded, testenv=_testenv(ctx), log=say
+            )
+        except SimulationUnavailable as exc:
+            say(f"{exc}; falling back to --engine kueue")
+    if result is None:
+        pki.require_extra()
+        toolchain = ensure_built(_testenv(ctx), log=say)
+        result = compare.plan_by_replay(
+            root,
+            base,
+            head,
+            cluster,
+            loaded,
+            speed=speed,
+            toolchain=toolchain,
+            repeat=repeat,
+            log=say,
+        )
+    report = Report(
+        "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
     )
-    out = sys.stdout
-    if output == "json":
-        json.dump(result.to_json(), out, indent=2)
-        out.write("\n")
-    else:
-        (replay_render.markdown if output == "markdown" else replay_render.text)(result, out)
-    click.get_current_context().exit(result.exit_code)
+    finish(report, output)

@@ -8,12 +8,15 @@ from pathlib import Path
 from auditor.errors import ConfigError
 from auditor.replay.metrics import Comparison, combine, summarize
 from auditor.replay.run import SideRun, replay
+from auditor.replay.sim import simulate
 from auditor.replay.trace import Trace
 from auditor.repo.gitsource import revision
 from auditor.repo.layout import Repository
 
 if t.TYPE_CHECKING:
     from auditor.sandbox import Toolchain
+
+ENGINES = ("sim", "kueue")  # sim: Kueue's code on a logical clock; kueue: the real one, sandboxed
 
 # The Workloads are read every 0.25 s: 15 trace seconds at 60x. Below it, what bounds the speed
 # is the trace's run times; each replay measures that distortion and reports it (metrics.py).
@@ -79,4 +82,41 @@ def plan_by_replay(
         base=combine([summarize(r, tenant_of) for r in runs["base"]]),
         head=combine([summarize(r, tenant_of) for r in runs["head"]]),
         kueue_version=runs["base"][0].kueue_version,
+    )
+
+
+def plan_by_simulation(
+    root: Path,
+    base: str,
+    head: str,
+    cluster: str,
+    trace: Trace,
+    *,
+    testenv: Path,
+    log: t.Callable[[str], None] | None = None,
+) -> Comparison:
+    """Each side once through the simulator built against the Kueue its cluster profile names
+    (deterministic: a second run gives the same answer). Raises SimulationUnavailable for a
+    release the simulator cannot link."""
+    from auditor.sandbox.kueuesim import ensure_sim  # the Go build, only when simulating
+
+    sides = {}
+    tenant_of: dict[str, str] = {}
+    release = ""
+    for label, rev in (("base", base), ("head", head)):
+        with revision(root, rev) as repo:
+            if cluster not in repo.clusters:
+                raise ConfigError(f"cluster {cluster} does not exist at {rev}")
+            tenant_of = tenants_of(repo, cluster) | tenant_of
+            binary, release = ensure_sim(testenv, repo.cluster(cluster).kueue_version, log=log)
+            sides[label] = simulate(binary, release, repo, cluster, trace, label=label, log=log)
+    return Comparison(
+        cluster=cluster,
+        speed=1.0,
+        workloads=len(trace.workloads),
+        trace_seconds=trace.seconds,
+        base=summarize(sides["base"], tenant_of),
+        head=summarize(sides["head"], tenant_of),
+        kueue_version=release,
+        engine="sim",
     )

@@ -19,7 +19,17 @@ import statistics
 import typing as t
 from dataclasses import dataclass, field
 
+from auditor.model import Finding
+from auditor.replay import sim
 from auditor.replay.run import TICK, Observed, SideRun
+from auditor.replay.sim import Loop, SimRun, loops, peak_hour
+from auditor.rules import declarations
+from auditor.rules.rule import Rule
+
+RULES = declarations.of(__name__)  # auditor/replay/rules.yaml
+WAIT_RISES = RULES["replay-wait-rises"]
+NEVER_ADMITTED = RULES["replay-never-admitted"]
+PREEMPTION_LOOP = RULES["replay-preemption-loop"]
 
 # A tenant's p95 wait is flagged when the head's exceeds the base's by all three: 25 %, five
 # trace minutes, and four reads' worth of time (what two runs of one configuration may differ by).
@@ -87,6 +97,13 @@ class Group:
     preemption_reasons: dict[str, int] = field(default_factory=dict)
     never_admitted: int = 0
     p95_range: tuple[float, float] | None = None  # over a side's replays, when more than one
+    # What only the simulation knows (--engine sim): whose Workloads preempted its own, how many
+    # of others' its own preempted, the hour of the day its wait peaks, Kueue's last word on work
+    # never admitted.
+    preempted_by: dict[str, int] = field(default_factory=dict)
+    preempted_others: int = 0
+    wait_peak: tuple[int, float] | None = None
+    pending_reason: str | None = None
 
     def to_json(self) -> dict[str, t.Any]:
         def r(v: float | None) -> float | None:
@@ -110,6 +127,14 @@ class Group:
             "preemptions": self.preemptions,
             "preemptionReasons": dict(sorted(self.preemption_reasons.items())),
             "neverAdmitted": self.never_admitted,
+            "preemptedBy": dict(sorted(self.preempted_by.items())),
+            "preemptedOthers": self.preempted_others,
+            "waitPeak": (
+                {"hour": self.wait_peak[0], "meanSeconds": r(self.wait_peak[1])}
+                if self.wait_peak
+                else None
+            ),
+            "pendingReason": self.pending_reason,
         }
 
 
@@ -124,6 +149,10 @@ class Side:
     deadline_passed: bool
     distortion: float | None = None  # hold overhead times speed, over the median traced run
     runs: list[Side] = field(default_factory=list)  # each replay, when there was more than one
+    engine: str = "kueue"
+    loops: list[Loop] = field(default_factory=list)
+    cycles: int = 0  # the simulation's scheduling cycles
+    stalled: list[float] = field(default_factory=list)  # instants it gave up on (too many cycles)
 
     def tenant(self, name: str) -> Group:
         return next((g for g in self.tenants if g.name == name), Group(name))
@@ -136,18 +165,36 @@ class Side:
         return sum(g.preemptions for g in self.tenants)
 
     def to_json(self) -> dict[str, t.Any]:
-        return {
-            "label": self.label,
-            "revision": self.revision,
-            "replaySeconds": round(self.replay_seconds, 1),
-            "sandboxSeconds": round(self.sandbox_seconds, 1),
-            "deadlinePassed": self.deadline_passed,
-            "distortion": None if self.distortion is None else round(self.distortion, 3),
-            "replays": max(1, len(self.runs)),
-            "preemptions": self.preemptions,
-            "tenants": [g.to_json() for g in self.tenants],
-            "clusterQueues": [g.to_json() for g in self.cluster_queues],
-        } | ({"runs": [r.to_json() for r in self.runs]} if self.runs else {})
+        # The simulation's timings go to stderr, not into the report: the same trace and
+        # revisions give the same bytes.
+        timed = self.engine != "sim"
+        return (
+            {
+                "label": self.label,
+                "revision": self.revision,
+            }
+            | (
+                {
+                    "replaySeconds": round(self.replay_seconds, 1),
+                    "sandboxSeconds": round(self.sandbox_seconds, 1),
+                }
+                if timed
+                else {}
+            )
+            | {
+                "deadlinePassed": self.deadline_passed,
+                "distortion": None if self.distortion is None else round(self.distortion, 3),
+                "replays": max(1, len(self.runs)),
+                "engine": self.engine,
+                "loops": [loop.to_json() for loop in self.loops],
+                "cycles": self.cycles,
+                "stalledAt": self.stalled,
+                "preemptions": self.preemptions,
+                "tenants": [g.to_json() for g in self.tenants],
+                "clusterQueues": [g.to_json() for g in self.cluster_queues],
+            }
+            | ({"runs": [r.to_json() for r in self.runs]} if self.runs else {})
+        )
 
 
 def _series_stats(series: list[tuple[float, float]]) -> tuple[float, float]:
@@ -227,6 +274,8 @@ def summarize(run: SideRun, tenant_of: t.Mapping[str, str]) -> Side:
         _group(name, seen, run.speed, run.borrowed.get(name, []))
         for name, seen in sorted(by_cq.items())
     ]
+    if isinstance(run, SimRun):
+        return _simulated(run, tenant_of, tenants, queues, by_tenant)
     overhead = hold_overhead(run.workloads, run.speed)
     median_run = percentile([s.traced.run_seconds for s in run.workloads], 50)
     return Side(
@@ -238,6 +287,48 @@ def summarize(run: SideRun, tenant_of: t.Mapping[str, str]) -> Side:
         run.sandbox_seconds,
         run.deadline_passed,
         None if overhead is None or not median_run else overhead * run.speed / median_run,
+    )
+
+
+def _simulated(
+    run: SimRun,
+    tenant_of: t.Mapping[str, str],
+    tenants: list[Group],
+    queues: list[Group],
+    by_tenant: dict[str, list[Observed]],
+) -> Side:
+    """A simulated side: exact preemptions by preemptor, wait peaks, loops."""
+
+    def tenant(i: int) -> str:
+        ns = run.workloads[i].traced.namespace
+        return tenant_of.get(ns, ns)
+
+    groups = {g.name: g for g in tenants}
+    for p in run.preemption_log:
+        victim = groups[tenant(p.victim)]
+        by = tenant(p.by) if p.by is not None else "?"
+        victim.preempted_by[by] = victim.preempted_by.get(by, 0) + 1
+        if p.by is not None:
+            groups[by].preempted_others += 1
+    for name, seen in by_tenant.items():
+        groups[name].wait_peak = peak_hour(seen)
+        reasons = sorted(
+            {run.pending_reasons[s.index] for s in seen if s.index in run.pending_reasons}
+        )
+        groups[name].pending_reason = reasons[0] if reasons else None
+    return Side(
+        run.label,
+        run.revision,
+        tenants,
+        queues,
+        run.seconds,
+        0.0,
+        False,
+        None,
+        engine="sim",
+        loops=loops(run, tenant_of),
+        cycles=run.cycles,
+        stalled=run.stalled,
     )
 
 
@@ -292,16 +383,33 @@ def combine(runs: list[Side]) -> Side:
 
 @dataclass(frozen=True)
 class Flag:
-    """A tenant's number the head makes worse: `kind` is wait-p95-rises (seconds) or
-    never-admitted (Workloads)."""
+    """A tenant's number the head makes worse: `kind` is wait-p95-rises (seconds),
+    never-admitted (Workloads) or preemption-loop (a loop of the head's the base lacks: base 0,
+    head the preemptions in it)."""
 
     tenant: str
-    kind: t.Literal["wait-p95-rises", "never-admitted"]
+    kind: t.Literal["wait-p95-rises", "never-admitted", "preemption-loop"]
     base: float
     head: float
+    cycle: tuple[str, ...] = ()  # a preemption loop's events
+
+    @property
+    def rule(self) -> Rule:
+        return {
+            "wait-p95-rises": WAIT_RISES,
+            "never-admitted": NEVER_ADMITTED,
+            "preemption-loop": PREEMPTION_LOOP,
+        }[self.kind]
 
     def to_json(self) -> dict[str, t.Any]:
-        return {"tenant": self.tenant, "kind": self.kind, "base": self.base, "head": self.head}
+        out: dict[str, t.Any] = {
+            "tenant": self.tenant,
+            "kind": self.kind,
+            "rule": self.rule.id,
+            "base": self.base,
+            "head": self.head,
+        }
+        return out | ({"cycle": list(self.cycle)} if self.cycle else {})
 
 
 @dataclass
@@ -313,6 +421,7 @@ class Comparison:
     base: Side
     head: Side
     kueue_version: str = ""
+    engine: str = "kueue"
     agreement: t.ClassVar[float] = AGREEMENT
     reclaimer_agreement: t.ClassVar[float] = RECLAIMER_AGREEMENT
     max_distortion: t.ClassVar[float] = MAX_DISTORTION
@@ -339,15 +448,41 @@ class Comparison:
                 out.append(
                     Flag(head.name, "never-admitted", base.never_admitted, head.never_admitted)
                 )
+        known = {loop.key for loop in self.base.loops}
+        for loop in self.head.loops:
+            if loop.key not in known:
+                out.append(
+                    Flag(loop.tenant, "preemption-loop", 0, len(loop.cycle), tuple(loop.cycle))
+                )
         return out
 
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.flags() else 0
+    def findings(self) -> list[Finding]:
+        """The flags as findings of their catalogued rules: what decides the exit status
+        (Report.exit_code)."""
+        return [
+            Finding(
+                f.rule,
+                _message(f),
+                cluster=self.cluster,
+                extra={"tenant": f.tenant, "base": f.base, "head": f.head}
+                | ({"cycle": list(f.cycle)} if f.cycle else {}),
+            )
+            for f in self.flags()
+        ]
+
+    section_kind: t.ClassVar[str] = "replay"  # how the report's views tell it from a Plan
 
     def to_json(self) -> dict[str, t.Any]:
+        """The report's section (report.schema.json): the revisions, and the replay."""
         return {
-            "command": "plan --replay",
+            "base": self.base.revision,
+            "head": self.head.revision,
+            "replay": self.replay_json(),
+        }
+
+    def replay_json(self) -> dict[str, t.Any]:
+        return {
+            "engine": self.engine,
             "cluster": self.cluster,
             "speed": self.speed,
             "workloads": self.workloads,
@@ -358,6 +493,21 @@ class Comparison:
             "reclaimerAgreement": RECLAIMER_AGREEMENT,
             "maxDistortion": MAX_DISTORTION,
             "flags": [f.to_json() for f in self.flags()],
+            "loopPreemptions": sim.LOOP_PREEMPTIONS,
+            "loopSwitches": sim.TRADE_SWITCHES,
+            "loopWindowSeconds": sim.LOOP_WINDOW,
             "base": self.base.to_json(),
             "head": self.head.to_json(),
         }
+
+
+def _message(f: Flag) -> str:
+    def d(seconds: float) -> str:
+        return f"{seconds / 60:.1f} min"
+
+    if f.kind == "wait-p95-rises":
+        return f"{f.tenant}: p95 admission wait rises from {d(f.base)} to {d(f.head)}"
+    if f.kind == "never-admitted":
+        return f"{f.tenant}: {f.head:g} Workload(s) never admitted (base: {f.base:g})"
+    shown = "; ".join(f.cycle[:6]) + ("; ..." if len(f.cycle) > 6 else "")
+    return f"{f.tenant}: preemption loop on the head: {shown}"

@@ -103,7 +103,22 @@ def _reasons(comparison: Comparison) -> list[str]:
     return out
 
 
+SIMULATED_CLOCK = (
+    "Simulated (--engine sim): the API (in memory), the job controller (a preempted Job stops at "
+    "once, a running one ends after the trace's run time) and the clock, which jumps from one "
+    "event to the next. Kueue's own code decides every admission, borrowing, preemption and "
+    "requeue: the scheduler, flavor assigner, preemptor, caches and workload handlers of the "
+    "release the cluster profile names, with the revision's objects and fair sharing. The same "
+    "trace and revisions give the same answer every time (docs/replay.md)."
+)
+
+
 def _headline(c: Comparison) -> str:
+    if c.engine == "sim":
+        return (
+            f"{c.cluster}: {c.workloads} Workloads over {duration(c.trace_seconds)} of trace, "
+            f"simulated through Kueue {c.kueue_version or '?'}'s scheduler"
+        )
     times = len(c.base.runs)
     return (
         f"{c.cluster}: {c.workloads} Workloads over {duration(c.trace_seconds)} of trace, "
@@ -113,6 +128,8 @@ def _headline(c: Comparison) -> str:
 
 
 def _honesty(c: Comparison) -> str:
+    if c.engine == "sim":
+        return SIMULATED_CLOCK
     said = (
         f"{SIMULATED} Waits are in trace time. Two replays of one configuration agree on a "
         f"tenant's p95 wait within {c.agreement:.0%} or {duration(c.tolerance_seconds)}, "
@@ -140,7 +157,40 @@ def _honesty(c: Comparison) -> str:
 def flag_text(f: Flag) -> str:
     if f.kind == "wait-p95-rises":
         return f"{f.tenant}: p95 admission wait rises from {duration(f.base)} to {duration(f.head)}"
+    if f.kind == "preemption-loop":
+        shown = "; ".join(f.cycle[:6]) + ("; ..." if len(f.cycle) > 6 else "")
+        return f"{f.tenant}: preemption loop on the head: {shown}"
     return f"{f.tenant}: {f.head:g} Workload(s) never admitted (base: {f.base:g})"
+
+
+def simulated_lines(c: Comparison) -> list[str]:
+    """What only the simulation says: who preempted whom, wait peaks, loops."""
+    if c.engine != "sim":
+        return []
+    out = []
+    for side in (c.base, c.head):
+        for g in side.tenants:
+            parts = []
+            if g.preempted_by:
+                by = ", ".join(f"{n} by {who}" for who, n in sorted(g.preempted_by.items()))
+                parts.append(f"preempted {by}")
+            if g.preempted_others:
+                parts.append(f"preempted {g.preempted_others} of others'")
+            if g.wait_peak:
+                parts.append(
+                    f"wait peaks at hour {g.wait_peak[0]:02d} ({duration(g.wait_peak[1])} mean)"
+                )
+            if g.pending_reason:
+                parts.append(f"never admitted: {g.pending_reason}")
+            if parts:
+                out.append(f"{side.label} {g.name}: " + "; ".join(parts))
+        for loop in side.loops:
+            out.append(f"{side.label}: preemption loop ({loop.key}): " + "; ".join(loop.cycle[:6]))
+        if side.stalled:
+            out.append(
+                f"{side.label}: gave up on {len(side.stalled)} instant(s) after too many cycles"
+            )
+    return out
 
 
 # -- text -----------------------------------------------------------------------------------
@@ -156,7 +206,7 @@ def text(c: Comparison, stream: t.TextIO) -> None:
         for r in table:
             stream.write("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
             stream.write("\n")
-    stream.write("\n" + "\n".join(_reasons(c)) + "\n")
+    stream.write("\n" + "\n".join(_reasons(c) + simulated_lines(c)) + "\n")
     for side in (c.base, c.head):
         if side.deadline_passed:
             stream.write(f"{side.label}: the deadline passed before every Workload finished\n")
@@ -206,6 +256,6 @@ def markdown(c: Comparison, stream: t.TextIO) -> None:
         for r in rows(c, kind):
             stream.write(table_row(r) + "\n")
         stream.write("\n")
-    stream.write("".join(f"- {cell(r)}\n" for r in _reasons(c)) + "\n")
+    stream.write("".join(f"- {cell(r)}\n" for r in _reasons(c) + simulated_lines(c)) + "\n")
     stream.write(chart(c) + "\n\n")
     stream.write(f"<details><summary>What is simulated</summary>\n\n{_honesty(c)}\n\n</details>\n")

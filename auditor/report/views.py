@@ -11,22 +11,35 @@ from __future__ import annotations
 import typing as t
 
 from auditor.model import Report
-from auditor.report import ledger, plan, runbook, steps, upgrade, verify
+from auditor.report import ledger, plan, replay, runbook, steps, text, upgrade, verify
 
 if t.TYPE_CHECKING:
+    from auditor.drift.fleet import Fleet
     from auditor.kueue.ledger import Ledger
     from auditor.plan.model import Plan
+    from auditor.replay.metrics import Comparison
     from auditor.status import Snapshot
 
 View = t.Callable[[Report, t.TextIO], None]
 
 
+def _replayed(report: Report) -> bool:
+    """`plan --replay`'s section is a replay comparison (it says so), not a Plan."""
+    return getattr(report.section, "section_kind", None) == "replay"
+
+
 def _plan_text(report: Report, stream: t.TextIO) -> None:
-    plan.text(t.cast("Plan", report.section), stream)
+    if _replayed(report):
+        replay.text(t.cast("Comparison", report.section), stream)
+    else:
+        plan.text(t.cast("Plan", report.section), stream)
 
 
 def _plan_markdown(report: Report, stream: t.TextIO) -> None:
-    plan.markdown(t.cast("Plan", report.section), stream)
+    if _replayed(report):
+        replay.markdown(t.cast("Comparison", report.section), stream)
+    else:
+        plan.markdown(t.cast("Plan", report.section), stream)
 
 
 def _ledger_text(report: Report, stream: t.TextIO) -> None:
@@ -41,7 +54,13 @@ def _status_text(report: Report, stream: t.TextIO) -> None:
     stream.write(t.cast("Snapshot", report.section).text() + "\n")
 
 
+def _drift_text(report: Report, stream: t.TextIO) -> None:
+    stream.write(t.cast("Fleet", report.section).text())
+    text.write(report, stream)
+
+
 TEXT: dict[str, View] = {
+    "drift": _drift_text,
     "plan": _plan_text,
     "verify": verify.text,
     "upgrade-check": upgrade.text,

@@ -21,9 +21,9 @@ from pathlib import Path
 from auditor import rules
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
-from auditor.live import apply as sync
+from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
-from auditor.repo import cache as filecache
+from auditor.repo import cache as repo_cache
 from auditor.repo import suppressions
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
@@ -70,7 +70,7 @@ def validate(
     """
     names = clusters or sorted(repo.clusters)
     require_schemas(repo, schemas, names)
-    tool = filecache.tool_key() if cache and repo.root is not None else None
+    tool = repo_cache.tool_key() if cache and repo.root is not None else None
     if tool is not None:
         repo.use_cache(tool)
     repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
@@ -131,10 +131,10 @@ def require_schemas(repo: Repository, schemas: Path, names: t.Iterable[str]) -> 
 
 
 _JOB: tuple[Repository, Path, str | None] | None = None
-Outcome = tuple[ClusterResult, list[Finding], list[tuple[str, bool]]]  # notes: (text, minor)
+ClusterOutcome = tuple[ClusterResult, list[Finding], list[tuple[str, bool]]]  # notes: (text, minor)
 
 
-def _cluster_job(name: str) -> Outcome:
+def _cluster_job(name: str) -> ClusterOutcome:
     assert _JOB is not None
     repo, schemas, tool = _JOB
     cache = _file_cache(repo, schemas, name, tool)
@@ -146,12 +146,12 @@ def _cluster_job(name: str) -> Outcome:
 
 def _file_cache(
     repo: Repository, schemas: Path, name: str, tool: str | None
-) -> filecache.FileCache | None:
+) -> repo_cache.FileCache | None:
     """The cluster's cache pack, keyed by the tool and the cluster's schemas; None when off."""
     if tool is None or repo.root is None:
         return None
     try:
-        return filecache.FileCache(repo.root, name, tool, filecache.fingerprint(schemas / name))
+        return repo_cache.FileCache(repo.root, name, tool, repo_cache.fingerprint(schemas / name))
     except OSError:  # a schema file that cannot be read: the run judges it, uncached
         return None
 
@@ -162,8 +162,8 @@ def _guarded(
     name: str,
     server_side: Connector | None,
     loaded: Loaded | None = None,
-    cache: filecache.FileCache | None = None,
-) -> Outcome:
+    cache: repo_cache.FileCache | None = None,
+) -> ClusterOutcome:
     """One cluster's outcome; a bug while judging it makes that cluster incomplete (exit 3),
     named in the report, and leaves the other clusters' findings standing."""
     try:
@@ -182,8 +182,8 @@ def _cluster(
     name: str,
     server_side: Connector | None,
     loaded: Loaded | None = None,
-    cache: filecache.FileCache | None = None,
-) -> Outcome:
+    cache: repo_cache.FileCache | None = None,
+) -> ClusterOutcome:
     """Validate and check one cluster's objects (loading them unless given); dry-run on ask."""
     notes: list[tuple[str, bool]] = []  # (message, minor)
     profile = repo.cluster(name)
@@ -231,7 +231,7 @@ def _verdicts(
     validator: ClusterValidator,
     resources: list[Resource],
     cluster: str,
-    cache: filecache.FileCache | None,
+    cache: repo_cache.FileCache | None,
 ) -> list[Verdict]:
     """The validator's verdict on each object: from the cache for a file served from it,
     judged (and stored for the next run) otherwise. Objects are keyed by file and line."""
@@ -310,7 +310,7 @@ def _dry_run(
     waiting: list[str] = []
     try:
         cluster = connector(profile)
-        for resource, exc in sync.apply_each(
+        for resource, exc in live_apply.apply_each(
             cluster, resources, dry_run=True, field_validation="Strict"
         ):
             if exc is None:

@@ -1,4 +1,5 @@
-"""`plan --replay`: a synthetic trace through the real Kueue v0.17.0 on kwok's nodes, base → head.
+"""`plan --replay --engine kueue`: a synthetic trace through the real Kueue on kwok's nodes,
+base → head (the simulation, the default engine, is tests/integration/test_replay_sim.py).
 
 gpu-staging's tree: team-a-cq (4 a100 GPUs, lends 2, may borrow 2) and team-b-cq (3, lends 1)
 in cohort ai-shared under example-org's pool of 1. The trace keeps both busy: team-a's batch-low
@@ -34,6 +35,13 @@ RECLAIM = (
     "      maxPriorityThreshold: 100   # borrowed capacity evicts only batch-low work\n"
 )
 SPEED = 40
+# What two replays of one configuration may differ by, stated here (docs/replay.md measures
+# them), not read from the report under test: four reads (0.25 s apart) at the speed, 20 % of a
+# wait behind a tenant's own work, 50 % of a wait to reclaim what it lent; the latencies the
+# speed multiplies at most 10 % of a median run.
+TOLERANCE_SECONDS = 4 * 0.25 * SPEED
+AGREEMENT = {"team-a": 0.20, "team-b": 0.50}
+MAX_DISTORTION = 0.10
 MIXES = [
     synthetic.TenantMix("team-a", "batch", 0.65, {"batch-low": 1.0}),  # as `make demo` makes it
     synthetic.TenantMix("team-b", "batch", 0.35, {"batch-standard": 1.0}),
@@ -67,11 +75,14 @@ def revisions(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[tuple[Path
 
 def _replay(root: Path, base: str, head: str) -> Doc:
     argv = ["--repo", str(root), "plan", "--base", base, "--head", head, "--cluster",
-            "gpu-staging", "--replay", str(root / "trace.json"), "--speed", str(SPEED)]  # fmt: skip
+            "gpu-staging", "--replay", str(root / "trace.json"), "--engine", "kueue",
+            "--speed", str(SPEED)]  # fmt: skip
     result = CliRunner().invoke(cli, [*argv, "-o", "json"], catch_exceptions=False)
     assert result.exit_code in (0, 1), result.stderr
-    doc: Doc = json.loads(result.stdout)
+    report = json.loads(result.stdout)
+    doc: Doc = report["replay"]  # the report's replay section (report.schema.json)
     doc["exitCode"] = result.exit_code
+    doc["findings"] = report["findings"]
     return doc
 
 
@@ -109,10 +120,11 @@ def test_the_base_preempts_team_as_borrowed_work_when_team_b_reclaims(halved: Do
 
 def test_halving_team_as_gpus_raises_its_p95_wait_and_its_borrowing(halved: Doc) -> None:
     before, after = tenant(halved["base"], "team-a"), tenant(halved["head"], "team-a")
-    assert after["waitSeconds"]["p95"] > before["waitSeconds"]["p95"] + halved["toleranceSeconds"]
+    assert after["waitSeconds"]["p95"] > before["waitSeconds"]["p95"] + TOLERANCE_SECONDS
     assert after["borrowedGpus"]["mean"] > before["borrowedGpus"]["mean"]
     assert halved["exitCode"] == 1
     assert {"tenant": "team-a", "kind": "wait-p95-rises"}.items() <= halved["flags"][0].items()
+    assert ("replay-wait-rises", "team-a") in {(f["rule"], f["tenant"]) for f in halved["findings"]}
 
 
 def test_reclaim_never_makes_preemptions_fall_to_zero(no_reclaim: Doc) -> None:
@@ -124,13 +136,12 @@ def test_reclaim_never_makes_preemptions_fall_to_zero(no_reclaim: Doc) -> None:
 def test_the_same_trace_twice_on_the_base_agrees_within_the_tolerance(
     halved: Doc, no_reclaim: Doc
 ) -> None:
-    tolerance = halved["toleranceSeconds"]
     # team-a waits behind its own backlog; team-b waits to reclaim what it lent (docs/replay.md).
-    for name, agreement in (("team-a", "agreement"), ("team-b", "reclaimerAgreement")):
+    for name, agreement in AGREEMENT.items():
         one, two = tenant(halved["base"], name), tenant(no_reclaim["base"], name)
         p95 = one["waitSeconds"]["p95"], two["waitSeconds"]["p95"]
-        assert abs(p95[0] - p95[1]) <= max(tolerance, halved[agreement] * max(p95)), (name, p95)
+        assert abs(p95[0] - p95[1]) <= max(TOLERANCE_SECONDS, agreement * max(p95)), (name, p95)
         assert abs(one["gpuHours"] - two["gpuHours"]) <= 0.1 * max(one["gpuHours"], 1)
         assert (one["preemptions"] > 0) == (two["preemptions"] > 0)  # counts vary: docs/replay.md
     for side in (halved["base"], halved["head"], no_reclaim["base"], no_reclaim["head"]):
-        assert side["distortion"] <= halved["maxDistortion"]  # the speed is within its bound
+        assert side["distortion"] <= MAX_DISTORTION  # the speed is within its bound

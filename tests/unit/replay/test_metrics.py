@@ -8,7 +8,7 @@ import json
 from auditor.replay.metrics import Comparison, combine, percentile, summarize
 from auditor.replay.run import Observed, SideRun, borrowed_gpus, observe
 from auditor.replay.trace import TracedWorkload
-from auditor.report import replay as render
+from auditor.report import replay as report_replay
 
 SPEED = 60.0
 
@@ -75,7 +75,8 @@ def test_a_p95_rise_past_the_threshold_is_flagged() -> None:
     assert (flag.tenant, flag.kind, flag.base, flag.head) == (
         "team-a", "wait-p95-rises", 120.0, 1800.0,
     )  # fmt: skip
-    assert c.exit_code == 1
+    [finding] = c.findings()  # the flag is a catalogued rule's finding: Report.exit_code counts it
+    assert (finding.rule.id, str(finding.severity)) == ("replay-wait-rises", "error")
 
 
 def test_small_differences_within_the_tolerance_are_not_flagged() -> None:
@@ -91,7 +92,8 @@ def test_never_admitted_is_flagged_when_the_head_leaves_work_waiting() -> None:
     head = summarize(head_run, TENANTS)
     c = Comparison("c", SPEED, 3, 3600.0, base, head)
     assert [(f.tenant, f.kind, f.head) for f in c.flags()] == [("team-a", "never-admitted", 1)]
-    assert c.exit_code == 1 and head.tenant("team-a").never_admitted == 1
+    assert [f.rule.id for f in c.findings()] == ["replay-never-admitted"]
+    assert head.tenant("team-a").never_admitted == 1
 
 
 def test_reports_show_base_to_head_what_is_simulated_and_a_chart() -> None:
@@ -99,21 +101,27 @@ def test_reports_show_base_to_head_what_is_simulated_and_a_chart() -> None:
     head = summarize(side("head", [1.0, 20.0], [0, 2]), TENANTS)
     c = Comparison("gpu-staging", SPEED, 3, 3600.0, base, head, kueue_version="v0.17.0")
     out = io.StringIO()
-    render.text(c, out)
+    report_replay.text(c, out)
     txt = out.getvalue()
     assert "2.0m → 20.0m" in txt  # p95 (and max) of team-a
     assert "! team-a: p95 admission wait rises from 2.0m to 20.0m" in txt
     assert "Simulated: the nodes" in txt and "Real: Kueue's scheduler" in txt
     md = io.StringIO()
-    render.markdown(c, md)
+    report_replay.markdown(c, md)
     body = md.getvalue()
-    assert body.startswith(render.marker("gpu-staging") + "\n### ❌ Plan by replay")
+    assert body.startswith(report_replay.marker("gpu-staging") + "\n### ❌ Plan by replay")
     assert "| team-a | 60s | 2.0m → 20.0m | 2.0m → 20.0m | 0.0 | 1 → 2 | 0.00 | 0 | 0 |\n" in body
     assert '"team-a base", "team-a head"' in body and "    bar [2.0, 20.0, 1.0, 1.0]" in body
-    doc = json.loads(json.dumps(c.to_json()))
+    doc = json.loads(json.dumps(c.to_json()))["replay"]  # the report's replay section
     assert doc["head"]["tenants"][0]["waitSeconds"] == {"p50": 60.0, "p95": 1200.0, "max": 1200.0}
     assert doc["flags"] == [
-        {"tenant": "team-a", "kind": "wait-p95-rises", "base": 120.0, "head": 1200.0}
+        {
+            "tenant": "team-a",
+            "kind": "wait-p95-rises",
+            "rule": "replay-wait-rises",
+            "base": 120.0,
+            "head": 1200.0,
+        }
     ]
 
 
@@ -141,7 +149,7 @@ def test_with_several_replays_a_rise_is_flagged_only_when_the_ranges_part() -> N
     [flag] = Comparison("c", SPEED, 21, 3600.0, base, apart).flags()
     assert (flag.tenant, flag.base, flag.head) == ("team-a", 660.0, 1650.0)
     out = io.StringIO()
-    render.text(Comparison("c", SPEED, 21, 3600.0, base, apart), out)
+    report_replay.text(Comparison("c", SPEED, 21, 3600.0, base, apart), out)
     assert "11.0m (2.0m..20.0m) → 27.5m (25.0m..30.0m)" in out.getvalue()
     assert "2 times per side" in out.getvalue()
 

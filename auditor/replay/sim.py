@@ -1,0 +1,283 @@
+"""Replay a trace through Kueue's own scheduling code on a logical clock (`--engine sim`).
+
+One side (a git revision) at a time: the revision's ClusterQueues, Cohorts, ResourceFlavors,
+LocalQueues, priority classes and Namespaces for the cluster, with the fair sharing and feature
+gates of its Kueue Configuration, and the trace's Workloads, go to testenv/kueuesim built against
+the Kueue release the cluster profile names (auditor/sandbox/kueuesim.py). Kueue's scheduler
+decides; the program says what happened to each Workload and when, in trace seconds, and this
+module turns that into the SideRun the real engine's metrics read (run.py), at speed 1. What the
+simulation adds beyond those metrics: who preempted whom, preemption loops, time-weighted
+borrowing and the hour each tenant's wait peaks (docs/replay.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import time
+import typing as t
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.errors import ConfigError, SandboxError
+from auditor.k8s.quantity import parse
+from auditor.replay.run import Observed, SideRun
+from auditor.replay.trace import GPU, Trace
+from auditor.repo import boundaries
+from auditor.repo.layout import Repository
+
+KINDS = frozenset(
+    {
+        "ClusterQueue",
+        "Cohort",
+        "ResourceFlavor",
+        "LocalQueue",
+        "WorkloadPriorityClass",
+        "PriorityClass",
+        "Namespace",
+    }
+)
+# A Workload preempted and readmitted more than this many times is in a loop.
+LOOP_PREEMPTIONS = 3
+# Two ClusterQueues taking GPUs back and forth: this many changes of direction (A preempts B's,
+# B preempts A's, ...) within LOOP_WINDOW trace seconds.
+TRADE_SWITCHES = 4
+LOOP_WINDOW = 3600.0
+HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class Preemption:
+    at: float
+    victim: int
+    by: int | None
+    reason: str
+    victim_queue: str
+    by_queue: str | None
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A preemption loop: `key` identifies it across the two sides (a Workload, or a pair of
+    ClusterQueues); `cycle` shows it."""
+
+    key: str
+    kind: t.Literal["workload", "queues"]
+    tenant: str
+    cycle: list[str]
+
+    def to_json(self) -> dict[str, t.Any]:
+        return {"key": self.key, "kind": self.kind, "tenant": self.tenant, "cycle": self.cycle}
+
+
+@dataclass
+class SimRun(SideRun):
+    """A side replayed by the simulation: the SideRun the metrics read, and what only the
+    simulation knows."""
+
+    preemption_log: list[Preemption] = field(default_factory=list)
+    cycles: int = 0
+    stalled: list[float] = field(default_factory=list)
+    pending_reasons: dict[int, str] = field(default_factory=dict)
+    end_seconds: float = 0.0
+
+
+def sim_input(repo: Repository, cluster: str, trace: Trace) -> dict[str, t.Any]:
+    """What kueuesim reads: the revision's objects for `cluster`, and the trace."""
+    objects = [r.body for r in repo.load([cluster]).for_cluster(cluster) if r.kind in KINDS]
+    config = boundaries.kueue_configuration(repo, cluster) or {}
+    fair = config.get("fairSharing")
+    if isinstance(fair, dict) and fair.get("enable", True) is False:
+        fair = None  # v1beta1's `enable: false`
+    return {
+        "objects": objects,
+        "fairSharing": (
+            {"preemptionStrategies": fair.get("preemptionStrategies") or []}
+            if isinstance(fair, dict)
+            else None
+        ),
+        "featureGates": dict(config.get("featureGates") or {}),
+        "workloads": [w.to_json() for w in trace.workloads],
+    }
+
+
+def simulate(
+    binary: Path,
+    release: str,
+    repo: Repository,
+    cluster: str,
+    trace: Trace,
+    *,
+    label: str,
+    log: t.Callable[[str], None] | None = None,
+) -> SimRun:
+    """Run the simulator on one revision; its timings are said through `log`."""
+    say = log or (lambda _m: None)
+    document = json.dumps(sim_input(repo, cluster, trace))
+    started = time.monotonic()
+    proc = subprocess.run(
+        [str(binary), "-kueue-version", release],
+        input=document,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    took = time.monotonic() - started
+    if proc.returncode != 0:
+        message = proc.stderr.strip()[-2000:]
+        if proc.returncode == 2:  # the simulator refused the revision's objects
+            raise ConfigError(f"{label} ({repo.label}), cluster {cluster}: {message}")
+        raise SandboxError(f"the replay simulator failed on {label} ({repo.label}): {message}")
+    for line in proc.stderr.splitlines():
+        say(f"replay {label}: {line}")
+    return from_output(json.loads(proc.stdout), trace, label=label, revision=repo.label, took=took)
+
+
+def from_output(
+    out: dict[str, t.Any], trace: Trace, *, label: str, revision: str, took: float = 0.0
+) -> SimRun:
+    """The simulator's output as a SideRun (trace seconds, speed 1)."""
+    seen = [Observed(i, w, submitted=w.submitted_at) for i, w in enumerate(trace.workloads)]
+    end = float(out["endSeconds"])
+    queue_of: dict[int, str] = {}
+    log: list[Preemption] = []
+    pending: dict[int, str] = {}
+    for record in out["workloads"]:
+        s = seen[record["index"]]
+        held_since: float | None = None
+        for event in record["events"]:
+            kind, at = event["kind"], float(event["at"])
+            if kind == "admitted":
+                s.admitted = at if s.admitted is None else s.admitted
+                s.cluster_queue = event.get("clusterQueue") or s.cluster_queue
+                queue_of[s.index] = s.cluster_queue or ""
+                held_since = at
+            elif kind in ("preempted", "evicted", "finished"):
+                if held_since is not None:
+                    s.gpu_seconds += s.gpus * (at - held_since)
+                    held_since = None
+                if kind == "finished":
+                    s.finished, s.finished_reason = at, "Succeeded"
+                else:
+                    reason = event.get("reason") or "Evicted"
+                    s.preemptions += 1
+                    s.preemption_reasons[reason] = s.preemption_reasons.get(reason, 0) + 1
+                    if kind == "preempted":
+                        by = event.get("by")
+                        log.append(
+                            Preemption(at, s.index, by, reason, queue_of.get(s.index, ""), None)
+                        )
+            elif kind == "rejected":
+                s.rejected = event.get("message") or "rejected"
+        if held_since is not None:  # still running when the trace ended
+            s.gpu_seconds += s.gpus * (end - held_since)
+        if record.get("pendingReason"):
+            pending[s.index] = record["pendingReason"]
+    log = [
+        Preemption(p.at, p.victim, p.by, p.reason, p.victim_queue, queue_of.get(p.by or -1))
+        for p in log
+    ]
+    return SimRun(
+        label=label,
+        revision=revision,
+        speed=1.0,
+        workloads=seen,
+        borrowed=_aligned(out["borrowedGpus"], end),
+        seconds=took,
+        kueue_version=str(out.get("kueueVersion") or ""),
+        preemption_log=log,
+        cycles=int(out.get("cycles", 0)),
+        stalled=[float(v) for v in out.get("stalledAt", [])],
+        pending_reasons=pending,
+        end_seconds=end,
+    )
+
+
+def _aligned(
+    series: dict[str, list[dict[str, float]]], end: float
+) -> dict[str, list[tuple[float, float]]]:
+    """Each ClusterQueue's change points on one shared timeline (every queue's changes and the
+    end), so that tenants' series add up point by point and means are weighted by time."""
+    times = sorted({float(p["at"]) for s in series.values() for p in s} | {end})
+    out: dict[str, list[tuple[float, float]]] = {}
+    for name, points in sorted(series.items()):
+        values, i, current = [], 0, 0.0
+        for at in times:
+            while i < len(points) and float(points[i]["at"]) <= at:
+                current = float(points[i]["gpus"])
+                i += 1
+            values.append((at, current))
+        out[name] = values
+    return out
+
+
+def gpus_of(requests: t.Mapping[str, str], pods: int) -> float:
+    return float(parse(requests.get(GPU, "0")).value) * pods
+
+
+def loops(run: SimRun, tenant_of: t.Mapping[str, str]) -> list[Loop]:
+    """Preemption loops on one side: Workloads preempted more than LOOP_PREEMPTIONS times, and
+    pairs of ClusterQueues trading preemptions TRADE_SWITCHES times within LOOP_WINDOW."""
+
+    def name(i: int | None) -> str:
+        if i is None:
+            return "?"
+        w = run.workloads[i].traced
+        return f"#{i} ({tenant_of.get(w.namespace, w.namespace)})"
+
+    found: list[Loop] = []
+    by_victim: dict[int, list[Preemption]] = {}
+    for p in run.preemption_log:
+        by_victim.setdefault(p.victim, []).append(p)
+    for victim, preempted in sorted(by_victim.items()):
+        if len(preempted) > LOOP_PREEMPTIONS:
+            w = run.workloads[victim].traced
+            found.append(
+                Loop(
+                    f"workload:{victim}",
+                    "workload",
+                    tenant_of.get(w.namespace, w.namespace),
+                    [f"{p.at:.0f}s preempted by {name(p.by)} ({p.reason})" for p in preempted],
+                )
+            )
+    pairs: dict[tuple[str, str], list[Preemption]] = {}
+    for p in run.preemption_log:
+        if p.by_queue and p.victim_queue and p.by_queue != p.victim_queue:
+            key = t.cast(tuple[str, str], tuple(sorted((p.by_queue, p.victim_queue))))
+            pairs.setdefault(key, []).append(p)
+    for (a, b), events in sorted(pairs.items()):
+        events.sort(key=lambda p: (p.at, p.victim))
+        for start in range(len(events)):
+            window = [e for e in events[start:] if e.at - events[start].at <= LOOP_WINDOW]
+            switches = sum(x.by_queue != y.by_queue for x, y in itertools.pairwise(window))
+            if switches >= TRADE_SWITCHES:
+                taker = tenant_of.get(run.workloads[window[0].by or 0].traced.namespace, a)
+                found.append(
+                    Loop(
+                        f"queues:{a}<->{b}",
+                        "queues",
+                        taker,
+                        [
+                            f"{e.at:.0f}s {e.by_queue} preempts {name(e.victim)} of "
+                            f"{e.victim_queue} ({e.reason})"
+                            for e in window
+                        ],
+                    )
+                )
+                break
+    return found
+
+
+def peak_hour(seen: t.Sequence[Observed]) -> tuple[int, float] | None:
+    """The hour of the day (of submission, from the trace's start) whose admitted Workloads
+    waited longest on average, with that mean wait."""
+    waits: dict[int, list[float]] = {}
+    for s in seen:
+        if s.admitted is not None and s.submitted is not None:
+            hour = int(s.submitted // HOUR) % 24
+            waits.setdefault(hour, []).append(s.admitted - s.submitted)
+    if not waits:
+        return None
+    hour, values = max(sorted(waits.items()), key=lambda kv: sum(kv[1]) / len(kv[1]))
+    return hour, sum(values) / len(values)

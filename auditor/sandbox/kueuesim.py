@@ -1,0 +1,102 @@
+"""Build testenv/kueuesim, the replay simulator, in the module of the Kueue release it links.
+
+The simulator links a release's own scheduler, caches and workload handlers, so it is built in
+the Go module that pins that release: testenv/ for the control plane's Kueue, and
+testenv/kueue-<version>/ for another (as testenv/kueueapi is). The binary is cached by the hash
+of that module's go.mod and go.sum, the simulator's source and the Go version. A release without
+the kueue.x-k8s.io/v1beta2 API the simulator is written against (v0.9.1) cannot be simulated:
+SimulationUnavailable says so, and `plan --replay` falls back to `--engine kueue`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import time
+import typing as t
+from pathlib import Path
+
+from auditor.errors import SandboxError
+from auditor.sandbox.build import KUEUE_MODULE, _go, _kueue_dir, cache_root
+from auditor.sandbox.releases import pinned
+
+SOURCE = "kueuesim"  # testenv/kueuesim/
+# `schedule`, the scheduler's cycle, is reached by go:linkname (one cycle per call, as Kueue's
+# own unit tests drive it): Go 1.23+ wants the linker's check off for that.
+LDFLAGS = "-s -w -checklinkname=0"
+
+
+class SimulationUnavailable(SandboxError):
+    """This Kueue release cannot be simulated (the real engine can still replay it)."""
+
+
+def module_for(testenv: Path, version: str | None) -> Path:
+    """The Go module pinning `version` (None: the control plane's)."""
+    if version is None:
+        return testenv
+    own = _go("list", "-m", "-f", "{{.Version}}", KUEUE_MODULE, cwd=testenv).strip()
+    if version == own:
+        return testenv
+    if version not in pinned(testenv):
+        raise SimulationUnavailable(
+            f"Kueue {version} is not pinned in testenv/ (pinned: {own}, "
+            f"{', '.join(pinned(testenv)) or 'no other'}): it cannot be simulated"
+        )
+    return testenv / f"kueue-{version}"
+
+
+def sources(source: Path, release: str) -> list[Path]:
+    """main.go and the file of the release's minor version (release_v0_17.go for v0.17.x):
+    what differs between releases' APIs, as testenv/kueueapi keeps its config_<api>.go."""
+    major, minor = release.lstrip("v").split(".")[:2]
+    own = source / f"release_v{major}_{minor}.go"
+    if not own.is_file():
+        known = sorted(p.stem.removeprefix("release_") for p in source.glob("release_*.go"))
+        raise SimulationUnavailable(
+            f"the replay simulator has no adapter for Kueue {release} ({own.name}; it has "
+            f"{', '.join(known)}): replay it with --engine kueue"
+        )
+    return [source / "main.go", own]
+
+
+def _key(module: Path, files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in (module / "go.mod", module / "go.sum", *files):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    digest.update(_go("env", "GOVERSION", cwd=module).encode())
+    return digest.hexdigest()[:16]
+
+
+def ensure_sim(
+    testenv: Path, version: str | None, *, log: t.Callable[[str], None] | None = None
+) -> tuple[Path, str]:
+    """The simulator binary for `version` and the release it links, built when not cached."""
+    module = module_for(testenv, version)
+    release = _go("list", "-m", "-f", "{{.Version}}", KUEUE_MODULE, cwd=module).strip()
+    if not (_kueue_dir(module) / "apis/kueue/v1beta2").is_dir():
+        raise SimulationUnavailable(
+            f"Kueue {release} has no kueue.x-k8s.io/v1beta2 API, which the simulator drives: "
+            "replay it with --engine kueue (the real Kueue on a sandbox)"
+        )
+    files = sources((testenv / SOURCE).resolve(), release)
+    binary = cache_root() / "kueuesim" / f"{release}-{_key(module, files)}" / "kueuesim"
+    if binary.is_file():
+        return binary, release
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    with open(binary.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not binary.is_file():
+            say = log or (lambda _m: None)
+            say(f"building the replay simulator against Kueue {release} (first build: minutes)")
+            started = time.monotonic()
+            partial = binary.with_suffix(".partial")
+            listed = [str(p) for p in files]
+            _go("build", "-trimpath", "-ldflags", LDFLAGS, "-o", str(partial), *listed, cwd=module)
+            partial.rename(binary)
+            took = round(time.monotonic() - started, 1)
+            (binary.parent / "build.json").write_text(
+                json.dumps({"release": release, "seconds": took}, indent=2) + "\n"
+            )
+            say(f"built the simulator in {took:.0f}s")
+    return binary, release

@@ -1,0 +1,190 @@
+"""`plan --replay --engine sim`: traces through Kueue's own scheduler, built from the pinned
+release each cluster profile names (gpu-prod: v0.17.0 in testenv/, gpu-staging: v0.19.2 in
+testenv/kueue-v0.19.2/), on a logical clock. No sandbox: the simulator is a Go program linking
+that release's scheduler, preemptor, caches and workload handlers (docs/replay.md).
+
+Per cluster, a git copy of the repository with four heads: team-a's a100 nominal GPU quota
+halved; reclaimWithinCohort: Never on both queues; and the base itself. Three traces: a busy
+synthetic one where team-b reclaims what team-a borrows, a planted loop (one long team-a
+Workload that must borrow on the halved head, and team-b work every half hour taking its
+lent GPUs back), and one with a Workload no flavor can hold.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import typing as t
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from auditor.cli.main import cli
+from auditor.replay import synthetic, trace
+from auditor.replay.trace import Trace, TracedWorkload
+from tests.conftest import ROOT
+from tests.unit.conftest import Revisions
+
+CQS = "clusters/{cluster}/clusterqueues.yaml"
+# team-a-cq's a100 GPUs (unique in each file: team-b-cq's limits differ).
+TEAM_A_GPUS = {
+    "gpu-prod": ('nominalQuota: "16"\n              borrowingLimit: "8"\n', '"16"', '"8"'),
+    "gpu-staging": ('nominalQuota: "4"\n              borrowingLimit: "2"\n', '"4"', '"2"'),
+}
+RECLAIM = (
+    "    reclaimWithinCohort: LowerPriority\n"
+    "    borrowWithinCohort:\n"
+    "      policy: LowerPriority\n"
+    "      maxPriorityThreshold: 100   # borrowed capacity evicts only batch-low work\n"
+)
+# Work per cluster: enough that team-a borrows and team-b reclaims in the base.
+LOAD = {"gpu-prod": 160, "gpu-staging": 24}
+MIXES = [
+    synthetic.TenantMix("team-a", "batch", 0.65, {"batch-low": 1.0}),
+    synthetic.TenantMix("team-b", "batch", 0.35, {"batch-standard": 1.0}),
+]
+# A Workload preempted more than this many times is a loop (the rule's documented threshold,
+# stated here rather than read from the report).
+LOOP_PREEMPTIONS = 3
+CLUSTERS = ("gpu-prod", "gpu-staging")
+Doc = dict[str, t.Any]
+
+
+def _planted_loop(cluster: str) -> Trace:
+    """One team-a Workload of team-a's whole a100 quota for ten hours, and team-b Workloads of
+    team-b's whole a100 quota every half hour for ten minutes."""
+    quota = {"gpu-prod": (16, 16), "gpu-staging": (4, 3)}[cluster]
+    long = TracedWorkload(
+        "team-a", "batch", "batch-low", {"nvidia.com/gpu": "1"}, quota[0], 0.0, 36000.0
+    )
+    short = [
+        TracedWorkload(
+            "team-b",
+            "batch",
+            "batch-standard",
+            {"nvidia.com/gpu": "1"},
+            quota[1],
+            600.0 + 1800.0 * i,
+            600.0,
+        )
+        for i in range(18)
+    ]
+    return Trace(cluster, {"source": "synthetic", "seconds": 36000.0, "seed": 0}, [long, *short])
+
+
+def _unfit(cluster: str) -> Trace:
+    """Two small Workloads and one asking for 512 GPUs, more than any flavor holds."""
+    small = TracedWorkload(
+        "team-b", "batch", "batch-standard", {"nvidia.com/gpu": "1"}, 1, 0.0, 60.0
+    )
+    huge = TracedWorkload(
+        "team-b", "batch", "batch-standard", {"nvidia.com/gpu": "8"}, 64, 10.0, 60.0
+    )
+    return Trace(
+        cluster, {"source": "synthetic", "seconds": 600.0, "seed": 0}, [small, huge, small]
+    )
+
+
+@pytest.fixture(scope="module", params=CLUSTERS)
+def repo(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path, dict[str, str]]:
+    cluster = str(request.param)
+    root = tmp_path_factory.mktemp(f"sim-{cluster}")
+    for folder in ("clusters", "tenants"):
+        shutil.copytree(ROOT / folder, root / folder)
+    (root / "testenv").symlink_to(ROOT / "testenv")  # the pinned Kueue releases
+    cqs = CQS.format(cluster=cluster)
+    block, nominal, halved = TEAM_A_GPUS[cluster]
+    revs = Revisions(root)
+    try:
+        shas = {"base": revs.commit("base")}
+        revs.edit(cqs, block, block.replace(nominal, halved))
+        shas["halved"] = revs.commit("team-a's a100 GPUs halved")
+        revs.edit(cqs, block.replace(nominal, halved), block)
+        revs.edit(cqs, RECLAIM, "    reclaimWithinCohort: Never\n", count=2)
+        shas["no-reclaim"] = revs.commit("no reclaim within the cohort")
+    finally:
+        revs.repo.close()
+    busy = synthetic.generate(
+        cluster, MIXES, workloads=LOAD[cluster], hours=0.5, seed=11, bursts=2, median_run=900
+    )
+    trace.write(busy, root / "busy.json")
+    trace.write(_planted_loop(cluster), root / "loop.json")
+    trace.write(_unfit(cluster), root / "unfit.json")
+    return cluster, root, shas
+
+
+def run(repo: tuple[str, Path, dict[str, str]], head: str, traced: str) -> tuple[int, str]:
+    cluster, root, shas = repo
+    argv = ["--repo", str(root), "plan", "--base", shas["base"], "--head", shas[head],
+            "--cluster", cluster, "--replay", str(root / traced), "-o", "json"]  # fmt: skip
+    result = CliRunner().invoke(cli, argv, catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.stderr
+    return result.exit_code, result.stdout
+
+
+def replayed(repo: tuple[str, Path, dict[str, str]], head: str, traced: str) -> tuple[int, Doc]:
+    code, out = run(repo, head, traced)
+    doc: Doc = json.loads(out)
+    assert doc["command"] == "plan" and doc["replay"]["engine"] == "sim"
+    return code, doc
+
+
+def tenant(side: Doc, name: str) -> Doc:
+    return next(g for g in side["tenants"] if g["name"] == name)
+
+
+def test_three_runs_give_identical_bytes(repo: tuple[str, Path, dict[str, str]]) -> None:
+    outputs = {run(repo, "halved", "busy.json") for _ in range(3)}
+    assert len(outputs) == 1
+
+
+def test_halving_team_as_quota_flags_team_a(repo: tuple[str, Path, dict[str, str]]) -> None:
+    code, doc = replayed(repo, "halved", "busy.json")
+    before = tenant(doc["replay"]["base"], "team-a")
+    after = tenant(doc["replay"]["head"], "team-a")
+    assert after["waitSeconds"]["p95"] > before["waitSeconds"]["p95"]
+    assert code == 1 and doc["status"] == "findings"
+    rules = {(f["rule"], f["tenant"]) for f in doc["findings"]}
+    assert ("replay-wait-rises", "team-a") in rules
+    assert all(g["neverAdmitted"] == 0 for g in doc["replay"]["head"]["tenants"])
+
+
+def test_the_base_reclaims_and_reclaim_never_makes_preemptions_zero(
+    repo: tuple[str, Path, dict[str, str]],
+) -> None:
+    code, doc = replayed(repo, "no-reclaim", "busy.json")
+    base, head = doc["replay"]["base"], doc["replay"]["head"]
+    assert base["preemptions"] > 0  # team-b takes back what team-a borrowed
+    assert tenant(base, "team-a")["preemptedBy"].get("team-b", 0) > 0
+    assert head["preemptions"] == 0
+    assert all(g["neverAdmitted"] == 0 for g in head["tenants"])
+    assert not [f for f in doc["findings"] if f["rule"] == "replay-preemption-loop"]
+    assert code in (0, 1)
+
+
+def test_a_planted_preemption_loop_is_flagged_with_its_cycle(
+    repo: tuple[str, Path, dict[str, str]],
+) -> None:
+    code, doc = replayed(repo, "halved", "loop.json")
+    assert doc["replay"]["base"]["loops"] == []  # team-a's Workload fits its own quota
+    [loop] = [f for f in doc["findings"] if f["rule"] == "replay-preemption-loop"]
+    assert loop["tenant"] == "team-a" and loop["severity"] == "error"
+    assert len(loop["cycle"]) > LOOP_PREEMPTIONS
+    assert all("preempted by" in step and "team-b" in step for step in loop["cycle"])
+    assert code == 1
+
+
+def test_a_workload_no_flavor_holds_is_reported_never_admitted(
+    repo: tuple[str, Path, dict[str, str]],
+) -> None:
+    code, doc = replayed(repo, "no-reclaim", "unfit.json")
+    for side in ("base", "head"):
+        b = tenant(doc["replay"][side], "team-b")
+        assert (b["workloads"], b["admitted"], b["neverAdmitted"]) == (3, 2, 1)
+        assert b["pendingReason"] and "insufficient" in b["pendingReason"]
+    # the base leaves it waiting too: nothing the change did
+    assert not [f for f in doc["findings"] if f["rule"] == "replay-never-admitted"]
+    assert code == 0
