@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from auditor.k8s import conditions
 from auditor.k8s.objects import KUEUE_GROUP, Json
 from auditor.kueue import capacity, quota
-from auditor.kueue import workloads as wl
+from auditor.kueue import workloads as kueue_workloads
 from auditor.repo.profiles import ClusterProfile
 
 if t.TYPE_CHECKING:
@@ -23,7 +23,14 @@ if t.TYPE_CHECKING:
 
 EVENTS = 5  # the last events shown per namespace, by default
 # Counted in the order a Workload goes through them; the text always shows the first three.
-ORDER: tuple[wl.State, ...] = ("pending", "admitted", "evicted", "reserved", "inactive", "finished")
+ORDER: tuple[kueue_workloads.State, ...] = (
+    "pending",
+    "admitted",
+    "evicted",
+    "reserved",
+    "inactive",
+    "finished",
+)
 SHOWN = ORDER[:3]
 
 
@@ -117,10 +124,10 @@ def workload_rows(status: LiveStatus) -> list[Json]:
         {
             "namespace": w["metadata"].get("namespace"),
             "name": _name(w),
-            "localQueue": wl.local_queue(w),
-            "clusterQueue": wl.cluster_queue_of(w, targets),
-            "state": wl.state(w),
-            "priority": wl.priority(w),
+            "localQueue": kueue_workloads.local_queue(w),
+            "clusterQueue": kueue_workloads.cluster_queue_of(w, targets),
+            "state": kueue_workloads.state(w),
+            "priority": kueue_workloads.priority(w),
             "reason": _why(w),
         }
         for w in status.workloads
@@ -129,11 +136,13 @@ def workload_rows(status: LiveStatus) -> list[Json]:
 
 def _why(w: Json) -> str | None:
     """What Kueue last said about a Workload that is not running: eviction or the wait."""
-    state = wl.state(w)
+    state = kueue_workloads.state(w)
     if state == "evicted":
-        said = conditions.condition(w, wl.EVICTED)
+        said = conditions.condition(w, kueue_workloads.EVICTED)
     elif state in ("pending", "reserved"):
-        said = conditions.condition(w, wl.QUOTA_RESERVED if state == "pending" else wl.ADMITTED)
+        said = conditions.condition(
+            w, kueue_workloads.QUOTA_RESERVED if state == "pending" else kueue_workloads.ADMITTED
+        )
     else:
         return None
     text = ": ".join(str(p) for p in (said.get("reason"), said.get("message")) if p)

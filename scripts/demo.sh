@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The demo: two sandbox clusters, synced from this repository by a real Argo CD, then shown live.
+# The demo: the estate on three Kueue releases (gpu-staging v0.19.2, gpu-prod v0.17.0, gpu-legacy
+# v0.9.1), each sandbox running its own, synced from this repository by a real Argo CD, shown live.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KUEUE_GITOPS_SANDBOXES="${KUEUE_GITOPS_SANDBOXES:-${TMPDIR:-/tmp}/kueue-gitops-demo}"
@@ -7,7 +8,7 @@ export KUEUE_GITOPS_SANDBOXES="${KUEUE_GITOPS_SANDBOXES:-${TMPDIR:-/tmp}/kueue-g
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 trap 'step "stopping the sandboxes"; kueue-gitops sandbox down' EXIT
 
-step "building the control plane, Kueue v0.9.1, kwok and Argo CD (cached after the first run), starting gpu-staging"
+step "building the control plane (Kueue v0.17.0), Kueue v0.19.2 and v0.9.1, kwok and Argo CD (cached after the first run), starting gpu-staging on v0.19.2"
 kueue-gitops sandbox build --tool argocd
 kueue-gitops sandbox up --with-kueue gpu-staging   # Kueue and kwok's node pools: verify probes them
 
@@ -107,6 +108,9 @@ kueue-gitops status --cluster gpu-legacy
 step "upgrade-check: gpu-legacy to v0.17.0 lists what changes; gpu-staging back to v0.9.1 is refused"
 kueue-gitops upgrade-check --cluster gpu-legacy --to v0.17.0 || echo "(upgrade-check exited $?)"
 kueue-gitops upgrade-check --cluster gpu-staging --to v0.9.1 || echo "(upgrade-check exited $?: refused)"
+
+step "the fleet on three releases: each cluster's Kueue, what its CRDs serve and store, and who runs behind"
+kueue-gitops drift --fleet || echo "(drift exited $?)"
 
 step "drift on gpu-prod right after the sync: nothing differs (exit 0)"
 kueue-gitops drift --cluster gpu-prod

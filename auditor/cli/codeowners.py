@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from auditor import codeowners as generator
+from auditor import codeowners as auditor_codeowners
 from auditor.cli.options import Context, finish, output_format, pass_context
 from auditor.errors import ConfigError
 from auditor.model import Report
@@ -22,14 +22,14 @@ def codeowners(ctx: Context, check: bool, output: str) -> None:
     """Generate CODEOWNERS: the platform owns all, each tenant team its LocalQueues."""
     repo = ctx.repository()
     if check:
-        report = Report("codeowners", findings=generator.check(repo))
+        report = Report("codeowners", findings=auditor_codeowners.check(repo))
         finish(report, output)
     if repo.root is None:
         raise ConfigError("codeowners writes into a working tree; pass --repo DIR")
-    target = repo.root / generator.FILE
-    text = generator.render(repo)
+    target = repo.root / auditor_codeowners.FILE
+    text = auditor_codeowners.render(repo)
     unchanged = target.is_file() and target.read_text() == text
     if not unchanged:
         target.write_text(text)
-    rules = len(generator.owner_rules(repo))
+    rules = len(auditor_codeowners.owner_rules(repo))
     click.echo(f"{target}: {rules} rules, {'unchanged' if unchanged else 'written'}")

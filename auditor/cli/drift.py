@@ -33,6 +33,13 @@ if t.TYPE_CHECKING:
     metavar="NAME",
     help="Repo cluster to audit (repeatable; default: every cluster in clusters/).",
 )
+@click.option(
+    "--fleet",
+    is_flag=True,
+    help="Add the fleet summary: each cluster's Kueue release, the versions its Kueue CRDs "
+    "serve and store, and a finding for a cluster more than one minor release behind the "
+    "newest the repository pins.",
+)
 @cluster_access
 @cluster_deadline
 @output_format
@@ -41,6 +48,7 @@ if t.TYPE_CHECKING:
 def drift(
     ctx: Context,
     clusters: tuple[str, ...],
+    fleet: bool,
     kubeconfig: str | None,
     context: str | None,
     timeout: float,
@@ -68,7 +76,9 @@ def drift(
         return connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
 
     schemas = repo.root / "schemas" if repo.root else None
-    report = engine.audit(repo, names, reach, schemas_root=schemas, load=loading.result)
+    report = engine.audit(
+        repo, names, reach, schemas_root=schemas, load=loading.result, with_fleet=fleet
+    )
     emit(report, output)
     if metrics_file is not None or pushgateway:
         from auditor.report.metrics import export  # prometheus_client: only when asked for

@@ -18,6 +18,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "kueue-gitops validate --cluster gpu-prod -o sarif > validate.sarif",
         "kueue-gitops validate --server-side --cluster gpu-staging --context gpu-staging",
     ),
+    "lsp": (
+        "kueue-gitops lsp",
+        "kueue-gitops lsp --repo ~/src/kueue-gitops",
+    ),
     "schemas fetch": (
         "kueue-gitops schemas fetch --cluster gpu-prod",
         "kueue-gitops schemas fetch --cluster gpu-prod --release v0.17.0",

@@ -69,11 +69,14 @@ def argocd_objects(ctx: Context, repo_url: str) -> None:
     """Print argocd/'s ApplicationSets and AppProjects pointed at --repo-url, to apply.
 
     Every field that names the committed URL (the generators' and templates' repoURL, the
-    projects' sourceRepos) names REPO_URL instead; nothing else changes. A fork runs
-    `kueue-gitops generate argocd --repo-url <fork> | kubectl apply -n argocd -f -`; the
-    sandbox applies the same to serve a local clone.
+    projects' sourceRepos) names REPO_URL instead. Where Kueue writes a manager ClusterQueue's
+    quota (MultiKueue quota automation), the ApplicationSet syncing it also ignores the fields
+    Kueue's field manager owns on that queue, and respects that on sync, so self-heal does not
+    fight Kueue. A fork runs `kueue-gitops generate argocd --repo-url <fork> | kubectl apply -n
+    argocd -f -`; the sandbox applies the same to serve a local clone.
     """
-    found = argocd.documents(ctx.repository())
+    repo = ctx.repository()
+    found = argocd.documents(repo)
     if not argocd.repo_urls(found):
         raise ConfigError("no ApplicationSet in argocd/ names a repository URL to replace")
-    click.echo(yaml.safe_dump_all(argocd.retarget(found, repo_url), sort_keys=False), nl=False)
+    click.echo(yaml.safe_dump_all(argocd.for_url(repo, repo_url), sort_keys=False), nl=False)

@@ -25,7 +25,7 @@ def _api(ctx: Context) -> GitHubApi:
     return ctx.github_api() if ctx.github_api else RestGitHub.from_env(os.environ)
 
 
-def _done(step: str, outcome: issues.Outcome, output: str) -> None:
+def _done(step: str, outcome: issues.StepOutcome, output: str) -> None:
     finish(Report(f"github {step}", section=outcome), output)
 
 

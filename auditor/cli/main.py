@@ -37,6 +37,7 @@ EPILOG = (
 COMMANDS = {
     "validate": "auditor.cli.validate:validate",
     "schemas": "auditor.cli.validate:schemas",
+    "lsp": "auditor.cli.lsp:lsp",
     "drift": "auditor.cli.drift:drift",
     "plan": "auditor.cli.plan:plan",
     "codeowners": "auditor.cli.codeowners:codeowners",

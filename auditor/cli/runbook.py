@@ -21,8 +21,8 @@ from auditor.live.kube import KubeCluster
 from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.layout import Repository
 from auditor.runbook import dryrun
-from auditor.runbook import export as wl
-from auditor.runbook import hold as runbook
+from auditor.runbook import export as runbook_export
+from auditor.runbook import hold as runbook_hold
 
 
 def _live(
@@ -33,7 +33,7 @@ def _live(
     context: str | None,
     timeout: float,
 ) -> dict[str, KubeCluster]:
-    names = sorted({t.cluster for t in runbook.targets(repo, cluster_queue, cluster)})
+    names = sorted({t.cluster for t in runbook_hold.targets(repo, cluster_queue, cluster)})
     if context and len(names) > 1:
         raise ConfigError(
             f"--context reaches one cluster but {cluster_queue} is on {', '.join(names)}; "
@@ -81,19 +81,19 @@ def _runbook_command(hold: bool) -> click.Command:
             if apply_live
             else None
         )
-        check: t.Callable[[runbook.Outcome], list[Finding]] | None = None
+        check: t.Callable[[runbook_hold.HoldOutcome], list[Finding]] | None = None
         if not hold and force:
             check = _forced
         elif not hold:
             reach = live or _live(repo, cluster_queue, cluster, kubeconfig, context, timeout)
 
-            def check(outcome: runbook.Outcome) -> list[Finding]:
+            def check(outcome: runbook_hold.HoldOutcome) -> list[Finding]:
                 changed = sorted({target.cluster for target in outcome.changed})
                 found = dryrun.refusals(repo, cluster_queue, {n: reach[n] for n in changed})
                 outcome.checked = [] if found else changed
                 return found
 
-        outcome = runbook.run(
+        outcome = runbook_hold.run(
             repo,
             cluster_queue,
             hold=hold,
@@ -135,7 +135,7 @@ def _runbook_command(hold: bool) -> click.Command:
     return command
 
 
-def _forced(outcome: runbook.Outcome) -> list[Finding]:
+def _forced(outcome: runbook_hold.HoldOutcome) -> list[Finding]:
     outcome.forced = True
     return []
 
@@ -173,6 +173,6 @@ def export_workloads(
     """
     profile = ctx.repository().cluster(cluster)
     live = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
-    snap = wl.snapshot(live, profile.kueue_api)
-    path = wl.write(snap, output_dir)
-    click.echo(f"{path}: {wl.summary(snap)}")
+    snap = runbook_export.snapshot(live, profile.kueue_api)
+    path = runbook_export.write(snap, output_dir)
+    click.echo(f"{path}: {runbook_export.summary(snap)}")

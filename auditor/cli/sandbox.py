@@ -13,7 +13,7 @@ import click
 
 from auditor.cli.options import Context, pass_context
 from auditor.errors import SandboxError
-from auditor.live import apply as sync
+from auditor.live import apply as live_apply
 from auditor.repo import boundaries
 from auditor.sandbox import (
     Sandbox,
@@ -277,7 +277,7 @@ def apply(ctx: Context, cluster: str, name: str | None) -> None:
         raise SandboxError(
             f"sandbox {box.name} is not running; `kueue-gitops sandbox up {box.name}`"
         )
-    results = sync.apply_all(box.connect(), loaded.for_cluster(cluster))
+    results = live_apply.apply_all(box.connect(), loaded.for_cluster(cluster))
     failed = [r for r in results if r.error]
     for r in results:
         mark = "FAILED" if r.error else "applied"

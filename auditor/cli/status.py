@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from auditor import status as live_status
+from auditor import status as auditor_status
 from auditor.cli.options import (
     Context,
     cluster_access,
@@ -22,7 +22,7 @@ from auditor.model import ClusterResult, Report
 @output_format
 @click.option(
     "--events",
-    default=live_status.EVENTS,
+    default=auditor_status.EVENTS,
     show_default=True,
     type=click.IntRange(min=0),
     help="How many of the last Kueue events to show per namespace.",
@@ -64,8 +64,8 @@ def status(
       namespaces     [{name, admissionLabel (its value, or null), admits}]
     """
     profile = ctx.repository().cluster(cluster)
-    live = live_status.read(
+    live = auditor_status.read(
         connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout), profile
     )
-    snapshot = live_status.Snapshot(live, profile, events)
+    snapshot = auditor_status.Snapshot(live, profile, events)
     finish(Report("status", clusters=[ClusterResult(profile.name)], section=snapshot), output)

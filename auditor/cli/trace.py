@@ -10,9 +10,9 @@ import click
 from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
 from auditor.errors import ConfigError
 from auditor.live.access import connect
-from auditor.replay import record as recorder
+from auditor.replay import record as replay_record
 from auditor.replay import synthetic
-from auditor.replay import trace as traces
+from auditor.replay import trace as replay_trace
 
 _SINCE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -88,7 +88,7 @@ def generate(
         cluster, mixes, workloads=workloads, hours=hours, seed=seed, bursts=bursts,
         median_run=median_run,
     )  # fmt: skip
-    traces.write(made, output)
+    replay_trace.write(made, output)
     click.echo(f"{output}: {len(made.workloads)} Workloads over {hours:g}h (seed {seed})")
 
 
@@ -114,8 +114,8 @@ def record(
     run time so far (flagged stillRunning); one never admitted is left out (counted)."""
     profile = ctx.repository().cluster(cluster)
     live = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
-    made = recorder.record(cluster, live, profile.kueue_api, since=since_seconds(since))
-    traces.write(made, output)
+    made = replay_record.record(cluster, live, profile.kueue_api, since=since_seconds(since))
+    replay_trace.write(made, output)
     click.echo(
         f"{output}: {len(made.workloads)} Workloads over {since} "
         f"({made.recorded.get('leftOut', 0)} never admitted, left out)"

@@ -20,8 +20,8 @@ from auditor.cli.options import (
     pass_context,
 )
 from auditor.errors import ConfigError
-from auditor.schemas import fetch as fetching
-from auditor.validate.engine import validate as validate_repo
+from auditor.schemas import fetch as schemas_fetch
+from auditor.validate import engine as validate_engine
 
 
 def _schemas_dir(ctx: Context, given: Path | None) -> Path:
@@ -77,7 +77,7 @@ def fetch(
         from auditor.live.access import connect  # the Kubernetes client only when it is read
 
         live = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
-        fetched = fetching.fetch(live)
+        fetched = schemas_fetch.fetch(live)
     else:
         if profile.kueue_version and release != profile.kueue_version:
             ctx.note(
@@ -87,14 +87,14 @@ def fetch(
         fetched = _from_release(ctx, release)
         fetched.cluster = cluster
     root = _schemas_dir(ctx, schemas_dir)
-    changed = fetching.write(fetched, root)
+    changed = schemas_fetch.write(fetched, root)
     click.echo(
         f"{cluster}: {len(fetched.schemas)} schemas of {len(fetched.kinds)} kinds in "
         f"{root / cluster}; {len(changed)} file(s) changed"
     )
 
 
-def _from_release(ctx: Context, version: str) -> fetching.Fetched:
+def _from_release(ctx: Context, version: str) -> schemas_fetch.Fetched:
     """What a sandbox of Kueue `version` serves; the sandbox is gone afterwards."""
     import os
     import shutil
@@ -108,7 +108,7 @@ def _from_release(ctx: Context, version: str) -> fetching.Fetched:
     box = Sandbox(f"schemas-{version}-{os.getpid()}")
     try:
         box.up(toolchain, kueue_release=found, log=say)
-        return fetching.fetch(box.connect())
+        return schemas_fetch.fetch(box.connect())
     finally:
         box.down()
         shutil.rmtree(box.dir, ignore_errors=True)
@@ -203,7 +203,7 @@ def validate(
         from auditor.live.access import connect  # offline validation never loads the client
 
     repo = ctx.repository()
-    report = validate_repo(
+    report = validate_engine.validate(
         repo,
         _schemas_dir(ctx, schemas_dir),
         clusters=list(clusters) or None,
@@ -224,9 +224,9 @@ def validate(
     )
     emit(report, output)
     if metrics_file is not None or pushgateway:  # prometheus_client only when asked for
-        from auditor.report.metrics import export as export_metrics
+        from auditor.report import metrics as report_metrics
 
-        export_metrics(
+        report_metrics.export(
             report, metrics_file=metrics_file, pushgateway=pushgateway, partial=bool(clusters)
         )
     exit_for(report)

@@ -20,7 +20,7 @@ import typing as t
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from auditor.drift import argocd, capacity, crds, findings, metadata, powers, tenants
+from auditor.drift import argocd, capacity, crds, findings, fleet, metadata, powers, tenants
 from auditor.drift.reading import (
     CRD,
     NODES,
@@ -35,7 +35,7 @@ from auditor.errors import ClusterAccessError, internal_error, processing
 from auditor.k8s.objects import RBAC_KINDS
 from auditor.live.kube import ContextMissing, KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
-from auditor.repo import suppressions
+from auditor.repo import manifests, suppressions
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas.catalog import SchemaCatalog
@@ -54,12 +54,14 @@ def audit(
     *,
     schemas_root: Path | None = None,
     load: t.Callable[[], Loaded] | None = None,
+    with_fleet: bool = False,
 ) -> Report:
     """The drift report over `clusters` (each audited even when another fails).
 
     Each cluster is read in a thread of its own, the kinds it watches while the repository
     loads (they do not depend on it), then the repo's other kinds. `load`: the manifests of
-    `clusters` from elsewhere (drift/preload.py) instead of `repo.load`.
+    `clusters` from elsewhere (drift/preload.py) instead of `repo.load`. `with_fleet`: add
+    the fleet summary as the report's section (auditor/drift/fleet.py) and judge version skew.
     """
     report = Report("drift")
     profiles = [repo.cluster(name) for name in clusters]
@@ -111,7 +113,28 @@ def audit(
                 result.errors.append(internal_error(exc))
     apps = argocd.Applications(a for live in lives.values() for a in live.applications)
     argocd.name_applications(report.findings, {n: v.objects for n, v in lives.items()}, apps)
+    if with_fleet:
+        report.section = _fleet(repo, profiles, lives, report)
     return report
+
+
+def _fleet(
+    repo: Repository, profiles: list[ClusterProfile], lives: dict[str, Live], report: Report
+) -> fleet.Fleet:
+    """The fleet summary (auditor/drift/fleet.py), and a finding per cluster too far behind."""
+    top = fleet.newest(repo.clusters.values())
+    found = fleet.Fleet(top)
+    for profile in profiles:
+        live = lives.get(profile.name)
+        read_crds = live is not None and CRD[1] in live.read
+        member = fleet.member(profile, top, live.crds if live is not None and read_crds else None)
+        found.members.append(member)
+        if top is not None and member.behind:
+            docs, _ = manifests.load_bytes(repo.tree.read(profile.file), profile.file)
+            late = fleet.behind(profile, member, top, docs[0]) if docs else None
+            if late is not None:
+                report.findings.append(late)
+    return found
 
 
 def _first(profile: ClusterProfile) -> list[tuple[str, str]]:
@@ -143,6 +166,7 @@ def compare_cluster(
     found: list[Finding] = []
     by_key = {r.key: r for r in desired}
     readers = metadata.readers(profile, desired, live.objects.values())
+    owned = findings.kueue_owned(profile, desired)
     for key, resource in by_key.items():
         if key.kind not in live.read:
             continue  # not read: say nothing rather than something false
@@ -155,7 +179,7 @@ def compare_cluster(
             live_version = str(live_obj.get("apiVersion"))
             found.append(findings.version_differs(profile, resource, live_version))
         else:
-            found.extend(findings.modified(profile, resource, live_obj, schemas, readers))
+            found.extend(findings.modified(profile, resource, live_obj, schemas, readers, owned))
     for key, obj in sorted(live.objects.items()):
         if key not in by_key and findings.unmanaged_matters(profile, obj):
             found.append(findings.unmanaged(profile, obj))

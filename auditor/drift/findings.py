@@ -11,6 +11,7 @@ those carrying the admission label; RBAC objects only through the powers they gi
 
 from __future__ import annotations
 
+import datetime
 import logging
 import typing as t
 
@@ -20,12 +21,29 @@ from auditor.drift.compare import DriftItem, Op, diff, reordered
 from auditor.drift.normalize import Normalized, normalize
 from auditor.drift.reading import KUEUE_KINDS, LiveSchemas, key_of
 from auditor.k8s.objects import Json
-from auditor.model import Finding, Resource, format_path
+from auditor.kueue import KUEUE_GROUP, multikueue, release
+from auditor.model import Finding, Resource, Suppression, format_path
+from auditor.repo import boundaries
 from auditor.repo.profiles import ClusterProfile
 
 RULES = rules.of(__name__)
 DRIFT_ADMISSION_LABEL = RULES["drift-admission-label"]
+CONTROLLER_OWNED = RULES["drift-controller-owned"]
 log = logging.getLogger(__name__)
+
+
+def kueue_owned(profile: ClusterProfile, desired: t.Sequence[Resource]) -> dict[str, Resource]:
+    """The ClusterQueues whose quota Kueue writes on this cluster (MultiKueue quota automation
+    on its release and Configuration), each with the MultiKueueConfig that hands it over."""
+    config = boundaries.configuration(boundaries.config_map(desired))
+    known = release.nearest_release(profile.kueue_version)
+    bodies = [r.body for r in desired]
+    owned = multikueue.automated(bodies, config, known)
+    configs = {
+        r.name: r for r in desired if r.kind == "MultiKueueConfig" and r.key.group == KUEUE_GROUP
+    }
+    managers = multikueue.managers(bodies)
+    return {q: configs[managers[q].config] for q in owned}
 
 
 def modified(
@@ -34,7 +52,10 @@ def modified(
     live_obj: Json,
     schemas: LiveSchemas,
     readers: metadata.Readers,
+    owned: t.Mapping[str, Resource] | None = None,
 ) -> list[Finding]:
+    """A finding per field that differs; `owned`: the ClusterQueues whose quota Kueue writes
+    (kueue_owned), where a difference in that quota is Kueue's, accepted, not drift to heal."""
     schema = schemas.schema(resource.api_version, resource.kind)
     want, have = normalize(resource.body, schema), normalize(live_obj, schema)
     dropped = metadata.drop_unread(resource.kind, want.body, have.body, readers)
@@ -42,7 +63,30 @@ def modified(
         log.debug("%s: %s set live only, read by nothing: not drift", resource.key, dropped)
     # Equal as dicts may still differ in the order of a flavor list.
     items = reordered(want, have) if want.body == have.body else diff(want, have)
-    return [_field(profile, resource, live_obj, item, want) for item in items]
+    found = [_field(profile, resource, live_obj, item, want) for item in items]
+    handed = (owned or {}).get(resource.name) if resource.kind == "ClusterQueue" else None
+    if handed is not None and resource.key.group == KUEUE_GROUP:
+        for finding, item in zip(found, items, strict=True):
+            if multikueue.owns(item.path):
+                _to_kueue(finding, handed)
+    return found
+
+
+def _to_kueue(finding: Finding, config: Resource) -> None:
+    """A difference in quota Kueue writes: attributed to Kueue, accepted, never counted."""
+    who = finding.extra.get("changedBy") or {}
+    manager = who.get("manager") or "nobody managedFields names"
+    finding.rule = CONTROLLER_OWNED
+    last = "" if manager == multikueue.FIELD_MANAGER else f" (last written by {manager})"
+    finding.message += (
+        f"; Kueue writes this quota (MultiKueue quota automation: MultiKueueConfig "
+        f"{config.name} says quotaManagement: Automated), field manager "
+        f"{multikueue.FIELD_MANAGER}{last}: not drift to heal"
+    )
+    line = config.line_of(("spec", "quotaManagement"))
+    finding.suppressed = Suppression(
+        "Kueue writes a MultiKueue manager's quota", datetime.date.max, f"{config.file}:{line}"
+    )
 
 
 def _field(

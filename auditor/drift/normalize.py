@@ -20,7 +20,9 @@ import yaml
 from auditor.k8s import quantity
 from auditor.k8s.objects import RBAC_GROUP, Json
 from auditor.kueue import config as kueue_config
-from auditor.kueue.quota import QUOTA_FIELDS
+
+# Quantity fields when no schema says so (the schema's int-or-string marker wins when present).
+from auditor.kueue.quota import QUANTITY_FIELDS as QUANTITY_FIELDS
 from auditor.repo import manifests
 
 Schema = dict[str, t.Any]
@@ -32,8 +34,6 @@ ARGOCD_INSTANCE = "app.kubernetes.io/instance"
 ARGOCD_PREFIX = "argocd.argoproj.io/"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
-# Quantity fields when no schema says so (the schema's int-or-string marker wins when present).
-QUANTITY_FIELDS = frozenset({*QUOTA_FIELDS, "weight"})  # weight: spec.fairSharing.weight
 # List-maps keyed by name when no schema says so (Kueue's own CRDs declare these as list-maps).
 NAMED_LISTS = frozenset({"flavors", "resources"})
 # Lists of strings read as sets: a resource group's coveredResources (each resource belongs to

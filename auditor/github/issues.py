@@ -31,7 +31,7 @@ def cluster_label(cluster: str) -> str:
 
 
 @dataclass
-class Outcome:
+class StepOutcome:
     """What a step did on GitHub: the section of its report (its exit status is the report's)."""
 
     action: str  # created | reopened | updated | closed | none | skipped | exists
@@ -97,11 +97,11 @@ def sync_drift_issue(
     report: Report,
     run_url: str | None = None,
     owners: tuple[str, ...] = (),
-) -> Outcome:
+) -> StepOutcome:
     """Bring the cluster's drift issue in line with one drift report; `owners` (the cluster
     profile's teams or people) are mentioned whenever the drift appears or changes."""
     if report.incomplete:
-        return Outcome("skipped")  # unknown is never clean: leave the issue be
+        return StepOutcome("skipped")  # unknown is never clean: leave the issue be
     mine = sorted(
         (i for i in api.issues(DRIFT_LABEL) if cluster_label(cluster) in i.labels),
         key=lambda i: i.number,
@@ -114,7 +114,7 @@ def sync_drift_issue(
         for issue in opened:
             api.comment(issue.number, f"No drift on `{cluster}` any more{run}; closing.")
             api.edit_issue(issue.number, state="closed")
-        return Outcome("closed", opened[0].number) if opened else Outcome("none")
+        return StepOutcome("closed", opened[0].number) if opened else StepOutcome("none")
     body = issue_body(cluster, report, run_url, owners)
     if opened:
         issue = opened[0]
@@ -123,19 +123,19 @@ def sync_drift_issue(
                 issue.number, f"The drift changed: {len(findings)} finding(s) now{run}.{notify}"
             )
         api.edit_issue(issue.number, body=body)
-        return Outcome("updated", issue.number)
+        return StepOutcome("updated", issue.number)
     if mine:
         issue = mine[-1]
         api.edit_issue(issue.number, body=body, state="open")
         api.comment(issue.number, f"Drift is back: {len(findings)} finding(s){run}.{notify}")
-        return Outcome("reopened", issue.number)
+        return StepOutcome("reopened", issue.number)
     created = api.create_issue(
         f"Drift on cluster {cluster}", body, [DRIFT_LABEL, cluster_label(cluster)]
     )
-    return Outcome("created", created.number)
+    return StepOutcome("created", created.number)
 
 
-def drift_issue_report(cluster: str, drift: Report, outcome: Outcome) -> Report:
+def drift_issue_report(cluster: str, drift: Report, outcome: StepOutcome) -> Report:
     """The step's own report: its cluster incomplete when the drift report was (exit 3: the
     issue was left as it was), a warning naming the issue while drift is open."""
     errors = [e for c in drift.clusters if c.status == "incomplete" for e in c.errors]
@@ -158,7 +158,7 @@ def drift_issue_report(cluster: str, drift: Report, outcome: Outcome) -> Report:
 # -- the plan's pull-request comment and the schema-refresh pull request ---------------------
 
 
-def upsert_comment(api: GitHubApi, number: int, body: str) -> Outcome:
+def upsert_comment(api: GitHubApi, number: int, body: str) -> StepOutcome:
     """One comment per marker (the body's first line), edited in place on every push."""
     marker = body.split("\n", 1)[0]
     if not marker.startswith("<!--"):
@@ -167,14 +167,14 @@ def upsert_comment(api: GitHubApi, number: int, body: str) -> Outcome:
     for existing in api.comments(number):
         if existing.body.split("\n", 1)[0] == marker:
             api.edit_comment(existing.id, body)
-            return Outcome("updated", existing.id)
+            return StepOutcome("updated", existing.id)
     api.comment(number, body)
-    return Outcome("created")
+    return StepOutcome("created")
 
 
-def ensure_pull(api: GitHubApi, branch: str, base: str, title: str, body: str) -> Outcome:
+def ensure_pull(api: GitHubApi, branch: str, base: str, title: str, body: str) -> StepOutcome:
     """Open a pull request from `branch` unless one is open already (its branch was pushed)."""
     existing = api.open_pulls(branch)
     if existing:
-        return Outcome("exists", existing[0])
-    return Outcome("created", api.create_pull(title, body, branch, base))
+        return StepOutcome("exists", existing[0])
+    return StepOutcome("created", api.create_pull(title, body, branch, base))

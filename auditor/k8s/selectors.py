@@ -115,8 +115,15 @@ def parse(raw: t.Any) -> Selector | None:
 
 def selects(raw: t.Any, labels: t.Mapping[str, t.Any] | None, *, nil: bool) -> bool:
     """Whether the selector `raw` matches `labels`; `nil` is the answer for an absent selector."""
+    return matcher(raw, nil=nil)(labels)
+
+
+def matcher(raw: t.Any, *, nil: bool) -> t.Callable[[t.Mapping[str, t.Any] | None], bool]:
+    """`selects` with `raw` parsed once: for one selector judged against many label sets."""
     try:
         selector = parse(raw)
     except SelectorError:
-        return False
-    return nil if selector is None else selector.matches(labels)
+        return lambda _labels: False
+    if selector is None:
+        return lambda _labels: nil
+    return selector.matches

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from auditor.k8s import conditions
 from auditor.k8s.objects import Json
-from auditor.kueue import workloads as wl
+from auditor.kueue import workloads as kueue_workloads
 
 CHECKPOINT = "kueue-gitops.io/checkpoint"  # on a Job: where its last checkpoint is
 PREEMPTED_EVENT = "Preempted"
@@ -217,9 +217,9 @@ def _entry(
     by_uid: dict[t.Any, Json],
 ) -> Eviction:
     preempted = why in (PREEMPTED_EVENT, "condition:Preempted")
-    preemptor_uid = wl.preemptor_uid_in(message) if preempted else None
+    preemptor_uid = kueue_workloads.preemptor_uid_in(message) if preempted else None
     preemptor = by_uid.get(preemptor_uid) if preemptor_uid else None
-    priority = wl.priority(victim) if victim else _priority_in(message)
+    priority = kueue_workloads.priority(victim) if victim else _priority_in(message)
     reason = (
         (reason_in(message) or "Unknown")
         if preempted
@@ -229,8 +229,10 @@ def _entry(
         at=at,
         victim=ref,
         victim_uid=uid or (victim["metadata"].get("uid") if victim else None),
-        job=wl.owner_job(victim) if victim else None,
-        cluster_queue=(wl.cluster_queue(victim) or wl.local_queue(victim)) if victim else None,
+        job=kueue_workloads.owner_job(victim) if victim else None,
+        cluster_queue=(kueue_workloads.cluster_queue(victim) or kueue_workloads.local_queue(victim))
+        if victim
+        else None,
         priority=priority,
         kind="preemption" if preempted else "eviction",
         reason=reason,
@@ -238,18 +240,18 @@ def _entry(
         source=source,
         preemptor=_ref(preemptor) if preemptor else None,
         preemptor_uid=preemptor_uid,
-        preemptor_priority=wl.priority(preemptor) if preemptor else None,
-        preemptor_cluster_queue=wl.cluster_queue(preemptor) if preemptor else None,
+        preemptor_priority=kueue_workloads.priority(preemptor) if preemptor else None,
+        preemptor_cluster_queue=kueue_workloads.cluster_queue(preemptor) if preemptor else None,
     )
 
 
 def _from_condition(
     victim: Json, by_uid: dict[t.Any, Json], since: dt.datetime, until: dt.datetime
 ) -> Eviction | None:
-    cond = conditions.condition(victim, wl.PREEMPTED)
+    cond = conditions.condition(victim, kueue_workloads.PREEMPTED)
     why = "condition:Preempted"
     if cond.get("status") != "True":
-        cond = conditions.condition(victim, wl.EVICTED)
+        cond = conditions.condition(victim, kueue_workloads.EVICTED)
         if cond.get("status") != "True" or cond.get("reason") == "Preempted":
             return None
         why = f"condition:{cond.get('reason')}"
@@ -283,15 +285,17 @@ def _same(a: Eviction, b: Eviction) -> bool:
 
 
 def _recovery(victim: Json, evicted: dt.datetime, jobs: dict[t.Any, Json]) -> Recovery:
-    reserved = conditions.condition(victim, wl.QUOTA_RESERVED)
+    reserved = conditions.condition(victim, kueue_workloads.QUOTA_RESERVED)
     again = reserved.get("status") == "True" and (
         (parse_time(reserved.get("lastTransitionTime")) or evicted) > evicted
     )
-    finished = conditions.condition(victim, wl.FINISHED)
+    finished = conditions.condition(victim, kueue_workloads.FINISHED)
     completed = finished.get("status") == "True" and finished.get("reason") != "Failed"
-    job = jobs.get(wl.owner_uid(victim))
+    job = jobs.get(kueue_workloads.owner_uid(victim))
     annotations = ((job or {}).get("metadata") or {}).get("annotations") or {}
-    return Recovery(annotations.get(CHECKPOINT), again or completed, completed, wl.state(victim))
+    return Recovery(
+        annotations.get(CHECKPOINT), again or completed, completed, kueue_workloads.state(victim)
+    )
 
 
 def _priority_in(message: str) -> int | None:

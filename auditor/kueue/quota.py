@@ -19,6 +19,9 @@ NOMINAL = "nominalQuota"
 BORROWING = "borrowingLimit"
 LENDING = "lendingLimit"
 QUOTA_FIELDS = (NOMINAL, BORROWING, LENDING)
+WEIGHT = "weight"  # spec.fairSharing.weight of a ClusterQueue, Cohort or LocalQueue
+# The Kueue fields that are Quantities: `0.5` and `500m` are one value (the server stores 500m).
+QUANTITY_FIELDS = frozenset({*QUOTA_FIELDS, WEIGHT})
 LIMITS = (BORROWING, LENDING)
 QUOTA_KINDS = ("ClusterQueue", "Cohort")
 RESERVATION = "flavorsReservation"

@@ -19,7 +19,7 @@ from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import KUEUE_GROUP, Json, ResourceKey
 from auditor.k8s.quantity import Quantity, is_binary, shown, value_of
 from auditor.kueue import cohorts, quota, stop_policy
-from auditor.kueue import workloads as wl
+from auditor.kueue import workloads as kueue_workloads
 from auditor.kueue.quota import Cell
 from auditor.model import ClusterResult, Finding, Resource
 from auditor.plan import removals
@@ -42,25 +42,25 @@ class Workload:
     queue: str | None  # its LocalQueue
     cluster_queue: str | None
     priority: int
-    state: wl.QuotaState
+    state: kueue_workloads.QuotaState
     since: str  # when quota was reserved ("" when pending)
     usage: dict[Cell, Decimal] = field(default_factory=dict)
 
     @classmethod
     def from_live(cls, obj: Json, lq_to_cq: dict[tuple[str, str], str]) -> Workload | None:
         """None for a finished Workload: it holds no quota and blocks nothing."""
-        if wl.finished(obj):
+        if kueue_workloads.finished(obj):
             return None
         meta = obj["metadata"]
         return cls(
             namespace=meta["namespace"],
             name=meta["name"],
-            queue=wl.local_queue(obj),
-            cluster_queue=wl.cluster_queue_of(obj, lq_to_cq),
-            priority=wl.priority(obj),
-            state=wl.quota_state(obj),
-            since=wl.reserved_at(obj),
-            usage=wl.usage(obj),
+            queue=kueue_workloads.local_queue(obj),
+            cluster_queue=kueue_workloads.cluster_queue_of(obj, lq_to_cq),
+            priority=kueue_workloads.priority(obj),
+            state=kueue_workloads.quota_state(obj),
+            since=kueue_workloads.reserved_at(obj),
+            usage=kueue_workloads.usage(obj),
         )
 
     def to_json(self) -> Json:
@@ -172,7 +172,11 @@ def _judge(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterator[Fi
 
 
 def _counts(workloads: list[Workload]) -> str:
-    parts = [f"{n} {s}" for s in wl.QUOTA_STATES if (n := sum(w.state == s for w in workloads))]
+    parts = [
+        f"{n} {s}"
+        for s in kueue_workloads.QUOTA_STATES
+        if (n := sum(w.state == s for w in workloads))
+    ]
     return " and ".join(parts) + f" Workload{'s' if len(workloads) > 1 else ''}"
 
 
@@ -244,7 +248,7 @@ def _quota_cut(plan: ClusterPlan, change: Change, usage: LiveUsage) -> t.Iterato
 
 def _first_exposed(usage: LiveUsage, cqs: set[str], cell: Cell, over: Decimal) -> list[Workload]:
     """The Workloads of `cqs` Kueue would evict first until `over` is freed."""
-    holders = wl.victim_order(
+    holders = kueue_workloads.victim_order(
         (
             w
             for w in usage.workloads

@@ -48,7 +48,7 @@ class Change:
 
 
 @dataclass
-class Side:
+class ClusterRevision:
     """One revision of one cluster: its profile (None when absent) and its objects by key."""
 
     profile: ClusterProfile | None
@@ -58,8 +58,8 @@ class Side:
 @dataclass
 class ClusterPlan:
     name: str
-    base: Side
-    head: Side
+    base: ClusterRevision
+    head: ClusterRevision
     changes: list[Change] = field(default_factory=list)
     live_checked: bool = False
 

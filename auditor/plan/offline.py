@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.k8s import rbac as powers
+from auditor.k8s import rbac as k8s_rbac
 from auditor.k8s.objects import RBAC_GROUP, RBAC_KINDS, ResourceKey
 from auditor.k8s.quantity import is_binary, shown, value_of
 from auditor.kueue import cohorts
-from auditor.kueue.quota import NOMINAL, QUOTA_FIELDS, QUOTA_KINDS, QuotaCell, table
+from auditor.kueue.quota import (
+    NOMINAL,
+    QUANTITY_FIELDS,
+    QUOTA_FIELDS,
+    QUOTA_KINDS,
+    QuotaCell,
+    table,
+)
 from auditor.model import ClusterResult, Report, Resource, format_path
 from auditor.plan import immutable, removals
-from auditor.plan.model import Change, ClusterPlan, Plan, Side
+from auditor.plan.model import Change, ClusterPlan, ClusterRevision, Plan
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
 
@@ -48,8 +55,8 @@ def build(base: Repository, head: Repository, clusters: t.Sequence[str] = ()) ->
     for name in names:
         plan = ClusterPlan(
             name,
-            Side(base.clusters.get(name), _by_key(base_loaded.for_cluster(name))),
-            Side(head.clusters.get(name), _by_key(head_loaded.for_cluster(name))),
+            ClusterRevision(base.clusters.get(name), _by_key(base_loaded.for_cluster(name))),
+            ClusterRevision(head.clusters.get(name), _by_key(head_loaded.for_cluster(name))),
         )
         plan.changes = list(_changes(plan))
         report.findings.extend(immutable.findings(plan, head))
@@ -116,12 +123,15 @@ def _object_change(
 
 
 def _diff_paths(old: t.Any, new: t.Any, path: tuple[str | int, ...] = ()) -> list[str]:
-    """The paths where two bodies differ: down through mappings, lists as a whole."""
+    """The paths where two bodies differ: down through mappings, lists as a whole, a Quantity
+    by value (a fairSharing.weight of 0.5 is 500m)."""
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[str] = []
         for k in sorted(old.keys() | new.keys(), key=str):
             out += _diff_paths(old.get(k), new.get(k), (*path, str(k)))
         return out
+    if path and path[-1] in QUANTITY_FIELDS and _same(old, new):
+        return []
     return [] if old == new else [format_path(path)]
 
 
@@ -252,10 +262,10 @@ def _admission(
 # -- RBAC powers ----------------------------------------------------------------------------
 
 
-def _held(side: Side) -> dict[tuple[powers.Subject, powers.Power], powers.Grant]:
+def _held(side: ClusterRevision) -> dict[tuple[k8s_rbac.Subject, k8s_rbac.Power], k8s_rbac.Grant]:
     bodies = [r.body for r in side.objects.values() if r.kind in RBAC_KINDS]
-    held: dict[tuple[powers.Subject, powers.Power], powers.Grant] = {}
-    for grant in powers.grants(bodies):
+    held: dict[tuple[k8s_rbac.Subject, k8s_rbac.Power], k8s_rbac.Grant] = {}
+    for grant in k8s_rbac.grants(bodies):
         held.setdefault((grant.subject, grant.power), grant)
     return held
 
@@ -267,7 +277,7 @@ def _rbac_changes(plan: ClusterPlan) -> t.Iterator[Change]:
         ("loses", before, after, plan.base),
     ):
         # A power is gained only if no power held before covers it (cluster-wide, any name).
-        for pair in sorted(p for p in held if not powers.within(other, *p)):
+        for pair in sorted(p for p in held if not k8s_rbac.within(other, *p)):
             grant = held[pair]
             meta = grant.binding.body.get("metadata") or {}
             key = ResourceKey(

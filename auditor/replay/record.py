@@ -13,7 +13,7 @@ import datetime as dt
 import typing as t
 
 from auditor.k8s.quantity import shown
-from auditor.kueue import workloads as kueue_wl
+from auditor.kueue import workloads as kueue_workloads
 from auditor.replay.trace import RESOURCES, Trace, TracedWorkload
 
 if t.TYPE_CHECKING:
@@ -35,20 +35,20 @@ def traced(wl: Json, start: dt.datetime, now: dt.datetime) -> TracedWorkload | N
     """One Workload as the trace keeps it; None when it never ran (no run time to replay)."""
     meta = wl.get("metadata") or {}
     created = _time(str(meta.get("creationTimestamp") or ""))
-    admitted = _time(kueue_wl.transitioned_at(wl, kueue_wl.ADMITTED)) or _time(
-        kueue_wl.reserved_at(wl)
+    admitted = _time(kueue_workloads.transitioned_at(wl, kueue_workloads.ADMITTED)) or _time(
+        kueue_workloads.reserved_at(wl)
     )
-    finished = _time(kueue_wl.transitioned_at(wl, kueue_wl.FINISHED))
+    finished = _time(kueue_workloads.transitioned_at(wl, kueue_workloads.FINISHED))
     if created is None or (admitted is None and finished is None):
         return None
     began = admitted or created
     ended = finished or now
-    count, per_pod, _ = kueue_wl.pod_requests(wl)
+    count, per_pod, _ = kueue_workloads.pod_requests(wl)
     requests = {r: shown(v, binary=r == "memory") for r, v in per_pod.items() if r in RESOURCES}
     return TracedWorkload(
         namespace=str(meta.get("namespace")),
-        local_queue=str(kueue_wl.local_queue(wl) or ""),
-        priority_class=kueue_wl.workload_priority_class(wl),
+        local_queue=str(kueue_workloads.local_queue(wl) or ""),
+        priority_class=kueue_workloads.workload_priority_class(wl),
         requests=requests,
         pod_count=max(count, 1),
         submitted_at=max(0.0, (created - start).total_seconds()),
@@ -65,7 +65,7 @@ def from_workloads(
     kept, left_out = [], 0
     for wl in items:
         created = _time(str((wl.get("metadata") or {}).get("creationTimestamp") or ""))
-        if created is None or created < start or not kueue_wl.local_queue(wl):
+        if created is None or created < start or not kueue_workloads.local_queue(wl):
             continue
         one = traced(wl, start, now)
         if one is None:

@@ -23,7 +23,7 @@ from auditor.k8s import conditions
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import parse
 from auditor.kueue import capacity, quota
-from auditor.kueue import workloads as kueue_wl
+from auditor.kueue import workloads as kueue_workloads
 from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL
 from auditor.live.apply import apply_all
 from auditor.replay.trace import GPU, Trace, TracedWorkload
@@ -131,7 +131,7 @@ def job(w: TracedWorkload, index: int, speed: float) -> Json:
 
 
 def _index(wl: Json) -> int | None:
-    name = kueue_wl.owner_job(wl) or ""
+    name = kueue_workloads.owner_job(wl) or ""
     if not name.startswith(JOB_PREFIX):
         return None
     with contextlib.suppress(ValueError):
@@ -141,24 +141,24 @@ def _index(wl: Json) -> int | None:
 
 def observe(seen: Observed, wl: Json, now: float, dt: float) -> None:
     """Fold one read of its Workload into what was seen of it."""
-    if kueue_wl.quota_state(wl) != "pending":
+    if kueue_workloads.quota_state(wl) != "pending":
         if seen.admitted is None:
             seen.admitted = now
-        seen.cluster_queue = kueue_wl.cluster_queue(wl) or seen.cluster_queue
-        held = sum(v for (_, r), v in kueue_wl.usage(wl).items() if r == GPU)
-        if not kueue_wl.finished(wl):
+        seen.cluster_queue = kueue_workloads.cluster_queue(wl) or seen.cluster_queue
+        held = sum(v for (_, r), v in kueue_workloads.usage(wl).items() if r == GPU)
+        if not kueue_workloads.finished(wl):
             seen.gpu_seconds += float(held) * dt
-    preempted = kueue_wl.evicted_by_preemption(wl)
-    counted = kueue_wl.preemptions(wl)  # Kueue's own count, where it keeps one
+    preempted = kueue_workloads.evicted_by_preemption(wl)
+    counted = kueue_workloads.preemptions(wl)  # Kueue's own count, where it keeps one
     new = counted - seen.preemptions if counted else int(preempted and not seen._was_preempted)
     if new > 0:
-        reason = kueue_wl.preemption_reason(wl) or UNSEEN
+        reason = kueue_workloads.preemption_reason(wl) or UNSEEN
         seen.preemption_reasons[reason] = seen.preemption_reasons.get(reason, 0) + new
         seen.preemptions += new
     seen._was_preempted = preempted
-    if kueue_wl.finished(wl) and seen.finished is None:
+    if kueue_workloads.finished(wl) and seen.finished is None:
         seen.finished = now
-        seen.finished_reason = conditions.reason(wl, kueue_wl.FINISHED)
+        seen.finished_reason = conditions.reason(wl, kueue_workloads.FINISHED)
 
 
 def borrowed_gpus(cq: Json) -> float:

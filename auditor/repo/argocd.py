@@ -2,9 +2,13 @@
 
 Only what the policy checks ask: which ApplicationSet's git directory generator makes the
 Application of a folder (`path` globs as Go's path.Match reads them: `*` stops at `/`; an
-`exclude: true` entry removes matches), and whether that Application prunes (its template's
-`syncPolicy.automated.prune`). Sync options written on an object (`argocd.argoproj.io/
-sync-options`) are read here too.
+`exclude: true` entry removes matches), whether that Application prunes (its template's
+`syncPolicy.automated.prune`) and heals, and whether it leaves Kueue the fields Kueue writes: the
+quota of a manager ClusterQueue under MultiKueue quota automation (auditor/kueue/multikueue.py),
+ignored by an `ignoreDifferences` entry trusting Kueue's field manager, with
+`RespectIgnoreDifferences=true` so a sync does not put the repository's placeholder back.
+`with_kueue_ignores` writes those entries (`kueue-gitops generate argocd`). Sync options written
+on an object (`argocd.argoproj.io/sync-options`) are read here too.
 """
 
 from __future__ import annotations
@@ -14,14 +18,16 @@ import re
 import typing as t
 from dataclasses import dataclass
 
+from auditor.kueue import KUEUE_GROUP, multikueue, release
 from auditor.model import Resource
-from auditor.repo import manifests
+from auditor.repo import boundaries, manifests
 
 if t.TYPE_CHECKING:
     from auditor.repo.layout import Repository
 
 FOLDER = "argocd"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+RESPECT = "RespectIgnoreDifferences=true"
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,24 @@ class AppSet:
     include: tuple[str, ...]
     exclude: tuple[str, ...]
     prunes: bool
+    heals: bool = False  # syncPolicy.automated.selfHeal
+    ignores: tuple[dict[str, t.Any], ...] = ()  # the template's ignoreDifferences
+    options: tuple[str, ...] = ()  # the template's syncPolicy.syncOptions
+
+    def leaves_kueue(self, queue: str) -> bool:
+        """Whether its Applications leave Kueue the quota of manager ClusterQueue `queue`:
+        an ignoreDifferences entry for it trusts Kueue's field manager (or ignores the path
+        Kueue writes), and a sync respects it."""
+        return RESPECT in self.options and any(
+            e.get("group") == KUEUE_GROUP
+            and e.get("kind") == "ClusterQueue"
+            and e.get("name") in (None, queue)
+            and (
+                multikueue.FIELD_MANAGER in (e.get("managedFieldsManagers") or ())
+                or multikueue.OWNED_JQ in (e.get("jqPathExpressions") or ())
+            )
+            for e in self.ignores
+        )
 
     def makes(self, folder: str) -> bool:
         """Whether this ApplicationSet makes an Application that syncs `folder`."""
@@ -64,8 +88,22 @@ def app_sets(repo: Repository) -> list[AppSet]:
         for doc in (r for r in found if r.kind == "ApplicationSet"):
             include, exclude = _directories(doc)
             sync = _dict(_dict(_dict(doc.body.get("spec")).get("template")).get("spec"))
-            automated = _dict(_dict(sync.get("syncPolicy")).get("automated"))
-            out.append(AppSet(doc.name, path, include, exclude, automated.get("prune") is True))
+            policy = _dict(sync.get("syncPolicy"))
+            automated = _dict(policy.get("automated"))
+            ignores = sync.get("ignoreDifferences")
+            options = policy.get("syncOptions")
+            out.append(
+                AppSet(
+                    doc.name,
+                    path,
+                    include,
+                    exclude,
+                    automated.get("prune") is True,
+                    automated.get("selfHeal") is True,
+                    tuple(_dict(e) for e in ignores) if isinstance(ignores, list) else (),
+                    tuple(str(o) for o in options) if isinstance(options, list) else (),
+                )
+            )
     return out
 
 
@@ -134,3 +172,75 @@ def retarget(objects: t.Iterable[Resource], url: str) -> list[dict[str, t.Any]]:
         return node
 
     return [swap(o.body) for o in objects]
+
+
+def kueue_owned(repo: Repository) -> dict[str, dict[str, Resource]]:
+    """By cluster, the manager ClusterQueues whose quota Kueue writes (MultiKueue quota
+    automation on the cluster's Kueue release and Configuration), each as the repository has it."""
+    loaded = repo.load()
+    out: dict[str, dict[str, Resource]] = {}
+    for name, profile in repo.clusters.items():
+        resources = loaded.for_cluster(name)
+        config = boundaries.configuration(boundaries.config_map(resources))
+        known = release.nearest_release(profile.kueue_version)
+        owned = multikueue.automated((r.body for r in resources), config, known)
+        queues = {
+            r.name: r
+            for r in resources
+            if r.kind == "ClusterQueue" and r.key.group == KUEUE_GROUP and r.name in owned
+        }
+        if queues:
+            out[name] = queues
+    return out
+
+
+def ignore_entry(queue: str) -> dict[str, t.Any]:
+    """The ignoreDifferences entry that leaves Kueue the quota of manager ClusterQueue `queue`:
+    what Kueue's field manager wrote (scoped by name, so a queue of that name elsewhere that
+    Kueue does not automate is still compared in full)."""
+    return {
+        "group": KUEUE_GROUP,
+        "kind": "ClusterQueue",
+        "name": queue,
+        "managedFieldsManagers": [multikueue.FIELD_MANAGER],
+    }
+
+
+def with_kueue_ignores(
+    objects: list[dict[str, t.Any]], sets: list[AppSet], owned: t.Mapping[str, t.Iterable[Resource]]
+) -> list[dict[str, t.Any]]:
+    """The argocd/ objects with, in each ApplicationSet's template, the ignoreDifferences entry
+    of every Kueue-owned manager ClusterQueue in a folder it syncs (and RespectIgnoreDifferences
+    among its sync options); an entry already there is kept once."""
+    by_name = {a.name: a for a in sets}
+    out = []
+    for obj in objects:
+        appset = by_name.get(str(_dict(obj.get("metadata")).get("name")))
+        queues = sorted(
+            {
+                r.name
+                for cluster, resources in owned.items()
+                for r in resources
+                if appset is not None and appset.makes(f"clusters/{cluster}")
+            }
+        )
+        if obj.get("kind") != "ApplicationSet" or not queues:
+            out.append(obj)
+            continue
+        spec = obj.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
+        ignores = spec.setdefault("ignoreDifferences", [])
+        for queue in queues:
+            if ignore_entry(queue) not in ignores:
+                ignores.append(ignore_entry(queue))
+        options = spec.setdefault("syncPolicy", {}).setdefault("syncOptions", [])
+        if RESPECT not in options:
+            options.append(RESPECT)
+        out.append(obj)
+    return out
+
+
+def for_url(repo: Repository, url: str) -> list[dict[str, t.Any]]:
+    """argocd/'s objects as `kueue-gitops generate argocd` prints them: pointed at `url`, each
+    ApplicationSet leaving Kueue the quota Kueue writes in the folders it syncs."""
+    owned = {c: list(q.values()) for c, q in kueue_owned(repo).items()}
+    return with_kueue_ignores(retarget(documents(repo), url), app_sets(repo), owned)

@@ -139,7 +139,17 @@ def render(cluster: str, b: admission.Boundaries) -> str:
 def expected(
     profile: ClusterProfile, tenants: t.Mapping[str, TenantProfile], resources: list[Resource]
 ) -> str:
-    return render(profile.name, boundaries(profile, tenants, resources))
+    made = boundaries(profile, tenants, resources)
+    key = (profile.name, made)
+    text = _RENDERED.get(key)
+    if text is None:  # an editor's server asks again after every edit; most change none of it
+        if len(_RENDERED) >= 16:  # the latest few: one or two per cluster
+            _RENDERED.clear()
+        text = _RENDERED[key] = render(profile.name, made)
+    return text
+
+
+_RENDERED: dict[tuple[str, admission.Boundaries], str] = {}
 
 
 def kueue_configuration(repo: Repository, cluster: str) -> Json | None:

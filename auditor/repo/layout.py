@@ -61,6 +61,15 @@ def find_root(start: Path) -> Path:
     )
 
 
+@dataclass(frozen=True)
+class Placed:
+    """A manifest file, and the cluster (and tenant folder) it is synced to."""
+
+    path: str
+    cluster: str
+    tenant: str | None
+
+
 @dataclass
 class Loaded:
     """Every object of the repository, placed on its cluster, and what could not be loaded."""
@@ -78,7 +87,6 @@ class Repository:
         self.label = label  # shown to people: a path or a git revision
         self._clusters: dict[str, ClusterProfile] | None = None
         self._tenants: dict[str, TenantProfile] | None = None
-        self._caches: t.Mapping[str, FileCache] = {}
         self._tenant_cache: FileCache | None = None
 
     @classmethod
@@ -152,6 +160,10 @@ class Repository:
         if self.root is not None and self._tenants is None:
             self._tenant_cache = FileCache(self.root, TENANT_PROFILES, tool, "")
 
+    def forget(self) -> None:
+        """Read the profiles again when next asked for (one of them was edited)."""
+        self._clusters = self._tenants = None
+
     def cluster(self, name: str) -> ClusterProfile:
         try:
             return self.clusters[name]
@@ -160,6 +172,67 @@ class Repository:
             raise ConfigError(f"no cluster {name!r} in {CLUSTERS}/ (known: {known})") from None
 
     # -- manifests ----------------------------------------------------------------------------
+
+    def plan(self, clusters: list[str]) -> tuple[list[Placed], list[Finding]]:
+        """Which manifest files `clusters` get, in the order they are loaded, and what the
+        layout itself says is wrong (folders of no cluster, stray and rendered manifests)."""
+        placed: list[Placed] = []
+        findings: list[Finding] = []
+        for name in clusters:
+            self._plan_folder(placed, findings, f"{CLUSTERS}/{name}", cluster=name, tenant=None)
+        for tenant in sorted(self.tenants):
+            base = f"{TENANTS}/{tenant}"
+            files = self.tree.files(base)  # one walk of the tenant folder, then split by cluster
+            for sub in self.tree.subfolders(base):
+                if sub not in self.clusters:
+                    findings.append(
+                        Finding(
+                            UNKNOWN_CLUSTER_FOLDER,
+                            f"{base}/{sub}/ names no cluster in {CLUSTERS}/; "
+                            "its manifests are synced nowhere",
+                            file=f"{base}/{sub}",
+                        )
+                    )
+                elif sub in clusters:
+                    inside = f"{base}/{sub}/"
+                    self._plan_folder(
+                        placed,
+                        findings,
+                        f"{base}/{sub}",
+                        cluster=sub,
+                        tenant=tenant,
+                        files=[p for p in files if p.startswith(inside)],
+                    )
+            for path in files:
+                if posixpath.dirname(path) == base and posixpath.basename(path) != PROFILE_FILE:
+                    findings.append(
+                        Finding(
+                            STRAY_MANIFEST,
+                            "a manifest directly in a tenant folder is synced nowhere; "
+                            "move it into the folder of the cluster it is for",
+                            file=path,
+                            line=1,
+                        )
+                    )
+        return placed, findings
+
+    def _plan_folder(
+        self,
+        placed: list[Placed],
+        findings: list[Finding],
+        folder: str,
+        *,
+        cluster: str,
+        tenant: str | None,
+        files: list[str] | None = None,
+    ) -> None:
+        paths = self.tree.files(folder) if files is None else files
+        rendered = _rendered_folders(paths)
+        for marker in rendered.values():
+            findings.append(_rendered(marker, cluster))
+        for path in paths:
+            if path != f"{folder}/{PROFILE_FILE}" and not _inside(path, rendered):
+                placed.append(Placed(path, cluster, tenant))
 
     def load(
         self, clusters: list[str] | None = None, caches: t.Mapping[str, FileCache] | None = None
@@ -170,85 +243,38 @@ class Repository:
         for name in wanted:
             self.cluster(name)
         out = Loaded()
-        self._caches = caches or {}
-        for name in wanted:
-            self._load_folder(out, f"{CLUSTERS}/{name}", cluster=name, tenant=None)
-        for tenant in sorted(self.tenants):
-            base = f"{TENANTS}/{tenant}"
-            files = self.tree.files(base)  # one walk of the tenant folder, then split by cluster
-            for sub in self.tree.subfolders(base):
-                if sub not in self.clusters:
-                    out.findings.append(
-                        Finding(
-                            UNKNOWN_CLUSTER_FOLDER,
-                            f"{base}/{sub}/ names no cluster in {CLUSTERS}/; "
-                            "its manifests are synced nowhere",
-                            file=f"{base}/{sub}",
-                        )
-                    )
-                elif sub in wanted:
-                    inside = f"{base}/{sub}/"
-                    self._load_folder(
-                        out,
-                        f"{base}/{sub}",
-                        cluster=sub,
-                        tenant=tenant,
-                        files=[p for p in files if p.startswith(inside)],
-                    )
-            for path in files:
-                if posixpath.dirname(path) == base and posixpath.basename(path) != PROFILE_FILE:
-                    out.findings.append(
-                        Finding(
-                            STRAY_MANIFEST,
-                            "a manifest directly in a tenant folder is synced nowhere; "
-                            "move it into the folder of the cluster it is for",
-                            file=path,
-                            line=1,
-                        )
-                    )
-        _flag_duplicates(out)
+        placed, out.findings = self.plan(wanted)
+        caches = caches or {}
+        for where in placed:
+            loaded = self._load_file(where, caches.get(where.cluster))
+            out.resources += loaded.resources
+            out.findings += loaded.findings
+        out.resources, duplicates = flag_duplicates(out.resources)
+        out.findings += duplicates
         return out
 
-    def _load_folder(
-        self,
-        out: Loaded,
-        folder: str,
-        *,
-        cluster: str,
-        tenant: str | None,
-        files: list[str] | None = None,
-    ) -> None:
-        paths = self.tree.files(folder) if files is None else files
-        rendered = _rendered_folders(paths)
-        for marker in rendered.values():
-            out.findings.append(_rendered(marker, cluster))
-        cache = self._caches.get(cluster)
-        for path in paths:
-            if path == f"{folder}/{PROFILE_FILE}" or _inside(path, rendered):
-                continue
-            entry = cache.unchanged(path) if cache is not None else None
-            if entry is None:
-                try:
-                    data = self.tree.read(path)
-                except OSError as exc:
-                    out.findings.append(_refused(path, exc, cluster))
-                    continue
-                entry = cache.same_content(path, data) if cache is not None else None
-            if entry is not None:
-                docs, problems = pickle.loads(entry.parsed)
-                found = manifests.restore(docs, path, functools.partial(self._text, path))
-            else:
-                with processing(f"reading {path}"):
-                    found, problems = manifests.load_bytes(data, path)
-                if cache is not None:
-                    cache.store(path, data, (manifests.documents(found), problems))
-            for problem in problems:
-                problem.cluster = cluster
-            out.findings.extend(problems)
-            for resource in found:
-                resource.cluster, resource.tenant = cluster, tenant
-                out.resources.append(resource)
-                out.findings += suppressions.annotated(resource)[1]
+    def _load_file(self, where: Placed, cache: FileCache | None) -> Loaded:
+        path = where.path
+        entry = cache.unchanged(path) if cache is not None else None
+        if entry is None:
+            try:
+                data = self.tree.read(path)
+            except OSError as exc:
+                return Loaded(findings=[_refused(path, exc, where.cluster)])
+            entry = cache.same_content(path, data) if cache is not None else None
+        if entry is not None:
+            docs, problems = pickle.loads(entry.parsed)
+            found = manifests.restore(docs, path, functools.partial(self._text, path))
+            return placed(where, found, problems)
+        with processing(f"reading {path}"):
+            found, problems = manifests.load_bytes(data, path)
+        if cache is not None:
+            cache.store(path, data, (manifests.documents(found), problems))
+        return placed(where, found, problems)
+
+    def load_file(self, where: Placed) -> Loaded:
+        """One manifest file's objects, placed on its cluster, and what is wrong in it."""
+        return self._load_file(where, None)
 
     def _text(self, path: str) -> str:
         """A file's text, read again (for the field lines of a file served from the cache)."""
@@ -298,23 +324,42 @@ def _refused(path: str, exc: OSError, cluster: str) -> Finding:
     return Finding(rule, message, cluster=cluster, file=path, line=1)
 
 
-def _flag_duplicates(out: Loaded) -> None:
+def placed(where: Placed, found: list[Resource], problems: list[Finding]) -> Loaded:
+    """A file's objects and loading problems, stamped with the cluster (and tenant) it syncs
+    to; the suppression annotations it cannot use are among the problems."""
+    out = Loaded(findings=problems)
+    for problem in problems:
+        problem.cluster = where.cluster
+    for resource in found:
+        resource.cluster, resource.tenant = where.cluster, where.tenant
+        out.resources.append(resource)
+        out.findings += suppressions.annotated(resource)[1]
+    return out
+
+
+def flag_duplicates(resources: list[Resource]) -> tuple[list[Resource], list[Finding]]:
+    """The objects without the second (and later) definitions of one object on one cluster,
+    and a finding for each of those."""
     seen: dict[tuple[str | None, object], Resource] = {}
     keep: list[Resource] = []
-    for resource in out.resources:
+    findings: list[Finding] = []
+    for resource in resources:
         ident = (resource.cluster, resource.key)
         first = seen.get(ident)
         if first is None:
             seen[ident] = resource
             keep.append(resource)
             continue
-        out.findings.append(
-            Finding.about(
-                resource,
-                DUPLICATE_OBJECT,
-                f"{resource.key} is defined twice for cluster {resource.cluster} (first at "
-                f"{first.file}:{first.line}); Argo CD would fight itself over it",
-                cluster=resource.cluster,
-            )
-        )
-    out.resources = keep
+        findings.append(duplicate(resource, first))
+    return keep, findings
+
+
+def duplicate(resource: Resource, first: Resource) -> Finding:
+    """The finding on `resource`, a second definition of `first` on its cluster."""
+    return Finding.about(
+        resource,
+        DUPLICATE_OBJECT,
+        f"{resource.key} is defined twice for cluster {resource.cluster} (first at "
+        f"{first.file}:{first.line}); Argo CD would fight itself over it",
+        cluster=resource.cluster,
+    )

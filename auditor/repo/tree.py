@@ -235,3 +235,27 @@ def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a folder"
     return "a special file"
+
+
+class Overlay(WorkTree):
+    """The files on disk below `root`, with the unsaved text of the files an editor has open
+    in their place (`kueue-gitops lsp`): a buffer is read as if it were the file, and a buffer
+    with no file yet is listed with the others of its folder."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.buffers: dict[str, bytes] = {}  # by POSIX path relative to the root
+
+    def files(self, folder: str) -> list[str]:
+        found = super().files(folder)
+        inside = "" if folder in ("", ".") else folder.rstrip("/") + "/"
+        extra = [
+            p
+            for p in self.buffers
+            if p.startswith(inside) and p.endswith(MANIFEST_SUFFIXES) and p not in found
+        ]
+        return sorted(found + extra) if extra else found
+
+    def read(self, path: str) -> bytes:
+        data = self.buffers.get(path)
+        return super().read(path) if data is None else data

@@ -12,8 +12,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor.model import Report
-from auditor.report import github, junit, markdown, sarif, text, views
-from auditor.report import json_ as json
+from auditor.report import github, json_, junit, markdown, sarif, text, views
 
 Reporter = t.Callable[[Report, t.TextIO], None]
 
@@ -28,7 +27,7 @@ def _viewed(generic: Reporter, chosen: dict[str, views.View]) -> Reporter:
 
 REPORTER_BY_NAME: dict[str, Reporter] = {
     "text": _viewed(text.write, views.TEXT),
-    "json": json.write,
+    "json": json_.write,
     "markdown": _viewed(markdown.write, views.MARKDOWN),
     "sarif": sarif.write,
     "junit": junit.write,

@@ -6,19 +6,19 @@ from __future__ import annotations
 import typing as t
 
 from auditor.model import Report
-from auditor.report import text as findings_text
+from auditor.report import text as report_text
 
 if t.TYPE_CHECKING:
-    from auditor.runbook.hold import Outcome
+    from auditor.runbook.hold import HoldOutcome
 
 
 def text(report: Report, out: t.TextIO) -> None:
-    outcome = t.cast("Outcome", report.section)
+    outcome = t.cast("HoldOutcome", report.section)
     verb, cq = outcome.action, outcome.cluster_queue
     if outcome.checked:
         out.write(f"dry-run: the folder of {', '.join(outcome.checked)} passed\n")
     if outcome.refused:
-        findings_text.write(report, out)
+        report_text.write(report, out)
         out.write(
             f"not resuming {cq}: the server-side dry-run of the cluster's folder failed; correct "
             "the repository and resume again, or resume with --force (the commit message says "

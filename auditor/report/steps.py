@@ -7,13 +7,13 @@ import typing as t
 from auditor.model import Report
 
 if t.TYPE_CHECKING:
-    from auditor.github.issues import Outcome
+    from auditor.github.issues import StepOutcome
 
 STEPS = ("drift-issue", "pr-comment", "ensure-pr")
 
 
 def text(report: Report, out: t.TextIO) -> None:
-    outcome = t.cast("Outcome", report.section)
+    outcome = t.cast("StepOutcome", report.section)
     for c in report.clusters:
         for error in c.errors:
             out.write(f"INCOMPLETE {c.name}: {error}\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor.model import Report
-from auditor.report import text as findings_text
+from auditor.report import text as report_text
 
 if t.TYPE_CHECKING:
     from auditor.upgrade import Checked
@@ -26,4 +26,4 @@ def text(report: Report, out: t.TextIO) -> None:
     for a in summary["admitted"]:
         recovery = a["checkpoint"] or ("tenant evidence" if a["evidence"] else "NONE")
         out.write(f"  admitted {a['workload']} in {a['clusterQueue']}: recovery {recovery}\n")
-    findings_text.write(report, out)
+    report_text.write(report, out)

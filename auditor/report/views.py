@@ -11,9 +11,10 @@ from __future__ import annotations
 import typing as t
 
 from auditor.model import Report
-from auditor.report import ledger, plan, replay, runbook, steps, upgrade, verify
+from auditor.report import ledger, plan, replay, runbook, steps, text, upgrade, verify
 
 if t.TYPE_CHECKING:
+    from auditor.drift.fleet import Fleet
     from auditor.kueue.ledger import Ledger
     from auditor.plan.model import Plan
     from auditor.replay.metrics import Comparison
@@ -53,7 +54,13 @@ def _status_text(report: Report, stream: t.TextIO) -> None:
     stream.write(t.cast("Snapshot", report.section).text() + "\n")
 
 
+def _drift_text(report: Report, stream: t.TextIO) -> None:
+    stream.write(t.cast("Fleet", report.section).text())
+    text.write(report, stream)
+
+
 TEXT: dict[str, View] = {
+    "drift": _drift_text,
     "plan": _plan_text,
     "verify": verify.text,
     "upgrade-check": upgrade.text,

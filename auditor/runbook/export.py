@@ -16,7 +16,7 @@ from pathlib import Path
 from auditor.errors import ConfigError
 from auditor.k8s import conditions
 from auditor.k8s.objects import Json
-from auditor.kueue import workloads as kueue_wl
+from auditor.kueue import workloads as kueue_workloads
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -30,14 +30,14 @@ def _ref(wl: Json) -> str:
 def record(wl: Json) -> Json:
     """One Workload's state, as written to the snapshot."""
     spec, status, meta = wl.get("spec") or {}, wl.get("status") or {}, wl["metadata"]
-    preempted = conditions.condition(wl, kueue_wl.PREEMPTED)
+    preempted = conditions.condition(wl, kueue_workloads.PREEMPTED)
     return {
         "namespace": meta.get("namespace"),
         "name": meta["name"],
         "uid": meta.get("uid"),
-        "state": kueue_wl.state(wl),
+        "state": kueue_workloads.state(wl),
         "queue": spec.get("queueName"),
-        "clusterQueue": kueue_wl.cluster_queue(wl),
+        "clusterQueue": kueue_workloads.cluster_queue(wl),
         "priority": spec.get("priority"),
         "priorityClass": (spec.get("priorityClassRef") or {}).get("name"),
         "active": spec.get("active", True),
@@ -67,16 +67,16 @@ def preemption_audit(workloads: list[Json]) -> list[Json]:
     by_uid = {w["metadata"].get("uid"): w for w in workloads}
     out = []
     for wl in workloads:
-        cond = conditions.condition(wl, kueue_wl.PREEMPTED)
+        cond = conditions.condition(wl, kueue_workloads.PREEMPTED)
         if not cond:
             continue
-        uid = kueue_wl.preemptor_uid(wl)
+        uid = kueue_workloads.preemptor_uid(wl)
         preemptor = by_uid.get(uid) if uid else None
         out.append(
             {
                 "victim": _ref(wl),
                 "victimPriority": (wl.get("spec") or {}).get("priority"),
-                "clusterQueue": kueue_wl.cluster_queue(wl)
+                "clusterQueue": kueue_workloads.cluster_queue(wl)
                 or (wl.get("spec") or {}).get("queueName"),
                 "reason": cond.get("reason"),
                 "message": cond.get("message"),

@@ -29,7 +29,7 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
 
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.kueue import stop_policy as policies
+from auditor.kueue import stop_policy as kueue_stop_policy
 from auditor.kueue.stop_policy import HOLD, STOPPED
 from auditor.model import Finding
 from auditor.repo import gitsource
@@ -58,7 +58,7 @@ class Target:
 
 
 @dataclass
-class Outcome:
+class HoldOutcome:
     """What a hold or resume did: the section of its report (auditor/report/runbook.py shows
     it); refused, what stopped a resume before anything was patched or committed."""
 
@@ -179,20 +179,20 @@ def _verify(before: str, after: str, file: str, name: str, policy: str | None) -
 
     def without_stop_policy(text: str) -> list[t.Any]:
         return [
-            policies.without(doc)
+            kueue_stop_policy.without(doc)
             if isinstance(doc, dict) and (doc.get("metadata") or {}).get("name") == name
             else doc
             for doc in _documents(text, file)
         ]
 
-    got = policies.policy_of({"spec": _spec_of(after, file, name)[0]})
-    ok = got == policy if policy else not policies.holds(got)
+    got = kueue_stop_policy.policy_of({"spec": _spec_of(after, file, name)[0]})
+    ok = got == policy if policy else not kueue_stop_policy.holds(got)
     if not ok or without_stop_policy(before) != without_stop_policy(after):
         raise ConfigError(f"{file}: could not set stopPolicy of {name} in one line; edit by hand")
 
 
 def stop_policy(text: str, file: str, name: str) -> str | None:
-    value = policies.policy_of({"spec": _spec_of(text.removeprefix(BOM), file, name)[0]})
+    value = kueue_stop_policy.policy_of({"spec": _spec_of(text.removeprefix(BOM), file, name)[0]})
     return str(value) if value is not None else None
 
 
@@ -208,8 +208,8 @@ def run(
     live: t.Mapping[str, KubeCluster] | None = None,
     branch: str | None = None,
     now: dt.datetime | None = None,
-    before_change: t.Callable[[Outcome], list[Finding]] | None = None,
-) -> Outcome:
+    before_change: t.Callable[[HoldOutcome], list[Finding]] | None = None,
+) -> HoldOutcome:
     """Hold (or resume) `cluster_queue` in the repository, and live on the `live` clusters.
 
     `before_change` runs once the edits are known, before anything is patched or committed
@@ -218,7 +218,7 @@ def run(
     if root is None:
         raise ConfigError("hold and resume change files: run them on a working tree")
     action = "hold" if hold else "resume"
-    outcome = Outcome(action, cluster_queue)
+    outcome = HoldOutcome(action, cluster_queue)
     edits: dict[str, str] = {}
     for target in targets(repo, cluster_queue, cluster):
         text = edits.get(target.file) or _read(root / target.file, target.file)
@@ -281,7 +281,7 @@ def apply_live(
             continue
         if denied:
             problems.append(f"cluster {name}: may not patch ClusterQueue {cluster_queue}: {denied}")
-        before[name] = policies.policy_of(queue)
+        before[name] = kueue_stop_policy.policy_of(queue)
     if problems:
         raise ClusterAccessError(
             f"{'; '.join(problems)} (checked before patching: nothing patched, nothing committed)"
@@ -293,7 +293,7 @@ def apply_live(
                 api[name],
                 "ClusterQueue",
                 cluster_queue,
-                policies.patch(policy),
+                kueue_stop_policy.patch(policy),
                 manager=RUNBOOK_MANAGER,
             )
         except ClusterAccessError as exc:
@@ -324,7 +324,7 @@ def _undo(
                 api[name],
                 "ClusterQueue",
                 cluster_queue,
-                policies.patch(before[name]),
+                kueue_stop_policy.patch(before[name]),
                 manager=RUNBOOK_MANAGER,
             )
         except ClusterAccessError:
@@ -345,7 +345,7 @@ def _undo(
     )
 
 
-def commit_message(outcome: Outcome) -> str:
+def commit_message(outcome: HoldOutcome) -> str:
     clusters = ", ".join(sorted({t.cluster for t in outcome.changed}))
     if outcome.action == "hold":
         head = f"hold: stop admission to ClusterQueue {outcome.cluster_queue} on {clusters}"

@@ -14,7 +14,7 @@ local substitutions:
   current commit on `main`, plus the uncommitted changes of the working tree, if any, as one
   commit on top (so what is tested is what is on disk; repo/gitsource.snapshot makes it);
 - the committed argocd/ objects are applied as they are, pointed at that clone by
-  `auditor.repo.argocd.retarget`, the same as `kueue-gitops generate argocd --repo-url`.
+  `auditor.repo.argocd.for_url`, the same as `kueue-gitops generate argocd --repo-url`.
 
 Watching and driving the running Argo CD (its Applications, refreshes, sync windows, scratch
 commits) is sandbox/argocd_control.py's.
@@ -139,7 +139,7 @@ def start(
     _spawn_all(host, binary, redis, folder, st)
     _wait_ready(host, st, started + timeout)
     for body in sorted(
-        repo_argocd.retarget(repo_argocd.documents(repo), st.url),
+        repo_argocd.for_url(repo, st.url),
         key=lambda b: b.get("kind") != "AppProject",  # projects before what names them
     ):
         admin.apply(body, manager=MANAGER)

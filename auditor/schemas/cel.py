@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from auditor.k8s import quantity as q
+from auditor.k8s import quantity as k8s_quantity
 from auditor.repo.cache import user_cache_root
 
 if t.TYPE_CHECKING:  # celpy and lark load on the first rule evaluated: ~0.1 s of imports
@@ -240,7 +240,11 @@ def verdict(rule: Rule, value_json: str, old_json: str | None = None) -> str | N
         result: object = program.evaluate(bound)
     except CELEvalError as exc:
         result = exc
-    except (q.QuantityError, TypeError, ValueError) as exc:  # a bad argument, as on the server
+    except (
+        k8s_quantity.QuantityError,
+        TypeError,
+        ValueError,
+    ) as exc:  # a bad argument, as on the server
         return f"{rule.message} (the rule could not be evaluated: {exc})"
     if isinstance(result, CELEvalError):  # celpy may also return the error as the value
         reason = str(result.args[0]) if result.args else str(result)

@@ -12,30 +12,30 @@ from dataclasses import dataclass
 
 from celpy import celtypes
 
-from auditor.k8s import quantity as q
+from auditor.k8s import quantity as k8s_quantity
 
 
 @dataclass(frozen=True)
 class QuantityValue:
     """A `quantity(...)` value: compared and added by exact value."""
 
-    value: q.Quantity
+    value: k8s_quantity.Quantity
 
 
 def _quantity(text: celtypes.StringType) -> QuantityValue:
-    return QuantityValue(q.parse(str(text)))
+    return QuantityValue(k8s_quantity.parse(str(text)))
 
 
 def _is_quantity(text: celtypes.StringType) -> celtypes.BoolType:
     try:
-        q.parse(str(text))
-    except q.QuantityError:
+        k8s_quantity.parse(str(text))
+    except k8s_quantity.QuantityError:
         return celtypes.BoolType(False)
     return celtypes.BoolType(True)
 
 
-def _other(value: t.Any) -> q.Quantity:
-    return value.value if isinstance(value, QuantityValue) else q.parse(int(value))
+def _other(value: t.Any) -> k8s_quantity.Quantity:
+    return value.value if isinstance(value, QuantityValue) else k8s_quantity.parse(int(value))
 
 
 def _compare(a: QuantityValue, b: t.Any) -> int:

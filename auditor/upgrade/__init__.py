@@ -24,7 +24,7 @@ from auditor import rules
 from auditor.errors import ClusterAccessError
 from auditor.k8s import conditions
 from auditor.k8s.objects import KUEUE_GROUP, Json, group_of
-from auditor.kueue import workloads as wl
+from auditor.kueue import workloads as kueue_workloads
 from auditor.kueue.ledger import CHECKPOINT
 from auditor.model import ClusterResult, Finding, Report, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
@@ -246,16 +246,16 @@ def _admitted(
     jobs = {j["metadata"].get("uid"): j for j in cluster.list("batch/v1", "Job")}
     out = []
     for w in cluster.list(profile.kueue_api, "Workload"):
-        if not conditions.is_true(w, wl.ADMITTED) or wl.finished(w):
+        if not conditions.is_true(w, kueue_workloads.ADMITTED) or kueue_workloads.finished(w):
             continue
         meta = w["metadata"]
-        job = jobs.get(wl.owner_uid(w)) or {}
+        job = jobs.get(kueue_workloads.owner_uid(w)) or {}
         tenant = _tenant_of(str(meta.get("namespace")), tenants, profile.name)
         out.append(
             {
                 "workload": f"{meta.get('namespace')}/{meta['name']}",
-                "clusterQueue": wl.cluster_queue(w),
-                "job": wl.owner_job(w),
+                "clusterQueue": kueue_workloads.cluster_queue(w),
+                "job": kueue_workloads.owner_job(w),
                 "checkpoint": ((job.get("metadata") or {}).get("annotations") or {}).get(
                     CHECKPOINT
                 ),

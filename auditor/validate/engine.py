@@ -21,9 +21,9 @@ from pathlib import Path
 from auditor import rules
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
-from auditor.live import apply as sync
+from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
-from auditor.repo import cache as filecache
+from auditor.repo import cache as repo_cache
 from auditor.repo import suppressions
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile
@@ -69,16 +69,8 @@ def validate(
     the policy checks always run over every object.
     """
     names = clusters or sorted(repo.clusters)
-    for name in names:
-        release = repo.cluster(name).kueue_version or "VERSION"
-        if not SchemaCatalog(schemas, name).index:
-            raise ConfigError(
-                f"no schemas for cluster {name} in {schemas}: run "
-                f"`kueue-gitops schemas fetch --cluster {name}` (from the live cluster) or "
-                f"`kueue-gitops schemas fetch --cluster {name} --release {release}` (from a "
-                "sandbox of that Kueue release)"
-            )
-    tool = filecache.tool_key() if cache and repo.root is not None else None
+    require_schemas(repo, schemas, names)
+    tool = repo_cache.tool_key() if cache and repo.root is not None else None
     if tool is not None:
         repo.use_cache(tool)
     repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
@@ -107,21 +99,42 @@ def validate(
         for message, minor in notes:  # minor: what every run says, shown on asking (-v)
             ((detail if minor else note) or (lambda _m: None))(message)
         report.clusters.append(result)
-    seen: set[str] = set()
-    for finding in found:  # each worker's load reports the layout findings again
-        ident = json.dumps(finding.to_json(), sort_keys=True, default=str)
-        if ident not in seen:
-            seen.add(ident)
-            report.findings.append(finding)
-    report.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.cluster or "", f.rule.id))
+    report.findings = collected(found)
     return report
 
 
+def collected(found: t.Iterable[Finding]) -> list[Finding]:
+    """The findings of every cluster as the report lists them: each once (each worker's load
+    reports the layout findings again), by file, line, cluster and rule."""
+    seen: set[str] = set()
+    out: list[Finding] = []
+    for finding in found:
+        ident = json.dumps(finding.to_json(), sort_keys=True, default=str)
+        if ident not in seen:
+            seen.add(ident)
+            out.append(finding)
+    out.sort(key=lambda f: (f.file or "", f.line or 0, f.cluster or "", f.rule.id))
+    return out
+
+
+def require_schemas(repo: Repository, schemas: Path, names: t.Iterable[str]) -> None:
+    """Refuse (a ConfigError saying how to get them) a cluster without committed schemas."""
+    for name in names:
+        release = repo.cluster(name).kueue_version or "VERSION"
+        if not SchemaCatalog(schemas, name).index:
+            raise ConfigError(
+                f"no schemas for cluster {name} in {schemas}: run "
+                f"`kueue-gitops schemas fetch --cluster {name}` (from the live cluster) or "
+                f"`kueue-gitops schemas fetch --cluster {name} --release {release}` (from a "
+                "sandbox of that Kueue release)"
+            )
+
+
 _JOB: tuple[Repository, Path, str | None] | None = None
-Outcome = tuple[ClusterResult, list[Finding], list[tuple[str, bool]]]  # notes: (text, minor)
+ClusterOutcome = tuple[ClusterResult, list[Finding], list[tuple[str, bool]]]  # notes: (text, minor)
 
 
-def _cluster_job(name: str) -> Outcome:
+def _cluster_job(name: str) -> ClusterOutcome:
     assert _JOB is not None
     repo, schemas, tool = _JOB
     cache = _file_cache(repo, schemas, name, tool)
@@ -133,12 +146,12 @@ def _cluster_job(name: str) -> Outcome:
 
 def _file_cache(
     repo: Repository, schemas: Path, name: str, tool: str | None
-) -> filecache.FileCache | None:
+) -> repo_cache.FileCache | None:
     """The cluster's cache pack, keyed by the tool and the cluster's schemas; None when off."""
     if tool is None or repo.root is None:
         return None
     try:
-        return filecache.FileCache(repo.root, name, tool, filecache.fingerprint(schemas / name))
+        return repo_cache.FileCache(repo.root, name, tool, repo_cache.fingerprint(schemas / name))
     except OSError:  # a schema file that cannot be read: the run judges it, uncached
         return None
 
@@ -149,8 +162,8 @@ def _guarded(
     name: str,
     server_side: Connector | None,
     loaded: Loaded | None = None,
-    cache: filecache.FileCache | None = None,
-) -> Outcome:
+    cache: repo_cache.FileCache | None = None,
+) -> ClusterOutcome:
     """One cluster's outcome; a bug while judging it makes that cluster incomplete (exit 3),
     named in the report, and leaves the other clusters' findings standing."""
     try:
@@ -169,8 +182,8 @@ def _cluster(
     name: str,
     server_side: Connector | None,
     loaded: Loaded | None = None,
-    cache: filecache.FileCache | None = None,
-) -> Outcome:
+    cache: repo_cache.FileCache | None = None,
+) -> ClusterOutcome:
     """Validate and check one cluster's objects (loading them unless given); dry-run on ask."""
     notes: list[tuple[str, bool]] = []  # (message, minor)
     profile = repo.cluster(name)
@@ -180,18 +193,11 @@ def _cluster(
         findings += loaded.findings
     resources = loaded.for_cluster(name)
     validator = ClusterValidator(SchemaCatalog(schemas, name))
-    sound: list[Resource] = []
-    invalid: dict[ResourceKey, Finding] = {}
-    for resource, verdict in zip(
-        resources, _verdicts(validator, resources, name, cache), strict=True
-    ):
+    verdicts = _verdicts(validator, resources, name, cache)
+    for verdict in verdicts:
         validator.remember(verdict)
-        found = verdict.findings
-        findings.extend(found)
-        if verdict.sound:
-            sound.append(resource)
-        elif found:
-            invalid[resource.key] = why_invalid(found)
+        findings.extend(verdict.findings)
+    sound, invalid = sorted_out(resources, verdicts)
     if validator.skipped:
         notes.append(
             (
@@ -225,7 +231,7 @@ def _verdicts(
     validator: ClusterValidator,
     resources: list[Resource],
     cluster: str,
-    cache: filecache.FileCache | None,
+    cache: repo_cache.FileCache | None,
 ) -> list[Verdict]:
     """The validator's verdict on each object: from the cache for a file served from it,
     judged (and stored for the next run) otherwise. Objects are keyed by file and line."""
@@ -239,15 +245,37 @@ def _verdicts(
             stored[file] = pickle.loads(blob) if blob else {}
         verdict = stored[file].get(resource.line)
         if verdict is None:
-            verdict = validator.judge(resource)
-            for finding in verdict.findings:
-                finding.cluster = cluster
+            verdict = judge(validator, resource, cluster)
             judged.setdefault(file, {})[resource.line] = verdict
         out.append(verdict)
     if cache is not None:  # stored now, before anything downstream marks a finding suppressed
         for file, verdicts in judged.items():
             cache.store_results(file, {**stored[file], **verdicts})
     return out
+
+
+def sorted_out(
+    resources: list[Resource], verdicts: t.Iterable[Verdict]
+) -> tuple[list[Resource], dict[ResourceKey, Finding]]:
+    """The objects sound enough for the policy checks, and for each other object that has a
+    finding, the finding that kept it out (a reference to it is invalid, not missing)."""
+    sound: list[Resource] = []
+    invalid: dict[ResourceKey, Finding] = {}
+    for resource, verdict in zip(resources, verdicts, strict=True):
+        if verdict.sound:
+            sound.append(resource)
+        elif verdict.findings:
+            invalid[resource.key] = why_invalid(verdict.findings)
+    return sound, invalid
+
+
+def judge(validator: ClusterValidator, resource: Resource, cluster: str) -> Verdict:
+    """The validator's verdict on one object (version contract, schema, CEL), its findings
+    stamped with the cluster."""
+    verdict = validator.judge(resource)
+    for finding in verdict.findings:
+        finding.cluster = cluster
+    return verdict
 
 
 def why_invalid(found: list[Finding]) -> Finding:
@@ -282,7 +310,7 @@ def _dry_run(
     waiting: list[str] = []
     try:
         cluster = connector(profile)
-        for resource, exc in sync.apply_each(
+        for resource, exc in live_apply.apply_each(
             cluster, resources, dry_run=True, field_validation="Strict"
         ):
             if exc is None:

@@ -34,7 +34,7 @@ from auditor.kueue import admission
 from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.verify import crossing, scenarios
-from auditor.verify.objects import RUN_LABEL, Check
+from auditor.verify.model import RUN_LABEL, Check
 from auditor.verify.scratch import Scratch
 
 if t.TYPE_CHECKING:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import RBAC_GROUP, Json
-from auditor.verify.objects import (
+from auditor.verify.model import (
     MANAGER,
     PROBE_IMAGE,
     RUN_LABEL,
@@ -29,7 +29,7 @@ MISSING_QUEUE = "kueue-gitops-no-such-queue"
 
 
 @dataclass(frozen=True)
-class Tenant:
+class ActingTenant:
     """The tenant the probes act as, and what the repository declares for it here."""
 
     name: str
@@ -49,7 +49,7 @@ class Actor:
     """Acts as `tenant` (and, to set up and undo, as the verifying identity); remembers what
     it made so that `undo` removes exactly that."""
 
-    def __init__(self, scratch: Scratch, tenant: Tenant) -> None:
+    def __init__(self, scratch: Scratch, tenant: ActingTenant) -> None:
         self.scratch = scratch
         self.admin = scratch.cluster
         self.tenant = tenant

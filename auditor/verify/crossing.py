@@ -29,17 +29,17 @@ from auditor.k8s.objects import Json
 from auditor.kueue import admission
 from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL, QUOTA_RESERVED
 from auditor.repo.profiles import TenantProfile
-from auditor.verify import workloads as wl
+from auditor.verify import readings
 from auditor.verify.actor import (
     MISSING_QUEUE,
+    ActingTenant,
     Actor,
-    Tenant,
     attempt,
     by_policy,
     outcome,
     words_of,
 )
-from auditor.verify.objects import Check
+from auditor.verify.model import Check
 from auditor.verify.scratch import Scratch
 
 _RULES = rules.of(__name__)
@@ -54,7 +54,7 @@ VERIFY_UNDECLARED_QUEUE = _RULES["verify-undeclared-queue"]
 
 def pick(
     cluster: str, boundaries: admission.Boundaries, tenants: list[TenantProfile]
-) -> Tenant | None:
+) -> ActingTenant | None:
     """The first tenant with a group and a namespace here that declares a LocalQueue."""
     groups = {p.name: p.group for p in tenants if p.group}
     for ns in boundaries.namespaces:
@@ -65,7 +65,7 @@ def pick(
                 if p.name != ns.tenant and cluster in p.clusters
                 for cq in p.clusters[cluster].cluster_queues
             ]
-            return Tenant(
+            return ActingTenant(
                 ns.tenant,
                 groups[ns.tenant],
                 ns.name,
@@ -104,7 +104,7 @@ def run_all(
 class Crossing:
     """The probes of one run, acting as `tenant`; remembers what it made to undo it."""
 
-    def __init__(self, scratch: Scratch, tenant: Tenant) -> None:
+    def __init__(self, scratch: Scratch, tenant: ActingTenant) -> None:
         self.scratch = scratch
         self.admin = scratch.cluster
         self.tenant = tenant
@@ -193,7 +193,7 @@ class Crossing:
             seen = self.scratch.workloads(self.tenant.namespace, [name])
             return bool(seen) and is_true(seen[0], QUOTA_RESERVED)
 
-        self.scratch.wait_for(reserved, quiet=True)
+        self.scratch.held_within_deadline(reserved)
         admitted = bool(seen) and is_true(seen[0], QUOTA_RESERVED)
         said = (
             f"{reason(seen[0], QUOTA_RESERVED)}: {message(seen[0], QUOTA_RESERVED)}" if seen else ""
@@ -209,7 +209,7 @@ class Crossing:
                 else f"NOT admitted (Kueue: {said or 'no Workload'})"
             ),
             cq_name,
-            wl.observed(seen),
+            readings.observed(seen),
         )
 
     def namespace_relabel(self) -> Check:
@@ -228,7 +228,7 @@ class Crossing:
                 granted[0] = self.act.try_patch_namespace(harmless)
                 return granted[0] is None
 
-            self.scratch.wait_for(took_effect, quiet=True)
+            self.scratch.held_within_deadline(took_effect)
             after = self.act.try_patch_namespace(relabel)
         finally:
             self.act.revoke_namespace_patch()

@@ -21,8 +21,8 @@ from auditor.kueue import capacity
 from auditor.kueue.cohorts import cohort_of
 from auditor.kueue.quota import BORROWING, NOMINAL
 from auditor.kueue.workloads import FINISHED, QUOTA_RESERVED, evicted_by_preemption, owner_job
-from auditor.verify import workloads as wl
-from auditor.verify.objects import Check, Probe, Tenant
+from auditor.verify import readings
+from auditor.verify.model import Check, Probe, ScratchTenant
 from auditor.verify.scratch import Scratch
 
 _RULES = rules.of(__name__)
@@ -57,12 +57,14 @@ def _succeeded(job: Json) -> bool:
     )
 
 
-def check_placement(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None) -> Check:
+def check_placement(
+    scratch: Scratch, tenant: ScratchTenant, probe: Probe, low: str | None
+) -> Check:
     ready = nodes(scratch)
     if not ready:
         return Check(VERIFY_POD_PLACEMENT, None, "not checked: the cluster has no Ready node")
     [job] = scratch.submit(tenant, probe, 1, low, "placed", run_for=RUN_SECONDS, pinned=False)
-    scratch.wait_for(lambda: _succeeded(_job(scratch, tenant.namespace, job)), quiet=True)
+    scratch.held_within_deadline(lambda: _succeeded(_job(scratch, tenant.namespace, job)))
     [found] = scratch.workloads(tenant.namespace, [job]) or [{}]
     assigned = _flavor(found, probe.resource)
     flavor = scratch.cluster.get(scratch.kueue, "ResourceFlavor", assigned) if assigned else {}
@@ -84,7 +86,7 @@ def check_placement(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | N
         + (f"; NOT on a node of {assigned}: {sorted(wrong)}" if wrong else "")
         + f"; the Job {'completed' if completed else 'did NOT complete'}",
         tenant.cq_name,
-        wl.observed([found]),
+        readings.observed([found]),
     )
 
 
@@ -115,8 +117,8 @@ class _Run:
 
 def check_victim_recovery(
     scratch: Scratch,
-    tenant: Tenant,
-    peers: list[Tenant],
+    tenant: ScratchTenant,
+    peers: list[ScratchTenant],
     probe: Probe,
     low: str | None,
     high: str | None,
@@ -139,15 +141,15 @@ def check_victim_recovery(
     if why or peer is None:
         return Check(VERIFY_VICTIM_RECOVERY, None, f"not checked: {why}", tenant.cq_name)
     lending = scratch.lendable(tenant.cq, probe)
-    quota = wl.quota(tenant.cq, probe)
+    quota = readings.quota(tenant.cq, probe)
     borrow = 0
     if lending is not None:
         ceiling = quota.get(BORROWING)
         borrow = probe.units(lending[1] if ceiling is None else min(ceiling, lending[1]))
-    count = probe.units(quota[NOMINAL] - wl.usage(tenant.cq, probe)) + borrow
+    count = probe.units(quota[NOMINAL] - readings.usage(tenant.cq, probe)) + borrow
     jobs = scratch.submit(tenant, probe, count, low, "victim", run_for=VICTIM_SECONDS)
     scratch.wait_settled(tenant.namespace, jobs, want_admitted=True)
-    size = wl.quota(peer.cq, probe)[NOMINAL]
+    size = readings.quota(peer.cq, probe)[NOMINAL]
     [preemptor] = scratch.submit(
         peer, probe, 1, high, "reclaimer", amount=size, run_for=PREEMPTOR_SECONDS
     )
@@ -171,12 +173,12 @@ def check_victim_recovery(
             if j not in once
         ),
         tenant.cq_name,
-        wl.observed(run.seen),
+        readings.observed(run.seen),
     )
 
 
 def _follow(
-    scratch: Scratch, tenant: Tenant, peer: Tenant, jobs: list[str], preemptor: str
+    scratch: Scratch, tenant: ScratchTenant, peer: ScratchTenant, jobs: list[str], preemptor: str
 ) -> _Run:
     """Watch the victims and the preemptor until every Job is done (or the time is up)."""
     run = _Run({j: _Victim(j) for j in jobs})

@@ -24,9 +24,8 @@ from auditor.kueue.workloads import (
     owner_job,
 )
 from auditor.repo.profiles import TenantProfile
-from auditor.verify import pods
-from auditor.verify import workloads as wl
-from auditor.verify.objects import Check, Probe, Tenant
+from auditor.verify import pods, readings
+from auditor.verify.model import Check, Probe, ScratchTenant
 from auditor.verify.scratch import Scratch
 
 _RULES = rules.of(__name__)
@@ -43,7 +42,7 @@ JOB = "batch.kubernetes.io/job-name"  # the label the Job controller puts on its
 def run_all(
     scratch: Scratch, profiles: list[TenantProfile], watch_seconds: int, hold_seconds: float
 ) -> list[Check]:
-    tenants = scratch.tenants(profiles)
+    tenants = scratch.make_tenants(profiles)
     if not tenants:
         raise ConfigError(
             f"cluster {scratch.profile.name}: no tenant profile names a ClusterQueue on it; "
@@ -67,14 +66,16 @@ def run_all(
     return checks
 
 
-def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None) -> list[Check]:
-    quota = wl.quota(tenant.cq, probe)
-    used = wl.usage(tenant.cq, probe)
+def check_quota(
+    scratch: Scratch, tenant: ScratchTenant, probe: Probe, low: str | None
+) -> list[Check]:
+    quota = readings.quota(tenant.cq, probe)
+    used = readings.usage(tenant.cq, probe)
     nominal_jobs = probe.units(quota[NOMINAL] - used)
     within = scratch.submit(tenant, probe, nominal_jobs, low, "nominal")
     seen = scratch.wait_settled(tenant.namespace, within)
     admitted = [w for w in seen if is_true(w, QUOTA_RESERVED)]
-    borrowed = wl.borrowed(scratch.cq_reserving(tenant, len(admitted)), probe)
+    borrowed = readings.borrowed(scratch.cq_reserving(tenant, len(admitted)), probe)
     nominal = Check(
         VERIFY_NOMINAL_QUOTA,
         len(admitted) == nominal_jobs and borrowed.value == 0,
@@ -82,7 +83,7 @@ def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None)
         f"the nominal quota {quota[NOMINAL]} of flavor {probe.flavor} admitted, "
         f"borrowing {borrowed}",
         tenant.cq_name,
-        wl.observed(seen),
+        readings.observed(seen),
     )
     lending = scratch.lendable(tenant.cq, probe)
     if lending is None:
@@ -102,7 +103,7 @@ def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None)
     seen = scratch.wait_settled(tenant.namespace, within + extra)
     admitted = [w for w in seen if is_true(w, QUOTA_RESERVED)]
     pending = [w for w in seen if is_false(w, QUOTA_RESERVED)]
-    borrowed = wl.borrowed(scratch.cq_reserving(tenant, len(admitted)), probe)
+    borrowed = readings.borrowed(scratch.cq_reserving(tenant, len(admitted)), probe)
     expected = probe.unit.value * borrow_jobs
     ok = (
         len(admitted) == nominal_jobs + borrow_jobs
@@ -120,15 +121,15 @@ def check_quota(scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None)
             f"{lendable}); "
             f"{len(pending)} beyond it pending with QuotaReserved=False (expected 1)",
             tenant.cq_name,
-            wl.observed(seen),
+            readings.observed(seen),
         ),
     ]
 
 
 def check_preemption(
     scratch: Scratch,
-    tenant: Tenant,
-    peers: list[Tenant],
+    tenant: ScratchTenant,
+    peers: list[ScratchTenant],
     probe: Probe,
     low: str | None,
     high: str | None,
@@ -151,7 +152,7 @@ def check_preemption(
             else f"ClusterQueue {initiator_side.cq_name} never preempts"
         )
         return Check(VERIFY_PREEMPTION, None, f"not checked: {why}", tenant.cq_name)
-    size = wl.quota(initiator_side.cq, probe)[NOMINAL] if peer else probe.unit
+    size = readings.quota(initiator_side.cq, probe)[NOMINAL] if peer else probe.unit
     jobs = scratch.submit(initiator_side, probe, 1, high, "preemptor", amount=size)
     deadline = time.monotonic() + scratch.timeout
     initiator: Json = {}
@@ -178,17 +179,20 @@ def check_preemption(
         f"{len(victims)} victim(s), {len(lower)} of lower priority, {len(recorded)} with "
         f"Evicted=Preempted and Preempted={', '.join(reasons) or 'none'}",
         initiator_side.cq_name,
-        wl.observed([initiator, *victims] if initiator else victims),
+        readings.observed([initiator, *victims] if initiator else victims),
     )
 
 
 def check_stop_policy(
-    scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None, hold_seconds: float
+    scratch: Scratch, tenant: ScratchTenant, probe: Probe, low: str | None, hold_seconds: float
 ) -> Check:
     running = scratch.submit(tenant, probe, 1, low, "running")
     scratch.wait_settled(tenant.namespace, running, want_admitted=True)
     scratch.set_stop_policy(tenant.cq_name, HOLD)
-    scratch.wait_for(lambda: reason(scratch.cq(tenant.cq_name), "Active") == "Stopped")
+    scratch.require(
+        lambda: reason(scratch.cq(tenant.cq_name), "Active") == "Stopped",
+        f"ClusterQueue {tenant.cq_name} reporting Stopped",
+    )
     held = scratch.submit(tenant, probe, 1, low, "held")
     end = time.monotonic() + hold_seconds
     admitted_while_held = False
@@ -213,16 +217,16 @@ def check_stop_policy(
         f"{hold_seconds:.0f}s, and after resuming it was "
         + ("admitted" if readmitted else "NOT admitted"),
         tenant.cq_name,
-        wl.observed([*kept, *resumed]),
+        readings.observed([*kept, *resumed]),
     )
 
 
 def check_unlabelled(
-    scratch: Scratch, tenant: Tenant, probe: Probe, low: str | None, seconds: int
+    scratch: Scratch, tenant: ScratchTenant, probe: Probe, low: str | None, seconds: int
 ) -> Check:
     key, _value = scratch.profile.admission_label
     labels = {k: v for k, v in tenant.labels.items() if k != key}
-    outsider = Tenant(tenant.name, tenant.cq, f"{tenant.namespace}-unlabelled", labels)
+    outsider = ScratchTenant(tenant.name, tenant.cq, f"{tenant.namespace}-unlabelled", labels)
     scratch.make_namespace(outsider)
     seen = _watch(
         scratch,
@@ -238,11 +242,11 @@ def check_unlabelled(
         f"{len(seen.pods)} Pod(s) in {seconds}s"
         + (f"; Kueue said {seen.reasons}" if seen.reasons and not seen.admitted else ""),
         tenant.cq_name,
-        wl.observed(seen.admitted[-1:] or seen.workloads),
+        readings.observed(seen.admitted[-1:] or seen.workloads),
     )
 
 
-def check_unqueued(scratch: Scratch, tenant: Tenant, probe: Probe, seconds: int) -> Check:
+def check_unqueued(scratch: Scratch, tenant: ScratchTenant, probe: Probe, seconds: int) -> Check:
     """Behind the queue-name policy, Kueue itself holds a Job that names no LocalQueue.
 
     The scratch namespace carries the tenant namespace's labels, so Kueue manages it the same
@@ -266,7 +270,7 @@ def check_unqueued(scratch: Scratch, tenant: Tenant, probe: Probe, seconds: int)
         f"by Kueue and created {len(seen.pods)} Pod(s) in {seconds}s"
         + (f" (Kueue: {seen.reasons})" if seen.reasons else " (Kueue made no Workload)"),
         tenant.cq_name,
-        wl.observed(seen.admitted[-1:] or seen.workloads),
+        readings.observed(seen.admitted[-1:] or seen.workloads),
     )
 
 

@@ -7,22 +7,20 @@ import time
 import typing as t
 
 from auditor import rules
-from auditor.errors import ClusterAccessError, ConfigError
+from auditor.errors import ClusterAccessError
 from auditor.k8s import conditions
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
-from auditor.kueue import KUEUE_GROUP, capacity, cohorts, quota, stop_policy, versions
+from auditor.kueue import KUEUE_GROUP, cohorts, quota, stop_policy, versions
 from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL, QUOTA_RESERVED, owner_job
 from auditor.repo.profiles import ClusterProfile, TenantCluster, TenantProfile
-from auditor.verify.objects import (
+from auditor.verify import probes
+from auditor.verify.model import (
     MANAGER,
-    MAX_UNITS,
-    PROBE_IMAGE,
-    RUN_IMAGE,
     RUN_LABEL,
     Check,
     Probe,
-    Tenant,
+    ScratchTenant,
 )
 
 if t.TYPE_CHECKING:
@@ -83,7 +81,7 @@ class Scratch:
             if (n["metadata"].get("labels") or {}).get(RUN_LABEL) == self.run_id
         ]
 
-    def clear(self, *tenants: Tenant) -> None:
+    def clear(self, *tenants: ScratchTenant) -> None:
         """Delete the probe Jobs of `tenants` and wait until their Workloads are gone."""
         for tenant in tenants:
             for job in self.cluster.list_in("batch/v1", "Job", tenant.namespace):
@@ -94,11 +92,15 @@ class Scratch:
                     tenant.namespace,
                     propagation="Background",
                 )
-        self.wait_for(lambda: not any(self.workloads(t.namespace) for t in tenants))
+        self.require(
+            lambda: not any(self.workloads(t.namespace) for t in tenants),
+            "the probe Jobs' Workloads deleted",
+        )
 
     # -- building blocks -----------------------------------------------------------------------
 
-    def tenants(self, profiles: list[TenantProfile]) -> list[Tenant]:
+    def make_tenants(self, profiles: list[TenantProfile]) -> list[ScratchTenant]:
+        """A scratch namespace and LocalQueue for each tenant placed here, labelled as its own."""
         out = []
         for tp in profiles:
             placement = tp.clusters.get(self.profile.name)
@@ -114,7 +116,7 @@ class Scratch:
                     cluster=self.profile.name,
                     kind="ClusterQueue",
                 )
-            tenant = Tenant(
+            tenant = ScratchTenant(
                 tp.name, cq, f"kueue-verify-{self.run_id}-{tp.name}", self._labels(tp, placement)
             )
             self.make_namespace(tenant)
@@ -134,7 +136,7 @@ class Scratch:
         labels.pop("kubernetes.io/metadata.name", None)
         return labels
 
-    def make_namespace(self, tenant: Tenant) -> None:
+    def make_namespace(self, tenant: ScratchTenant) -> None:
         labels = {**tenant.labels, RUN_LABEL: self.run_id}
         self.cluster.create(
             {
@@ -155,7 +157,7 @@ class Scratch:
 
     def submit(
         self,
-        tenant: Tenant,
+        tenant: ScratchTenant,
         probe: Probe,
         count: int,
         priority: str | None,
@@ -193,7 +195,9 @@ class Scratch:
                         "completions": 1,
                         "backoffLimit": 0,
                         "suspend": queued,  # Kueue unsuspends it on admission
-                        "template": _template(self.run_id, probe, request, run_for, pinned),
+                        "template": probes.pod_template(
+                            self.run_id, probe, request, run_for, pinned
+                        ),
                     },
                 }
             )
@@ -220,7 +224,7 @@ class Scratch:
             decided = conditions.is_true if want_admitted else conditions.decided
             return len(seen) == len(jobs) and all(decided(w, QUOTA_RESERVED) for w in seen)
 
-        self.wait_for(settled, quiet=True)
+        self.held_within_deadline(settled)
         if jobs and not seen:
             # Not a finding: with no Workload at all, Kueue never looked at the Jobs.
             raise ClusterAccessError(
@@ -230,7 +234,7 @@ class Scratch:
             )
         return seen
 
-    def cq_reserving(self, tenant: Tenant, count: int) -> Json:
+    def cq_reserving(self, tenant: ScratchTenant, count: int) -> Json:
         """The ClusterQueue once its status counts `count` reserving Workloads of this run.
 
         Kueue updates a ClusterQueue's status after the Workloads', so read it when it caught up.
@@ -243,18 +247,25 @@ class Scratch:
             cq = self.cq(tenant.cq_name)
             return int((cq.get("status") or {}).get("reservingWorkloads") or 0) == base + count
 
-        self.wait_for(caught_up, quiet=True)
+        self.held_within_deadline(caught_up)
         return cq
 
-    def wait_for(self, ready: t.Callable[[], bool], *, quiet: bool = False) -> None:
+    def held_within_deadline(self, ready: t.Callable[[], bool]) -> bool:
+        """Poll `ready` until it holds or the run's deadline passes; whether it held. For the
+        waits whose caller judges what it saw either way (a refusal is a finding, not an error)."""
         deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
+        while True:
             if ready():
-                return
+                return True
+            if time.monotonic() >= deadline:
+                return False
             time.sleep(0.25)
-        if not quiet:
+
+    def require(self, ready: t.Callable[[], bool], what: str) -> None:
+        """Wait for `ready`; past the deadline the cluster did not act: an access error."""
+        if not self.held_within_deadline(ready):
             raise ClusterAccessError(
-                f"cluster {self.profile.name}: Kueue did not act within {self.timeout:.0f}s",
+                f"cluster {self.profile.name}: {what} did not happen within {self.timeout:.0f}s",
                 cluster=self.profile.name,
             )
 
@@ -285,41 +296,15 @@ class Scratch:
         return self.cluster.get(self.kueue, "ClusterQueue", name)
 
     def size_probe(self, cq: Json) -> Probe:
-        """The flavor and resource to probe: one with a borrowingLimit if any, else any quota."""
-        candidates = [
-            (cell, nominal)
-            for cell in quota.cells(cq)
-            if (nominal := cell.quantity(quota.NOMINAL)) is not None and nominal.value > 0
-        ]
-        if not candidates:
-            raise ConfigError(
-                f"cluster {self.profile.name}: ClusterQueue {cq['metadata']['name']} has no "
-                "nominal quota to probe"
-            )
-        cell, nominal = next(
-            ((c, n) for c, n in candidates if quota.BORROWING in c.fields), candidates[0]
-        )
-        whole = nominal.value == nominal.value.to_integral_value()
-        parts = int(nominal.value) if whole and nominal.value <= MAX_UNITS else 4
-        spec = self.cluster.get(self.kueue, "ResourceFlavor", cell.flavor).get("spec") or {}
-        return Probe(
-            cell.flavor,
-            cell.resource,
-            Quantity(nominal.value / parts, nominal.format),
-            dict(spec.get("nodeLabels") or {}),
-            [
-                {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
-                for taint in spec.get("nodeTaints") or []
-            ],
-        )
+        """The probe for `cq` (see probes.probe_for), its flavor read from the cluster."""
+        flavors = {
+            f["metadata"]["name"]: f for f in self.cluster.list(self.kueue, "ResourceFlavor")
+        }
+        return probes.probe_for(self.profile.name, cq, flavors)
 
     def priorities(self) -> tuple[str | None, str | None]:
-        classes = sorted(
-            self.cluster.list(self.kueue, "WorkloadPriorityClass"), key=lambda c: int(c["value"])
-        )
-        if len(classes) < 2 or classes[0]["value"] == classes[-1]["value"]:
-            return (classes[0]["metadata"]["name"] if classes else None), None
-        return classes[0]["metadata"]["name"], classes[-1]["metadata"]["name"]
+        """The lowest and highest WorkloadPriorityClass (see probes.priority_pair)."""
+        return probes.priority_pair(self.cluster.list(self.kueue, "WorkloadPriorityClass"))
 
     def lendable(self, cq: Json, probe: Probe) -> tuple[str, Quantity] | None:
         """The root of `cq`'s cohort tree and what the rest of the tree can lend it now (None
@@ -332,27 +317,3 @@ class Scratch:
         rest = lending.to(cq, (probe.flavor, probe.resource))
         tree = lending.forest.tree_of(cq)
         return None if rest is None or tree is None else (tree, rest)
-
-
-def _template(run_id: str, probe: Probe, request: str, run_for: int | None, pinned: bool) -> Json:
-    container: Json = {
-        "name": "probe",
-        "image": PROBE_IMAGE,
-        "resources": {"requests": {probe.resource: request}, "limits": {probe.resource: request}},
-    }
-    annotations = {}
-    if run_for is not None:  # on a node a container sleeps; on a simulated one kwok waits
-        container.update(image=RUN_IMAGE, command=["sleep", str(run_for)])
-        annotations[capacity.RUN_FOR] = f"{run_for}s"
-    # Tolerating the flavor's taints only permits its nodes; the node selector chooses them.
-    spec: Json = {
-        "restartPolicy": "Never",
-        "containers": [container],
-        "tolerations": probe.tolerations,
-    }
-    if pinned:
-        spec["nodeSelector"] = probe.node_selector
-    return {
-        "metadata": {"labels": {RUN_LABEL: run_id}, "annotations": annotations},
-        "spec": spec,
-    }

@@ -20,7 +20,7 @@ from pathlib import Path  # noqa: E402
 
 import auditor.cli.main  # noqa: E402 - what the command imports
 import auditor.cli.validate  # noqa: E402, F401
-from auditor.repo import cache as filecache  # noqa: E402
+from auditor.repo import cache as repo_cache  # noqa: E402
 from auditor.repo.layout import Repository  # noqa: E402
 from auditor.schemas.catalog import SchemaCatalog  # noqa: E402
 from auditor.schemas.validator import ClusterValidator  # noqa: E402
@@ -40,7 +40,7 @@ def main() -> None:
     now = spent("imports", STARTED)
     repo = Repository.open(root)
     repo.clusters  # noqa: B018
-    tool = filecache.tool_key() if warm else None
+    tool = repo_cache.tool_key() if warm else None
     if tool is not None:
         repo.use_cache(tool)
     now = spent("cluster profiles (warm: and the tool key)", now)
@@ -48,7 +48,9 @@ def main() -> None:
     now = spent("tenant profiles", now)
     names = sorted(repo.clusters)
     caches = {
-        name: filecache.FileCache(root, name, tool, filecache.fingerprint(root / "schemas" / name))
+        name: repo_cache.FileCache(
+            root, name, tool, repo_cache.fingerprint(root / "schemas" / name)
+        )
         for name in names
         if tool is not None
     }

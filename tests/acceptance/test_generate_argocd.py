@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from auditor import rules
 from tests.conftest import ROOT, run_line
 
 COMMITTED = "https://github.com/example-org/kueue-gitops.git"
@@ -48,3 +49,23 @@ def test_without_an_application_set_there_is_nothing_to_point(tmp_path: Path) ->
                        "--repo-url", FORK])  # fmt: skip
     assert result.exit_code == 2
     assert "no ApplicationSet in argocd/ names a repository URL" in result.output
+
+
+def test_where_kueue_writes_a_managers_quota_argo_cd_is_told_to_leave_it(tmp_path: Path) -> None:
+    for folder in ("clusters", "tenants", "argocd"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    # The automated manager of the rules' own example, on gpu-staging (Kueue v0.19.2).
+    example = rules.get("multikueue-quota-unsupported").passes
+    assert example.file
+    (tmp_path / example.file).write_text(example.text)
+    result = run_line(["kueue-gitops", "--repo", str(tmp_path), "generate", "argocd",
+                       "--repo-url", FORK])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    sets = {d["metadata"]["name"]: d for d in yaml.safe_load_all(result.stdout) if d}
+    spec = sets["kueue-clusters"]["spec"]["template"]["spec"]
+    assert spec["ignoreDifferences"] == [
+        {"group": "kueue.x-k8s.io", "kind": "ClusterQueue", "name": "remote-cq",
+         "managedFieldsManagers": ["kueue"]}
+    ]  # fmt: skip
+    assert spec["syncPolicy"]["syncOptions"][-1] == "RespectIgnoreDifferences=true"
+    assert "ignoreDifferences" not in sets["kueue-tenants"]["spec"]["template"]["spec"]

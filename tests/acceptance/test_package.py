@@ -95,11 +95,11 @@ def test_the_wheel_ships_every_pinned_go_module(wheel: Path) -> None:
         assert shipped[name] == (ROOT / name).read_bytes(), name
 
 
-def test_the_base_install_helps_and_completes_without_the_sandbox_extra(
+def test_the_base_install_helps_and_completes_without_the_extras(
     base_install: Path, tmp_path: Path
 ) -> None:
-    """Without [sandbox], every command lists, helps and completes; only starting a sandbox
-    asks for the extra, and it asks before building anything."""
+    """Without [sandbox] and [lsp], every command lists, helps and completes; only starting a
+    sandbox or the language server asks for its extra (a sandbox before building anything)."""
     cli = str(base_install)
     for argv, code in (([cli, "--help"], 0), ([cli, "-h"], 0), ([cli], 2)):  # bare: usage
         shown = run(argv, tmp_path)
@@ -144,6 +144,10 @@ def test_the_base_install_helps_and_completes_without_the_sandbox_extra(
     assert started.returncode == 2, started.stdout + started.stderr
     assert "pip install 'kueue-gitops[sandbox]'" in started.stderr
     assert "building" not in started.stderr
+
+    served = run([cli, "lsp"], repo)  # the language server runs on pygls, the [lsp] extra
+    assert served.returncode == 2, served.stdout + served.stderr
+    assert "pip install 'kueue-gitops[lsp]'" in served.stderr and served.stdout == ""
 
 
 def test_pre_commit_try_repo_runs_the_offered_hooks(source: Path, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from auditor import rules
 from auditor.model import Finding
-from auditor.repo import cache as filecache
+from auditor.repo import cache as repo_cache
 from auditor.repo import manifests
 from auditor.schemas.validator import UNKNOWN_FIELD_RULES, Verdict
 from tests.conftest import ROOT, run_line
@@ -57,7 +57,7 @@ def same_with_and_without_cache(repo: Path) -> list[dict[str, t.Any]]:
 
 
 def pack(cluster: str = "gpu-prod") -> Path:
-    [found] = filecache.validate_cache_root().glob(f"*/{cluster}.pickle")
+    [found] = repo_cache.validate_cache_root().glob(f"*/{cluster}.pickle")
     return found
 
 
@@ -188,9 +188,9 @@ def test_another_tool_version_is_not_served(
     source = tmp_path / "source"  # the key follows the source, not only the version
     source.mkdir()
     (source / "module.py").write_text("X = 1\n")
-    key = filecache.tool_key(source)
+    key = repo_cache.tool_key(source)
     (source / "module.py").write_text("X = 2\n")
-    assert filecache.tool_key(source) != key
+    assert repo_cache.tool_key(source) != key
 
 
 def test_a_corrupt_cache_is_ignored_and_rebuilt(repo: Path) -> None:
@@ -206,7 +206,7 @@ def test_a_corrupt_cache_is_ignored_and_rebuilt(repo: Path) -> None:
 
 def test_clear_cache_and_no_cache(repo: Path) -> None:
     findings(repo, "--no-cache")
-    assert not filecache.validate_cache_root().exists()
+    assert not repo_cache.validate_cache_root().exists()
     findings(repo)
     plant(LOCALQUEUE, "planted")
     assert "planted" not in messages(findings(repo, "--clear-cache"))

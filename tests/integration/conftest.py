@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import os
-import time
 import typing as t
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from auditor.sandbox import Sandbox, Toolchain, nodes, releases
 from auditor.sandbox.build import KueueRelease
 from auditor.upgrade import probes
 from tests.conftest import ROOT
+from tests.integration.waiting import eventually
 
 
 def repo_kueue_config(cluster: str) -> dict[str, t.Any] | None:
@@ -41,8 +41,8 @@ def wait_until_policies_hold(cluster: KubeCluster, timeout: float = 30.0) -> Non
         "metadata": {"name": "sync-check", "namespace": "team-a"},
         "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [PAUSE]}}},
     }
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def refused() -> bool:
         try:
             tenant.request(
                 "POST",
@@ -51,22 +51,21 @@ def wait_until_policies_hold(cluster: KubeCluster, timeout: float = 30.0) -> Non
                 body=job,
             )
         except ClusterAccessError as exc:
-            if "ValidatingAdmissionPolicy" in str(exc):
-                return
-        time.sleep(0.25)
-    pytest.fail(f"the admission policies did not hold within {timeout:.0f}s of the sync")
+            return "ValidatingAdmissionPolicy" in str(exc)
+        return False
+
+    eventually(refused, what="the synced admission policies refusing a Job", seconds=timeout)
 
 
 def wait_until_queues_reconciled(cluster: KubeCluster, api: str, timeout: float = 60.0) -> None:
     """Kueue has judged every ClusterQueue as synced (its Active condition written for that
     spec): until then a check that reads their conditions sees a controller catching up."""
-    deadline = time.monotonic() + timeout
-    stale = probes.stale_queues(cluster, api)
-    while stale and time.monotonic() < deadline:
-        time.sleep(0.25)
-        stale = probes.stale_queues(cluster, api)
-    if stale:
-        pytest.fail(f"Kueue did not reconcile ClusterQueue(s) {stale} within {timeout:.0f}s")
+    eventually(
+        lambda: not probes.stale_queues(cluster, api),
+        what="Kueue reconciling every ClusterQueue",
+        seconds=timeout,
+        seen=lambda: probes.stale_queues(cluster, api),
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

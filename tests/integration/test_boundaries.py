@@ -4,7 +4,6 @@ Configuration and the repository's admission policies synced: probes act as team
 
 from __future__ import annotations
 
-import time
 import typing as t
 
 import pytest
@@ -20,6 +19,7 @@ from auditor.verify import RUN_LABEL, Check, crossing
 from auditor.verify.scratch import Scratch
 from tests.conftest import ROOT
 from tests.integration.conftest import PAUSE, wait_until_policies_hold
+from tests.integration.waiting import eventually
 
 CLUSTER = "gpu-staging"
 Json = dict[str, t.Any]
@@ -170,14 +170,20 @@ def _wait_until_unenforced(cluster: KubeCluster) -> None:
         "metadata": {"name": "unenforced", "namespace": "team-a"},
         "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [PAUSE]}}},
     }
-    for _ in range(120):
+    refusal: list[str] = []
+
+    def admitted() -> bool:
         try:
             tenant.request("POST", "/apis/batch/v1/namespaces/team-a/jobs",
                            query=[("dryRun", "All")], body=job)  # fmt: skip
-            return
-        except ClusterAccessError:
-            time.sleep(0.25)
-    pytest.fail("the deleted bindings still held after 30s")
+        except ClusterAccessError as exc:
+            refusal[:] = [str(exc)]
+            return False
+        return True
+
+    eventually(
+        admitted, what="the deleted bindings no longer holding", seconds=30, seen=lambda: refusal
+    )
 
 
 def test_without_the_policies_the_probes_fail_and_say_what_got_through(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.k8s import rbac as powers
+from auditor.k8s import rbac as k8s_rbac
 from auditor.k8s.rbac import Power, Subject
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import start_sandbox
@@ -154,7 +154,7 @@ def review(box: Sandbox, subject: Subject, power: Power) -> bool:
 
 def questions() -> list[Power]:
     out = []
-    for grp, resource, verbs, namespaced in powers.WATCHED:
+    for grp, resource, verbs, namespaced in k8s_rbac.WATCHED:
         for verb in verbs:
             out.append(Power(verb, grp, resource))
             if namespaced:
@@ -167,18 +167,18 @@ def test_computed_powers_agree_with_subject_access_review(rbac_box: tuple[Sandbo
     cluster = box.connect()
     live = [o for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
             for o in cluster.list(RBAC, kind)]  # fmt: skip
-    found = powers.grants(live)
+    found = k8s_rbac.grants(live)
     disagreements = []
     asked = 0
     for subject in SUBJECTS:
         for power in questions():
-            ours, theirs = powers.holds(found, subject, power), review(box, subject, power)
+            ours, theirs = k8s_rbac.holds(found, subject, power), review(box, subject, power)
             asked += 1
             if ours != theirs:
                 disagreements.append((str(subject), str(power), ours, theirs))
     assert disagreements == []
     assert asked > 300
-    granted = {str(s) for s in SUBJECTS if any(powers.holds(found, s, p) for p in questions())}
+    granted = {str(s) for s in SUBJECTS if any(k8s_rbac.holds(found, s, p) for p in questions())}
     assert granted == HOLDERS | {"Group system:masters"}
 
 

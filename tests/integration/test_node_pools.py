@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import typing as t
 
 from auditor.k8s.quantity import parse
@@ -12,6 +11,7 @@ from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
 from tests.conftest import ROOT, own_context, run_line
+from tests.integration.waiting import eventually
 
 Json = dict[str, t.Any]
 
@@ -81,7 +81,9 @@ def test_a_cordoned_pool_and_a_shrunk_pool_are_capacity_drift(kueue_sandbox: San
     a100 = by_flavor["a100"]
     assert (a100["desired"], a100["live"], a100["resource"]) == ("8", "4", "nvidia.com/gpu")
     assert "less than the 8 the queues' nominalQuota promises" in a100["message"]
-    deadline = time.monotonic() + 10
-    while drift_capacity(kueue_sandbox)[1] and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert drift_capacity(kueue_sandbox)[1] == []
+    eventually(
+        lambda: not drift_capacity(kueue_sandbox)[1],
+        what="no capacity finding once the nodes are back",
+        seconds=10,
+        seen=lambda: drift_capacity(kueue_sandbox)[1],
+    )

@@ -1,4 +1,10 @@
-"""`plan --live` against a real kube-apiserver holding Workloads with the status Kueue writes."""
+"""`plan --live` against a real kube-apiserver holding Workloads whose status this test writes.
+
+No Kueue runs here: the test writes each Workload's admission and conditions itself, in the
+shape Kueue's scheduler writes them, so that admission times are fixed to the second and the
+order in which a cut exposes Workloads is known. test_plan_live_cohort.py runs the same judgement
+on Workloads a real Kueue admitted.
+"""
 
 from __future__ import annotations
 
@@ -35,7 +41,8 @@ def _condition(kind: str, reason: str, at: str) -> dict[str, str]:
 def _workload(
     cluster: KubeCluster, ns: str, name: str, priority: int, gpus: int, admitted_at: str | None
 ) -> None:
-    """A Workload as a Job's controller creates it, then the status Kueue's scheduler writes."""
+    """A Workload as a Job's controller creates it, then (written here, at `admitted_at`) the
+    admission and conditions Kueue's scheduler would write."""
     cluster.create(
         {
             "apiVersion": KUEUE,

@@ -9,7 +9,6 @@ before patching catches it), or its admission refuses the patch once gpu-prod al
 from __future__ import annotations
 
 import shutil
-import time
 import typing as t
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import run_line, start_sandbox
 from tests.integration.test_runbook import KUEUE, git, stop_policy
+from tests.integration.waiting import eventually
 
 ADMISSION = "admissionregistration.k8s.io/v1"
 
@@ -139,8 +139,8 @@ def refuse_holds(cluster: KubeCluster) -> None:
         }
     )
     path = cluster.path(KUEUE, "ClusterQueue", name="team-a-cq")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def refused() -> bool:
         try:
             cluster.request(
                 "PATCH",
@@ -151,10 +151,11 @@ def refuse_holds(cluster: KubeCluster) -> None:
             )
         except ClusterAccessError as exc:
             if "change freeze" in str(exc):
-                return
+                return True
             raise
-        time.sleep(0.5)
-    raise AssertionError("the admission policy never took effect")
+        return False
+
+    eventually(refused, what="the change-freeze admission policy refusing a patch", seconds=30)
 
 
 def test_a_patch_refused_on_the_second_cluster_is_undone_on_the_first(

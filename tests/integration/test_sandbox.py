@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import ROOT, run_line
+from tests.integration.waiting import eventually
 
 
 def test_serves_both_kueue_versions_and_crds_without_conversion_webhook(sandbox: Sandbox) -> None:
@@ -108,9 +108,7 @@ def test_status_exits_3_when_a_sandbox_process_died(
         state = box.state()
         assert state is not None
         os.killpg(state.pids["kube-apiserver"], signal.SIGKILL)
-        deadline = time.monotonic() + 10
-        while box.running() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        eventually(lambda: not box.running(), what="the sandbox seen as not running", seconds=10)
         result = run_line(["kueue-gitops", "sandbox", "status"])
         assert result.exit_code == 3
         assert "crashy: STALE" in result.output

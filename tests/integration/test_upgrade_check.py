@@ -9,7 +9,6 @@ import json
 import os
 import re
 import signal
-import time
 import typing as t
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from auditor.sandbox import Sandbox, Toolchain, releases
 from tests.conftest import ROOT, own_context, run_line
 from tests.integration.conftest import synced_kueue_sandbox
 from tests.integration.test_preemptions import job
+from tests.integration.waiting import eventually
 
 Json = dict[str, t.Any]
 
@@ -128,13 +128,12 @@ def test_a_rollback_names_admitted_work_without_recovery_evidence(
     for body in (bare, saved):
         cluster.create(body)
     try:
-        deadline = time.monotonic() + 60
-        code, doc = 0, t.cast(Json, {})
-        while time.monotonic() < deadline:
+
+        def both_admitted() -> tuple[int, Json] | None:
             code, doc = upgrade_check(kueue_sandbox, "gpu-staging", bundle, repo_copy)
-            if len(doc["upgrade"]["admitted"]) == 2:
-                break
-            time.sleep(1)
+            return (code, doc) if len(doc["upgrade"]["admitted"]) == 2 else None
+
+        code, doc = eventually(both_admitted, what="upgrade-check seeing both Jobs admitted")
         admitted = {a["job"]: a for a in doc["upgrade"]["admitted"]}
         assert admitted["checkpointed"]["checkpoint"].startswith("s3://checkpoints/team-a/")
         assert admitted["no-checkpoint"]["checkpoint"] is None
@@ -156,9 +155,7 @@ def test_kueue_stopped_is_a_webhook_finding(toolchain: Toolchain, sandboxes_dir:
         state = box.state()
         assert state is not None
         os.killpg(state.pids["kueue"], signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        while box.process_alive("kueue") and time.monotonic() < deadline:
-            time.sleep(0.2)
+        eventually(lambda: not box.process_alive("kueue"), what="Kueue stopped", seconds=30)
         code, doc = upgrade_check(box, "gpu-staging", "v0.19.2")
     finally:
         box.down()
@@ -178,10 +175,13 @@ def test_kueue_stopped_is_a_webhook_finding(toolchain: Toolchain, sandboxes_dir:
 def _no_leftover_jobs(kueue_sandbox: Sandbox) -> t.Iterator[None]:
     yield
     cluster = kueue_sandbox.connect()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and any(
-        cluster.list_in(api, kind, ns)
-        for api, kind in (("batch/v1", "Job"), ("kueue.x-k8s.io/v1beta2", "Workload"))
-        for ns in ("team-a", "team-b")
-    ):
-        time.sleep(0.5)
+    eventually(
+        lambda: (
+            not any(
+                cluster.list_in(api, kind, ns)
+                for api, kind in (("batch/v1", "Job"), ("kueue.x-k8s.io/v1beta2", "Workload"))
+                for ns in ("team-a", "team-b")
+            )
+        ),
+        what="the test's Jobs and Workloads gone",
+    )

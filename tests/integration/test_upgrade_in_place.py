@@ -8,16 +8,17 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 import typing as t
 from pathlib import Path
 
+from auditor.k8s import conditions
 from auditor.k8s.objects import CRD_API
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox, Toolchain, crds, kueue, releases
 from tests.conftest import ROOT, own_context, run_line
 from tests.integration.conftest import repo_kueue_config, synced_kueue_sandbox
 from tests.integration.test_preemptions import job
+from tests.integration.waiting import eventually
 
 Json = dict[str, t.Any]
 OLD, NEW = "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"
@@ -42,9 +43,8 @@ def stop(box: Sandbox, *names: str) -> None:
     assert state is not None
     for name in names:
         os.killpg(state.pids[name], signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        while box.process_alive(name) and time.monotonic() < deadline:
-            time.sleep(0.2)
+    for name in names:
+        eventually(lambda: not box.process_alive(name), what=f"{name} stopped", seconds=30)  # noqa: B023 (called at once)
 
 
 def test_the_legacy_cluster_upgrades_without_losing_a_queue_or_a_workload(
@@ -59,18 +59,16 @@ def test_the_legacy_cluster_upgrades_without_losing_a_queue_or_a_workload(
             # only ("untolerated taint ... in flavor a100" otherwise): the Job carries one.
             body["spec"]["template"]["spec"]["tolerations"] = [GPU_TOLERATION]
             cluster.create(body)
-        deadline = time.monotonic() + 180  # Kueue v0.9.1 on two busy cores can take a while
-        admitted: list[Json] = []
-        while time.monotonic() < deadline:
-            admitted = [
-                w for w in cluster.list(OLD, "Workload")
-                if any(c["type"] == "Admitted" and c["status"] == "True"
-                       for c in w["status"].get("conditions", []))
-            ]  # fmt: skip
-            if len(admitted) == 3:
-                break
-            time.sleep(0.5)
-        assert len(admitted) == 3, "the work was not admitted before the upgrade began"
+
+        def admitted() -> list[Json]:
+            return [w for w in cluster.list(OLD, "Workload") if conditions.is_true(w, "Admitted")]
+
+        eventually(  # Kueue v0.9.1 on two busy cores can take a while
+            lambda: len(admitted()) == 3,
+            what="the 3 Jobs admitted before the upgrade begins",
+            seconds=180,
+            seen=lambda: len(admitted()),
+        )
         before = inventory(box, OLD)
         assert len(before["Workload"]) == 3 and len(before["ClusterQueue"]) == 2
 
@@ -150,11 +148,7 @@ def switch(box: Sandbox, toolchain: Toolchain, version: str) -> None:
 
 
 def wait_for(what: str, check: t.Callable[[], bool], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f}s")
-        time.sleep(0.5)
+    eventually(check, what=what, seconds=timeout)
 
 
 def test_prod_upgrades_to_0_19_2_and_rolls_back_with_its_work_admitted_and_accounted(

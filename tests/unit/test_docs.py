@@ -26,6 +26,7 @@ DOCS = (
     "docs/argocd.md",
     "docs/boundaries.md",
     "docs/replay.md",
+    "docs/editor.md",
     "bench/README.md",
 )
 TOP_LEVEL = {p.name for p in ROOT.iterdir() if p.name not in (".git", ".venv")}

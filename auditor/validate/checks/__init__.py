@@ -3,12 +3,17 @@
 A check module defines `ID` (kebab-case), `RULES` (its rules, declared beside it in
 `<module>.rules.yaml`: `rules.of(__name__)`) and `check(ctx) -> Iterator[Finding]`, which
 yields findings of those rules; each rule carries its severity, category and documentation.
+A check whose findings about an object depend on that object alone (and the profiles) says
+`PER_OBJECT = True`: an editor's server runs it again on an edited file's objects only. One
+whose findings about objects of some kinds depend on that object and objects of other kinds
+alone names those kinds in `PER_OBJECT_OF`.
 """
 
 from __future__ import annotations
 
 import datetime
 import functools
+import heapq
 import typing as t
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -28,6 +33,7 @@ from auditor.validate.checks import (
     kueue_config,
     kueue_webhook,
     localqueue_target,
+    multikueue,
     namespace_selector,
     preemption,
     preemption_policy,
@@ -36,6 +42,7 @@ from auditor.validate.checks import (
     prune_guard,
     quantities,
     quotas,
+    self_heal,
     stop_policy,
     tenant_objects,
     tenant_powers,
@@ -44,6 +51,15 @@ from auditor.validate.checks import (
 
 if t.TYPE_CHECKING:
     from auditor.repo.layout import Repository
+
+
+@dataclass(frozen=True)
+class KindIndex:
+    """A context's objects by kind, each list in the order of its `resources`; `place` is an
+    object's rank in that order (to merge the lists of several kinds back into it)."""
+
+    by_kind: t.Mapping[str, list[Resource]]
+    place: t.Callable[[Resource], t.Any]
 
 
 @dataclass(frozen=True)
@@ -58,15 +74,22 @@ class CheckContext:
     # Objects kept out of `resources` for a real type error, with the finding that says why,
     # so a reference to one is reported as invalid, not missing.
     invalid: t.Mapping[ResourceKey, Finding] = field(default_factory=dict)
+    # `resources` by kind, kept by the caller (an editor's session) instead of derived here
+    index: KindIndex | None = None
 
     def of_kind(self, *kinds: str) -> list[Resource]:
         if len(kinds) == 1:
             return list(self._by_kind.get(kinds[0], ()))
+        if self.index is not None:  # the lists merged back into the order of `resources`
+            lists = [self.index.by_kind.get(k, ()) for k in kinds]
+            return list(heapq.merge(*lists, key=self.index.place))
         return [r for r in self.resources if r.kind in kinds]
 
     @functools.cached_property
-    def _by_kind(self) -> dict[str, list[Resource]]:
+    def _by_kind(self) -> t.Mapping[str, list[Resource]]:
         """The objects of each kind, in their order: every check asks for a few kinds."""
+        if self.index is not None:
+            return self.index.by_kind
         out: dict[str, list[Resource]] = {}
         for resource in self.resources:
             out.setdefault(resource.kind, []).append(resource)
@@ -84,6 +107,8 @@ _MODULES: tuple[ModuleType, ...] = (
     preemption,
     preemption_policy,
     fair_sharing,
+    multikueue,
+    self_heal,
     priority,
     priority_levels,
     tenant_rbac,
@@ -114,12 +139,131 @@ def run(ctx: CheckContext, only: t.Iterable[str] | None = None) -> list[Finding]
     modules = [get(i) for i in only] if only is not None else list(CHECKS.values())
     findings: list[Finding] = []
     for module in modules:
-        with processing(f"running check {module.ID} on cluster {ctx.cluster.name}"):
-            for finding in module.check(ctx):
-                if module.RULES.get(finding.rule.id) is not finding.rule:
-                    raise AssertionError(
-                        f"check {module.ID} yielded a rule it does not declare: {finding.rule.id}"
-                    )
-                finding.cluster = finding.cluster or ctx.cluster.name
-                findings.append(finding)
+        findings += _run(module, ctx, ctx)
     return findings
+
+
+def _run(module: ModuleType, ctx: CheckContext, seen: t.Any) -> list[Finding]:
+    """One check's findings on `ctx`'s cluster; the check is handed `seen` (`ctx`, or a view
+    of it that notes what the check reads)."""
+    findings: list[Finding] = []
+    with processing(f"running check {module.ID} on cluster {ctx.cluster.name}"):
+        for finding in module.check(seen):
+            if module.RULES.get(finding.rule.id) is not finding.rule:
+                raise AssertionError(
+                    f"check {module.ID} yielded a rule it does not declare: {finding.rule.id}"
+                )
+            finding.cluster = finding.cluster or ctx.cluster.name
+            findings.append(finding)
+    return findings
+
+
+def per_object(module: ModuleType) -> bool:
+    """Whether the check's findings about an object depend on that object alone (with the
+    profiles and the files it reads): it says so with `PER_OBJECT = True`, and may then be run
+    on one file's objects to renew the findings about them."""
+    return bool(getattr(module, "PER_OBJECT", False))
+
+
+def per_object_of(module: ModuleType) -> frozenset[str]:
+    """The kinds whose objects' findings depend on that object and objects of other kinds
+    alone (`PER_OBJECT_OF`): an edit of a file holding only such objects runs the check on that
+    file's objects of those kinds, with every object of the other kinds."""
+    return frozenset(getattr(module, "PER_OBJECT_OF", ()))
+
+
+@dataclass
+class Reads:
+    """What one run of a check read of its context: the kinds it asked for, whether it went
+    through every object or the invalid ones, and the repository files and folders (a folder
+    as "path/") it read through the tree. A change to none of them cannot change its findings,
+    so an editor's server (auditor/validate/session.py) keeps them."""
+
+    kinds: set[str] = field(default_factory=set)
+    every: bool = False  # `resources`: every object of the cluster
+    invalid: bool = False
+    paths: set[str] = field(default_factory=set)
+
+    def touched(self, kinds: t.AbstractSet[str], invalid: bool, path: str) -> bool:
+        """Whether a change to objects of `kinds` in file `path` (`invalid`: one of them was or
+        is invalid; no kinds: a file of another cluster, or one that held no object before and
+        holds none now) may change what the check finds."""
+        return (
+            (self.every and bool(kinds))
+            or not self.kinds.isdisjoint(kinds)
+            or (invalid and self.invalid)
+            or self.read(path)
+        )
+
+    def read(self, path: str) -> bool:
+        """Whether the check read `path` through the tree (or listed a folder holding it)."""
+        return path in self.paths or any(p.endswith("/") and path.startswith(p) for p in self.paths)
+
+
+def run_noting(module: ModuleType, ctx: CheckContext) -> tuple[list[Finding], Reads]:
+    """One check's findings on `ctx`'s cluster, and what it read to make them."""
+    reads = Reads()
+    return _run(module, ctx, _Noting(ctx, reads)), reads
+
+
+class _Noting:
+    """A CheckContext that notes in `reads` what the check asks of it."""
+
+    def __init__(self, ctx: CheckContext, reads: Reads) -> None:
+        self._ctx, self._reads = ctx, reads
+
+    def of_kind(self, *kinds: str) -> list[Resource]:
+        self._reads.kinds.update(kinds)
+        return self._ctx.of_kind(*kinds)
+
+    @property
+    def resources(self) -> tuple[Resource, ...]:
+        self._reads.every = True
+        return self._ctx.resources
+
+    @property
+    def invalid(self) -> t.Mapping[ResourceKey, Finding]:
+        self._reads.invalid = True
+        return self._ctx.invalid
+
+    @property
+    def repo(self) -> t.Any:
+        return _NotingRepo(self._ctx.repo, self._reads)
+
+    def __getattr__(self, name: str) -> t.Any:
+        return getattr(self._ctx, name)
+
+
+class _NotingRepo:
+    def __init__(self, repo: Repository, reads: Reads) -> None:
+        self._repo, self._reads = repo, reads
+
+    @property
+    def tree(self) -> t.Any:
+        return _NotingTree(self._repo.tree, self._reads)
+
+    def __getattr__(self, name: str) -> t.Any:
+        if name in ("load", "plan", "load_file"):  # the manifests, every one of them
+            self._reads.every = True
+        return getattr(self._repo, name)
+
+
+class _NotingTree:
+    def __init__(self, tree: t.Any, reads: Reads) -> None:
+        self._tree, self._reads = tree, reads
+
+    def read(self, path: str) -> bytes:
+        self._reads.paths.add(path)
+        return t.cast(bytes, self._tree.read(path))
+
+    def files(self, folder: str) -> list[str]:
+        self._reads.paths.add(folder.rstrip("/") + "/")
+        return t.cast(list[str], self._tree.files(folder))
+
+    def subfolders(self, folder: str) -> list[str]:
+        self._reads.paths.add(folder.rstrip("/") + "/")
+        return t.cast(list[str], self._tree.subfolders(folder))
+
+    def is_dir(self, folder: str) -> bool:
+        self._reads.paths.add(folder.rstrip("/") + "/")
+        return t.cast(bool, self._tree.is_dir(folder))

@@ -61,6 +61,11 @@ def selects(selector: t.Any, labels: dict[str, str]) -> bool:
     return selectors.selects(selector, labels, nil=False)
 
 
+def selector_of(resource: Resource, at: str = "namespaceSelector") -> t.Callable[[t.Any], bool]:
+    """`selects` with the selector at spec.`at` of `resource` parsed once, for many namespaces."""
+    return selectors.matcher(spec_of(resource).get(at), nil=False)
+
+
 def requires_label(selector: t.Any, key: str, value: str) -> bool:
     """True when every namespace the selector matches carries `key=value` (False for a nil or
     invalid selector: the checks report those on their own)."""
@@ -121,7 +126,7 @@ def platform_floor(ctx: CheckContext) -> tuple[int, str] | None:
 def kueue_configuration(ctx: CheckContext) -> dict[str, t.Any] | None:
     """The Configuration the repository gives this cluster's Kueue (None when it has none or
     it does not parse: the kueue-config check says why)."""
-    return boundaries.configuration(boundaries.config_map(ctx.resources))
+    return boundaries.configuration(boundaries.config_map(ctx.of_kind("ConfigMap")))
 
 
 def kueue_release(ctx: CheckContext) -> release.Release:

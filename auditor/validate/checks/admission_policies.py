@@ -27,7 +27,9 @@ FIX = "run `kueue-gitops generate policies` and commit the result"
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     path = boundaries.policy_path(ctx.cluster.name)
-    expected = boundaries.expected(ctx.cluster, ctx.tenants, list(ctx.resources))
+    # what boundaries() reads of the objects: LocalQueues, Namespaces and the ConfigMap
+    objects = ctx.of_kind("LocalQueue", "Namespace", "ConfigMap")
+    expected = boundaries.expected(ctx.cluster, ctx.tenants, objects)
     try:
         current = ctx.repo.tree.read(path).decode("utf-8", errors="replace")
     except (OSError, KeyError):

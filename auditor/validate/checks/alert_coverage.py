@@ -132,7 +132,7 @@ def _not_exported(ctx: CheckContext, gated: dict[str, set[str]]) -> t.Iterator[F
         return  # no rule reads them, or kueue-config reports the Configuration
     if (config.get("metrics") or {}).get("enableClusterQueueResources") is True:
         return
-    found = boundaries.config_map(ctx.resources)
+    found = boundaries.config_map(ctx.of_kind("ConfigMap"))
     assert found is not None  # the Configuration came from it
     embedded = Embedded(ctx, found)
     embedded.parse()

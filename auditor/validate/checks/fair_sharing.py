@@ -87,7 +87,7 @@ def _no_decay(ctx: CheckContext, admission: dict[str, t.Any]) -> t.Iterator[Find
     half_life = 0.0 if raw is None else kueue_config.duration_seconds(raw)
     if half_life != 0.0:
         return  # a bad duration is the schema's (and Kueue's start-up's) to refuse
-    found = boundaries.config_map(ctx.resources)
+    found = boundaries.config_map(ctx.of_kind("ConfigMap"))
     assert found is not None  # the Configuration came from it
     embedded = Embedded(ctx, found)
     embedded.parse()

@@ -38,7 +38,7 @@ Path = tuple[str | int, ...]
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    found = boundaries.config_map(ctx.resources)
+    found = boundaries.config_map(ctx.of_kind("ConfigMap"))
     if found is None:
         yield _at_profile(
             ctx,

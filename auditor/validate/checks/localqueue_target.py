@@ -16,13 +16,13 @@ from __future__ import annotations
 import typing as t
 
 from auditor import rules
-from auditor.model import Finding
+from auditor.model import Finding, Resource
 from auditor.validate.checks._common import (
     KUEUE,
     labels_of,
     named,
     namespace_owners,
-    selects,
+    selector_of,
     spec_of,
 )
 
@@ -36,6 +36,8 @@ LQ_CLUSTER_QUEUE_NOT_AUTHORISED = RULES["lq-cluster-queue-not-authorised"]
 LQ_NAMESPACE_NOT_SELECTED = RULES["lq-namespace-not-selected"]
 
 ID = "localqueue-target"
+# a LocalQueue's findings: it, its ClusterQueue and namespace, the profiles (checks.per_object_of)
+PER_OBJECT_OF = frozenset({"LocalQueue"})
 
 PATH = ["spec", "clusterQueue"]
 
@@ -49,6 +51,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         for key, finding in ctx.invalid.items()
         if key.kind == "ClusterQueue" and key.group == KUEUE
     }
+    matchers: dict[str, Matcher] = {}  # by ClusterQueue: parsed once
     for queue in ctx.of_kind("LocalQueue"):
         if queue.key.group != KUEUE:
             continue
@@ -100,7 +103,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 "add its Namespace with the admission label",
                 path=["metadata", "namespace"],
             )
-        elif not selects(selector, labels_of(ns)):
+        elif not _matcher(matchers, cq)(labels_of(ns)):
             labels = ", ".join(f"{k}={v}" for k, v in sorted(labels_of(ns).items())) or "none"
             reason = (
                 "has no namespaceSelector (it admits nothing)"
@@ -114,3 +117,13 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 f"is labelled {labels} in {ns.file}, so jobs queued here are never admitted",
                 path=PATH,
             )
+
+
+Matcher = t.Callable[[t.Any], bool]
+
+
+def _matcher(known: dict[str, Matcher], cq: Resource) -> Matcher:
+    found = known.get(cq.name)
+    if found is None:
+        found = known[cq.name] = selector_of(cq)
+    return found

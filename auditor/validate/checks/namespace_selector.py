@@ -34,6 +34,8 @@ ADMISSION_LABEL_UNOWNED = RULES["admission-label-unowned"]
 TENANT_LABEL_MISMATCH = RULES["tenant-label-mismatch"]
 
 ID = "namespace-selector"
+# Its findings about an object depend on it alone and the profiles (checks.per_object).
+PER_OBJECT = True
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

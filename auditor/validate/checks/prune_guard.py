@@ -27,6 +27,8 @@ RULES = rules.of(__name__)
 PRUNE_UNGUARDED = RULES["prune-unguarded"]
 
 ID = "prune-guard"
+# Its findings about an object depend on it alone and the profiles (checks.per_object).
+PER_OBJECT = True
 QUEUES = ("ClusterQueue", "LocalQueue")
 
 

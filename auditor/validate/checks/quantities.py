@@ -27,6 +27,8 @@ QUANTITY_NOT_CANONICAL = RULES["quantity-not-canonical"]
 QUANTITY_INVALID = RULES["quantity-invalid"]
 
 ID = "quantities"
+# Its findings about an object depend on it alone and the profiles (checks.per_object).
+PER_OBJECT = True
 
 
 def _quantities(resource: Resource) -> t.Iterator[tuple[tuple[str | int, ...], t.Any]]:

@@ -27,6 +27,8 @@ TENANT_FOREIGN_NAMESPACE = RULES["tenant-foreign-namespace"]
 TENANT_NAMESPACE_MISSING = RULES["tenant-namespace-missing"]
 
 ID = "tenant-objects"
+# Its findings about an object depend on it alone and the profiles (checks.per_object).
+PER_OBJECT = True
 
 ALLOWED: frozenset[tuple[str, str]] = frozenset(
     {("", "Namespace"), (KUEUE, "LocalQueue"), (RBAC_GROUP, "Role"), (RBAC_GROUP, "RoleBinding")}

@@ -33,7 +33,7 @@ SHOWN = 4  # powers named in a message; the rest are counted
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
-    objects = [r for r in ctx.resources if r.key.group == RBAC_GROUP and r.kind in RBAC_KINDS]
+    objects = [r for r in ctx.of_kind(*RBAC_KINDS) if r.key.group == RBAC_GROUP]
     defined = {r.name for r in objects if r.kind == "ClusterRole"}
     policy = rbac.Policy([*(r.body for r in objects), *baseline.builtin_roles(defined)])
     written = {id(r.body): r for r in objects if not r.tenant}  # tenant folders: tenant-rbac's

@@ -47,6 +47,8 @@ RBAC_UNRESOLVED_ROLE = RULES["rbac-unresolved-role"]
 RBAC_POD_CREATE = RULES["rbac-pod-create"]
 
 ID = "tenant-rbac"
+# a RoleBinding's findings: it, the roles it binds, the Configuration (checks.per_object_of)
+PER_OBJECT_OF = frozenset({"RoleBinding"})
 
 RBAC_RESOURCES = frozenset({"roles", "rolebindings", "clusterroles", "clusterrolebindings"})
 # Job submission: the job kinds Kueue's integrations queue (their /status is the controller's).
@@ -79,7 +81,7 @@ Managed = frozenset[tuple[str, str]]  # (group, resource) of the kinds the clust
 def managed_kinds(ctx: CheckContext) -> Managed:
     """The kinds Kueue manages on this cluster: the frameworks of its Configuration in the
     repository (Kueue's default, batch/job, without one), by the release's API."""
-    config = boundaries.configuration(boundaries.config_map(ctx.resources)) or {}
+    config = boundaries.configuration(boundaries.config_map(ctx.of_kind("ConfigMap"))) or {}
     found, _unknown = kueue_config.frameworks(
         config, kueue_config.api_or_nearest(ctx.cluster.kueue_version)
     )
@@ -167,7 +169,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
     }
     policy = Policy(r.body for r in roles.values())
     managed = managed_kinds(ctx)
-    tenant_objects = [r for r in ctx.resources if r.tenant and r.key.group == RBAC_GROUP]
+    tenant_objects = [
+        r for r in ctx.of_kind("Role", "RoleBinding") if r.tenant and r.key.group == RBAC_GROUP
+    ]
     for role in (r for r in tenant_objects if r.kind == "Role"):
         for rule in policy.rules(_ref(role.kind, role.name, role.namespace)) or ():
             at = ("rules", rule.origin.index if rule.origin else 0)

@@ -178,3 +178,27 @@ def test_without_a_schema_flavors_and_resources_are_still_keyed_by_name() -> Non
         {"name": "cpu", "nominalQuota": 2}
     )
     assert normalize(a).body == normalize(b).body
+
+
+@pytest.mark.parametrize("kind", ["ClusterQueue", "Cohort", "LocalQueue"])
+def test_a_fair_sharing_weight_is_a_quantity_in_every_kind_of_the_v0_19_2_schemas(
+    kind: str,
+) -> None:
+    """gpu-staging's committed schemas are Kueue v0.19.2's: 0.5 is stored as 500m."""
+    from auditor.schemas.catalog import SchemaCatalog
+    from tests.conftest import ROOT
+
+    schema = SchemaCatalog(ROOT / "schemas", "gpu-staging").schema("kueue.x-k8s.io/v1beta2", kind)
+    assert schema is not None
+
+    def weighed(weight: t.Any) -> dict[str, t.Any]:
+        meta = {"name": "a", **({"namespace": "team-a"} if kind == "LocalQueue" else {})}
+        return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": meta,
+                "spec": {"fairSharing": {"weight": weight}}}  # fmt: skip
+
+    half = {normalize(weighed(w), schema).body["spec"]["fairSharing"]["weight"] for w in
+            (0.5, "0.5", "500m", "0.50")}  # fmt: skip
+    assert len(half) == 1
+    assert normalize(weighed("2"), schema).body != normalize(weighed("0.5"), schema).body
+    for written in (0.5, "0.5"):  # and without a schema, by the field's name
+        assert normalize(weighed(written), None).body == normalize(weighed("500m"), None).body

@@ -60,6 +60,21 @@ def test_quantities_are_compared_by_value_not_spelling(revs: Revisions) -> None:
     assert (code, doc["changes"]) == (0, [])
 
 
+def test_a_fair_sharing_weight_is_compared_by_value(revs: Revisions) -> None:
+    cohorts = "clusters/gpu-prod/cohorts.yaml"
+    revs.edit(cohorts, "spec:\n", "spec:\n  fairSharing:\n    weight: 0.5\n")
+    half = revs.commit("weigh the cohort one half")
+    revs.edit(cohorts, "weight: 0.5", 'weight: "500m"')
+    respelt = revs.commit("respell the weight as the server stores it")
+    code, doc = plan(revs, "--base", half, "--head", respelt)
+    assert (code, doc["changes"]) == (0, [])
+    revs.edit(cohorts, 'weight: "500m"', 'weight: "2"')
+    doubled = revs.commit("weigh it two")
+    code, doc = plan(revs, "--base", respelt, "--head", doubled)
+    [change] = doc["changes"]
+    assert (change["category"], change["path"]) == ("object", "spec.fairSharing.weight")
+
+
 def test_memory_delta_and_limits_are_shown_in_the_units_people_write(revs: Revisions) -> None:
     revs.edit(CQS, "nominalQuota: 1Ti", "nominalQuota: 1536Gi")
     revs.edit(CQS, 'borrowingLimit: "4"', 'borrowingLimit: "2"')

@@ -8,7 +8,7 @@ import json
 from auditor.replay.metrics import Comparison, combine, percentile, summarize
 from auditor.replay.run import Observed, SideRun, borrowed_gpus, observe
 from auditor.replay.trace import TracedWorkload
-from auditor.report import replay as render
+from auditor.report import replay as report_replay
 
 SPEED = 60.0
 
@@ -101,15 +101,15 @@ def test_reports_show_base_to_head_what_is_simulated_and_a_chart() -> None:
     head = summarize(side("head", [1.0, 20.0], [0, 2]), TENANTS)
     c = Comparison("gpu-staging", SPEED, 3, 3600.0, base, head, kueue_version="v0.17.0")
     out = io.StringIO()
-    render.text(c, out)
+    report_replay.text(c, out)
     txt = out.getvalue()
     assert "2.0m → 20.0m" in txt  # p95 (and max) of team-a
     assert "! team-a: p95 admission wait rises from 2.0m to 20.0m" in txt
     assert "Simulated: the nodes" in txt and "Real: Kueue's scheduler" in txt
     md = io.StringIO()
-    render.markdown(c, md)
+    report_replay.markdown(c, md)
     body = md.getvalue()
-    assert body.startswith(render.marker("gpu-staging") + "\n### ❌ Plan by replay")
+    assert body.startswith(report_replay.marker("gpu-staging") + "\n### ❌ Plan by replay")
     assert "| team-a | 60s | 2.0m → 20.0m | 2.0m → 20.0m | 0.0 | 1 → 2 | 0.00 | 0 | 0 |\n" in body
     assert '"team-a base", "team-a head"' in body and "    bar [2.0, 20.0, 1.0, 1.0]" in body
     doc = json.loads(json.dumps(c.to_json()))["replay"]  # the report's replay section
@@ -149,7 +149,7 @@ def test_with_several_replays_a_rise_is_flagged_only_when_the_ranges_part() -> N
     [flag] = Comparison("c", SPEED, 21, 3600.0, base, apart).flags()
     assert (flag.tenant, flag.base, flag.head) == ("team-a", 660.0, 1650.0)
     out = io.StringIO()
-    render.text(Comparison("c", SPEED, 21, 3600.0, base, apart), out)
+    report_replay.text(Comparison("c", SPEED, 21, 3600.0, base, apart), out)
     assert "11.0m (2.0m..20.0m) → 27.5m (25.0m..30.0m)" in out.getvalue()
     assert "2 times per side" in out.getvalue()
 

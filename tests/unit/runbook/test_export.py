@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.runbook import export as workloads
+from auditor.runbook import export as runbook_export
 
 Json = dict[str, t.Any]
 
@@ -28,7 +28,7 @@ def test_a_record_carries_the_state_queue_and_admitting_cluster_queue() -> None:
         "w", "u", 5, ("QuotaReserved", "True", "QuotaReserved"), ("Admitted", "True", "Admitted")
     )
     admitted["status"]["admission"] = {"clusterQueue": "team-a-cq", "podSetAssignments": []}
-    record = workloads.record(admitted)
+    record = runbook_export.record(admitted)
     assert (record["state"], record["queue"], record["clusterQueue"], record["priority"]) == (
         "admitted",
         "batch",
@@ -46,7 +46,7 @@ def test_audit_names_the_preemptor_and_its_priority_from_the_uid_in_the_message(
     )
     victim = wl("low", "uid-low", 100, ("Preempted", "True", "InCohortReclamation"), msg=message)
     high = wl("high", "uid-high", 10000, ("Admitted", "True", "Admitted"))
-    [entry] = workloads.preemption_audit([victim, high])
+    [entry] = runbook_export.preemption_audit([victim, high])
     assert (entry["victim"], entry["victimPriority"], entry["reason"]) == (
         "team-a/low",
         100,
@@ -57,5 +57,5 @@ def test_audit_names_the_preemptor_and_its_priority_from_the_uid_in_the_message(
 
 def test_a_message_without_a_uid_is_still_audited_with_the_preemptor_unknown() -> None:
     victim = wl("low", "uid-low", 100, ("Preempted", "True", "InClusterQueue"), msg="Preempted")
-    [entry] = workloads.preemption_audit([victim])
+    [entry] = runbook_export.preemption_audit([victim])
     assert (entry["preemptorUid"], entry["preemptorFound"]) == (None, False)

@@ -12,7 +12,7 @@ import pytest
 from auditor.model import Finding, Report
 from auditor.repo.layout import Repository
 from auditor.runbook import dryrun
-from auditor.runbook import hold as runbook
+from auditor.runbook import hold as runbook_hold
 from tests.conftest import run_line
 
 PROD = "clusters/gpu-prod/clusterqueues.yaml"
@@ -54,7 +54,7 @@ def test_hold_changes_exactly_one_line_per_cluster_on_a_new_branch(git_repo: Pat
     assert f"new branch {branch}" in result.output
     for f in EVERY:
         diff = changed_lines(before[f], (git_repo / f).read_text())
-        assert diff == [f"+  stopPolicy: Hold  {runbook.MARKER}"], f
+        assert diff == [f"+  stopPolicy: Hold  {runbook_hold.MARKER}"], f
     assert git(git_repo, "diff", "--name-only", "main", "HEAD").split() == list(EVERY)
     assert git(git_repo, "status", "--porcelain") == ""
     message = git(git_repo, "log", "-1", "--format=%B")
@@ -69,9 +69,9 @@ def test_the_held_queue_is_the_one_named_and_the_yaml_still_loads(git_repo: Path
         ["kueue-gitops", "--repo", str(git_repo), "hold", "team-b-cq", "--cluster", "gpu-prod"]
     )
     text = (git_repo / PROD).read_text()
-    assert runbook.stop_policy(text, PROD, "team-b-cq") == "Hold"
-    assert runbook.stop_policy(text, PROD, "team-a-cq") is None
-    assert runbook.stop_policy((git_repo / STAGING).read_text(), STAGING, "team-b-cq") is None
+    assert runbook_hold.stop_policy(text, PROD, "team-b-cq") == "Hold"
+    assert runbook_hold.stop_policy(text, PROD, "team-a-cq") is None
+    assert runbook_hold.stop_policy((git_repo / STAGING).read_text(), STAGING, "team-b-cq") is None
     loaded = Repository.open(git_repo).load()
     assert loaded.findings == []
     [held] = [r for r in loaded.resources if r.file == PROD and r.name == "team-b-cq"]
@@ -164,7 +164,7 @@ def test_local_edits_to_the_queue_file_are_never_overwritten(git_repo: Path) -> 
 def test_a_flow_style_spec_is_refused_rather_than_reformatted() -> None:
     text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\nspec: {}\n"
     with pytest.raises(Exception, match="no block-style spec"):
-        runbook.set_stop_policy(text, "q.yaml", "q", "Hold")
+        runbook_hold.set_stop_policy(text, "q.yaml", "q", "Hold")
 
 
 def test_crlf_files_keep_their_line_endings() -> None:
@@ -172,10 +172,10 @@ def test_crlf_files_keep_their_line_endings() -> None:
         "apiVersion: kueue.x-k8s.io/v1beta2\r\nkind: ClusterQueue\r\nmetadata:\r\n  name: q\r\n"
         "spec:\r\n  cohortName: pool\r\n"
     )
-    held = runbook.set_stop_policy(text, "q.yaml", "q", "Hold")
+    held = runbook_hold.set_stop_policy(text, "q.yaml", "q", "Hold")
     assert held.count("\r\n") == text.count("\r\n") + 1
     assert "\n" not in held.replace("\r\n", "")
-    assert runbook.set_stop_policy(held, "q.yaml", "q", None) == text
+    assert runbook_hold.set_stop_policy(held, "q.yaml", "q", None) == text
 
 
 def test_the_hold_line_goes_right_below_spec_so_comments_stay_with_their_keys() -> None:
@@ -183,13 +183,13 @@ def test_the_hold_line_goes_right_below_spec_so_comments_stay_with_their_keys() 
         "kind: ClusterQueue\nmetadata:\n  name: q\nspec:   # quota\n"
         "    # the pool it borrows from\n    cohortName: pool\n"
     )
-    held = runbook.set_stop_policy(text, "q.yaml", "q", "Hold")
+    held = runbook_hold.set_stop_policy(text, "q.yaml", "q", "Hold")
     assert held.splitlines()[3:6] == [
         "spec:   # quota",
-        f"    stopPolicy: Hold  {runbook.MARKER}",
+        f"    stopPolicy: Hold  {runbook_hold.MARKER}",
         "    # the pool it borrows from",
     ]
-    assert runbook.set_stop_policy(held, "q.yaml", "q", None) == text
+    assert runbook_hold.set_stop_policy(held, "q.yaml", "q", None) == text
 
 
 def test_the_cli_keeps_a_crlf_file_byte_for_byte(git_repo: Path) -> None:
@@ -232,7 +232,7 @@ def test_a_refusal_before_the_change_stops_the_resume_with_nothing_committed(
     assert [t["file"] for t in doc["runbook"]["changed"]] == [PROD]
     head = git(git_repo, "rev-parse", "HEAD")
     refusal = Finding(dryrun.REFUSED, "the API server of gpu-prod refuses it")
-    outcome = runbook.run(
+    outcome = runbook_hold.run(
         Repository.open(git_repo),
         "team-a-cq",
         hold=False,

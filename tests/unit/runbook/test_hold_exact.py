@@ -12,7 +12,7 @@ from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import Json
 from auditor.live.kube import KubeCluster, Limits
 from auditor.repo.layout import Repository
-from auditor.runbook import hold as runbook
+from auditor.runbook import hold as runbook_hold
 
 CQ = (
     "apiVersion: kueue.x-k8s.io/v1beta2{nl}kind: ClusterQueue{nl}metadata:{nl}  name: q{nl}"
@@ -33,14 +33,14 @@ CQ = (
     ids=["crlf", "mixed", "bom", "no-final-newline", "cr", "bom-crlf-lf-no-final-newline"],
 )
 def test_hold_then_resume_gives_back_the_same_bytes(text: str) -> None:
-    held = runbook.set_stop_policy(text, "q.yaml", "q", "Hold")
-    added = [line for line in runbook._lines(held) if runbook.MARKER in line]
+    held = runbook_hold.set_stop_policy(text, "q.yaml", "q", "Hold")
+    added = [line for line in runbook_hold._lines(held) if runbook_hold.MARKER in line]
     [line] = added
-    spec_line = next(x for x in runbook._lines(text) if x.lstrip("\ufeff").startswith("spec:"))
+    spec_line = next(x for x in runbook_hold._lines(text) if x.lstrip("\ufeff").startswith("spec:"))
     assert line.endswith(spec_line[len(spec_line.rstrip("\r\n")) :])  # the spec line's ending
     assert held.replace(line, "", 1) == text
-    assert runbook.stop_policy(held, "q.yaml", "q") == "Hold"
-    assert runbook.set_stop_policy(held, "q.yaml", "q", None) == text
+    assert runbook_hold.stop_policy(held, "q.yaml", "q") == "Hold"
+    assert runbook_hold.set_stop_policy(held, "q.yaml", "q", None) == text
 
 
 # -- --apply: every cluster or none -------------------------------------------------------------
@@ -93,18 +93,18 @@ def live(*clusters: Queues) -> dict[str, KubeCluster]:
 def test_nothing_is_patched_unless_every_cluster_answers_and_allows_it(repo: Repository) -> None:
     prod, staging = Queues("gpu-prod"), Queues("gpu-staging", down=True)
     with pytest.raises(ClusterAccessError, match="gpu-staging is unreachable") as e:
-        runbook.apply_live(repo, "team-a-cq", "Hold", live(prod, staging))
+        runbook_hold.apply_live(repo, "team-a-cq", "Hold", live(prod, staging))
     assert "nothing patched, nothing committed" in str(e.value)
     prod, staging = Queues("gpu-prod", denied=True), Queues("gpu-staging")
     with pytest.raises(ClusterAccessError, match="gpu-prod: may not patch ClusterQueue team-a-cq"):
-        runbook.apply_live(repo, "team-a-cq", "Hold", live(prod, staging))
+        runbook_hold.apply_live(repo, "team-a-cq", "Hold", live(prod, staging))
     assert prod.patches == staging.patches == []
 
 
 def test_a_failed_patch_undoes_the_earlier_ones(repo: Repository) -> None:
     prod, staging = Queues("gpu-prod"), Queues("gpu-staging", fails=1)
     with pytest.raises(ClusterAccessError) as e:
-        runbook.apply_live(repo, "team-a-cq", "Hold", live(prod, staging))
+        runbook_hold.apply_live(repo, "team-a-cq", "Hold", live(prod, staging))
     assert "undone on gpu-prod; nothing is changed live and nothing committed" in str(e.value)
     assert prod.patches == [{"spec": {"stopPolicy": "Hold"}}, {"spec": {"stopPolicy": None}}]
     assert prod.policy is None
@@ -121,7 +121,7 @@ def test_an_undo_that_fails_says_what_is_held_live_and_how_to_finish(repo: Repos
 
     prod.patch = then_down  # type: ignore[method-assign]
     with pytest.raises(ClusterAccessError) as e:
-        runbook.apply_live(repo, "team-a-cq", "Hold", live(prod, staging))
+        runbook_hold.apply_live(repo, "team-a-cq", "Hold", live(prod, staging))
     message = str(e.value)
     assert "stopPolicy Hold is STILL LIVE on gpu-prod" in message
     assert "`kueue-gitops hold team-a-cq --apply` again" in message
@@ -131,7 +131,7 @@ def test_an_undo_that_fails_says_what_is_held_live_and_how_to_finish(repo: Repos
 
 def test_when_every_cluster_takes_it_each_is_patched_once(repo: Repository) -> None:
     prod, staging = Queues("gpu-prod"), Queues("gpu-staging")
-    assert runbook.apply_live(repo, "team-a-cq", "Hold", live(prod, staging)) == [
+    assert runbook_hold.apply_live(repo, "team-a-cq", "Hold", live(prod, staging)) == [
         "gpu-prod",
         "gpu-staging",
     ]

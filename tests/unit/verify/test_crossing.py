@@ -9,7 +9,7 @@ from auditor.kueue import admission
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import TenantProfile
-from auditor.verify.actor import Tenant, by_policy, outcome, words_of
+from auditor.verify.actor import ActingTenant, by_policy, outcome, words_of
 from auditor.verify.crossing import pick
 from tests.conftest import ROOT
 
@@ -30,7 +30,7 @@ def declared(cluster: str = "gpu-staging") -> tuple[admission.Boundaries, list[T
 def test_the_first_tenant_with_a_group_and_a_queue_is_the_one_acted_as() -> None:
     made, tenants = declared()
     tenant = pick("gpu-staging", made, tenants)
-    assert tenant == Tenant(
+    assert tenant == ActingTenant(
         "team-a",
         "example-org:team-a",
         "team-a",

@@ -1,4 +1,5 @@
-"""How verify sizes its probe Jobs and reads Kueue's objects (no cluster: a fake of our reader)."""
+"""How verify sizes its probe Jobs and reads Kueue's objects (no cluster; the cohort test fakes our
+reader)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import typing as t
 
 import pytest
 
+from auditor.errors import ConfigError
 from auditor.k8s import quantity
-from auditor.verify import workloads as wl
-from auditor.verify.objects import Probe
+from auditor.verify import probes, readings
+from auditor.verify.model import Probe
 from auditor.verify.scratch import Scratch
 from tests.unit.conftest import cluster_profile
 
@@ -18,16 +20,6 @@ A100 = {
     "nodeLabels": {"platform.example.com/pool": "gpu"},
     "nodeTaints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
 }
-
-
-class FakeCluster:
-    """Answers GETs of ResourceFlavors, the only read probe sizing makes."""
-
-    name = "gpu-staging"
-
-    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Json:
-        assert (kind, name) == ("ResourceFlavor", "a100")
-        return {"metadata": {"name": name}, "spec": A100}
 
 
 def _cq(*resources: Json, flavor: str = "a100") -> Json:
@@ -61,9 +53,10 @@ def _cq(*resources: Json, flavor: str = "a100") -> Json:
     }
 
 
-def _session() -> Scratch:
-    profile = cluster_profile(tenant_label="platform.example.com/tenant", verify_allowed=True)
-    return Scratch(t.cast(t.Any, FakeCluster()), profile, "run1", timeout=1.0)
+def _sized(cq: Json) -> Probe:
+    return probes.probe_for(
+        "gpu-staging", cq, {"a100": {"metadata": {"name": "a100"}, "spec": A100}}
+    )
 
 
 def test_the_resource_with_a_borrowing_limit_is_probed_one_whole_unit_a_job() -> None:
@@ -71,7 +64,7 @@ def test_the_resource_with_a_borrowing_limit_is_probed_one_whole_unit_a_job() ->
         {"name": "cpu", "nominalQuota": "32"},
         {"name": "nvidia.com/gpu", "nominalQuota": "4", "borrowingLimit": "2"},
     )
-    probe = _session().size_probe(cq)
+    probe = _sized(cq)
     assert (probe.flavor, probe.resource, str(probe.unit)) == ("a100", "nvidia.com/gpu", "1")
     # Pinned to its flavor: the flavor's node labels, and tolerations of its taints.
     assert probe.node_selector == {"platform.example.com/pool": "gpu"}
@@ -86,7 +79,7 @@ def test_the_resource_with_a_borrowing_limit_is_probed_one_whole_unit_a_job() ->
     ids=["large-count", "binary", "small-count", "milli"],
 )
 def test_a_large_or_fractional_quota_is_probed_in_quarters(nominal: str, unit: str) -> None:
-    probe = _session().size_probe(_cq({"name": "memory", "nominalQuota": nominal}))
+    probe = _sized(_cq({"name": "memory", "nominalQuota": nominal}))
     assert str(probe.unit) == unit
     assert probe.units(quantity.parse(nominal)) == quantity.parse(nominal).value / probe.unit.value
 
@@ -100,16 +93,19 @@ def test_units_round_down() -> None:
 def test_quota_usage_and_borrowing_are_read_by_flavor_and_resource() -> None:
     cq = _cq({"name": "nvidia.com/gpu", "nominalQuota": "4", "borrowingLimit": "2"})
     probe = Probe("a100", "nvidia.com/gpu", quantity.parse("1"), {}, [])
-    assert wl.quota(cq, probe) == {
+    assert readings.quota(cq, probe) == {
         "nominalQuota": quantity.parse("4"),
         "borrowingLimit": quantity.parse("2"),
     }
-    assert wl.usage(cq, probe) == quantity.parse("6")
-    assert wl.borrowed(cq, probe) == quantity.parse("2")
-    assert wl.quota(cq, Probe("h100", "nvidia.com/gpu", probe.unit, {}, []), missing_ok=True) == {}
+    assert readings.usage(cq, probe) == quantity.parse("6")
+    assert readings.borrowed(cq, probe) == quantity.parse("2")
+    assert (
+        readings.quota(cq, Probe("h100", "nvidia.com/gpu", probe.unit, {}, []), missing_ok=True)
+        == {}
+    )
 
 
-class ListingCluster(FakeCluster):
+class ListingCluster:
     """Lists staging's cohort tree: team-b-cq beside team-a-cq, ai-shared under example-org."""
 
     def list(self, api_version: str, kind: str) -> list[Json]:
@@ -139,3 +135,21 @@ def test_what_the_cohort_can_lend_comes_from_the_whole_tree() -> None:
     alone = _cq()
     del alone["spec"]["cohortName"]
     assert scratch.lendable(alone, probe) is None
+
+
+def test_the_low_and_high_priorities_are_the_extremes_and_equal_values_give_no_high() -> None:
+    def cls(name: str, value: int) -> Json:
+        return {"metadata": {"name": name}, "value": value}
+
+    assert probes.priority_pair([cls("mid", 50), cls("high", 100), cls("low", 1)]) == (
+        "low",
+        "high",
+    )
+    assert probes.priority_pair([cls("a", 5), cls("b", 5)]) == ("a", None)
+    assert probes.priority_pair([]) == (None, None)
+
+
+def test_a_queue_without_nominal_quota_cannot_be_probed_and_says_which() -> None:
+    cq = _cq({"name": "nvidia.com/gpu", "nominalQuota": "0"})
+    with pytest.raises(ConfigError, match="gpu-staging: ClusterQueue team-a-cq has no nominal"):
+        probes.probe_for("gpu-staging", cq, {})

@@ -8,8 +8,8 @@ import pytest
 
 from auditor.errors import ConfigError
 from auditor.validate.checks import alert_coverage
+from tests.unit.validate.checks import helpers
 from tests.unit.validate.checks.helpers import assert_findings, edit, line_of, run_check
-from tests.unit.validate.checks.helpers import context as check_context
 
 PROD = "clusters/gpu-prod/alerts.yaml"
 RULE_START = "apiVersion: monitoring.coreos.com/v1"
@@ -127,7 +127,7 @@ def test_a_profile_range_that_is_not_a_duration_is_a_configuration_error(
     profile = "clusters/gpu-prod/profile.yaml"
     edit(repo_copy, profile, "{for: {min: 15m, max: 1h}}", "{for: {min: 15m, max: an hour}}")
     with pytest.raises(ConfigError, match=r"clusters/gpu-prod/profile\.yaml:\d+: .*alerts"):
-        check_context(repo_copy)
+        helpers.context(repo_copy)
 
 
 @pytest.mark.parametrize(

@@ -6,14 +6,14 @@ from __future__ import annotations
 from auditor.errors import ConfigError
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
-from auditor.kueue import quota as quotas
+from auditor.kueue import quota as kueue_quota
 from auditor.kueue.workloads import owner_job
-from auditor.verify.objects import Probe
+from auditor.verify.model import Probe
 
 
 def quota(obj: Json, probe: Probe, *, missing_ok: bool = False) -> dict[str, Quantity]:
     """The quota fields set on the probe's cell of a ClusterQueue or Cohort, parsed."""
-    cell = quotas.cell_of(obj, probe.flavor, probe.resource)
+    cell = kueue_quota.cell_of(obj, probe.flavor, probe.resource)
     if cell is not None:
         return cell.quantities()
     if missing_ok:
@@ -23,12 +23,12 @@ def quota(obj: Json, probe: Probe, *, missing_ok: bool = False) -> dict[str, Qua
 
 def usage(cq: Json, probe: Probe) -> Quantity:
     """What the queue's reservations hold of the probe's cell."""
-    return quotas.used(cq, (probe.flavor, probe.resource))
+    return kueue_quota.used(cq, (probe.flavor, probe.resource))
 
 
 def borrowed(cq: Json, probe: Probe) -> Quantity:
     """How much of that the queue borrows from its cohort."""
-    return quotas.used(cq, (probe.flavor, probe.resource), key="borrowed")
+    return kueue_quota.used(cq, (probe.flavor, probe.resource), key="borrowed")
 
 
 def observed(workloads: list[Json]) -> list[Json]:

@@ -58,7 +58,7 @@ class Probe:
 
 
 @dataclass
-class Tenant:
+class ScratchTenant:
     """A tenant's side of the run: its ClusterQueue and its scratch namespace."""
 
     name: str

@@ -1,0 +1,367 @@
+"""`validate` kept resident, for an editor (`kueue-gitops lsp`): the repository is loaded once,
+and each edit computes again only what depends on the edited file.
+
+Kept per manifest file: its objects and loading problems, and the validator's verdict on each
+object (version contract, schema, CEL), which depends on the object alone. Kept per cluster and
+check: its findings and what it read to make them (`checks.Reads`: the kinds it asked for, the
+invalid objects, files of the tree). An edit of a file parses that file again, judges its
+objects, and runs again only the checks that read a kind the file held before or holds now (a
+check that says `PER_OBJECT` on that file's objects alone) or read the file itself. Editing a
+profile, a schema or a file that was not yet placed on a cluster loads everything again.
+
+The findings are `validate`'s for the same files: the same loader, verdicts, checks, suppressions
+and collection (engine.collected), per cluster as validate's worker for that cluster makes them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import datetime
+import posixpath
+import typing as t
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+from auditor.k8s.objects import ResourceKey
+from auditor.model import Finding, Resource
+from auditor.repo import layout, suppressions
+from auditor.repo.layout import CLUSTERS, RENDER_MARKERS, TENANTS, Loaded, Placed, Repository
+from auditor.repo.profiles import PROFILE_FILE, ClusterProfile
+from auditor.repo.tree import Overlay
+from auditor.schemas.catalog import SchemaCatalog
+from auditor.schemas.validator import ClusterValidator, Verdict
+from auditor.validate import checks, engine
+
+SCHEMAS = "schemas"
+
+
+@dataclass
+class _File:
+    """One manifest file as last read: its objects and problems, the verdict on each object,
+    and what they make of it given which of its objects are second definitions (`derive`)."""
+
+    where: Placed
+    loaded: Loaded
+    rank: int  # its place in the cluster's load order
+    verdicts: dict[int, Verdict] = field(default_factory=dict)  # by index in loaded.resources
+    own_entries: list[list[suppressions.Entry]] = field(default_factory=list)  # per object
+    sound: list[Resource] = field(default_factory=list)  # what the policy checks see of it
+    invalid: dict[ResourceKey, Finding] = field(default_factory=dict)
+    found: list[Finding] = field(default_factory=list)  # loading problems, then verdicts
+    entries: list[suppressions.Entry] = field(default_factory=list)  # of the objects kept
+
+    def __post_init__(self) -> None:
+        self.own_entries = [suppressions.annotated(r)[0] for r in self.loaded.resources]
+
+    def derive(self, dropped: t.AbstractSet[int], validator: ClusterValidator) -> None:
+        kept: list[Resource] = []
+        verdicts: list[Verdict] = []
+        self.found, self.entries = list(self.loaded.findings), []
+        for i, resource in enumerate(self.loaded.resources):
+            if id(resource) in dropped:
+                continue
+            verdict = self.verdicts.get(i)
+            if verdict is None:
+                verdict = self.verdicts[i] = engine.judge(validator, resource, self.where.cluster)
+            kept.append(resource)
+            verdicts.append(verdict)
+            self.found += verdict.findings
+            self.entries += self.own_entries[i]
+        self.sound, self.invalid = engine.sorted_out(kept, verdicts)
+
+
+@dataclass
+class _Check:
+    module: ModuleType
+    reads: checks.Reads = field(default_factory=checks.Reads)
+    findings: list[Finding] = field(default_factory=list)  # a check of the whole cluster
+    by_file: dict[str, list[Finding]] = field(default_factory=dict)  # a PER_OBJECT check
+
+
+@dataclass
+class _Cluster:
+    profile: ClusterProfile
+    validator: ClusterValidator
+    files: dict[str, _File] = field(default_factory=dict)  # in the order validate loads them
+    definitions: dict[tuple[str | None, ResourceKey], list[Resource]] = field(
+        default_factory=dict
+    )  # each object's definitions, in load order: more than one is a duplicate
+    doubled: set[tuple[str | None, ResourceKey]] = field(default_factory=set)
+    dropped: set[int] = field(default_factory=set)  # ids of the second (and later) definitions
+    by_kind: dict[str, list[Resource]] = field(default_factory=dict)  # sound objects, in order
+    checks: list[_Check] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # suppressions applied
+
+    def place(self, resource: Resource) -> tuple[int, int]:
+        """An object's rank in load order (file, then line)."""
+        return self.files[resource.file].rank, resource.line
+
+    def define(self, file: _File) -> None:
+        for resource in file.loaded.resources:
+            ident = (resource.cluster, resource.key)
+            found = self.definitions.setdefault(ident, [])
+            bisect.insort(found, resource, key=self.place)
+            if len(found) > 1:
+                self.doubled.add(ident)
+
+    def undefine(self, file: _File) -> None:
+        for resource in file.loaded.resources:
+            ident = (resource.cluster, resource.key)
+            found = [r for r in self.definitions.get(ident, ()) if r is not resource]
+            if found:
+                self.definitions[ident] = found
+            else:
+                self.definitions.pop(ident, None)
+            if len(found) < 2:
+                self.doubled.discard(ident)
+
+    def second_definitions(self) -> set[int]:
+        return {id(r) for ident in self.doubled for r in self.definitions[ident][1:]}
+
+    def duplicates(self) -> list[Finding]:
+        return [
+            layout.duplicate(r, found[0])
+            for found in (self.definitions[i] for i in self.doubled)
+            for r in found[1:]
+        ]
+
+    def index(self) -> None:
+        self.by_kind = {}
+        for file in self.files.values():
+            for resource in file.sound:
+                self.by_kind.setdefault(resource.kind, []).append(resource)
+
+    def reindex(self, path: str, kinds: t.AbstractSet[str]) -> None:
+        """The lists of `kinds` with the objects of `path` as it is now."""
+        file = self.files[path]
+        for kind in kinds:
+            found = [r for r in self.by_kind.get(kind, ()) if r.file != path]
+            for resource in file.sound:
+                if resource.kind == kind:
+                    bisect.insort(found, resource, key=self.place)
+            if found:
+                self.by_kind[kind] = found
+            else:
+                self.by_kind.pop(kind, None)
+
+
+class Session:
+    """The findings of `validate` over a working tree with some files' text replaced by an
+    editor's, kept current one edit at a time."""
+
+    def __init__(self, root: Path, schemas: Path | None = None) -> None:
+        self.tree = Overlay(root)
+        self.repo = Repository(self.tree, str(root))
+        self.schemas = schemas if schemas is not None else self.tree.root / SCHEMAS
+        self.today = datetime.date.today()
+        self.layout: list[Finding] = []
+        self.clusters: dict[str, _Cluster] = {}
+        self.placed: dict[str, str] = {}  # manifest path -> its cluster
+        self.findings: list[Finding] = []
+        self.broken = False  # the last reload failed (a profile that does not parse, say)
+        self.reload()
+
+    # -- what an editor calls -----------------------------------------------------------------
+
+    def edit(self, path: str, text: bytes | None) -> None:
+        """The editor's text of `path` (relative to the root; None: the file on disk again)."""
+        if text is None:
+            self.tree.buffers.pop(path, None)
+        else:
+            self.tree.buffers[path] = text
+        self.changed(path)
+
+    def changed(self, path: str) -> None:
+        """Compute again what depends on `path`, which changed (in a buffer or on disk); a
+        manifest that is gone (deleted, or a buffer closed unsaved) loads everything again."""
+        gone = path not in self.tree.buffers and not (self.tree.root / path).exists()
+        if self.broken or self._decides_layout(path) or (gone and path in self.placed):
+            self.reload()
+            return
+        cluster = self.placed.get(path)
+        for name, state in self.clusters.items():
+            if name == cluster:
+                self._reread(state, path)
+            else:
+                self._recheck(state, path, frozenset(), False, False)
+        self._collect()
+
+    def of_file(self, path: str) -> list[Finding]:
+        return [f for f in self.findings if f.file == path]
+
+    # -- the work -----------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Everything from the start: profiles, the layout, every file, every check."""
+        self.repo.forget()
+        self.today = datetime.date.today()
+        self.broken = True
+        names = sorted(self.repo.clusters)
+        engine.require_schemas(self.repo, self.schemas, names)
+        placed, self.layout = self.repo.plan(names)
+        self.broken = False
+        self.clusters = {
+            name: _Cluster(
+                self.repo.cluster(name), ClusterValidator(SchemaCatalog(self.schemas, name))
+            )
+            for name in names
+        }
+        self.placed = {}
+        for rank, where in enumerate(placed):
+            state = self.clusters[where.cluster]
+            file = _File(where, self.repo.load_file(where), rank)
+            state.files[where.path] = file
+            state.define(file)
+            self.placed[where.path] = where.cluster
+        for state in self.clusters.values():
+            state.dropped = state.second_definitions()
+            for file in state.files.values():
+                file.derive(state.dropped, state.validator)
+            self._check(state)
+        self._collect()
+
+    def _decides_layout(self, path: str) -> bool:
+        """Whether a change to `path` may change which files sync where, the profiles or the
+        schemas: then everything is loaded again."""
+        top = path.split("/", 1)[0]
+        if top == SCHEMAS:
+            return True
+        if top not in (CLUSTERS, TENANTS):
+            return False
+        name = posixpath.basename(path)
+        if name == PROFILE_FILE or name in RENDER_MARKERS:
+            return True
+        return path not in self.placed and path.endswith((".yaml", ".yml"))
+
+    def _reread(self, state: _Cluster, path: str) -> None:
+        before = state.files[path]
+        was_invalid = bool(before.invalid)
+        state.undefine(before)
+        after = _File(before.where, self.repo.load_file(before.where), before.rank)
+        state.files[path] = after
+        state.define(after)
+        dropped = state.second_definitions()
+        mine = {id(r) for r in (*before.loaded.resources, *after.loaded.resources)}
+        others = (state.dropped ^ dropped) - mine  # another file's objects, doubled or no more
+        state.dropped = dropped
+        after.derive(dropped, state.validator)
+        kinds = {r.kind for r in (*before.loaded.resources, *after.loaded.resources)}
+        if others:
+            for file in state.files.values():
+                file.derive(dropped, state.validator)
+            self._check(state)
+            return
+        state.reindex(path, kinds)
+        self._recheck(state, path, frozenset(kinds), was_invalid or bool(after.invalid), True)
+
+    def _context(self, state: _Cluster) -> checks.CheckContext:
+        invalid = {k: v for f in state.files.values() if f.invalid for k, v in f.invalid.items()}
+        sound = tuple(r for f in state.files.values() for r in f.sound)
+        return checks.CheckContext(
+            self.repo, state.profile, sound, self.repo.tenants, self.today, invalid,
+            checks.KindIndex(state.by_kind, state.place),
+        )  # fmt: skip
+
+    def _check(self, state: _Cluster) -> None:
+        """Run every check over the whole cluster, then gather its findings."""
+        state.index()
+        ctx = self._context(state)
+        state.checks = [_Check(m) for m in checks.CHECKS.values()]
+        for check in state.checks:
+            _run_whole(check, ctx)
+        self._gather(state)
+
+    def _recheck(
+        self, state: _Cluster, path: str, kinds: frozenset[str], invalid: bool, mine: bool
+    ) -> None:
+        """Run again the checks a change to `path` (objects of `kinds`; `mine`: a file of
+        this cluster) may change."""
+        stale = [c for c in state.checks if c.reads.touched(kinds, invalid, path)]
+        if not stale and not mine:
+            return  # nothing of this cluster changed
+        if stale:
+            ctx = self._context(state)
+            sound = state.files[path].sound
+            for check in stale:
+                own = checks.per_object_of(check.module)
+                if check.reads.read(path):
+                    _run_whole(check, ctx)
+                elif checks.per_object(check.module):
+                    _run_file(check, ctx, path, sound)
+                elif own and kinds and kinds <= own and not check.reads.every:
+                    _run_kinds(check, ctx, path, own, sound)
+                else:
+                    _run_whole(check, ctx)
+        self._gather(state)
+
+    def _gather(self, state: _Cluster) -> None:
+        """The cluster's findings as validate's worker for it reports them, suppressions
+        applied (to copies: the kept findings stay as their checks made them)."""
+        name = state.profile.name
+        found = [f for f in self.layout if f.cluster in (None, name)]  # as its worker plans
+        entries = suppressions.from_profile(state.profile)
+        for file in state.files.values():
+            if file.found:
+                found += file.found
+            if file.entries:
+                entries += file.entries
+        found += state.duplicates()
+        for check in state.checks:
+            found += check.findings
+            for mine in check.by_file.values():  # each file's in the check's order (the sort
+                found += mine  # that collects them is stable and keys on the file first)
+        copies = [dataclasses.replace(f) for f in found]
+        suppressions.apply(copies, entries, self.today)
+        state.findings = copies
+
+    def _collect(self) -> None:
+        self.findings = engine.collected(f for c in self.clusters.values() for f in c.findings)
+
+
+def _run_whole(check: _Check, ctx: checks.CheckContext) -> None:
+    found, reads = checks.run_noting(check.module, ctx)
+    check.reads = reads
+    if checks.per_object(check.module) or checks.per_object_of(check.module):
+        check.findings, check.by_file = [], {}
+        for finding in found:
+            check.by_file.setdefault(finding.file or "", []).append(finding)
+    else:
+        check.findings, check.by_file = found, {}
+
+
+def _run_file(check: _Check, ctx: checks.CheckContext, path: str, sound: list[Resource]) -> None:
+    """A PER_OBJECT check run again on the objects of `path` (`sound`) alone."""
+    mine = checks.CheckContext(
+        ctx.repo, ctx.cluster, tuple(sound), ctx.tenants, ctx.today, ctx.invalid
+    )
+    found, reads = checks.run_noting(check.module, mine)
+    check.reads.paths |= reads.paths
+    if found:
+        check.by_file[path] = found
+    else:
+        check.by_file.pop(path, None)
+
+
+def _run_kinds(
+    check: _Check,
+    ctx: checks.CheckContext,
+    path: str,
+    kinds: frozenset[str],
+    sound: list[Resource],
+) -> None:
+    """A PER_OBJECT_OF check run again with only `path`'s objects of `kinds` (every object of
+    the other kinds): its findings located in `path` replace that file's."""
+    assert ctx.index is not None
+    by_kind = dict(ctx.index.by_kind)
+    for kind in kinds:
+        by_kind[kind] = [r for r in sound if r.kind == kind]
+    mine = dataclasses.replace(ctx, index=checks.KindIndex(by_kind, ctx.index.place))
+    found, reads = checks.run_noting(check.module, mine)
+    check.reads.paths |= reads.paths
+    here = [f for f in found if f.file == path]
+    if here:
+        check.by_file[path] = here
+    else:
+        check.by_file.pop(path, None)
