@@ -124,7 +124,7 @@ def _replay(
 ) -> None:
     from auditor.cli.sandbox import _testenv  # the sandbox's machinery, only when replaying
     from auditor.model import ClusterResult, Report
-    from auditor.replay import compare, trace
+    from auditor.replay import revisions, trace
     from auditor.sandbox import ensure_built, pki
     from auditor.sandbox.kueuesim import SimulationUnavailable
 
@@ -134,14 +134,14 @@ def _replay(
         if clusters:
             raise ConfigError("--replay replays one cluster: give one --cluster")
         cluster = loaded.cluster
-    compare.check_speed(speed)
-    compare.check_repeat(repeat)
+    revisions.check_speed(speed)
+    revisions.check_repeat(repeat)
     root = find_root(ctx.repo_dir or Path.cwd())
     say = ctx.note
     result = None
     if engine == "sim":
         try:
-            result = compare.plan_by_simulation(
+            result = revisions.plan_by_simulation(
                 root, base, head, cluster, loaded, testenv=_testenv(ctx), log=say
             )
         except SimulationUnavailable as exc:
@@ -149,7 +149,7 @@ def _replay(
     if result is None:
         pki.require_extra()
         toolchain = ensure_built(_testenv(ctx), log=say)
-        result = compare.plan_by_replay(
+        result = revisions.plan_by_replay(
             root,
             base,
             head,

@@ -7,7 +7,7 @@ import typing as t
 from auditor.report.markdown import cell, table_row
 
 if t.TYPE_CHECKING:  # renderers read a comparison's shape; they do not depend on the pipeline
-    from auditor.replay.metrics import Comparison, Flag, Group
+    from auditor.replay.measured import Comparison, Flag, Group
 
 
 def marker(cluster: str) -> str:

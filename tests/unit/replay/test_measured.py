@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from auditor.replay.metrics import Comparison, combine, percentile, summarize
+from auditor.replay.measured import Comparison, combine, percentile, summarize
 from auditor.replay.run import Observed, SideRun, borrowed_gpus, observe
 from auditor.replay.trace import TracedWorkload
 from auditor.report import replay as report_replay

@@ -6,7 +6,7 @@ import typing as t
 
 import pytest
 
-from auditor.replay import compare, synthetic
+from auditor.replay import revisions, synthetic
 from auditor.replay.run import Observed, SideRun
 from tests.unit.conftest import Revisions
 
@@ -26,8 +26,8 @@ def test_each_side_is_replayed_repeat_times_and_reported_as_medians(
         seen.cluster_queue, seen.finished = "team-a-cq", wait + 1
         return SideRun(label, "rev", speed, [seen], {}, kueue_version="v0.17.0")
 
-    monkeypatch.setattr(compare, "replay", fake)
-    got = compare.plan_by_replay(
+    monkeypatch.setattr(revisions, "replay", fake)
+    got = revisions.plan_by_replay(
         revs.root, "base", "HEAD", "gpu-staging", made, speed=10.0,
         toolchain=t.cast(t.Any, None), repeat=3,
     )  # fmt: skip

@@ -6,7 +6,7 @@ import typing as t
 from pathlib import Path
 
 from auditor.errors import ConfigError
-from auditor.replay.metrics import Comparison, combine, summarize
+from auditor.replay.measured import Comparison, combine, summarize
 from auditor.replay.run import SideRun, replay
 from auditor.replay.sim import simulate
 from auditor.replay.trace import Trace
@@ -19,7 +19,7 @@ if t.TYPE_CHECKING:
 ENGINES = ("sim", "kueue")  # sim: Kueue's code on a logical clock; kueue: the real one, sandboxed
 
 # The Workloads are read every 0.25 s: 15 trace seconds at 60x. Below it, what bounds the speed
-# is the trace's run times; each replay measures that distortion and reports it (metrics.py).
+# is the trace's run times; each replay measures that distortion and reports it (measured.py).
 MAX_SPEED = 60.0
 # Each replay is a fresh sandbox of a few minutes; five per side already shows the spread.
 MAX_REPEAT = 5
