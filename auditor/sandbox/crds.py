@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from auditor.errors import ClusterAccessError
 from auditor.k8s import conditions
 from auditor.k8s.objects import CRD_API
 from auditor.sandbox import services
@@ -45,6 +46,25 @@ def install(cluster: KubeCluster, crds: list[dict[str, t.Any]], *, timeout: floa
             if conditions.is_true(c, "Established")
         }
 
-    services.wait_until(
-        f"CRDs {', '.join(sorted(wanted))} established", time.monotonic() + timeout, established, []
-    )
+    deadline = time.monotonic() + timeout
+    services.wait_until(f"CRDs {', '.join(sorted(wanted))} established", deadline, established, [])
+    # Established is not yet served: discovery of a new group version lags the condition a
+    # little, and a client that asks in between is told the kind does not exist.
+    paths = {
+        f"/apis/{crd['spec']['group']}/{version['name']}": crd["spec"]["names"]["plural"]
+        for crd in crds
+        for version in crd["spec"].get("versions") or []
+        if version.get("served", True)
+    }
+
+    def discovered() -> bool:
+        for path, plural in paths.items():
+            try:
+                listed = cluster.request("GET", path, what=f"discovery of {path}")
+            except ClusterAccessError:
+                return False
+            if plural not in {r.get("name") for r in listed.get("resources") or []}:
+                return False
+        return True
+
+    services.wait_until(f"CRDs {', '.join(sorted(wanted))} in discovery", deadline, discovered, [])
