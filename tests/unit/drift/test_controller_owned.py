@@ -11,23 +11,14 @@ from auditor.drift import engine, reading
 from auditor.model import Report
 from auditor.repo import manifests
 from auditor.repo.profiles import ClusterProfile
+from tests.unit.conftest import cluster_profile
 
 FILE = "clusters/gpu-staging/kueue/manager-config.yaml"
 AUTOMATED = rules.get("multikueue-quota-unsupported").passes.text  # gate on, Automated, 1 flavor
 
 
 def profile(version: str) -> ClusterProfile:
-    return ClusterProfile(
-        name="gpu-staging",
-        file="clusters/gpu-staging/profile.yaml",
-        context="gpu-staging",
-        owners=(),
-        kueue_api_versions=("v1beta2",),
-        admission_label=("platform.example.com/kueue", "enabled"),
-        tenant_label=None,
-        capacity={},
-        kueue_version=version,
-    )
+    return cluster_profile(kueue_version=version)
 
 
 def summed(body: dict[str, t.Any], manager: str, **spec: t.Any) -> dict[str, t.Any]:
