@@ -364,26 +364,51 @@ def ensure_tool(
     The binary is cached by the hash of that go.mod and go.sum, like the control plane.
     """
     module = testenv / "tools" / tool
+    binary = cache_root() / "tools" / tool / module_key(module) / tool
+
+    def build(partial: Path) -> None:
+        flags, env = _tool_build(tool, module)
+        _go("build", "-trimpath", *flags, "-o", str(partial), package, cwd=module, env=env)
+
+    build_once(binary, f"{tool} from {package}", build, log)
+    return binary
+
+
+def module_key(module: Path, *files: Path) -> str:
+    """The cache key of a binary built in `module`: its go.mod and go.sum, the `files` it
+    compiles beside them, and the Go toolchain's version."""
     digest = hashlib.sha256()
-    for name in ("go.mod", "go.sum"):
-        digest.update(name.encode() + b"\0" + (module / name).read_bytes())
+    for path in (module / "go.mod", module / "go.sum", *files):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
     digest.update(_go("env", "GOVERSION", cwd=module).encode())
-    binary = cache_root() / "tools" / tool / digest.hexdigest()[:16] / tool
+    return digest.hexdigest()[:16]
+
+
+def build_once(
+    binary: Path,
+    what: str,
+    build: t.Callable[[Path], None],
+    log: t.Callable[[str], None] | None = None,
+) -> float | None:
+    """Make `binary` with `build(partial)` unless it is cached. One builder at a time (a lock
+    beside it) and never half a binary (the partial file is renamed once built). The seconds
+    the build took; None when it was already there."""
     if binary.is_file():
-        return binary
+        return None
     binary.parent.mkdir(parents=True, exist_ok=True)
     with open(binary.parent / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not binary.is_file():
-            say = log or (lambda _m: None)
-            say(f"building {tool} from {package} (first build takes minutes)")
-            started = time.monotonic()
-            flags, env = _tool_build(tool, module)
-            partial = binary.with_suffix(".partial")
-            _go("build", "-trimpath", *flags, "-o", str(partial), package, cwd=module, env=env)
-            partial.rename(binary)
-            say(f"built {tool} in {time.monotonic() - started:.0f}s")
-    return binary
+        if binary.is_file():  # another process built it while this one waited
+            return None
+        say = log or (lambda _m: None)
+        say(f"building {what} (first build takes minutes)")
+        started = time.monotonic()
+        partial = binary.with_suffix(".partial")
+        build(partial)
+        partial.rename(binary)
+        took = round(time.monotonic() - started, 1)
+        say(f"built {what} in {took:.0f}s")
+        return took
 
 
 def module_dir(testenv: Path, module_dir: str, module: str) -> Path:

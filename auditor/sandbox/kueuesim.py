@@ -10,15 +10,19 @@ SimulationUnavailable says so, and `plan --replay` falls back to `--engine kueue
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
-import time
 import typing as t
 from pathlib import Path
 
 from auditor.errors import SandboxError
-from auditor.sandbox.build import KUEUE_MODULE, _go, _kueue_dir, cache_root
+from auditor.sandbox.build import (
+    KUEUE_MODULE,
+    _go,
+    _kueue_dir,
+    build_once,
+    cache_root,
+    module_key,
+)
 from auditor.sandbox.releases import pinned
 
 SOURCE = "kueuesim"  # testenv/kueuesim/
@@ -60,14 +64,6 @@ def sources(source: Path, release: str) -> list[Path]:
     return [source / "main.go", own]
 
 
-def _key(module: Path, files: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in (module / "go.mod", module / "go.sum", *files):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    digest.update(_go("env", "GOVERSION", cwd=module).encode())
-    return digest.hexdigest()[:16]
-
-
 def ensure_sim(
     testenv: Path, version: str | None, *, log: t.Callable[[str], None] | None = None
 ) -> tuple[Path, str]:
@@ -80,23 +76,15 @@ def ensure_sim(
             "replay it with --engine kueue (the real Kueue on a sandbox)"
         )
     files = sources((testenv / SOURCE).resolve(), release)
-    binary = cache_root() / "kueuesim" / f"{release}-{_key(module, files)}" / "kueuesim"
-    if binary.is_file():
-        return binary, release
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    with open(binary.parent / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not binary.is_file():
-            say = log or (lambda _m: None)
-            say(f"building the replay simulator against Kueue {release} (first build: minutes)")
-            started = time.monotonic()
-            partial = binary.with_suffix(".partial")
-            listed = [str(p) for p in files]
-            _go("build", "-trimpath", "-ldflags", LDFLAGS, "-o", str(partial), *listed, cwd=module)
-            partial.rename(binary)
-            took = round(time.monotonic() - started, 1)
-            (binary.parent / "build.json").write_text(
-                json.dumps({"release": release, "seconds": took}, indent=2) + "\n"
-            )
-            say(f"built the simulator in {took:.0f}s")
+    binary = cache_root() / "kueuesim" / f"{release}-{module_key(module, *files)}" / "kueuesim"
+
+    def build(partial: Path) -> None:
+        listed = [str(p) for p in files]
+        _go("build", "-trimpath", "-ldflags", LDFLAGS, "-o", str(partial), *listed, cwd=module)
+
+    took = build_once(binary, f"the replay simulator against Kueue {release}", build, log)
+    if took is not None:
+        (binary.parent / "build.json").write_text(
+            json.dumps({"release": release, "seconds": took}, indent=2) + "\n"
+        )
     return binary, release
