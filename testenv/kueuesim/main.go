@@ -37,7 +37,7 @@ import (
 	"strings"
 	"sync"
 	"time"
-	_ "unsafe" // go:linkname
+	"unsafe" // go:linkname, and the requeuer's sets (requeueBatch)
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -188,6 +188,7 @@ type sim struct {
 
 	cqs      []*kueue.ClusterQueue
 	heaps    []reflect.Value // each ClusterQueue's heap keys in the queue manager (hasHeads)
+	batch    *requeueBatch   // nil: requeues processed at once (a release laid out otherwise)
 	borrowed map[string][]sample
 	cycles   int64
 	stalled  []float64
@@ -642,6 +643,7 @@ func newSim(spec *input) (*sim, error) {
 		}
 	}
 	s.heaps = heapsOf(s.queues)
+	s.batch = newRequeueBatch(requeuer)
 	for i, w := range spec.Workloads {
 		if w.RunSeconds <= 0 || w.SubmittedAt < 0 || w.PodCount < 1 {
 			return nil, fmt.Errorf("workloads[%d]: submittedAt >= 0, runSeconds > 0 and podCount >= 1 are required", i)
@@ -690,6 +692,87 @@ func heapsOf(m *qcache.Manager) []reflect.Value {
 		keys = append(keys, k)
 	}
 	return keys
+}
+
+// requeueBatch is Kueue's requeuer of inadmissible Workloads on the logical clock. On a cluster,
+// a notification that a ClusterQueue (or a root Cohort) may admit again (a Workload finished or
+// was evicted, quota was freed) is added to a delaying work queue for the release's batch
+// period (its own requeuer's, read from qcache.NewRequeuer: 1 s, or 10 s with the
+// SchedulerLongRequeueInterval gate), and notifications of the same queue or Cohort before it
+// is due are one requeue. Here the unit-test requeuer Kueue's queue manager is built with
+// collects the notifications; each one not already waiting becomes due a batch period after it
+// was first notified, and a timer brings the clock there.
+type requeueBatch struct {
+	period   time.Duration
+	notified [2]reflect.Value // the unit-test requeuer's ClusterQueues and Cohorts (settable sets)
+	waiting  map[waitingRequeue]time.Time
+}
+
+type waitingRequeue struct {
+	set  int // 0 ClusterQueue, 1 Cohort
+	name string
+}
+
+// newRequeueBatch finds the notification sets of Kueue's unit-test requeuer and the release's
+// batch period; nil when this release lays either out otherwise (requeues are then processed
+// at once, when no head is left: within the period's resolution).
+func newRequeueBatch(requeuer any) *requeueBatch {
+	period := reflect.ValueOf(qcache.NewRequeuer()).Elem().FieldByName("batchPeriod")
+	if !period.IsValid() || period.Kind() != reflect.Int64 {
+		return nil
+	}
+	b := &requeueBatch{period: time.Duration(period.Int()), waiting: map[waitingRequeue]time.Time{}}
+	r := reflect.ValueOf(requeuer)
+	if r.Kind() != reflect.Pointer {
+		return nil
+	}
+	for i, name := range []string{"cqs", "cohorts"} {
+		f := r.Elem().FieldByName(name)
+		if !f.IsValid() || f.Kind() != reflect.Map || f.Type().Key().Kind() != reflect.String {
+			return nil
+		}
+		b.notified[i] = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+	}
+	return b
+}
+
+// collectRequeues takes what Kueue asked to requeue since the last call: each not already
+// waiting is due a batch period from now.
+func (s *sim) collectRequeues() {
+	for i, set := range s.batch.notified {
+		if set.Len() == 0 {
+			continue
+		}
+		for _, k := range set.MapKeys() {
+			key := waitingRequeue{set: i, name: k.String()}
+			if _, ok := s.batch.waiting[key]; !ok {
+				due := s.clock.Now().Add(s.batch.period)
+				s.batch.waiting[key] = due
+				s.push(timer{at: due, kind: "requeue"})
+			}
+		}
+		set.Clear()
+	}
+}
+
+// requeueDue hands Kueue back the requeues due by now (ProcessRequeues moves their inadmissible
+// Workloads back to the heaps) and returns how many Workloads moved.
+func (s *sim) requeueDue() int {
+	now := s.clock.Now()
+	due := false
+	for key, at := range s.batch.waiting {
+		if at.After(now) {
+			continue
+		}
+		set := s.batch.notified[key.set]
+		set.SetMapIndex(reflect.ValueOf(key.name).Convert(set.Type().Key()), reflect.Zero(set.Type().Elem()))
+		delete(s.batch.waiting, key)
+		due = true
+	}
+	if !due {
+		return 0
+	}
+	return s.requeuer.ProcessRequeues(s.ctx)
 }
 
 // hasHeads says whether a scheduling cycle would find a head: a ClusterQueue's heap holds a
@@ -756,6 +839,7 @@ func (s *sim) run(horizon *float64) error {
 				err = s.submit(t.index)
 			case "finish":
 				err = s.finish(t.index, t.attempt)
+			case "requeue": // settleInstant requeues what is due
 			}
 			if err != nil {
 				return err
@@ -787,6 +871,12 @@ func (s *sim) settleInstant() error {
 		if err := s.deliver(); err != nil {
 			return err
 		}
+		if s.batch != nil {
+			s.collectRequeues()
+			if s.requeueDue() > 0 {
+				continue
+			}
+		}
 		if s.hasHeads() {
 			if cycles >= maxCyclesPerInstant {
 				s.stalled = append(s.stalled, seconds(s.clock.Now()))
@@ -797,7 +887,7 @@ func (s *sim) settleInstant() error {
 			cycles++
 			continue
 		}
-		if s.requeuer.ProcessRequeues(s.ctx) > 0 {
+		if s.batch == nil && s.requeuer.ProcessRequeues(s.ctx) > 0 {
 			continue
 		}
 		s.dirtyMu.Lock()
