@@ -8,7 +8,7 @@ from pathlib import Path
 from auditor.errors import ConfigError
 from auditor.replay.measured import Comparison, combine, summarize
 from auditor.replay.run import SideRun, replay
-from auditor.replay.sim import simulate
+from auditor.replay.sim import SimSide, prepare, simulate
 from auditor.replay.trace import Trace
 from auditor.repo.gitsource import revision
 from auditor.repo.layout import Repository
@@ -95,12 +95,12 @@ def plan_by_simulation(
     testenv: Path,
     log: t.Callable[[str], None] | None = None,
 ) -> Comparison:
-    """Each side once through the simulator built against the Kueue its cluster profile names
-    (deterministic: a second run gives the same answer). Raises SimulationUnavailable for a
-    release the simulator cannot link."""
+    """Each side once through the simulator built against the Kueue its cluster profile names,
+    both at once (deterministic: a second run gives the same answer). Raises
+    SimulationUnavailable for a release the simulator cannot link."""
     from auditor.sandbox.kueuesim import ensure_sim  # the Go build, only when simulating
 
-    sides = {}
+    prepared: list[SimSide] = []
     tenant_of: dict[str, str] = {}
     release = ""
     for label, rev in (("base", base), ("head", head)):
@@ -109,7 +109,8 @@ def plan_by_simulation(
                 raise ConfigError(f"cluster {cluster} does not exist at {rev}")
             tenant_of = tenants_of(repo, cluster) | tenant_of
             binary, release = ensure_sim(testenv, repo.cluster(cluster).kueue_version, log=log)
-            sides[label] = simulate(binary, release, repo, cluster, trace, label=label, log=log)
+            prepared.append(prepare(binary, release, repo, cluster, trace, label=label))
+    sides = simulate(prepared, trace, log=log)
     return Comparison(
         cluster=cluster,
         speed=1.0,

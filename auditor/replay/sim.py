@@ -1,13 +1,14 @@
 """Replay a trace through Kueue's own scheduling code on a logical clock (`--engine sim`).
 
-One side (a git revision) at a time: the revision's ClusterQueues, Cohorts, ResourceFlavors,
-LocalQueues, priority classes and Namespaces for the cluster, with the fair sharing and feature
-gates of its Kueue Configuration, and the trace's Workloads, go to testenv/kueuesim built against
-the Kueue release the cluster profile names (auditor/sandbox/kueuesim.py). Kueue's scheduler
-decides; the program says what happened to each Workload and when, in trace seconds, and this
-module turns that into the SideRun the real engine's metrics read (run.py), at speed 1. What the
-simulation adds beyond those metrics: who preempted whom, preemption loops, time-weighted
-borrowing and the hour each tenant's wait peaks (docs/replay.md).
+Each side (a git revision; base and head at once, a process each): the revision's ClusterQueues,
+Cohorts, ResourceFlavors, LocalQueues, priority classes and Namespaces for the cluster, with the
+fair sharing and feature gates of its Kueue Configuration, and the trace's Workloads, go to
+testenv/kueuesim built against the Kueue release the cluster profile names
+(auditor/sandbox/kueuesim.py). Kueue's scheduler decides; the program says what happened to each
+Workload and when, in trace seconds, and this module turns that into the SideRun the real
+engine's metrics read (run.py), at speed 1. What the simulation adds beyond those metrics: who
+preempted whom, preemption loops, time-weighted borrowing and the hour each tenant's wait peaks
+(docs/replay.md).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import subprocess
 import time
 import typing as t
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,23 +104,50 @@ def sim_input(repo: Repository, cluster: str, trace: Trace) -> dict[str, t.Any]:
     }
 
 
-def simulate(
-    binary: Path,
-    release: str,
-    repo: Repository,
-    cluster: str,
-    trace: Trace,
-    *,
-    label: str,
-    log: t.Callable[[str], None] | None = None,
-) -> SimRun:
-    """Run the simulator on one revision; its timings are said through `log`."""
-    say = log or (lambda _m: None)
+@dataclass(frozen=True)
+class SimSide:
+    """One side ready to simulate: the simulator built for its Kueue, and what it reads."""
+
+    label: str
+    revision: str
+    cluster: str
+    binary: Path
+    release: str
+    document: str
+
+
+def prepare(
+    binary: Path, release: str, repo: Repository, cluster: str, trace: Trace, *, label: str
+) -> SimSide:
+    """The side of `repo` (a revision, open now) as the simulator will read it."""
     document = json.dumps(sim_input(repo, cluster, trace))
+    return SimSide(label, repo.label, cluster, binary, release, document)
+
+
+def simulate(
+    sides: t.Sequence[SimSide], trace: Trace, *, log: t.Callable[[str], None] | None = None
+) -> dict[str, SimRun]:
+    """Every side at once, one simulator process each (on two cores base and head take the time
+    of one); their timings are said through `log`, in the sides' order."""
+    say = log or (lambda _m: None)
+    with ThreadPoolExecutor(max_workers=max(1, len(sides))) as pool:
+        running = [pool.submit(_run, side) for side in sides]
+        done = [(side, future.result()) for side, future in zip(sides, running, strict=True)]
+    runs: dict[str, SimRun] = {}
+    for side, (out, stderr, took) in done:
+        for line in stderr.splitlines():
+            say(f"replay {side.label}: {line}")
+        runs[side.label] = from_output(
+            out, trace, label=side.label, revision=side.revision, took=took
+        )
+    return runs
+
+
+def _run(side: SimSide) -> tuple[dict[str, t.Any], str, float]:
     started = time.monotonic()
     proc = subprocess.run(
-        [str(binary), "-kueue-version", release],
-        input=document,
+        [str(side.binary), "-kueue-version", side.release],
+        input=side.document,
         capture_output=True,
         text=True,
         check=False,
@@ -127,11 +156,11 @@ def simulate(
     if proc.returncode != 0:
         message = proc.stderr.strip()[-2000:]
         if proc.returncode == 2:  # the simulator refused the revision's objects
-            raise ConfigError(f"{label} ({repo.label}), cluster {cluster}: {message}")
-        raise SandboxError(f"the replay simulator failed on {label} ({repo.label}): {message}")
-    for line in proc.stderr.splitlines():
-        say(f"replay {label}: {line}")
-    return from_output(json.loads(proc.stdout), trace, label=label, revision=repo.label, took=took)
+            raise ConfigError(f"{side.label} ({side.revision}), cluster {side.cluster}: {message}")
+        raise SandboxError(
+            f"the replay simulator failed on {side.label} ({side.revision}): {message}"
+        )
+    return json.loads(proc.stdout), proc.stderr, took
 
 
 def from_output(
