@@ -55,6 +55,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -282,6 +283,7 @@ func main() {
 			fail("featureGates: %v", err)
 		}
 	}
+	freezeFeatureGates()
 	s, err := newSim(&spec)
 	if err != nil {
 		fail("%v", err)
@@ -318,6 +320,31 @@ func main() {
 	fmt.Fprintf(os.Stderr, "kueuesim: %d workloads, %d cycles, setup %.2fs, total %.2fs, %.0f workloads/s, heap peak %d MiB, max RSS %d MiB\n",
 		len(spec.Workloads), s.cycles, setup.Seconds(), total.Seconds(),
 		float64(len(spec.Workloads))/total.Seconds(), mem.HeapSys>>20, usage.Maxrss>>10)
+}
+
+// frozenGates answers Kueue's feature checks from the gates' values taken once, after the
+// Configuration's featureGates were set (nothing sets a gate after that): the same answers, where
+// the shared gate works out a default from its versioned specs at each of the many checks a
+// scheduling cycle makes.
+type frozenGates struct {
+	featuregate.FeatureGate
+	enabled map[featuregate.Feature]bool
+}
+
+func (g frozenGates) Enabled(key featuregate.Feature) bool {
+	if v, ok := g.enabled[key]; ok {
+		return v
+	}
+	return g.FeatureGate.Enabled(key)
+}
+
+func freezeFeatureGates() {
+	gates := utilfeature.DefaultFeatureGate
+	enabled := map[featuregate.Feature]bool{}
+	for name := range utilfeature.DefaultMutableFeatureGate.GetAll() {
+		enabled[name] = gates.Enabled(name)
+	}
+	utilfeature.DefaultFeatureGate = frozenGates{FeatureGate: gates, enabled: enabled}
 }
 
 func fail(format string, args ...any) {
