@@ -130,7 +130,9 @@ class Repository:
     @property
     def tenants(self) -> dict[str, TenantProfile]:
         if self._tenants is None:
-            self._tenants = {name: self._tenant(name) for name in self.tree.subfolders(TENANTS)}
+            with manifests.quiet():
+                names = self.tree.subfolders(TENANTS)
+                self._tenants = {name: self._tenant(name) for name in names}
             if self._tenant_cache is not None:
                 self._tenant_cache.save()
         return self._tenants
@@ -245,10 +247,11 @@ class Repository:
         out = Loaded()
         placed, out.findings = self.plan(wanted)
         caches = caches or {}
-        for where in placed:
-            loaded = self._load_file(where, caches.get(where.cluster))
-            out.resources += loaded.resources
-            out.findings += loaded.findings
+        with manifests.quiet():
+            for where in placed:
+                loaded = self._load_file(where, caches.get(where.cluster))
+                out.resources += loaded.resources
+                out.findings += loaded.findings
         out.resources, duplicates = flag_duplicates(out.resources)
         out.findings += duplicates
         return out
