@@ -538,7 +538,9 @@ def _maybe_plain(string: str, source: bytes) -> bool:
     the JSON's string the one PyYAML reads. Errs towards yes."""
     token = re.escape(string.encode())
     return (
-        re.search(rb"(?:^|[:\-\[,{?])[ ]*" + token + rb"[ ]*(?:$|[,\]}#:])", source, re.M)
+        re.search(
+            rb"(?:^|[:\[,{?]|(?:^|[ ])-[ ])[ ]*" + token + rb"[ ]*(?:$|[,\]}#:])", source, re.M
+        )
         is not None
     )
 

@@ -89,6 +89,7 @@ OBJECT = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
         OBJECT + "data:\n  url: http://example.com/a#b\n  list: [a, 'b', \"c\"]\n",
         OBJECT + "spec:\n  n: 8\n  t: true\n  f: false\n  z: null\n  e:\n",
         "kind: ConfigMap\nmetadata:\n  name: a\n",  # no apiVersion: a finding, from both
+        OBJECT.replace("name: a", "name: cq-1") + 'data:\n  q: "1"\n',  # -1 is no plain 1
     ],
 )
 def test_what_both_read_alike(text: str) -> None:
@@ -106,6 +107,7 @@ def test_what_both_read_alike(text: str) -> None:
         OBJECT + "data:\n  p: +1\n",
         OBJECT + "data:\n  d: 2024-01-01\n",  # a timestamp
         OBJECT + 'data:\n  q: "1"\n  n: 1\n',  # a quoted and a plain "1": which is which?
+        OBJECT + 'data:\n  q: "1"\nlist:\n- 1\n',  # an item 1 beside a quoted "1"
         OBJECT + "data:\n  yes: x\n",  # a key YAML 1.1 reads as a boolean
         OBJECT + "data:\n  a: 1\n  a: 2\n",  # a duplicate key
         OBJECT + "data: &x\n  a: 1\nother: *x\n",  # an anchor and an alias
