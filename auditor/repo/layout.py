@@ -239,13 +239,23 @@ class Repository:
     def load(
         self, clusters: list[str] | None = None, caches: t.Mapping[str, FileCache] | None = None
     ) -> Loaded:
-        """Load the manifests of `clusters` (all when None), each placed on its cluster; files
-        unchanged since a run that filled `caches` (per cluster) are served from there."""
+        """Load the manifests of `clusters` (all when None), each placed on its cluster, with
+        what the layout says is wrong; files unchanged since a run that filled `caches` (per
+        cluster) are served from there."""
         wanted = clusters or sorted(self.clusters)
         for name in wanted:
             self.cluster(name)
+        placed, layout = self.plan(wanted)
+        out = self.load_placed(placed, caches)
+        out.findings = layout + out.findings
+        return out
+
+    def load_placed(
+        self, placed: t.Iterable[Placed], caches: t.Mapping[str, FileCache] | None = None
+    ) -> Loaded:
+        """The objects of the files `plan` placed, and what is wrong in them (second
+        definitions of one object on one cluster too); every finding names its cluster."""
         out = Loaded()
-        placed, out.findings = self.plan(wanted)
         caches = caches or {}
         with manifests.quiet():
             for where in placed:
