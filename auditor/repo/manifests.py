@@ -66,37 +66,10 @@ class _Problem(Exception):
 
 _PLAIN_TAGS: dict[str, str] = {}  # plain scalar text -> its implicit tag (manifests repeat a lot)
 _PLAIN_TAGS_MAX = 100_000
-_NO_PATHS: dict[t.Any, None] = {}  # never filled
 
 
 class _Loader(_BaseLoader):
-    """libyaml's composer with a cheaper implicit-tag resolver.
-
-    The C composer calls back into Python to resolve the tag of every node. The safe resolver
-    has no path resolvers, so a node's tag depends only on its kind and, for plain scalars,
-    on its text: answer from a memo instead of trying the regular expressions every time.
-    """
-
-    def resolve(self, kind: type[yaml.Node], value: t.Any, implicit: t.Any) -> str:
-        if kind is _SCALAR:
-            if not implicit[0]:
-                return STR_TAG
-            tag = _PLAIN_TAGS.get(value)
-            if tag is None:
-                tag = t.cast(str, super().resolve(kind, value, implicit))  # type: ignore[no-untyped-call]
-                if len(_PLAIN_TAGS) >= _PLAIN_TAGS_MAX:
-                    _PLAIN_TAGS.clear()
-                _PLAIN_TAGS[value] = tag
-            return tag
-        if kind is _MAPPING:
-            return MAP_TAG
-        return SEQ_TAG
-
-    # The composer tells the resolver where it descends and ascends, for path resolvers, which
-    # the safe loader has none of: builtins that accept the same arguments and do nothing cost
-    # a fraction of the Python methods they replace (called for every node).
-    descend_resolver = _NO_PATHS.get  # type: ignore[assignment]  # (parent, index) -> None
-    ascend_resolver = ().__len__  # type: ignore[assignment]  # () -> 0
+    """libyaml's composer (PyYAML's own where libyaml is missing); `_Builder` makes the values."""
 
 
 class _Builder:
@@ -517,32 +490,38 @@ class _Counted:
         return mapping
 
 
-def _document(text: str, source: bytes) -> t.Any:
-    """One document's JSON as PyYAML would read its YAML (from `source`, the file), or
-    _NotPlain."""
+def _document(tree: t.Any, doc: int) -> t.Any:
+    """Document `doc` of rapidyaml's `tree` as PyYAML would read its YAML, or _NotPlain."""
+    text = _ryml.emit_json(tree, doc)
     _COUNTED.keys = 0
     body = _DECODER.decode(text)
     if _COUNTED.keys != text.count('":'):  # a duplicate key (or a string holding `":`)
         raise _NotPlain
-    for string in set(_CANDIDATE.findall(text)):
-        if _tag(string) != STR_TAG and _maybe_plain(string, source):
-            raise _NotPlain  # `yes`, `~`, `012` unquoted: the JSON does not say which
+    others = {s for s in set(_CANDIDATE.findall(text)) if _tag(s) != STR_TAG}
+    if others and _plain_among(tree, doc, others):
+        raise _NotPlain  # `yes`, `~`, `012` unquoted: YAML 1.1 reads another type
     if text.count("{") + text.count("[") > MAX_DEPTH and _height(body) > MAX_DEPTH:
         raise _NotPlain
     return body
 
 
-def _maybe_plain(string: str, source: bytes) -> bool:
-    """Whether `string` may stand unquoted as a whole scalar in `source` (a key, a value or an
-    item), so YAML 1.1 may read it as another type: only when every occurrence is quoted is
-    the JSON's string the one PyYAML reads. Errs towards yes."""
-    token = re.escape(string.encode())
-    return (
-        re.search(
-            rb"(?:^|[:\[,{?]|(?:^|[ ])-[ ])[ ]*" + token + rb"[ ]*(?:$|[,\]}#:])", source, re.M
-        )
-        is not None
-    )
+def _plain_among(tree: t.Any, doc: int, strings: set[str]) -> bool:
+    """Whether a plain (unquoted) key or value under node `doc` of rapidyaml's `tree` is one
+    of `strings` (asked only of the rare document that holds `"1"` or `"yes"`: a walk in
+    Python, a call per node)."""
+    wanted = {s.encode() for s in strings}
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if tree.has_key(node) and tree.is_key_plain(node) and bytes(tree.key(node)) in wanted:
+            return True
+        if tree.has_val(node) and tree.is_val_plain(node) and bytes(tree.val(node)) in wanted:
+            return True
+        child = tree.first_child(node)
+        while child != _ryml.NONE:
+            stack.append(child)
+            child = tree.next_sibling(child)
+    return False
 
 
 def _height(value: t.Any) -> int:
@@ -643,7 +622,7 @@ def fast_documents(data: bytes) -> list[tuple[int, int, dict[str, t.Any]]] | Non
             return None
         out: list[tuple[int, int, dict[str, t.Any]]] = []
         for index, (doc, line) in enumerate(zip(docs, starts, strict=True)):
-            body = _document(_ryml.emit_json(tree, doc), data)
+            body = _document(tree, doc)
             if line is None:
                 if body is not None:
                     return None
