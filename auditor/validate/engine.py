@@ -26,7 +26,7 @@ from auditor.k8s.objects import ResourceKey
 from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
 from auditor.repo import cache as repo_cache
-from auditor.repo import suppressions
+from auditor.repo import cached, suppressions
 from auditor.repo.layout import Loaded, Placed, Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
@@ -74,7 +74,7 @@ def validate(
     require_schemas(repo, schemas, names)
     tool = repo_cache.tool_key() if cache and repo.root is not None else None
     if tool is not None:
-        repo.use_cache(tool)
+        cached.tenants(repo, tool)
     repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
     placed, layout = repo.plan(names)  # one walk of the tree for every cluster
     found = layout_findings(repo, layout, names)
@@ -87,7 +87,7 @@ def validate(
         _JOB = None
     else:
         caches = {name: _file_cache(repo, schemas, name, tool) for name in names}
-        loaded = repo.load_placed(placed, {n: c for n, c in caches.items() if c is not None})
+        loaded = cached.load_placed(repo, placed, {n: c for n, c in caches.items() if c})
         results = [
             _guarded(repo, schemas, name, server_side, loaded, caches[name]) for name in names
         ]
@@ -209,7 +209,7 @@ def _cluster(
     notes: list[tuple[str, bool]] = []  # (message, minor)
     profile = repo.cluster(name)
     if isinstance(loaded, list):
-        loaded = repo.load_placed(loaded, {name: cache} if cache is not None else None)
+        loaded = cached.load_placed(repo, loaded, {name: cache} if cache is not None else {})
     findings = [f for f in loaded.findings if f.cluster == name]  # the loader names each's
     resources = loaded.for_cluster(name)
     validator = ClusterValidator(SchemaCatalog(schemas, name))
