@@ -11,6 +11,7 @@ entries (validate/engine.py).
 from __future__ import annotations
 
 import functools
+import hashlib
 import pickle
 import typing as t
 
@@ -77,6 +78,7 @@ def tenants(repo: Repository, tool: str) -> None:
         return
     cache = FileCache(repo.root, TENANT_PROFILES, tool, "")
     out: dict[str, TenantProfile] = {}
+    fingerprint = hashlib.sha256()
     with manifests.quiet():
         for name in repo.tenant_names():
             path = f"{TENANTS}/{name}/{PROFILE_FILE}"
@@ -87,9 +89,10 @@ def tenants(repo: Repository, tool: str) -> None:
                 entry = cache.same_content(path, data)
             if entry is not None:
                 out[name] = t.cast(TenantProfile, pickle.loads(entry.parsed))
-                continue
-            out[name] = repo.tenant(name, data)
-            assert data is not None
-            cache.store(path, data, out[name])
-    repo.use_tenants(out)
+            else:
+                assert data is not None
+                out[name] = repo.tenant(name, data)
+                cache.store(path, data, out[name])
+            fingerprint.update(path.encode() + b"\0" + (cache.digest(path) or b"?"))
+    repo.use_tenants(out, fingerprint.hexdigest())
     cache.save()

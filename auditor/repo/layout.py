@@ -84,6 +84,7 @@ class Repository:
         self.label = label  # shown to people: a path or a git revision
         self._clusters: dict[str, ClusterProfile] | None = None
         self._tenants: dict[str, TenantProfile] | None = None
+        self.tenants_fingerprint: str | None = None  # known when the cache layer read them
 
     @classmethod
     def open(cls, repo: Path | None = None) -> Repository:
@@ -137,13 +138,15 @@ class Repository:
         """A tenant's profile, from its file's bytes (`data`, or read from the tree)."""
         return tenant_profile(self._profile(f"{TENANTS}/{name}", data), name)
 
-    def use_tenants(self, tenants: dict[str, TenantProfile]) -> None:
-        """The tenants' profiles, as a layer around the repository found them (the cache)."""
-        self._tenants = tenants
+    def use_tenants(self, tenants: dict[str, TenantProfile], fingerprint: str) -> None:
+        """The tenants' profiles, as a layer around the repository found them (the cache),
+        and the SHA-256 of their files' names and bytes."""
+        self._tenants, self.tenants_fingerprint = tenants, fingerprint
 
     def forget(self) -> None:
         """Read the profiles again when next asked for (one of them was edited)."""
         self._clusters = self._tenants = None
+        self.tenants_fingerprint = None
 
     def cluster(self, name: str) -> ClusterProfile:
         try:

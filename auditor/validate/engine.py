@@ -31,7 +31,7 @@ from auditor.repo.layout import Loaded, Placed, Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
-from auditor.validate import checks
+from auditor.validate import checks, kept
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -236,7 +236,7 @@ def _cluster(
             )
         )
     context = checks.CheckContext(repo, profile, tuple(sound), repo.tenants, invalid=invalid)
-    findings.extend(checks.run(context))
+    findings.extend(checks.run(context) if cache is None else kept.run(context, resources, cache))
     result = ClusterResult(name)
     if server_side is not None:
         findings.extend(
