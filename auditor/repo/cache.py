@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-FORMAT = 1  # bump when what a pack holds changes shape or meaning
+FORMAT = 2  # bump when what a pack holds changes shape or meaning
 FOLDER = "validate"
 STALE_DAYS = 30  # a repository's packs not written for this long are removed
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within one mtime tick
@@ -103,6 +103,7 @@ class Entry:
 class Pack:
     key: tuple[str, str]  # tool key, schema fingerprint
     entries: dict[str, Entry] = field(default_factory=dict)
+    checks: dict[str, t.Any] = field(default_factory=dict)  # as the validate pipeline keeps them
 
 
 class FileCache:
@@ -113,19 +114,31 @@ class FileCache:
         repo = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:16]
         self.file = validate_cache_root() / repo / f"{cluster}.pickle"
         self.key = (tool, schemas)
-        self.old = self._read()
+        found = self._read()
+        self.old = found.entries
+        self.old_checks = found.checks  # per check: what the validate pipeline kept of it
         self.new: dict[str, Entry] = {}  # the entries of this run's files, saved at the end
+        self.new_checks: dict[str, t.Any] = {}
         self.changed = False
 
-    def _read(self) -> dict[str, Entry]:
+    def _read(self) -> Pack:
         try:
             with open(self.file, "rb") as f:
                 pack = pickle.load(f)
         except Exception:  # missing, truncated, written by another format: start afresh
-            return {}
+            return Pack(self.key)
         if not isinstance(pack, Pack) or pack.key != self.key:
-            return {}
-        return pack.entries
+            return Pack(self.key)
+        return pack
+
+    def digest(self, path: str) -> bytes | None:
+        """The SHA-256 of `path`'s bytes as this run read or served them."""
+        entry = self.new.get(path)
+        return None if entry is None else entry.digest
+
+    def store_check(self, check: str, kept: t.Any) -> None:
+        self.new_checks[check] = kept
+        self.changed = True
 
     def _signature(self, path: str) -> Signature | None:
         try:
@@ -182,6 +195,8 @@ class FileCache:
         """Write this run's entries (files gone since are dropped); never fails the run."""
         if not self.changed and self.new.keys() == self.old.keys():
             return
+        for check, kept in self.old_checks.items():  # a check served from the pack: kept
+            self.new_checks.setdefault(check, kept)
         try:
             if not self.file.parent.exists():  # a repository seen for the first time
                 _prune(self.file.parent.parent)
@@ -189,7 +204,9 @@ class FileCache:
             fd, temp = tempfile.mkstemp(dir=self.file.parent, prefix=f".{self.file.name}.")
             try:
                 with os.fdopen(fd, "wb") as f:
-                    pickle.dump(Pack(self.key, self.new), f, pickle.HIGHEST_PROTOCOL)
+                    pickle.dump(
+                        Pack(self.key, self.new, self.new_checks), f, pickle.HIGHEST_PROTOCOL
+                    )
                 os.replace(temp, self.file)
             except BaseException:
                 os.unlink(temp)

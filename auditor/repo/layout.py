@@ -5,8 +5,6 @@ This is the one place that knows which manifest is synced to which cluster.
 
 from __future__ import annotations
 
-import functools
-import pickle
 import posixpath
 import typing as t
 from dataclasses import dataclass, field
@@ -16,7 +14,6 @@ from auditor import rules
 from auditor.errors import ConfigError, processing
 from auditor.model import Finding, Resource
 from auditor.repo import manifests, suppressions
-from auditor.repo.cache import FileCache
 from auditor.repo.profiles import (
     PROFILE_FILE,
     ClusterProfile,
@@ -87,7 +84,7 @@ class Repository:
         self.label = label  # shown to people: a path or a git revision
         self._clusters: dict[str, ClusterProfile] | None = None
         self._tenants: dict[str, TenantProfile] | None = None
-        self._tenant_cache: FileCache | None = None
+        self.tenants_fingerprint: str | None = None  # known when the cache layer read them
 
     @classmethod
     def open(cls, repo: Path | None = None) -> Repository:
@@ -103,7 +100,7 @@ class Repository:
     def _profile(self, folder: str, data: bytes | None = None) -> Resource:
         path = posixpath.join(folder, PROFILE_FILE)
         if data is None:
-            data = self._profile_bytes(path)
+            data = self.profile_bytes(path)
         found, problems = manifests.load_bytes(data, path)
         if problems:
             p = problems[0]
@@ -121,7 +118,7 @@ class Repository:
             }
         return self._clusters
 
-    def _profile_bytes(self, path: str) -> bytes:
+    def profile_bytes(self, path: str) -> bytes:
         try:
             return self.tree.read(path)
         except (OSError, KeyError) as exc:
@@ -130,39 +127,26 @@ class Repository:
     @property
     def tenants(self) -> dict[str, TenantProfile]:
         if self._tenants is None:
-            self._tenants = {name: self._tenant(name) for name in self.tree.subfolders(TENANTS)}
-            if self._tenant_cache is not None:
-                self._tenant_cache.save()
+            with manifests.quiet():
+                self._tenants = {name: self.tenant(name) for name in self.tenant_names()}
         return self._tenants
 
-    def _tenant(self, name: str) -> TenantProfile:
-        """A tenant's profile, from the cache while its file is unchanged (see `use_cache`)."""
-        folder = f"{TENANTS}/{name}"
-        cache = self._tenant_cache
-        if cache is None:
-            return tenant_profile(self._profile(folder), name)
-        path = posixpath.join(folder, PROFILE_FILE)
-        entry = cache.unchanged(path)
-        data = None
-        if entry is None:
-            data = self._profile_bytes(path)
-            entry = cache.same_content(path, data)
-        if entry is not None:
-            return t.cast(TenantProfile, pickle.loads(entry.parsed))
-        assert data is not None
-        profile = tenant_profile(self._profile(folder, data), name)
-        cache.store(path, data, profile)
-        return profile
+    def tenant_names(self) -> list[str]:
+        return self.tree.subfolders(TENANTS)
 
-    def use_cache(self, tool: str) -> None:
-        """Serve unchanged tenant profiles from the user cache directory (a working tree only);
-        `tool` is the cache's tool key (auditor/repo/cache.py)."""
-        if self.root is not None and self._tenants is None:
-            self._tenant_cache = FileCache(self.root, TENANT_PROFILES, tool, "")
+    def tenant(self, name: str, data: bytes | None = None) -> TenantProfile:
+        """A tenant's profile, from its file's bytes (`data`, or read from the tree)."""
+        return tenant_profile(self._profile(f"{TENANTS}/{name}", data), name)
+
+    def use_tenants(self, tenants: dict[str, TenantProfile], fingerprint: str) -> None:
+        """The tenants' profiles, as a layer around the repository found them (the cache),
+        and the SHA-256 of their files' names and bytes."""
+        self._tenants, self.tenants_fingerprint = tenants, fingerprint
 
     def forget(self) -> None:
         """Read the profiles again when next asked for (one of them was edited)."""
         self._clusters = self._tenants = None
+        self.tenants_fingerprint = None
 
     def cluster(self, name: str) -> ClusterProfile:
         try:
@@ -234,51 +218,56 @@ class Repository:
             if path != f"{folder}/{PROFILE_FILE}" and not _inside(path, rendered):
                 placed.append(Placed(path, cluster, tenant))
 
-    def load(
-        self, clusters: list[str] | None = None, caches: t.Mapping[str, FileCache] | None = None
-    ) -> Loaded:
-        """Load the manifests of `clusters` (all when None), each placed on its cluster; files
-        unchanged since a run that filled `caches` (per cluster) are served from there."""
+    def load(self, clusters: list[str] | None = None) -> Loaded:
+        """Load the manifests of `clusters` (all when None), each placed on its cluster, with
+        what the layout says is wrong (the cache's layer around it: repo/cached.py)."""
         wanted = clusters or sorted(self.clusters)
         for name in wanted:
             self.cluster(name)
-        out = Loaded()
-        placed, out.findings = self.plan(wanted)
-        caches = caches or {}
-        for where in placed:
-            loaded = self._load_file(where, caches.get(where.cluster))
-            out.resources += loaded.resources
-            out.findings += loaded.findings
-        out.resources, duplicates = flag_duplicates(out.resources)
-        out.findings += duplicates
+        placed, layout = self.plan(wanted)
+        out = self.load_placed(placed)
+        out.findings = layout + out.findings
         return out
 
-    def _load_file(self, where: Placed, cache: FileCache | None) -> Loaded:
-        path = where.path
-        entry = cache.unchanged(path) if cache is not None else None
-        if entry is None:
-            try:
-                data = self.tree.read(path)
-            except OSError as exc:
-                return Loaded(findings=[_refused(path, exc, where.cluster)])
-            entry = cache.same_content(path, data) if cache is not None else None
-        if entry is not None:
-            docs, problems = pickle.loads(entry.parsed)
-            found = manifests.restore(docs, path, functools.partial(self._text, path))
-            return placed(where, found, problems)
-        with processing(f"reading {path}"):
-            found, problems = manifests.load_bytes(data, path)
-        if cache is not None:
-            cache.store(path, data, (manifests.documents(found), problems))
-        return placed(where, found, problems)
+    def load_placed(self, placed: t.Iterable[Placed]) -> Loaded:
+        """The objects of the files `plan` placed, and what is wrong in them (second
+        definitions of one object on one cluster too); every finding names its cluster."""
+        return gathered(self.load_file(where) for where in placed)
 
     def load_file(self, where: Placed) -> Loaded:
         """One manifest file's objects, placed on its cluster, and what is wrong in it."""
-        return self._load_file(where, None)
+        data = self.read(where)
+        return data if isinstance(data, Loaded) else parse(where, data)
 
-    def _text(self, path: str) -> str:
+    def read(self, where: Placed) -> bytes | Loaded:
+        """A manifest file's bytes, or (as a Loaded) the finding that it cannot be read."""
+        try:
+            return self.tree.read(where.path)
+        except OSError as exc:
+            return Loaded(findings=[_refused(where.path, exc, where.cluster)])
+
+    def text(self, path: str) -> str:
         """A file's text, read again (for the field lines of a file served from the cache)."""
         return manifests.decode(self.tree.read(path))
+
+
+def parse(where: Placed, data: bytes) -> Loaded:
+    """A manifest file's objects from its bytes, placed on its cluster: the pure loader."""
+    with processing(f"reading {where.path}"):
+        found, problems = manifests.load_bytes(data, where.path)
+    return placed(where, found, problems)
+
+
+def gathered(files: t.Iterable[Loaded]) -> Loaded:
+    """Files' objects and findings in one, and a finding for each second definition."""
+    out = Loaded()
+    with manifests.quiet():
+        for loaded in files:
+            out.resources += loaded.resources
+            out.findings += loaded.findings
+    out.resources, duplicates = flag_duplicates(out.resources)
+    out.findings += duplicates
+    return out
 
 
 # A folder holding one of these is rendered (kustomize, Helm) by Argo CD before it is synced.

@@ -8,6 +8,8 @@ Clusters are independent, so each gets a forked worker process when there are co
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import json
 import logging
 import multiprocessing
@@ -24,12 +26,12 @@ from auditor.k8s.objects import ResourceKey
 from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
 from auditor.repo import cache as repo_cache
-from auditor.repo import suppressions
-from auditor.repo.layout import Loaded, Repository
+from auditor.repo import cached, suppressions
+from auditor.repo.layout import Loaded, Placed, Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
-from auditor.validate import checks
+from auditor.validate import checks, kept
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -72,21 +74,20 @@ def validate(
     require_schemas(repo, schemas, names)
     tool = repo_cache.tool_key() if cache and repo.root is not None else None
     if tool is not None:
-        repo.use_cache(tool)
+        cached.tenants(repo, tool)
     repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
+    placed, layout = repo.plan(names)  # one walk of the tree for every cluster
+    found = layout_findings(repo, layout, names)
     workers = min(len(names), jobs or os.cpu_count() or 1)
-    found: list[Finding] = []
     if workers > 1 and server_side is None and repo.root is not None:
         global _JOB
-        _JOB = (repo, schemas, tool)  # a forked worker inherits it: nothing to pickle but names
+        _JOB = (repo, schemas, tool, placed)  # a forked worker inherits it: nothing to pickle
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             results = list(pool.map(_cluster_job, names))  # a worker that dies: a crash (3)
         _JOB = None
     else:
         caches = {name: _file_cache(repo, schemas, name, tool) for name in names}
-        # one walk of the tree for every cluster
-        loaded = repo.load(names, {n: c for n, c in caches.items() if c is not None})
-        found += loaded.findings
+        loaded = cached.load_placed(repo, placed, {n: c for n, c in caches.items() if c})
         results = [
             _guarded(repo, schemas, name, server_side, loaded, caches[name]) for name in names
         ]
@@ -103,9 +104,26 @@ def validate(
     return report
 
 
+def layout_findings(
+    repo: Repository,
+    layout: list[Finding],
+    names: t.Iterable[str],
+    today: datetime.date | None = None,
+) -> list[Finding]:
+    """What the layout says is wrong (`Repository.plan`), with the suppressions of the
+    clusters' profiles applied once: a finding of one cluster (a rendered folder) by that
+    cluster's entries, one of no cluster (a stray manifest, a folder of no cluster) by any
+    validated cluster's, as `suppressions.Entry.covers` says; the same however many workers
+    judge the clusters. Copies: `layout` stays as the plan made it."""
+    entries = [e for name in names for e in suppressions.from_profile(repo.cluster(name))]
+    out = [dataclasses.replace(f) for f in layout]
+    suppressions.apply(out, entries, today or datetime.date.today())
+    return out
+
+
 def collected(found: t.Iterable[Finding]) -> list[Finding]:
-    """The findings of every cluster as the report lists them: each once (each worker's load
-    reports the layout findings again), by file, line, cluster and rule."""
+    """The findings of every cluster as the report lists them: each once, by file, line,
+    cluster and rule."""
     seen: set[str] = set()
     out: list[Finding] = []
     for finding in found:
@@ -130,15 +148,16 @@ def require_schemas(repo: Repository, schemas: Path, names: t.Iterable[str]) -> 
             )
 
 
-_JOB: tuple[Repository, Path, str | None] | None = None
+_JOB: tuple[Repository, Path, str | None, list[Placed]] | None = None
 ClusterOutcome = tuple[ClusterResult, list[Finding], list[tuple[str, bool]]]  # notes: (text, minor)
 
 
 def _cluster_job(name: str) -> ClusterOutcome:
     assert _JOB is not None
-    repo, schemas, tool = _JOB
+    repo, schemas, tool, placed = _JOB
     cache = _file_cache(repo, schemas, name, tool)
-    outcome = _guarded(repo, schemas, name, None, cache=cache)
+    mine = [where for where in placed if where.cluster == name]
+    outcome = _guarded(repo, schemas, name, None, mine, cache)
     if cache is not None:
         cache.save()
     return outcome
@@ -161,7 +180,7 @@ def _guarded(
     schemas: Path,
     name: str,
     server_side: Connector | None,
-    loaded: Loaded | None = None,
+    loaded: Loaded | list[Placed],
     cache: repo_cache.FileCache | None = None,
 ) -> ClusterOutcome:
     """One cluster's outcome; a bug while judging it makes that cluster incomplete (exit 3),
@@ -181,16 +200,17 @@ def _cluster(
     schemas: Path,
     name: str,
     server_side: Connector | None,
-    loaded: Loaded | None = None,
+    loaded: Loaded | list[Placed],
     cache: repo_cache.FileCache | None = None,
 ) -> ClusterOutcome:
-    """Validate and check one cluster's objects (loading them unless given); dry-run on ask."""
+    """Validate and check one cluster's objects (`loaded`: its files' at least, with what is
+    wrong in them; or its files, to load); dry-run on ask. Suppressions apply to every finding
+    of the cluster."""
     notes: list[tuple[str, bool]] = []  # (message, minor)
     profile = repo.cluster(name)
-    findings: list[Finding] = []
-    if loaded is None:
-        loaded = repo.load([name], {name: cache} if cache is not None else None)
-        findings += loaded.findings
+    if isinstance(loaded, list):
+        loaded = cached.load_placed(repo, loaded, {name: cache} if cache is not None else {})
+    findings = [f for f in loaded.findings if f.cluster == name]  # the loader names each's
     resources = loaded.for_cluster(name)
     validator = ClusterValidator(SchemaCatalog(schemas, name))
     verdicts = _verdicts(validator, resources, name, cache)
@@ -216,7 +236,7 @@ def _cluster(
             )
         )
     context = checks.CheckContext(repo, profile, tuple(sound), repo.tenants, invalid=invalid)
-    findings.extend(checks.run(context))
+    findings.extend(checks.run(context) if cache is None else kept.run(context, resources, cache))
     result = ClusterResult(name)
     if server_side is not None:
         findings.extend(

@@ -200,7 +200,8 @@ class Session:
         self.broken = True
         names = sorted(self.repo.clusters)
         engine.require_schemas(self.repo, self.schemas, names)
-        placed, self.layout = self.repo.plan(names)
+        placed, layout = self.repo.plan(names)
+        self.layout = engine.layout_findings(self.repo, layout, names, self.today)
         self.broken = False
         self.clusters = {
             name: _Cluster(
@@ -297,10 +298,9 @@ class Session:
         self._gather(state)
 
     def _gather(self, state: _Cluster) -> None:
-        """The cluster's findings as validate's worker for it reports them, suppressions
-        applied (to copies: the kept findings stay as their checks made them)."""
-        name = state.profile.name
-        found = [f for f in self.layout if f.cluster in (None, name)]  # as its worker plans
+        """The cluster's findings as validate reports them, suppressions applied (to copies:
+        the kept findings stay as their checks made them); the layout's are the session's."""
+        found: list[Finding] = []
         entries = suppressions.from_profile(state.profile)
         for file in state.files.values():
             if file.found:
@@ -317,7 +317,9 @@ class Session:
         state.findings = copies
 
     def _collect(self) -> None:
-        self.findings = engine.collected(f for c in self.clusters.values() for f in c.findings)
+        self.findings = engine.collected(
+            [*self.layout, *(f for c in self.clusters.values() for f in c.findings)]
+        )
 
 
 def _run_whole(check: _Check, ctx: checks.CheckContext) -> None:

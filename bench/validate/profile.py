@@ -21,6 +21,7 @@ from pathlib import Path  # noqa: E402
 import auditor.cli.main  # noqa: E402 - what the command imports
 import auditor.cli.validate  # noqa: E402, F401
 from auditor.repo import cache as repo_cache  # noqa: E402
+from auditor.repo import cached  # noqa: E402
 from auditor.repo.layout import Repository  # noqa: E402
 from auditor.schemas.catalog import SchemaCatalog  # noqa: E402
 from auditor.schemas.validator import ClusterValidator  # noqa: E402
@@ -42,7 +43,7 @@ def main() -> None:
     repo.clusters  # noqa: B018
     tool = repo_cache.tool_key() if warm else None
     if tool is not None:
-        repo.use_cache(tool)
+        cached.tenants(repo, tool)
     now = spent("cluster profiles (warm: and the tool key)", now)
     repo.tenants  # noqa: B018
     now = spent("tenant profiles", now)
@@ -55,7 +56,7 @@ def main() -> None:
         if tool is not None
     }
     now = spent("schema fingerprints", now)
-    loaded = repo.load(names, caches)
+    loaded = cached.load(repo, names, caches)
     now = spent("the manifests (walk, read, YAML; warm: lstat, unpickle)", now)
     for name in names:
         validator = ClusterValidator(SchemaCatalog(root / "schemas", name))

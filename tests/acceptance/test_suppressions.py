@@ -134,3 +134,31 @@ def test_an_unknown_rule_in_the_profile_is_a_configuration_error(repo: Path) -> 
     )
     result = validate(repo)
     assert result.exit_code == 2 and "no rule 'no-such-rule'" in result.stderr
+
+
+@pytest.mark.parametrize("jobs", ["2", "3"])
+def test_layout_and_loading_findings_are_suppressed_alike_whatever_the_workers(
+    repo: Path, jobs: str
+) -> None:
+    """A profile's entries cover the layout's findings (of no cluster: any cluster's entry)
+    and its files' loading problems the same in one process as in one worker per cluster."""
+    profile = repo / "clusters/gpu-prod/profile.yaml"
+    profile.write_text(
+        profile.read_text()
+        + "  suppressions:\n"
+        + "    - {rule: stray-manifest, reason: moved in the next sprint, expires: 2999-12-31}\n"
+        + "    - {rule: yaml-syntax, reason: a draft still being written, expires: 2999-12-31}\n"
+    )
+    (repo / "tenants/team-a/stray.yaml").write_text("apiVersion: v1\nkind: Namespace\n")
+    (repo / "tenants/team-a/gpu-prod/draft.yaml").write_text("a: [\n")
+    (repo / "tenants/team-b/gpu-staging/bad.yaml").write_text("a: [\n")  # not gpu-prod's
+    serial = validate(repo, "-o", "json", "--jobs", "1")
+    forked = validate(repo, "-o", "json", "--jobs", jobs)
+    assert json.loads(serial.stdout) == json.loads(forked.stdout)
+    assert serial.exit_code == forked.exit_code == 1  # gpu-staging's bad file still counts
+    findings = json.loads(serial.stdout)["findings"]
+    found = {(f["rule"], f["file"]): f for f in findings}
+    assert [f["rule"] for f in findings].count("stray-manifest") == 1  # once, suppressed
+    assert found["stray-manifest", "tenants/team-a/stray.yaml"]["suppressed"] is not None
+    assert found["yaml-syntax", "tenants/team-a/gpu-prod/draft.yaml"]["suppressed"] is not None
+    assert found["yaml-syntax", "tenants/team-b/gpu-staging/bad.yaml"].get("suppressed") is None

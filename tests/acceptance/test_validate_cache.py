@@ -210,3 +210,42 @@ def test_clear_cache_and_no_cache(repo: Path) -> None:
     findings(repo)
     plant(LOCALQUEUE, "planted")
     assert "planted" not in messages(findings(repo, "--clear-cache"))
+
+
+def test_policy_checks_are_served_while_what_they_read_is_unchanged(repo: Path) -> None:
+    """Each check's findings are kept with the digest of what it read (auditor/validate/
+    kept.py): served while that is unchanged, run again when any of it changes, and always
+    what a cold run reports."""
+    baseline = same_with_and_without_cache(repo)
+    stored = pickle.loads(pack().read_bytes())
+    kept = stored.checks["localqueue-target"]  # reads LocalQueues, ClusterQueues, Namespaces
+    assert "LocalQueue" in kept.reads.kinds and not kept.reads.loads
+    fake = Finding(rule=rules.get("lq-cluster-queue-missing"), message="planted", file="x")
+    fake.cluster = "gpu-prod"
+    kept.findings = pickle.dumps([fake])
+    pack().write_bytes(pickle.dumps(stored))
+    assert "planted" in messages(findings(repo))  # served: the check did not run again
+    priority = repo / "clusters/gpu-prod/priorityclasses.yaml"
+    priority.write_text(priority.read_text() + "# no kind the check reads\n")
+    assert "planted" in messages(findings(repo))
+    namespace = repo / NAMESPACE
+    namespace.write_text(namespace.read_text() + "# a Namespace: read by the check\n")
+    assert "planted" not in messages(findings(repo))  # run again
+    assert same_with_and_without_cache(repo) == baseline
+
+    # edits of what every check reads, and of a file one reads through the tree
+    tenant = repo / "tenants/team-a/profile.yaml"
+    before = tenant.read_text()
+    tenant.write_text(before.replace("workload: [batch-low, batch-standard]", "workload: []"))
+    changed = same_with_and_without_cache(repo)
+    assert changed != baseline
+    tenant.write_text(before)
+    assert same_with_and_without_cache(repo) == baseline
+    policies = repo / "clusters/gpu-prod/admission-policies.yaml"
+    policies.write_text(policies.read_text() + "# edited by hand\n")
+    stale = same_with_and_without_cache(repo)
+    assert any(f["rule"] == "admission-policies-stale" for f in stale)
+    namespace.write_text(
+        namespace.read_text().replace("platform.example.com/kueue: enabled", "other: x")
+    )
+    same_with_and_without_cache(repo)

@@ -183,6 +183,7 @@ class Reads:
     every: bool = False  # `resources`: every object of the cluster
     invalid: bool = False
     paths: set[str] = field(default_factory=set)
+    loads: bool = False  # it loaded manifests itself (`repo.load`): of other clusters too
 
     def touched(self, kinds: t.AbstractSet[str], invalid: bool, path: str) -> bool:
         """Whether a change to objects of `kinds` in file `path` (`invalid`: one of them was or
@@ -243,8 +244,8 @@ class _NotingRepo:
         return _NotingTree(self._repo.tree, self._reads)
 
     def __getattr__(self, name: str) -> t.Any:
-        if name in ("load", "plan", "load_file"):  # the manifests, every one of them
-            self._reads.every = True
+        if name in ("load", "plan", "load_file", "load_placed"):  # the manifests, all of them
+            self._reads.every = self._reads.loads = True
         return getattr(self._repo, name)
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import typing as t
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,37 @@ def test_a_bad_object_still_gets_detailed_findings() -> None:
     findings, sound = ClusterValidator(CATALOG).check(resource)
     assert not sound
     assert [(f.rule.id, f.line, f.path) for f in findings] == [("schema", 5, "spec.clusterQueue")]
+
+
+def test_compiled_validators_are_kept_by_fingerprint_and_rebuilt_when_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fastjsonschema
+
+    from auditor.schemas import validator as validator_module
+
+    monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path))
+    definition = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}
+    first = validator_module.compiled(definition)
+    [kept] = (tmp_path / "validators").iterdir()
+    generated: list[int] = []
+    real = fastjsonschema.compile_to_code
+
+    def counting(*args: t.Any, **kwargs: t.Any) -> str:
+        generated.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fastjsonschema, "compile_to_code", counting)
+    again = validator_module.compiled(definition)  # from the kept code: nothing generated
+    assert generated == []
+    for check in (first, again):
+        check({"n": 2})
+        with pytest.raises(fastjsonschema.JsonSchemaException):
+            check({"n": 0})
+    validator_module.compiled({**definition, "required": ["n"]})  # another fingerprint
+    assert generated == [1]
+    kept.write_bytes(b"not marshal data")
+    with pytest.raises(fastjsonschema.JsonSchemaException):
+        validator_module.compiled(definition)({"n": "x"})
+    assert generated == [1, 1]  # generated again, and kept again
+    assert validator_module.compiled(definition) is not None and generated == [1, 1]

@@ -1,0 +1,138 @@
+"""The cache as a layer around the policy checks: a check whose inputs did not change since the
+last run is not run again; its findings come from the cluster's cache pack.
+
+A check's findings depend on what it read (`checks.Reads`, noted while it ran): the objects of
+the kinds it asked for (or every object), the invalid objects, the repository files and folders
+it read, and, for every check, the profiles (every cluster's and tenant's) and the day (evidence
+expires). Kept per check: the SHA-256 of those inputs as they were, what it read and its
+findings. A run computes the same digest over the inputs as they are now (the files' digests
+come from the cache's entries, which the loader's layer just checked); equal, the findings are
+served, else the check runs and is kept again. A check that loads manifests itself
+(`repo.load`, which reads other clusters' files) always runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import typing as t
+from dataclasses import dataclass
+
+from auditor.model import Finding, Resource
+from auditor.repo.cache import FileCache
+from auditor.validate import checks
+
+if t.TYPE_CHECKING:
+    from types import ModuleType
+
+
+@dataclass
+class Kept:
+    digest: str  # of the check's inputs when it ran
+    reads: checks.Reads
+    findings: bytes  # pickled, before suppressions mark any
+
+
+def run(ctx: checks.CheckContext, resources: list[Resource], cache: FileCache) -> list[Finding]:
+    """Every check's findings on `ctx`'s cluster, each served from `cache` while what it read
+    is unchanged. `resources`: every object of the cluster as loaded (sound or not)."""
+    inputs = _Inputs(ctx, resources, cache)
+    out: list[Finding] = []
+    for module in checks.CHECKS.values():
+        out += _one(module, ctx, cache, inputs)
+    return out
+
+
+def _one(
+    module: ModuleType, ctx: checks.CheckContext, cache: FileCache, inputs: _Inputs
+) -> list[Finding]:
+    kept = cache.old_checks.get(module.ID)
+    if isinstance(kept, Kept) and not kept.reads.loads:
+        digest = inputs.digest(kept.reads)
+        if digest is not None and digest == kept.digest:
+            return t.cast(list[Finding], pickle.loads(kept.findings))
+    found, reads = checks.run_noting(module, ctx)
+    digest = inputs.digest(reads)
+    if digest is not None and not reads.loads:
+        blob = pickle.dumps(found, pickle.HIGHEST_PROTOCOL)
+        cache.store_check(module.ID, Kept(digest, reads, blob))
+    return found
+
+
+class _Inputs:
+    """The digests of a cluster's inputs, each computed once per run when first asked for."""
+
+    def __init__(
+        self, ctx: checks.CheckContext, resources: list[Resource], cache: FileCache
+    ) -> None:
+        self.ctx, self.resources, self.cache = ctx, resources, cache
+        self._base: str | None = None
+        self._kinds: dict[str, list[str]] | None = None  # kind -> its files, in load order
+        self._files: dict[str, bytes | None] = {}
+
+    def digest(self, reads: checks.Reads) -> str | None:
+        """The SHA-256 of what `reads` names, as it is now; None when it cannot be known."""
+        base = self.base()
+        if base is None:
+            return None
+        digest = hashlib.sha256(base.encode())
+        kinds = self.kinds()
+        files: list[str] = []
+        if reads.every:
+            files = list(dict.fromkeys(r.file for r in self.resources))
+        else:
+            for kind in sorted(reads.kinds):
+                files += [f"\0{kind}", *kinds.get(kind, ())]
+        for path in files:
+            found = self.file(path) if not path.startswith("\0") else path.encode()
+            if found is None:
+                return None
+            digest.update(path.encode() + b"\0" + found)
+        if reads.invalid:
+            invalid = sorted((str(k), f.rule.id, f.message) for k, f in self.ctx.invalid.items())
+            digest.update(repr(invalid).encode())
+        for path in sorted(reads.paths):
+            digest.update(b"\0read\0" + path.encode() + b"\0" + self.read(path))
+        return digest.hexdigest()
+
+    def base(self) -> str | None:
+        """Every check's inputs: the day, every cluster's profile and the tenants' profiles."""
+        if self._base is None:
+            repo = self.ctx.repo
+            tenants = repo.tenants_fingerprint
+            if tenants is None:
+                return None
+            digest = hashlib.sha256(f"{self.ctx.today.isoformat()}\0{tenants}".encode())
+            for name in sorted(repo.clusters):
+                profile = repo.clusters[name].file
+                digest.update(profile.encode() + b"\0" + self.read(profile))
+            self._base = digest.hexdigest()
+        return self._base
+
+    def kinds(self) -> dict[str, list[str]]:
+        if self._kinds is None:
+            out: dict[str, dict[str, None]] = {}
+            for resource in self.resources:
+                out.setdefault(resource.kind, {})[resource.file] = None
+            self._kinds = {kind: list(files) for kind, files in out.items()}
+        return self._kinds
+
+    def file(self, path: str) -> bytes | None:
+        """A manifest file's digest, from the cache's entry of this run."""
+        if path not in self._files:
+            self._files[path] = self.cache.digest(path)
+        return self._files[path]
+
+    def read(self, path: str) -> bytes:
+        """The digest of a file (or, for "folder/", the listing) a check read through the tree."""
+        tree = self.ctx.repo.tree
+        try:
+            if path.endswith("/"):
+                folder = path.rstrip("/")
+                if not tree.is_dir(folder):
+                    return b"no folder"
+                listing = [*tree.files(folder), "\0", *tree.subfolders(folder)]
+                return hashlib.sha256("\n".join(listing).encode()).digest()
+            return hashlib.sha256(tree.read(path)).digest()
+        except (OSError, KeyError):
+            return b"unreadable"

@@ -1,0 +1,139 @@
+"""The fast reader (rapidyaml) reads what it takes exactly as PyYAML's path does, and leaves
+everything else to that path (auditor/repo/manifests.py, `fast_documents`)."""
+
+from __future__ import annotations
+
+import os
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from auditor.repo import manifests
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+Read = tuple[list[tuple[int, int, dict[str, t.Any]]], list[tuple[str, int, str]]]
+
+
+def read(text: str) -> Read:
+    """What the loader makes of `text`: (index, line, body) per object, and the findings."""
+    found, problems = manifests.load_text(text, "f.yaml")
+    objects = [(t.cast(t.Any, r.line_source).index, r.line, r.body) for r in found]
+    return objects, [(p.rule.id, p.line or 0, p.message) for p in problems]
+
+
+def slow(text: str) -> Read:
+    """What PyYAML's path alone makes of `text`."""
+    saved, manifests.FAST = manifests.FAST, False
+    try:
+        return read(text)
+    finally:
+        manifests.FAST = saved
+
+
+def fast(text: str) -> list[tuple[int, int, dict[str, t.Any]]] | None:
+    with manifests.quiet():
+        return manifests.fast_documents(text.encode())
+
+
+def same_as_slow(text: str) -> bool:
+    """Whether the fast reader took `text` (and then it must agree with PyYAML's path)."""
+    got = fast(text)
+    if got is None:
+        return False
+    objects, problems = slow(text)
+    kept = {index for index, _line, _body in objects}
+    assert [g for g in got if g[0] in kept] == objects
+    assert len(got) - len(objects) == len(problems)  # the rest lack an identity
+    assert all(rule == "missing-identity" for rule, _line, _message in problems)
+    assert read(text) == (objects, problems)
+    return True
+
+
+def repository_yaml() -> list[Path]:
+    out = []
+    for folder in ("clusters", "tenants", "argocd", "deploy", "tests/data"):
+        for here, _dirs, files in os.walk(ROOT / folder):
+            out += [Path(here, f) for f in files if f.endswith((".yaml", ".yml"))]
+    return sorted(out)
+
+
+def test_every_yaml_file_of_the_repository_reads_alike() -> None:
+    taken = 0
+    for path in repository_yaml():
+        try:
+            text = path.read_bytes().decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError:
+            continue
+        taken += same_as_slow(text)
+    assert taken > 50  # the fast reader took most of them: the comparison compared something
+
+
+OBJECT = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        OBJECT,
+        "# a comment\n\n" + OBJECT,
+        "---\n" + OBJECT,
+        OBJECT + "---\n",
+        OBJECT + "---\n---\n" + OBJECT.replace("a\n", "b\n"),
+        "--- # first\n" + OBJECT + "--- \n" + OBJECT,
+        OBJECT + "data:\n  n: '1'\n  q: \"0\"\n  s: 10Gi\n  f: 0.5\n  g: .5\n  h: 5.\n",
+        OBJECT + "data:\n  e: 1e3\n  big: 1.5e+3\n  quote: 'it''s'\n  esc: \"a\\tb\\u00e9\"\n",
+        OBJECT + "data:\n  folded: >-\n    one\n    two\n  literal: |\n    x\n    y\n",
+        OBJECT + "data:\n  url: http://example.com/a#b\n  list: [a, 'b', \"c\"]\n",
+        OBJECT + "spec:\n  n: 8\n  t: true\n  f: false\n  z: null\n  e:\n",
+        "kind: ConfigMap\nmetadata:\n  name: a\n",  # no apiVersion: a finding, from both
+        OBJECT.replace("name: a", "name: cq-1") + 'data:\n  q: "1"\n',  # -1 is no plain 1
+    ],
+)
+def test_what_both_read_alike(text: str) -> None:
+    assert same_as_slow(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        OBJECT + "data:\n  b: yes\n",  # YAML 1.1: a boolean
+        OBJECT + "data:\n  b: ~\n",  # null
+        OBJECT + "data:\n  o: 012\n",  # octal
+        OBJECT + "data:\n  u: 1_000\n",
+        OBJECT + "data:\n  s: -.5\n",  # a string in YAML 1.1, -0.5 in rapidyaml's JSON
+        OBJECT + "data:\n  p: +1\n",
+        OBJECT + "data:\n  d: 2024-01-01\n",  # a timestamp
+        OBJECT + 'data:\n  q: "1"\n  n: 1\n',  # a quoted and a plain "1": which is which?
+        OBJECT + 'data:\n  q: "1"\nlist:\n- 1\n',  # an item 1 beside a quoted "1"
+        OBJECT + "data:\n  yes: x\n",  # a key YAML 1.1 reads as a boolean
+        OBJECT + "data:\n  a: 1\n  a: 2\n",  # a duplicate key
+        OBJECT + "data: &x\n  a: 1\nother: *x\n",  # an anchor and an alias
+        OBJECT + "data: !!str 1\n",  # a tag
+        OBJECT + "data:\n  <<: {a: 1}\n",  # a merge key
+        OBJECT + "data:\n\ta: 1\n",  # a tab
+        OBJECT.replace("\n", "\r\n"),  # carriage returns
+        "%YAML 1.1\n---\n" + OBJECT,  # a directive
+        "--- !tag\n" + OBJECT,
+        "? [a]\n: b\n",  # an explicit key
+        "- a\n- b\n",  # not a mapping
+        OBJECT + "data: [unclosed\n",  # malformed
+        OBJECT + "deep: " + "[" * 120 + "]" * 120 + "\n",  # past MAX_DEPTH
+    ],
+)
+def test_what_the_fast_reader_leaves_to_pyyaml(text: str) -> None:
+    assert fast(text) is None
+    assert read(text) == slow(text)  # so the loader's answer is PyYAML's path's
+
+
+def test_a_malformed_file_still_gets_pyyamls_message_and_line(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    text = OBJECT + "data:\n  a: [unclosed\n  b: c\n"
+    found, [problem] = manifests.load_bytes(text.encode(), "f.yaml")
+    assert found == []
+    assert problem.rule.id == "yaml-syntax"
+    assert (problem.file, problem.line) == ("f.yaml", 7)
+    assert capfd.readouterr().err == ""  # rapidyaml's own report on fd 2 is hidden
