@@ -124,14 +124,26 @@ def prepare(
     return SimSide(label, repo.label, cluster, binary, release, document)
 
 
+def deadline(trace: Trace) -> float:
+    """Real seconds a side may take: far above what a day of work measured (bench/replay: 10,000
+    Workloads in about 200 s a side), so only a simulator that no longer advances meets it."""
+    return 600.0 + 0.2 * len(trace.workloads)
+
+
 def simulate(
-    sides: t.Sequence[SimSide], trace: Trace, *, log: t.Callable[[str], None] | None = None
+    sides: t.Sequence[SimSide],
+    trace: Trace,
+    *,
+    log: t.Callable[[str], None] | None = None,
+    within: float | None = None,
 ) -> dict[str, SimRun]:
     """Every side at once, one simulator process each (on two cores base and head take the time
-    of one); their timings are said through `log`, in the sides' order."""
+    of one); their timings are said through `log`, in the sides' order. A side still running
+    after `within` real seconds (default: `deadline(trace)`) is stopped and raises."""
     say = log or (lambda _m: None)
+    limit = deadline(trace) if within is None else within
     with ThreadPoolExecutor(max_workers=max(1, len(sides))) as pool:
-        running = [pool.submit(_run, side) for side in sides]
+        running = [pool.submit(_run, side, limit) for side in sides]
         done = [(side, future.result()) for side, future in zip(sides, running, strict=True)]
     runs: dict[str, SimRun] = {}
     for side, (out, stderr, took) in done:
@@ -143,15 +155,22 @@ def simulate(
     return runs
 
 
-def _run(side: SimSide) -> tuple[dict[str, t.Any], str, float]:
+def _run(side: SimSide, limit: float) -> tuple[dict[str, t.Any], str, float]:
     started = time.monotonic()
-    proc = subprocess.run(
-        [str(side.binary), "-kueue-version", side.release],
-        input=side.document,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    try:
+        proc = subprocess.run(
+            [str(side.binary), "-kueue-version", side.release],
+            input=side.document,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=limit,
+        )
+    except subprocess.TimeoutExpired:  # run() has killed it
+        raise SandboxError(
+            f"the replay simulator did not finish {side.label} ({side.revision}) within "
+            f"{limit:.0f} s; stopped (a trace this size should take a fraction of that)"
+        ) from None
     took = time.monotonic() - started
     if proc.returncode != 0:
         message = proc.stderr.strip()[-2000:]
