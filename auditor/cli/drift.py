@@ -40,6 +40,12 @@ if t.TYPE_CHECKING:
     "serve and store, and a finding for a cluster more than one minor release behind the "
     "newest the repository pins.",
 )
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the cache of parsed files validate and drift keep (in the "
+    "user cache directory).",
+)
 @cluster_access
 @cluster_deadline
 @output_format
@@ -49,6 +55,7 @@ def drift(
     ctx: Context,
     clusters: tuple[str, ...],
     fleet: bool,
+    no_cache: bool,
     kubeconfig: str | None,
     context: str | None,
     timeout: float,
@@ -60,15 +67,18 @@ def drift(
 
     Exit 0 clean, 1 drift, 3 incomplete (a cluster down or without a kubeconfig context, a
     LIST forbidden, the --timeout passed); the other clusters are still reported.
+
+    The repository's unchanged files are read from the cache validate keeps (under
+    $KUEUE_GITOPS_CACHE, $XDG_CACHE_HOME/kueue-gitops or ~/.cache/kueue-gitops).
     """
     one_cluster_context(context, clusters)
     repo = ctx.repository()
     names = list(clusters) or sorted(repo.clusters)
     for name in names:
         repo.cluster(name)  # an unknown cluster is a usage error, before anything starts
-    # The manifests load in a forked child while this process imports the Kubernetes client
-    # and the engine, then reads the clusters (auditor/drift/preload.py).
-    loading = Preload.start(repo, names)
+    # The manifests load from the cache while the clusters are read, or else in a forked child
+    # while this process imports the Kubernetes client and the engine (auditor/drift/preload.py).
+    loading = Preload.start(repo, names, cache=not no_cache)
     from auditor.drift import engine
     from auditor.live.access import connect
 
