@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import gc
 import typing as t
 from pathlib import Path
 
@@ -23,6 +25,10 @@ from auditor.repo.profiles import ClusterProfile
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
+
+# What a drift run read stays alive until the process ends; the collector's last pass over it
+# at exit would cost ~0.1 s of a 6,000-object run, and frees nothing the exit does not.
+atexit.register(gc.freeze)
 
 
 @click.command()

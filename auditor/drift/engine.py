@@ -1,8 +1,9 @@
 """The drift audit: read each cluster once, compare it with the repository, report what differs.
 
 Per cluster, in a thread of its own: its kinds read (auditor.drift.reading: one paginated LIST
-per kind, the watched kinds while the repository loads), desired and live objects normalized the
-same way (auditor.drift.normalize), compared (auditor.drift.compare) and turned into findings
+per kind, the watched kinds while the repository loads). Once every cluster is read, in forked
+worker processes across the cores (auditor.drift.workers): desired and live objects normalized
+the same way (auditor.drift.normalize), compared (auditor.drift.compare) and turned into findings
 (auditor.drift.findings; RBAC by the powers it gives, auditor.drift.powers; the tenants' powers,
 flavors' capacity and CRD fingerprints by their own modules). A finding on an object Argo CD
 tracks names its Application and whether Argo CD will heal it (auditor.drift.argocd).
@@ -20,7 +21,17 @@ import typing as t
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from auditor.drift import argocd, capacity, crds, findings, fleet, metadata, powers, tenants
+from auditor.drift import (
+    argocd,
+    capacity,
+    crds,
+    findings,
+    fleet,
+    metadata,
+    powers,
+    tenants,
+    workers,
+)
 from auditor.drift.reading import (
     CRD,
     NODES,
@@ -31,7 +42,7 @@ from auditor.drift.reading import (
     read,
     watched_kinds,
 )
-from auditor.errors import ClusterAccessError, internal_error, processing
+from auditor.errors import ClusterAccessError, internal_error
 from auditor.k8s.objects import RBAC_KINDS
 from auditor.live.kube import ContextMissing, KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
@@ -85,32 +96,48 @@ def audit(
             p.name: _sound(p, catalogs[p.name], loaded.for_cluster(p.name), compiled)
             for p in profiles
         }
-        for profile, job in zip(profiles, jobs, strict=True):
-            result = ClusterResult(profile.name)
-            report.clusters.append(result)
-            try:
-                live = job.result()
-            except (ClusterAccessError, ContextMissing) as exc:
-                result.status, result.errors = "incomplete", [str(exc)]
-                continue
-            lives[profile.name] = live
-            if live.errors:
-                result.status, result.errors = "incomplete", live.errors
-            schemas = LiveSchemas(catalogs[profile.name], live.crds)
-            desired, refused = checked[profile.name]
-            report.findings.extend(refused)
-            try:
-                with processing(f"comparing cluster {profile.name}"):
-                    found = _not_unmanaged(
-                        compare_cluster(profile, desired, live, schemas, repo.tenants), refused
-                    )
-                accepted = suppressions.of_cluster(profile, desired)
-                suppressions.apply(found, accepted, datetime.date.today())
-                report.findings.extend(found)
-            except Exception as exc:  # one cluster's bug must not hide the others' drift
-                log.debug("comparing cluster %s failed", profile.name, exc_info=True)
-                result.status = "incomplete"
-                result.errors.append(internal_error(exc))
+        reads = [_read_outcome(job) for job in jobs]
+    # Every LIST is done and the readers' threads have ended: the comparisons may fork.
+    tasks: list[workers.Comparison] = []
+    for profile, got in zip(profiles, reads, strict=True):
+        if isinstance(got, Live):
+            lives[profile.name] = got
+            schemas = LiveSchemas(catalogs[profile.name], got.crds)
+            desired = checked[profile.name][0]
+            tasks += [
+                workers.Comparison(profile.name, compare_objects, (profile, desired, got, schemas)),
+                workers.Comparison(
+                    profile.name,
+                    compare_aggregates,
+                    (profile, desired, got, schemas, repo.tenants),
+                ),
+            ]
+    compared = workers.run(tasks)
+    for profile, got in zip(profiles, reads, strict=True):
+        result = ClusterResult(profile.name)
+        report.clusters.append(result)
+        if not isinstance(got, Live):
+            result.status, result.errors = "incomplete", [str(got)]
+            continue
+        if got.errors:
+            result.status, result.errors = "incomplete", got.errors
+        desired, refused = checked[profile.name]
+        report.findings.extend(refused)
+        parts = compared.pop(profile.name)
+        failed = [p for p in parts if isinstance(p, str)]
+        if failed:  # one cluster's bug must not hide the others' drift
+            result.status = "incomplete"
+            result.errors.append(failed[0])
+            continue
+        try:
+            found = _not_unmanaged([f for p in parts for f in t.cast(list[Finding], p)], refused)
+            accepted = suppressions.of_cluster(profile, desired)
+            suppressions.apply(found, accepted, datetime.date.today())
+            report.findings.extend(found)
+        except Exception as exc:
+            log.debug("comparing cluster %s failed", profile.name, exc_info=True)
+            result.status = "incomplete"
+            result.errors.append(internal_error(exc))
     apps = argocd.Applications(a for live in lives.values() for a in live.applications)
     argocd.name_applications(report.findings, {n: v.objects for n, v in lives.items()}, apps)
     if with_fleet:
@@ -154,6 +181,14 @@ def _read_cluster(connect: Connector, profile: ClusterProfile, loaded: Future[Lo
     return live
 
 
+def _read_outcome(job: Future[Live]) -> Live | ClusterAccessError | ContextMissing:
+    """What was read of a cluster, or why it could not be reached at all."""
+    try:
+        return job.result()
+    except (ClusterAccessError, ContextMissing) as exc:
+        return exc
+
+
 def compare_cluster(
     profile: ClusterProfile,
     desired: list[Resource],
@@ -162,7 +197,17 @@ def compare_cluster(
     tenant_profiles: t.Mapping[str, TenantProfile] | None = None,
 ) -> list[Finding]:
     """Every drift finding for one cluster, given what was read of it (and, with the tenants'
-    profiles, the powers the repository grants them)."""
+    profiles, the powers the repository grants them): its objects' then the aggregates'."""
+    return [
+        *compare_objects(profile, desired, live, schemas),
+        *compare_aggregates(profile, desired, live, schemas, tenant_profiles),
+    ]
+
+
+def compare_objects(
+    profile: ClusterProfile, desired: list[Resource], live: Live, schemas: LiveSchemas
+) -> list[Finding]:
+    """Each repository object against its live twin, then the live objects the repo lacks."""
     found: list[Finding] = []
     by_key = {r.key: r for r in desired}
     readers = metadata.readers(profile, desired, live.objects.values())
@@ -183,6 +228,18 @@ def compare_cluster(
     for key, obj in sorted(live.objects.items()):
         if key not in by_key and findings.unmanaged_matters(profile, obj):
             found.append(findings.unmanaged(profile, obj))
+    return found
+
+
+def compare_aggregates(
+    profile: ClusterProfile,
+    desired: list[Resource],
+    live: Live,
+    schemas: LiveSchemas,
+    tenant_profiles: t.Mapping[str, TenantProfile] | None = None,
+) -> list[Finding]:
+    """What is judged over many objects: RBAC powers, the tenants' powers, capacity, CRDs."""
+    found: list[Finding] = []
     if all(kind in live.read for kind in RBAC_KINDS):
         found.extend(powers.unexplained_powers(profile, desired, live))
         live_rbac = [o for k, o in live.objects.items() if k.kind in RBAC_KINDS]
