@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import os
 import typing as t
 from pathlib import Path
 
@@ -93,7 +94,14 @@ def drift(
 
     schemas = repo.root / "schemas" if repo.root else None
     report = engine.audit(
-        repo, names, reach, schemas_root=schemas, load=loading.result, with_fleet=fleet
+        repo,
+        names,
+        reach,
+        schemas_root=schemas,
+        load=loading.result,
+        caches=loading.caches,
+        with_fleet=fleet,
+        processes=os.cpu_count() or 1,  # a fleet's clusters audited across the cores
     )
     emit(report, output)
     if metrics_file is not None or pushgateway:

@@ -1,8 +1,10 @@
 """The drift audit: read each cluster once, compare it with the repository, report what differs.
 
-Per cluster, in a thread of its own: its kinds read (auditor.drift.reading: one paginated LIST
-per kind, the watched kinds while the repository loads). Once every cluster is read, in forked
-worker processes across the cores (auditor.drift.workers): desired and live objects normalized
+Over several clusters, the drift command audits them in forked worker processes, one per
+core, each its share (`_forked`). Per cluster, in a thread of its own: its kinds read
+(auditor.drift.reading: one paginated LIST per kind, the watched kinds while the repository
+loads). Once every cluster is read, in forked worker processes across the cores
+(auditor.drift.workers): desired and live objects normalized
 the same way (auditor.drift.normalize), compared (auditor.drift.compare) and turned into findings
 (auditor.drift.findings; RBAC by the powers it gives, auditor.drift.powers; the tenants' powers,
 flavors' capacity and CRD fingerprints by their own modules). A finding on an object Argo CD
@@ -16,9 +18,16 @@ context, or trips a bug in the comparison leaves the others reported.
 from __future__ import annotations
 
 import datetime
+import gc
 import logging
+import multiprocessing
+import os
+import pickle
+import threading
 import typing as t
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.drift import (
@@ -43,10 +52,11 @@ from auditor.drift.reading import (
     watched_kinds,
 )
 from auditor.errors import ClusterAccessError, internal_error
-from auditor.k8s.objects import RBAC_KINDS
+from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.live.kube import ContextMissing, KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
 from auditor.repo import manifests, suppressions
+from auditor.repo.cache import FileCache
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas.catalog import SchemaCatalog
@@ -65,29 +75,71 @@ def audit(
     *,
     schemas_root: Path | None = None,
     load: t.Callable[[], Loaded] | None = None,
+    caches: t.Mapping[str, FileCache] | None = None,
     with_fleet: bool = False,
+    processes: int = 1,
 ) -> Report:
     """The drift report over `clusters` (each audited even when another fails).
 
     Each cluster is read in a thread of its own, the kinds it watches while the repository
     loads (they do not depend on it), then the repo's other kinds. `load`: the manifests of
-    `clusters` from elsewhere (drift/preload.py) instead of `repo.load`. `with_fleet`: add
-    the fleet summary as the report's section (auditor/drift/fleet.py) and judge version skew.
+    `clusters` from elsewhere (drift/preload.py) instead of `repo.load`; `caches`: the
+    validate cache packs to load them from in a worker. `with_fleet`: add the fleet summary
+    as the report's section (auditor/drift/fleet.py) and judge version skew. `processes`:
+    with more than one, the clusters are audited in that many forked worker processes
+    (each reading, checking and comparing its share), the report the same, in the same order.
     """
     report = Report("drift")
     profiles = [repo.cluster(name) for name in clusters]
-    lives: dict[str, Live] = {}
+    groups = [profiles[i :: max(1, processes)] for i in range(min(len(profiles), processes))]
+    forked = _forked(repo, groups, connect, schemas_root, load, caches) if len(groups) > 1 else None
+    if forked is not None:
+        loaded, outcomes = forked
+    else:
+        loaded, outcomes = _here(repo, profiles, connect, schemas_root, load)
+    report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
+    for profile in profiles:
+        report.clusters.append(outcomes[profile.name].result)
+        report.findings.extend(outcomes[profile.name].findings)
+    reached = [outcomes[p.name] for p in profiles if outcomes[p.name].objects is not None]
+    apps = argocd.Applications(a for o in reached for a in o.applications)
+    objects = {o.result.name: o.objects or {} for o in reached}
+    argocd.name_applications(report.findings, objects, apps)
+    if with_fleet:
+        report.section = _fleet(repo, profiles, outcomes, report)
+    return report
+
+
+@dataclass
+class Outcome:
+    """What auditing one cluster came to, all the report needs of it."""
+
+    result: ClusterResult
+    findings: list[Finding] = field(default_factory=list)
+    objects: dict[ResourceKey, Json] | None = None  # None: not reached
+    applications: list[Json] = field(default_factory=list)  # Argo CD's, when it runs there
+    versions: fleet.Versions | None = None  # what its Kueue CRDs serve and store, when read
+
+
+def _here(
+    repo: Repository,
+    profiles: list[ClusterProfile],
+    connect: Connector,
+    schemas_root: Path | None,
+    load: t.Callable[[], Loaded] | None,
+    jobs: int | None = None,
+) -> tuple[Loaded, dict[str, Outcome]]:
+    """Audit `profiles` in this process: read in threads, compare in `jobs` forked workers."""
     compiled: dict[t.Any, t.Any] = {}  # each kind's schema compiled once for every cluster
     loaded_box: Future[Loaded] = Future()
     with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
-        jobs = [pool.submit(_read_cluster, connect, p, loaded_box) for p in profiles]
+        jobs_read = [pool.submit(_read_cluster, connect, p, loaded_box) for p in profiles]
         try:
-            loaded = load() if load else repo.load(clusters)
+            loaded = load() if load else repo.load([p.name for p in profiles])
         except BaseException as exc:
             loaded_box.set_exception(exc)
             raise
         loaded_box.set_result(loaded)
-        report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
         # The shape check needs no live object: it runs (compiling schemas) while LISTs wait.
         catalogs = {
             p.name: SchemaCatalog(schemas_root, p.name) if schemas_root else None for p in profiles
@@ -96,12 +148,11 @@ def audit(
             p.name: _sound(p, catalogs[p.name], loaded.for_cluster(p.name), compiled)
             for p in profiles
         }
-        reads = [_read_outcome(job) for job in jobs]
+        reads = [_read_outcome(job) for job in jobs_read]
     # Every LIST is done and the readers' threads have ended: the comparisons may fork.
     tasks: list[workers.Comparison] = []
     for profile, got in zip(profiles, reads, strict=True):
         if isinstance(got, Live):
-            lives[profile.name] = got
             schemas = LiveSchemas(catalogs[profile.name], got.crds)
             desired = checked[profile.name][0]
             tasks += [
@@ -112,17 +163,21 @@ def audit(
                     (profile, desired, got, schemas, repo.tenants),
                 ),
             ]
-    compared = workers.run(tasks)
+    compared = workers.run(tasks, jobs)
+    outcomes: dict[str, Outcome] = {}
     for profile, got in zip(profiles, reads, strict=True):
         result = ClusterResult(profile.name)
-        report.clusters.append(result)
+        outcome = outcomes[profile.name] = Outcome(result)
         if not isinstance(got, Live):
             result.status, result.errors = "incomplete", [str(got)]
             continue
+        outcome.objects, outcome.applications = got.objects, got.applications
+        if CRD[1] in got.read:
+            outcome.versions = fleet.versions(got.crds)
         if got.errors:
             result.status, result.errors = "incomplete", got.errors
         desired, refused = checked[profile.name]
-        report.findings.extend(refused)
+        outcome.findings.extend(refused)
         parts = compared.pop(profile.name)
         failed = [p for p in parts if isinstance(p, str)]
         if failed:  # one cluster's bug must not hide the others' drift
@@ -133,28 +188,74 @@ def audit(
             found = _not_unmanaged([f for p in parts for f in t.cast(list[Finding], p)], refused)
             accepted = suppressions.of_cluster(profile, desired)
             suppressions.apply(found, accepted, datetime.date.today())
-            report.findings.extend(found)
+            outcome.findings.extend(found)
         except Exception as exc:
             log.debug("comparing cluster %s failed", profile.name, exc_info=True)
             result.status = "incomplete"
             result.errors.append(internal_error(exc))
-    apps = argocd.Applications(a for live in lives.values() for a in live.applications)
-    argocd.name_applications(report.findings, {n: v.objects for n, v in lives.items()}, apps)
-    if with_fleet:
-        report.section = _fleet(repo, profiles, lives, report)
-    return report
+    return loaded, outcomes
+
+
+# What a forked group worker inherits: only the clusters' names are sent to it.
+_GROUP_JOB: tuple[Repository, Connector, Path | None, t.Mapping[str, FileCache] | None] | None
+_GROUP_JOB = None
+
+
+def _forked(
+    repo: Repository,
+    groups: list[list[ClusterProfile]],
+    connect: Connector,
+    schemas_root: Path | None,
+    load: t.Callable[[], Loaded] | None,
+    caches: t.Mapping[str, FileCache] | None,
+) -> tuple[Loaded, dict[str, Outcome]] | None:
+    """Each group of clusters audited in a forked worker (as validate's clusters are) while
+    this process loads the repository for the report; None when forking is not for here (no
+    fork, one core, another thread running) or the pool broke (then the caller audits)."""
+    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
+        return None
+    global _GROUP_JOB
+    _GROUP_JOB = (repo, connect, schemas_root, caches)
+    outcomes: dict[str, Outcome] = {}
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(len(groups), mp_context=context, initializer=gc.disable) as pool:
+            futures = [pool.submit(_group_job, [p.name for p in group]) for group in groups]
+            loaded = load() if load else repo.load([p.name for g in groups for p in g])
+            for future in futures:
+                outcomes.update(future.result())
+    except (BrokenProcessPool, pickle.PicklingError):
+        log.debug("the drift workers failed; auditing in this process", exc_info=True)
+        return None
+    finally:
+        _GROUP_JOB = None
+    return loaded, outcomes
+
+
+def _group_job(names: list[str]) -> dict[str, Outcome]:
+    """In a worker: audit `names`, and keep of each cluster's live objects those its
+    findings name (all the Argo CD naming reads)."""
+    assert _GROUP_JOB is not None
+    repo, connect, schemas_root, caches = _GROUP_JOB
+    profiles = [repo.cluster(name) for name in names]
+    _, outcomes = _here(
+        repo, profiles, connect, schemas_root, lambda: repo.load(names, caches), jobs=1
+    )
+    for outcome in outcomes.values():
+        if outcome.objects is not None:
+            keys = {argocd.key_of_finding(f) for f in outcome.findings}
+            outcome.objects = {k: v for k, v in outcome.objects.items() if k in keys}
+    return outcomes
 
 
 def _fleet(
-    repo: Repository, profiles: list[ClusterProfile], lives: dict[str, Live], report: Report
+    repo: Repository, profiles: list[ClusterProfile], outcomes: dict[str, Outcome], report: Report
 ) -> fleet.Fleet:
     """The fleet summary (auditor/drift/fleet.py), and a finding per cluster too far behind."""
     top = fleet.newest(repo.clusters.values())
     found = fleet.Fleet(top)
     for profile in profiles:
-        live = lives.get(profile.name)
-        read_crds = live is not None and CRD[1] in live.read
-        member = fleet.member(profile, top, live.crds if live is not None and read_crds else None)
+        member = fleet.member(profile, top, outcomes[profile.name].versions)
         found.members.append(member)
         if top is not None and member.behind:
             docs, _ = manifests.load_bytes(repo.tree.read(profile.file), profile.file)
