@@ -132,8 +132,12 @@ def _here(
     """Audit `profiles` in this process: read in threads, compare in `jobs` forked workers."""
     compiled: dict[t.Any, t.Any] = {}  # each kind's schema compiled once for every cluster
     loaded_box: Future[Loaded] = Future()
+    rbac_boxes: list[Future[list[Json] | None]] = [Future() for _ in profiles]
     with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
-        jobs_read = [pool.submit(_read_cluster, connect, p, loaded_box) for p in profiles]
+        jobs_read = [
+            pool.submit(_read_cluster, connect, p, loaded_box, box)
+            for p, box in zip(profiles, rbac_boxes, strict=True)
+        ]
         try:
             loaded = load() if load else repo.load([p.name for p in profiles])
         except BaseException as exc:
@@ -148,6 +152,21 @@ def _here(
             p.name: _sound(p, catalogs[p.name], loaded.for_cluster(p.name), compiled)
             for p in profiles
         }
+        # The RBAC powers need only the RBAC kinds, read first: judged while the rest is read.
+        rbac: dict[str, workers.Outcome | None] = {}
+        for profile, box in zip(profiles, rbac_boxes, strict=True):
+            rbac_live = box.result()
+            rbac[profile.name] = (
+                None
+                if rbac_live is None
+                else workers.here(
+                    workers.Comparison(
+                        profile.name,
+                        compare_rbac,
+                        (profile, checked[profile.name][0], rbac_live, repo.tenants),
+                    )
+                )
+            )
         reads = [_read_outcome(job) for job in jobs_read]
     # Every LIST is done and the readers' threads have ended: the comparisons may fork.
     tasks: list[workers.Comparison] = []
@@ -155,14 +174,15 @@ def _here(
         if isinstance(got, Live):
             schemas = LiveSchemas(catalogs[profile.name], got.crds)
             desired = checked[profile.name][0]
-            tasks += [
-                workers.Comparison(profile.name, compare_objects, (profile, desired, got, schemas)),
+            tasks += [  # the objects' comparison, most of the work, in two halves
                 workers.Comparison(
-                    profile.name,
-                    compare_aggregates,
-                    (profile, desired, got, schemas, repo.tenants),
-                ),
+                    profile.name, compare_objects, (profile, desired, got, schemas, (i, 2))
+                )
+                for i in range(2)
             ]
+            tasks.append(
+                workers.Comparison(profile.name, compare_rest, (profile, desired, got, schemas))
+            )
     compared = workers.run(tasks, jobs)
     outcomes: dict[str, Outcome] = {}
     for profile, got in zip(profiles, reads, strict=True):
@@ -179,6 +199,7 @@ def _here(
         desired, refused = checked[profile.name]
         outcome.findings.extend(refused)
         parts = compared.pop(profile.name)
+        parts.insert(2, rbac[profile.name] or [])  # objects, RBAC, the rest: compare_cluster's
         failed = [p for p in parts if isinstance(p, str)]
         if failed:  # one cluster's bug must not hide the others' drift
             result.status = "incomplete"
@@ -269,12 +290,27 @@ def _first(profile: ClusterProfile) -> list[tuple[str, str]]:
     return [*watched_kinds(profile), CRD, NODES]
 
 
-def _read_cluster(connect: Connector, profile: ClusterProfile, loaded: Future[Loaded]) -> Live:
-    """Everything drift reads of one cluster: the watched kinds, then the repo's others."""
-    cluster = connect(profile)
-    live = read(cluster, _first(profile))
+def _read_cluster(
+    connect: Connector,
+    profile: ClusterProfile,
+    loaded: Future[Loaded],
+    rbac: Future[list[Json] | None] | None = None,
+) -> Live:
+    """Everything drift reads of one cluster: the watched kinds, then the repo's others; `rbac`
+    gets its RBAC objects as soon as they are all read (None when one of them was not)."""
+    rbac = rbac or Future()
+    try:
+        cluster = connect(profile)
+        kinds = _first(profile)
+        cut = max(i for i, (_, kind) in enumerate(kinds) if kind in RBAC_KINDS) + 1
+        live = read(cluster, kinds[:cut])
+        rbac.set_result(_rbac_of(live))
+        read(cluster, kinds[cut:], live)
+    finally:
+        if not rbac.done():
+            rbac.set_result(None)
     live.cluster = cluster
-    first = set(_first(profile))
+    first = set(kinds)
     desired = loaded.result().for_cluster(profile.name)
     read(cluster, [k for k in kinds_to_read(profile, desired) if k not in first], live)
     if not live.stopped:
@@ -306,14 +342,21 @@ def compare_cluster(
 
 
 def compare_objects(
-    profile: ClusterProfile, desired: list[Resource], live: Live, schemas: LiveSchemas
+    profile: ClusterProfile,
+    desired: list[Resource],
+    live: Live,
+    schemas: LiveSchemas,
+    share: tuple[int, int] = (0, 1),
 ) -> list[Finding]:
-    """Each repository object against its live twin, then the live objects the repo lacks."""
+    """Each repository object against its live twin, then the live objects the repo lacks;
+    `share` (i, n): the i-th of n slices of that work, in order (the last has the live ones)."""
     found: list[Finding] = []
     by_key = {r.key: r for r in desired}
     readers = metadata.readers(profile, desired, live.objects.values())
     owned = findings.kueue_owned(profile, desired)
-    for key, resource in by_key.items():
+    pairs = list(by_key.items())
+    index, count = share
+    for key, resource in pairs[len(pairs) * index // count : len(pairs) * (index + 1) // count]:
         if key.kind not in live.read:
             continue  # not read: say nothing rather than something false
         live_obj = live.objects.get(key)
@@ -326,7 +369,7 @@ def compare_objects(
             found.append(findings.version_differs(profile, resource, live_version))
         else:
             found.extend(findings.modified(profile, resource, live_obj, schemas, readers, owned))
-    for key, obj in sorted(live.objects.items()):
+    for key, obj in sorted(live.objects.items()) if index == count - 1 else ():
         if key not in by_key and findings.unmanaged_matters(profile, obj):
             found.append(findings.unmanaged(profile, obj))
     return found
@@ -340,11 +383,42 @@ def compare_aggregates(
     tenant_profiles: t.Mapping[str, TenantProfile] | None = None,
 ) -> list[Finding]:
     """What is judged over many objects: RBAC powers, the tenants' powers, capacity, CRDs."""
+    rbac_live = _rbac_of(live)
+    return [
+        *(
+            compare_rbac(profile, desired, rbac_live, tenant_profiles)
+            if rbac_live is not None
+            else []
+        ),
+        *compare_rest(profile, desired, live, schemas),
+    ]
+
+
+def _rbac_of(live: Live) -> list[Json] | None:
+    """The cluster's RBAC objects, when every RBAC kind was read."""
+    if not all(kind in live.read for kind in RBAC_KINDS):
+        return None
+    return [o for k, o in live.objects.items() if k.kind in RBAC_KINDS]
+
+
+def compare_rbac(
+    profile: ClusterProfile,
+    desired: list[Resource],
+    rbac_live: list[Json],
+    tenant_profiles: t.Mapping[str, TenantProfile] | None = None,
+) -> list[Finding]:
+    """The RBAC powers held live that the repo does not give, and the tenants' beyond theirs."""
+    return [
+        *powers.unexplained_powers(profile, desired, rbac_live),
+        *tenants.granted(profile, desired, rbac_live, tenant_profiles or {}, key_of),
+    ]
+
+
+def compare_rest(
+    profile: ClusterProfile, desired: list[Resource], live: Live, schemas: LiveSchemas
+) -> list[Finding]:
+    """The flavors' capacity against the nodes, the CRDs against the committed schemas."""
     found: list[Finding] = []
-    if all(kind in live.read for kind in RBAC_KINDS):
-        found.extend(powers.unexplained_powers(profile, desired, live))
-        live_rbac = [o for k, o in live.objects.items() if k.kind in RBAC_KINDS]
-        found.extend(tenants.granted(profile, desired, live_rbac, tenant_profiles or {}, key_of))
     if NODES[1] in live.read:
         found.extend(capacity.drift(profile, desired, live.nodes))
     if schemas.catalog and schemas.catalog.index and CRD[1] in live.read:

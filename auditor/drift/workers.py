@@ -52,7 +52,7 @@ def _outcomes(tasks: list[Comparison], jobs: int | None) -> list[Outcome]:
     count = min(len(tasks), jobs or os.cpu_count() or 1)
     # A thread other than this one could hold a lock at the fork, held in the child for good.
     if count < 2 or threading.active_count() > 1 or not hasattr(os, "fork"):
-        return [_one(task) for task in tasks]
+        return [here(task) for task in tasks]
     global _TASKS
     _TASKS = tasks
     try:
@@ -61,17 +61,18 @@ def _outcomes(tasks: list[Comparison], jobs: int | None) -> list[Outcome]:
             return list(pool.map(_job, range(len(tasks))))
     except Exception:  # a worker killed, a result that does not pickle: compare here
         log.debug("the comparison workers failed; comparing in this process", exc_info=True)
-        return [_one(task) for task in tasks]
+        return [here(task) for task in tasks]
     finally:
         _TASKS = None
 
 
 def _job(index: int) -> Outcome:
     assert _TASKS is not None
-    return _one(_TASKS[index])
+    return here(_TASKS[index])
 
 
-def _one(task: Comparison) -> Outcome:
+def here(task: Comparison) -> Outcome:
+    """One part compared in this process."""
     try:
         with processing(f"comparing cluster {task.cluster}"):
             return task.compare(*task.args)

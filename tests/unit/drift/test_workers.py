@@ -79,3 +79,16 @@ def test_a_bug_in_one_part_is_that_clusters_error(jobs: int) -> None:
             f"internal error while comparing cluster {cluster}: KeyError: '{cluster}' "
             "(a bug in kueue-gitops; -v shows the traceback)"
         )
+
+
+def test_the_objects_halves_are_the_whole_comparison_in_its_order(repo_copy: Path) -> None:
+    repo = Repository.open(repo_copy)
+    for task in _tasks(repo)[::2]:  # each cluster's objects part, with drift in both halves
+        profile, desired, live, schemas = task.args[:4]
+        whole = engine.compare_objects(profile, desired, live, schemas)
+        halves = [
+            *engine.compare_objects(profile, desired, live, schemas, (0, 2)),
+            *engine.compare_objects(profile, desired, live, schemas, (1, 2)),
+        ]
+        assert [f.to_json() for f in halves] == [f.to_json() for f in whole]
+        assert {f.change for f in whole} >= {"missing", "modified", "unmanaged"}
