@@ -176,7 +176,7 @@ def main() -> None:
         )
         print("| process | wall | CPU | peak RSS | |")
         print("|---|---|---|---|---|")
-        print(row(f"drift, {len(names)} clusters in one process", all_fleet))
+        print(row(f"drift, {len(names)} clusters in one command", all_fleet))
         print(row("drift --cluster c, the slowest c", slowest, slowest_name))
         print(row(f"validate, {len(names)} clusters", all_ours))
         print(row(f"kubeconform -strict, {len(names)} runs", all_peer, "summed"))
