@@ -93,6 +93,22 @@ def test_a_run_after_another_parses_only_the_files_that_changed(
     )
 
 
+def test_without_the_cache_nothing_is_read_or_written_there(
+    repo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """drift --no-cache: the loader forks as before and leaves the cache directory alone."""
+    monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
+    preload = Preload.start(Repository.open(repo_copy), CLUSTERS, cache=False)
+    assert preload.caches == {} and preload._pid is not None
+    got = preload.result()
+    assert _seen(got.for_cluster("gpu-prod")) == _seen(
+        Repository.open(repo_copy).load(CLUSTERS).for_cluster("gpu-prod")
+    )
+    assert not (tmp_path / "cache").exists()
+    Preload.start(Repository.open(repo_copy), CLUSTERS, cache=True).result()
+    assert list((tmp_path / "cache").rglob("*.pickle"))  # the same run with it fills it
+
+
 def test_clusters_with_the_same_schemas_compile_each_kind_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
