@@ -107,8 +107,33 @@ def test_a_fleet_audited_in_forked_workers_is_reported_as_in_one_process(
     byte for byte, drift and a cluster down included, in the same order."""
     repo = Repository.open(repo_copy)
     objects = {name: live_objects(repo, name) for name in ALL}
-    del objects["gpu-staging"][2]  # drift: missing there
-    objects["gpu-legacy"][0].setdefault("metadata", {})["annotations"] = {"x": "y"}
+    gone = objects["gpu-staging"].pop(2)  # drift: missing there
+    queue = next(o for o in objects["gpu-legacy"] if o["kind"] == "LocalQueue")
+    queue["spec"]["clusterQueue"] = "elsewhere"  # drift, on an object Argo CD marks as its own
+    queue["metadata"]["annotations"] = {"argocd.argoproj.io/tracking-id": "legacy:x"}
+    meta = gone["metadata"]
+    group = gone["apiVersion"].rpartition("/")[0]
+    # Argo CD runs on gpu-legacy and syncs gpu-staging: the finding there names its Application.
+    objects["gpu-legacy"].append(
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "Application",
+            "metadata": {"name": "staging", "namespace": "argocd"},
+            "spec": {"destination": {"name": "gpu-staging"}},
+            "status": {
+                "sync": {"status": "OutOfSync"},
+                "resources": [
+                    {
+                        "group": group,
+                        "kind": gone["kind"],
+                        "namespace": meta.get("namespace"),
+                        "name": meta["name"],
+                        "status": "OutOfSync",
+                    }
+                ],
+            },
+        }
+    )
     connected = tmp_path / "pids"
 
     def connect(profile: ClusterProfile) -> KubeCluster:
@@ -136,4 +161,12 @@ def test_a_fleet_audited_in_forked_workers_is_reported_as_in_one_process(
     assert forked == alone
     got = json.loads(alone)
     assert [c["status"] for c in got["clusters"]] == ["ok", "incomplete", "ok"]
-    assert {f["cluster"] for f in got["findings"]} >= {"gpu-staging"}
+    named = {
+        (f["cluster"], f["name"], f["argocd"]["application"])
+        for f in got["findings"]
+        if "argocd" in f
+    }
+    assert named == {
+        ("gpu-staging", meta["name"], "staging"),  # from the Application's status
+        ("gpu-legacy", queue["metadata"]["name"], "legacy"),  # from the live object's mark
+    }
