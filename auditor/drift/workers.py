@@ -55,15 +55,20 @@ def _outcomes(tasks: list[Comparison], jobs: int | None) -> list[Outcome]:
         return [here(task) for task in tasks]
     global _TASKS
     _TASKS = tasks
+    mine = range(0, len(tasks), count)  # this process takes every count-th part itself
+    gc.freeze()  # what was read is not walked by the collector meanwhile (nor copied by it)
     try:
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(count, mp_context=context, initializer=gc.disable) as pool:
-            return list(pool.map(_job, range(len(tasks))))
+        with ProcessPoolExecutor(count - 1, mp_context=context, initializer=gc.disable) as pool:
+            theirs = {i: pool.submit(_job, i) for i in range(len(tasks)) if i not in mine}
+            done = {i: here(tasks[i]) for i in mine}
+            return [done[i] if i in done else theirs[i].result() for i in range(len(tasks))]
     except Exception:  # a worker killed, a result that does not pickle: compare here
         log.debug("the comparison workers failed; comparing in this process", exc_info=True)
         return [here(task) for task in tasks]
     finally:
         _TASKS = None
+        gc.unfreeze()
 
 
 def _job(index: int) -> Outcome:

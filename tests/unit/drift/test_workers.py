@@ -69,10 +69,11 @@ def _bug(cluster: str) -> list[Finding]:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_bug_in_one_part_is_that_clusters_error(jobs: int) -> None:
-    tasks = [workers.Comparison(c, f, (c,)) for c in ("a", "b") for f in (_pid, _bug)]
+    # With two jobs this process takes parts 0 and 2 (the bugs), a worker parts 1 and 3.
+    tasks = [workers.Comparison(c, f, (c,)) for c in ("a", "b") for f in (_bug, _pid)]
     got = workers.run(tasks, jobs=jobs)
     for cluster in ("a", "b"):
-        found, error = got[cluster]
+        error, found = got[cluster]
         assert isinstance(found, list) and [f.cluster for f in found] == [cluster]
         assert (int(found[0].message) != os.getpid()) is (jobs > 1)  # forked: another process
         assert error == (
