@@ -1,13 +1,15 @@
 """Drift's comparisons, run across the cores in forked worker processes.
 
 Reading a cluster is I/O and runs in threads (auditor/drift/engine.py); comparing is pure
-Python and would take turns on one core. Once every LIST is done and the readers' threads have
-ended, each cluster's comparison, in two parts (its objects; the aggregates: RBAC powers,
-tenants' powers, capacity, CRDs), runs in a pool of forked workers, one per core, as validate's
-clusters do: a worker inherits what was read, sends back only its findings (pickled), and
-the parent puts them in the order a run on one core gives. A part that trips a bug comes back
-as its one-line error (the cluster is then incomplete); a pool that breaks (a worker killed, a
-finding that does not pickle) makes the parent compare on its own, so nothing is lost.
+Python and would take turns on one core. The RBAC powers are judged while the other kinds are
+still read; once every LIST is done and the readers' threads have ended, the rest of each
+cluster's comparison, in parts (its objects in two halves; capacity and CRDs), runs in this
+process and a pool of forked workers, one per further core, as validate's clusters do: this
+process takes every count-th part, a worker inherits what was read and sends back only its
+findings (pickled), and the parent puts them in the order a run on one core gives. A part
+that trips a bug comes back as its one-line error (the cluster is then incomplete); a pool that
+breaks (a worker killed, a finding that does not pickle) makes the parent compare on its own,
+so nothing is lost.
 """
 
 from __future__ import annotations
