@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import gc
+import os
 import typing as t
 from pathlib import Path
 
@@ -24,6 +27,10 @@ from auditor.repo.profiles import ClusterProfile
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
 
+# What a drift run read stays alive until the process ends; the collector's last pass over it
+# at exit would cost ~0.1 s of a 6,000-object run, and frees nothing the exit does not.
+atexit.register(gc.freeze)
+
 
 @click.command()
 @click.option(
@@ -40,6 +47,12 @@ if t.TYPE_CHECKING:
     "serve and store, and a finding for a cluster more than one minor release behind the "
     "newest the repository pins.",
 )
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the cache of parsed files validate and drift keep (in the "
+    "user cache directory).",
+)
 @cluster_access
 @cluster_deadline
 @output_format
@@ -49,6 +62,7 @@ def drift(
     ctx: Context,
     clusters: tuple[str, ...],
     fleet: bool,
+    no_cache: bool,
     kubeconfig: str | None,
     context: str | None,
     timeout: float,
@@ -60,15 +74,18 @@ def drift(
 
     Exit 0 clean, 1 drift, 3 incomplete (a cluster down or without a kubeconfig context, a
     LIST forbidden, the --timeout passed); the other clusters are still reported.
+
+    The repository's unchanged files are read from the cache validate keeps (under
+    $KUEUE_GITOPS_CACHE, $XDG_CACHE_HOME/kueue-gitops or ~/.cache/kueue-gitops).
     """
     one_cluster_context(context, clusters)
     repo = ctx.repository()
     names = list(clusters) or sorted(repo.clusters)
     for name in names:
         repo.cluster(name)  # an unknown cluster is a usage error, before anything starts
-    # The manifests load in a forked child while this process imports the Kubernetes client
-    # and the engine, then reads the clusters (auditor/drift/preload.py).
-    loading = Preload.start(repo, names)
+    # The manifests load from the cache while the clusters are read, or else in a forked child
+    # while this process imports the Kubernetes client and the engine (auditor/drift/preload.py).
+    loading = Preload.start(repo, names, cache=not no_cache)
     from auditor.drift import engine
     from auditor.live.access import connect
 
@@ -77,7 +94,14 @@ def drift(
 
     schemas = repo.root / "schemas" if repo.root else None
     report = engine.audit(
-        repo, names, reach, schemas_root=schemas, load=loading.result, with_fleet=fleet
+        repo,
+        names,
+        reach,
+        schemas_root=schemas,
+        load=loading.result,
+        caches=loading.caches,
+        with_fleet=fleet,
+        processes=os.cpu_count() or 1,  # a fleet's clusters audited across the cores
     )
     emit(report, output)
     if metrics_file is not None or pushgateway:

@@ -126,6 +126,16 @@ class Applications:
         )
 
 
+def key_of_finding(finding: Finding) -> ResourceKey:
+    """The key of the object a finding is about, as the live objects are keyed."""
+    return ResourceKey(
+        group_of(finding.api_version or ""),
+        finding.kind or "",
+        finding.namespace,
+        finding.name or "",
+    )
+
+
 def name_applications(
     findings: list[Finding], live: t.Mapping[str, t.Mapping[ResourceKey, Json]], apps: Applications
 ) -> None:
@@ -133,12 +143,7 @@ def name_applications(
     for finding in findings:
         if not (finding.cluster and finding.kind and finding.name and finding.change):
             continue
-        key = ResourceKey(
-            group_of(finding.api_version or ""),
-            finding.kind,
-            finding.namespace,
-            finding.name,
-        )
+        key = key_of_finding(finding)
         found = apps.tracking(finding.cluster, key, live.get(finding.cluster, {}).get(key))
         if found is None:
             continue

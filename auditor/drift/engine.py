@@ -1,8 +1,11 @@
 """The drift audit: read each cluster once, compare it with the repository, report what differs.
 
-Per cluster, in a thread of its own: its kinds read (auditor.drift.reading: one paginated LIST
-per kind, the watched kinds while the repository loads), desired and live objects normalized the
-same way (auditor.drift.normalize), compared (auditor.drift.compare) and turned into findings
+Over several clusters, the drift command audits them in forked worker processes, one per
+core, each its share (`_forked`). Per cluster, in a thread of its own: its kinds read
+(auditor.drift.reading: one paginated LIST per kind, the watched kinds while the repository
+loads). Once every cluster is read, in forked worker processes across the cores
+(auditor.drift.workers): desired and live objects normalized
+the same way (auditor.drift.normalize), compared (auditor.drift.compare) and turned into findings
 (auditor.drift.findings; RBAC by the powers it gives, auditor.drift.powers; the tenants' powers,
 flavors' capacity and CRD fingerprints by their own modules). A finding on an object Argo CD
 tracks names its Application and whether Argo CD will heal it (auditor.drift.argocd).
@@ -15,12 +18,29 @@ context, or trips a bug in the comparison leaves the others reported.
 from __future__ import annotations
 
 import datetime
+import gc
 import logging
+import multiprocessing
+import os
+import pickle
+import threading
 import typing as t
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.drift import argocd, capacity, crds, findings, fleet, metadata, powers, tenants
+from auditor.drift import (
+    argocd,
+    capacity,
+    crds,
+    findings,
+    fleet,
+    metadata,
+    powers,
+    tenants,
+    workers,
+)
 from auditor.drift.reading import (
     CRD,
     NODES,
@@ -31,11 +51,12 @@ from auditor.drift.reading import (
     read,
     watched_kinds,
 )
-from auditor.errors import ClusterAccessError, internal_error, processing
-from auditor.k8s.objects import RBAC_KINDS
+from auditor.errors import ClusterAccessError, internal_error
+from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.live.kube import ContextMissing, KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
 from auditor.repo import manifests, suppressions
+from auditor.repo.cache import FileCache
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas.catalog import SchemaCatalog
@@ -54,29 +75,75 @@ def audit(
     *,
     schemas_root: Path | None = None,
     load: t.Callable[[], Loaded] | None = None,
+    caches: t.Mapping[str, FileCache] | None = None,
     with_fleet: bool = False,
+    processes: int = 1,
 ) -> Report:
     """The drift report over `clusters` (each audited even when another fails).
 
     Each cluster is read in a thread of its own, the kinds it watches while the repository
     loads (they do not depend on it), then the repo's other kinds. `load`: the manifests of
-    `clusters` from elsewhere (drift/preload.py) instead of `repo.load`. `with_fleet`: add
-    the fleet summary as the report's section (auditor/drift/fleet.py) and judge version skew.
+    `clusters` from elsewhere (drift/preload.py) instead of `repo.load`; `caches`: the
+    validate cache packs to load them from in a worker. `with_fleet`: add the fleet summary
+    as the report's section (auditor/drift/fleet.py) and judge version skew. `processes`:
+    with more than one, the clusters are audited in that many forked worker processes
+    (each reading, checking and comparing its share), the report the same, in the same order.
     """
     report = Report("drift")
     profiles = [repo.cluster(name) for name in clusters]
-    lives: dict[str, Live] = {}
+    groups = [profiles[i :: max(1, processes)] for i in range(min(len(profiles), processes))]
+    forked = _forked(repo, groups, connect, schemas_root, load, caches) if len(groups) > 1 else None
+    if forked is not None:
+        loaded, outcomes = forked
+    else:
+        loaded, outcomes = _here(repo, profiles, connect, schemas_root, load)
+    report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
+    for profile in profiles:
+        report.clusters.append(outcomes[profile.name].result)
+        report.findings.extend(outcomes[profile.name].findings)
+    reached = [outcomes[p.name] for p in profiles if outcomes[p.name].objects is not None]
+    apps = argocd.Applications(a for o in reached for a in o.applications)
+    objects = {o.result.name: o.objects or {} for o in reached}
+    argocd.name_applications(report.findings, objects, apps)
+    if with_fleet:
+        report.section = _fleet(repo, profiles, outcomes, report)
+    return report
+
+
+@dataclass
+class Outcome:
+    """What auditing one cluster came to, all the report needs of it."""
+
+    result: ClusterResult
+    findings: list[Finding] = field(default_factory=list)
+    objects: dict[ResourceKey, Json] | None = None  # None: not reached
+    applications: list[Json] = field(default_factory=list)  # Argo CD's, when it runs there
+    versions: fleet.Versions | None = None  # what its Kueue CRDs serve and store, when read
+
+
+def _here(
+    repo: Repository,
+    profiles: list[ClusterProfile],
+    connect: Connector,
+    schemas_root: Path | None,
+    load: t.Callable[[], Loaded] | None,
+    jobs: int | None = None,
+) -> tuple[Loaded, dict[str, Outcome]]:
+    """Audit `profiles` in this process: read in threads, compare in `jobs` forked workers."""
     compiled: dict[t.Any, t.Any] = {}  # each kind's schema compiled once for every cluster
     loaded_box: Future[Loaded] = Future()
+    rbac_boxes: list[Future[list[Json] | None]] = [Future() for _ in profiles]
     with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
-        jobs = [pool.submit(_read_cluster, connect, p, loaded_box) for p in profiles]
+        jobs_read = [
+            pool.submit(_read_cluster, connect, p, loaded_box, box)
+            for p, box in zip(profiles, rbac_boxes, strict=True)
+        ]
         try:
-            loaded = load() if load else repo.load(clusters)
+            loaded = load() if load else repo.load([p.name for p in profiles])
         except BaseException as exc:
             loaded_box.set_exception(exc)
             raise
         loaded_box.set_result(loaded)
-        report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
         # The shape check needs no live object: it runs (compiling schemas) while LISTs wait.
         catalogs = {
             p.name: SchemaCatalog(schemas_root, p.name) if schemas_root else None for p in profiles
@@ -85,49 +152,131 @@ def audit(
             p.name: _sound(p, catalogs[p.name], loaded.for_cluster(p.name), compiled)
             for p in profiles
         }
-        for profile, job in zip(profiles, jobs, strict=True):
-            result = ClusterResult(profile.name)
-            report.clusters.append(result)
-            try:
-                live = job.result()
-            except (ClusterAccessError, ContextMissing) as exc:
-                result.status, result.errors = "incomplete", [str(exc)]
-                continue
-            lives[profile.name] = live
-            if live.errors:
-                result.status, result.errors = "incomplete", live.errors
-            schemas = LiveSchemas(catalogs[profile.name], live.crds)
-            desired, refused = checked[profile.name]
-            report.findings.extend(refused)
-            try:
-                with processing(f"comparing cluster {profile.name}"):
-                    found = _not_unmanaged(
-                        compare_cluster(profile, desired, live, schemas, repo.tenants), refused
+        # The RBAC powers need only the RBAC kinds, read first: judged while the rest is read.
+        rbac: dict[str, workers.Outcome | None] = {}
+        for profile, box in zip(profiles, rbac_boxes, strict=True):
+            rbac_live = box.result()
+            rbac[profile.name] = (
+                None
+                if rbac_live is None
+                else workers.here(
+                    workers.Comparison(
+                        profile.name,
+                        compare_rbac,
+                        (profile, checked[profile.name][0], rbac_live, repo.tenants),
                     )
-                accepted = suppressions.of_cluster(profile, desired)
-                suppressions.apply(found, accepted, datetime.date.today())
-                report.findings.extend(found)
-            except Exception as exc:  # one cluster's bug must not hide the others' drift
-                log.debug("comparing cluster %s failed", profile.name, exc_info=True)
-                result.status = "incomplete"
-                result.errors.append(internal_error(exc))
-    apps = argocd.Applications(a for live in lives.values() for a in live.applications)
-    argocd.name_applications(report.findings, {n: v.objects for n, v in lives.items()}, apps)
-    if with_fleet:
-        report.section = _fleet(repo, profiles, lives, report)
-    return report
+                )
+            )
+        reads = [_read_outcome(job) for job in jobs_read]
+    # Every LIST is done and the readers' threads have ended: the comparisons may fork.
+    tasks: list[workers.Comparison] = []
+    for profile, got in zip(profiles, reads, strict=True):
+        if isinstance(got, Live):
+            schemas = LiveSchemas(catalogs[profile.name], got.crds)
+            desired = checked[profile.name][0]
+            tasks += [  # the objects' comparison, most of the work, in two halves
+                workers.Comparison(
+                    profile.name, compare_objects, (profile, desired, got, schemas, (i, 2))
+                )
+                for i in range(2)
+            ]
+            tasks.append(
+                workers.Comparison(profile.name, compare_rest, (profile, desired, got, schemas))
+            )
+    compared = workers.run(tasks, jobs)
+    outcomes: dict[str, Outcome] = {}
+    for profile, got in zip(profiles, reads, strict=True):
+        result = ClusterResult(profile.name)
+        outcome = outcomes[profile.name] = Outcome(result)
+        if not isinstance(got, Live):
+            result.status, result.errors = "incomplete", [str(got)]
+            continue
+        outcome.objects, outcome.applications = got.objects, got.applications
+        if CRD[1] in got.read:
+            outcome.versions = fleet.versions(got.crds)
+        if got.errors:
+            result.status, result.errors = "incomplete", got.errors
+        desired, refused = checked[profile.name]
+        outcome.findings.extend(refused)
+        parts = compared.pop(profile.name)
+        parts.insert(2, rbac[profile.name] or [])  # objects, RBAC, the rest: compare_cluster's
+        failed = [p for p in parts if isinstance(p, str)]
+        if failed:  # one cluster's bug must not hide the others' drift
+            result.status = "incomplete"
+            result.errors.append(failed[0])
+            continue
+        try:
+            found = _not_unmanaged([f for p in parts for f in t.cast(list[Finding], p)], refused)
+            accepted = suppressions.of_cluster(profile, desired)
+            suppressions.apply(found, accepted, datetime.date.today())
+            outcome.findings.extend(found)
+        except Exception as exc:
+            log.debug("comparing cluster %s failed", profile.name, exc_info=True)
+            result.status = "incomplete"
+            result.errors.append(internal_error(exc))
+    return loaded, outcomes
+
+
+# What a forked group worker inherits: only the clusters' names are sent to it.
+_GROUP_JOB: tuple[Repository, Connector, Path | None, t.Mapping[str, FileCache] | None] | None
+_GROUP_JOB = None
+
+
+def _forked(
+    repo: Repository,
+    groups: list[list[ClusterProfile]],
+    connect: Connector,
+    schemas_root: Path | None,
+    load: t.Callable[[], Loaded] | None,
+    caches: t.Mapping[str, FileCache] | None,
+) -> tuple[Loaded, dict[str, Outcome]] | None:
+    """Each group of clusters audited in a forked worker (as validate's clusters are) while
+    this process loads the repository for the report; None when forking is not for here (no
+    fork, one core, another thread running) or the pool broke (then the caller audits)."""
+    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
+        return None
+    global _GROUP_JOB
+    _GROUP_JOB = (repo, connect, schemas_root, caches)
+    outcomes: dict[str, Outcome] = {}
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(len(groups), mp_context=context, initializer=gc.disable) as pool:
+            futures = [pool.submit(_group_job, [p.name for p in group]) for group in groups]
+            loaded = load() if load else repo.load([p.name for g in groups for p in g])
+            for future in futures:
+                outcomes.update(future.result())
+    except (BrokenProcessPool, pickle.PicklingError):
+        log.debug("the drift workers failed; auditing in this process", exc_info=True)
+        return None
+    finally:
+        _GROUP_JOB = None
+    return loaded, outcomes
+
+
+def _group_job(names: list[str]) -> dict[str, Outcome]:
+    """In a worker: audit `names`, and keep of each cluster's live objects those its
+    findings name (all the Argo CD naming reads)."""
+    assert _GROUP_JOB is not None
+    repo, connect, schemas_root, caches = _GROUP_JOB
+    profiles = [repo.cluster(name) for name in names]
+    _, outcomes = _here(
+        repo, profiles, connect, schemas_root, lambda: repo.load(names, caches), jobs=1
+    )
+    for outcome in outcomes.values():
+        if outcome.objects is not None:
+            keys = {argocd.key_of_finding(f) for f in outcome.findings}
+            outcome.objects = {k: v for k, v in outcome.objects.items() if k in keys}
+    return outcomes
 
 
 def _fleet(
-    repo: Repository, profiles: list[ClusterProfile], lives: dict[str, Live], report: Report
+    repo: Repository, profiles: list[ClusterProfile], outcomes: dict[str, Outcome], report: Report
 ) -> fleet.Fleet:
     """The fleet summary (auditor/drift/fleet.py), and a finding per cluster too far behind."""
     top = fleet.newest(repo.clusters.values())
     found = fleet.Fleet(top)
     for profile in profiles:
-        live = lives.get(profile.name)
-        read_crds = live is not None and CRD[1] in live.read
-        member = fleet.member(profile, top, live.crds if live is not None and read_crds else None)
+        member = fleet.member(profile, top, outcomes[profile.name].versions)
         found.members.append(member)
         if top is not None and member.behind:
             docs, _ = manifests.load_bytes(repo.tree.read(profile.file), profile.file)
@@ -141,17 +290,40 @@ def _first(profile: ClusterProfile) -> list[tuple[str, str]]:
     return [*watched_kinds(profile), CRD, NODES]
 
 
-def _read_cluster(connect: Connector, profile: ClusterProfile, loaded: Future[Loaded]) -> Live:
-    """Everything drift reads of one cluster: the watched kinds, then the repo's others."""
-    cluster = connect(profile)
-    live = read(cluster, _first(profile))
+def _read_cluster(
+    connect: Connector,
+    profile: ClusterProfile,
+    loaded: Future[Loaded],
+    rbac: Future[list[Json] | None] | None = None,
+) -> Live:
+    """Everything drift reads of one cluster: the watched kinds, then the repo's others; `rbac`
+    gets its RBAC objects as soon as they are all read (None when one of them was not)."""
+    rbac = rbac or Future()
+    try:
+        cluster = connect(profile)
+        kinds = _first(profile)
+        cut = max(i for i, (_, kind) in enumerate(kinds) if kind in RBAC_KINDS) + 1
+        live = read(cluster, kinds[:cut])
+        rbac.set_result(_rbac_of(live))
+        read(cluster, kinds[cut:], live)
+    finally:
+        if not rbac.done():
+            rbac.set_result(None)
     live.cluster = cluster
-    first = set(_first(profile))
+    first = set(kinds)
     desired = loaded.result().for_cluster(profile.name)
     read(cluster, [k for k in kinds_to_read(profile, desired) if k not in first], live)
     if not live.stopped:
         live.applications = argocd.read_applications(cluster)
     return live
+
+
+def _read_outcome(job: Future[Live]) -> Live | ClusterAccessError | ContextMissing:
+    """What was read of a cluster, or why it could not be reached at all."""
+    try:
+        return job.result()
+    except (ClusterAccessError, ContextMissing) as exc:
+        return exc
 
 
 def compare_cluster(
@@ -162,12 +334,29 @@ def compare_cluster(
     tenant_profiles: t.Mapping[str, TenantProfile] | None = None,
 ) -> list[Finding]:
     """Every drift finding for one cluster, given what was read of it (and, with the tenants'
-    profiles, the powers the repository grants them)."""
+    profiles, the powers the repository grants them): its objects' then the aggregates'."""
+    return [
+        *compare_objects(profile, desired, live, schemas),
+        *compare_aggregates(profile, desired, live, schemas, tenant_profiles),
+    ]
+
+
+def compare_objects(
+    profile: ClusterProfile,
+    desired: list[Resource],
+    live: Live,
+    schemas: LiveSchemas,
+    share: tuple[int, int] = (0, 1),
+) -> list[Finding]:
+    """Each repository object against its live twin, then the live objects the repo lacks;
+    `share` (i, n): the i-th of n slices of that work, in order (the last has the live ones)."""
     found: list[Finding] = []
     by_key = {r.key: r for r in desired}
     readers = metadata.readers(profile, desired, live.objects.values())
     owned = findings.kueue_owned(profile, desired)
-    for key, resource in by_key.items():
+    pairs = list(by_key.items())
+    index, count = share
+    for key, resource in pairs[len(pairs) * index // count : len(pairs) * (index + 1) // count]:
         if key.kind not in live.read:
             continue  # not read: say nothing rather than something false
         live_obj = live.objects.get(key)
@@ -180,13 +369,56 @@ def compare_cluster(
             found.append(findings.version_differs(profile, resource, live_version))
         else:
             found.extend(findings.modified(profile, resource, live_obj, schemas, readers, owned))
-    for key, obj in sorted(live.objects.items()):
+    for key, obj in sorted(live.objects.items()) if index == count - 1 else ():
         if key not in by_key and findings.unmanaged_matters(profile, obj):
             found.append(findings.unmanaged(profile, obj))
-    if all(kind in live.read for kind in RBAC_KINDS):
-        found.extend(powers.unexplained_powers(profile, desired, live))
-        live_rbac = [o for k, o in live.objects.items() if k.kind in RBAC_KINDS]
-        found.extend(tenants.granted(profile, desired, live_rbac, tenant_profiles or {}, key_of))
+    return found
+
+
+def compare_aggregates(
+    profile: ClusterProfile,
+    desired: list[Resource],
+    live: Live,
+    schemas: LiveSchemas,
+    tenant_profiles: t.Mapping[str, TenantProfile] | None = None,
+) -> list[Finding]:
+    """What is judged over many objects: RBAC powers, the tenants' powers, capacity, CRDs."""
+    rbac_live = _rbac_of(live)
+    return [
+        *(
+            compare_rbac(profile, desired, rbac_live, tenant_profiles)
+            if rbac_live is not None
+            else []
+        ),
+        *compare_rest(profile, desired, live, schemas),
+    ]
+
+
+def _rbac_of(live: Live) -> list[Json] | None:
+    """The cluster's RBAC objects, when every RBAC kind was read."""
+    if not all(kind in live.read for kind in RBAC_KINDS):
+        return None
+    return [o for k, o in live.objects.items() if k.kind in RBAC_KINDS]
+
+
+def compare_rbac(
+    profile: ClusterProfile,
+    desired: list[Resource],
+    rbac_live: list[Json],
+    tenant_profiles: t.Mapping[str, TenantProfile] | None = None,
+) -> list[Finding]:
+    """The RBAC powers held live that the repo does not give, and the tenants' beyond theirs."""
+    return [
+        *powers.unexplained_powers(profile, desired, rbac_live),
+        *tenants.granted(profile, desired, rbac_live, tenant_profiles or {}, key_of),
+    ]
+
+
+def compare_rest(
+    profile: ClusterProfile, desired: list[Resource], live: Live, schemas: LiveSchemas
+) -> list[Finding]:
+    """The flavors' capacity against the nodes, the CRDs against the committed schemas."""
+    found: list[Finding] = []
     if NODES[1] in live.read:
         found.extend(capacity.drift(profile, desired, live.nodes))
     if schemas.catalog and schemas.catalog.index and CRD[1] in live.read:

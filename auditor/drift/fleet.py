@@ -79,7 +79,10 @@ def minors_behind(version: str | None, newest: str | None) -> int | None:
     return max(0, (top[0] - have[0]) * 1000 + top[1] - have[1])
 
 
-def versions(crds: t.Iterable[Json]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+Versions = tuple[dict[str, list[str]], dict[str, list[str]]]  # served, stored by kind
+
+
+def versions(crds: t.Iterable[Json]) -> Versions:
     """By kind, what the live Kueue CRDs serve and what their objects are stored in."""
     served: dict[str, list[str]] = {}
     stored: dict[str, list[str]] = {}
@@ -93,10 +96,11 @@ def versions(crds: t.Iterable[Json]) -> tuple[dict[str, list[str]], dict[str, li
     return dict(sorted(served.items())), dict(sorted(stored.items()))
 
 
-def member(profile: ClusterProfile, top: str | None, crds: list[Json] | None) -> Member:
+def member(profile: ClusterProfile, top: str | None, read: Versions | None) -> Member:
+    """A cluster's line of the fleet; `read`: its CRDs' versions (None: CRDs not read)."""
     found = Member(profile.name, profile.kueue_version, minors_behind(profile.kueue_version, top))
-    if crds is not None:
-        found.served, found.stored = versions(crds)
+    if read is not None:
+        found.served, found.stored = read
     return found
 
 

@@ -6,7 +6,7 @@ that grants it, with the grant path (binding -> role -> rule)."""
 from __future__ import annotations
 
 from auditor import rules
-from auditor.drift.reading import Live, key_of
+from auditor.drift.reading import key_of
 from auditor.k8s import baseline, rbac
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.model import Finding, Resource
@@ -17,10 +17,10 @@ RBAC_POWER = RULES["rbac-power"]
 
 
 def unexplained_powers(
-    profile: ClusterProfile, desired: list[Resource], live: Live
+    profile: ClusterProfile, desired: list[Resource], rbac_live: list[Json]
 ) -> list[Finding]:
-    """Subjects holding a watched power live that the repo (and bootstrap policy) does not give."""
-    rbac_live = [o for k, o in live.objects.items() if k.kind in RBAC_KINDS]
+    """Subjects holding a watched power live (`rbac_live`: the cluster's RBAC objects) that the
+    repo (and bootstrap policy) does not give."""
     repo_rbac = {r.key: r.body for r in desired if r.kind in RBAC_KINDS}
     # Roles the repo's bindings use but the repo does not define are taken as they are live.
     wanted = [*repo_rbac.values()]

@@ -16,6 +16,7 @@ optionally on one named object: what changes what Kueue admits, or who may grant
 
 from __future__ import annotations
 
+import functools
 import typing as t
 from dataclasses import dataclass, field, replace
 
@@ -341,7 +342,18 @@ def _reach_shape(
 ) -> list[_Shaped]:
     """What `_reach` finds for any binding in a namespace (or cluster-wide): `allows` reads no
     request's namespace, only its name, and a request names the namespace only for
-    `namespaces` itself, where `_place` judges the rule's resourceNames."""
+    `namespaces` itself, where `_place` judges the rule's resourceNames.
+
+    Remembered across policies by the rules and where each is written (a fleet's clusters, and
+    the repository beside them, hold the same bootstrap and platform roles)."""
+    return list(_shape_of(tuple((r, r.origin) for r in rules), namespaced, watching))
+
+
+@functools.lru_cache(maxsize=4096)
+def _shape_of(
+    written: tuple[tuple[Rule, Origin | None], ...], namespaced: bool, watching: tuple[Watched, ...]
+) -> list[_Shaped]:
+    rules = tuple(rule for rule, _ in written)
     out: list[_Shaped] = []
     for watched in watching:
         if namespaced and not watched.in_namespace:

@@ -77,14 +77,14 @@ def test_a_deadline_passed_mid_read_names_every_kind_left_unread(repo: Repositor
 def test_a_bug_while_comparing_one_cluster_leaves_the_others_drift_reported(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = engine.compare_cluster
+    real = engine.compare_objects
 
     def compare(profile: ClusterProfile, *args: t.Any) -> t.Any:
         if profile.name == "gpu-prod":
             raise KeyError("spec")
         return real(profile, *args)
 
-    monkeypatch.setattr(engine, "compare_cluster", compare)
+    monkeypatch.setattr(engine, "compare_objects", compare)
     staging = live_objects(repo, "gpu-staging")
     staging = [o for o in staging if o["kind"] != "LocalQueue"]  # drift to be reported
     objects = {"gpu-prod": live_objects(repo, "gpu-prod"), "gpu-staging": staging}

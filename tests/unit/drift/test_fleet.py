@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import typing as t
 from importlib import resources
 from pathlib import Path
@@ -16,7 +17,7 @@ import jsonschema
 from auditor.drift import engine
 from auditor.k8s.objects import CRD_API, KUEUE_GROUP, Json
 from auditor.kueue import release
-from auditor.live.kube import KubeCluster
+from auditor.live.kube import ContextMissing, KubeCluster
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.report import REPORTER_BY_NAME
@@ -97,3 +98,75 @@ def test_without_fleet_drift_is_as_it_was(repo_copy: Path) -> None:
     report = audit(repo_copy, fleet=False)
     assert report.section is None and "fleet" not in report.to_json()
     assert report.findings == []
+
+
+def test_a_fleet_audited_in_forked_workers_is_reported_as_in_one_process(
+    repo_copy: Path, tmp_path: Path
+) -> None:
+    """The clusters in worker processes (drift's command runs one per core): the same report,
+    byte for byte, drift and a cluster down included, in the same order."""
+    repo = Repository.open(repo_copy)
+    objects = {name: live_objects(repo, name) for name in ALL}
+    gone = objects["gpu-staging"].pop(2)  # drift: missing there
+    queue = next(o for o in objects["gpu-legacy"] if o["kind"] == "LocalQueue")
+    queue["spec"]["clusterQueue"] = "elsewhere"  # drift, on an object Argo CD marks as its own
+    queue["metadata"]["annotations"] = {"argocd.argoproj.io/tracking-id": "legacy:x"}
+    meta = gone["metadata"]
+    group = gone["apiVersion"].rpartition("/")[0]
+    # Argo CD runs on gpu-legacy and syncs gpu-staging: the finding there names its Application.
+    objects["gpu-legacy"].append(
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "Application",
+            "metadata": {"name": "staging", "namespace": "argocd"},
+            "spec": {"destination": {"name": "gpu-staging"}},
+            "status": {
+                "sync": {"status": "OutOfSync"},
+                "resources": [
+                    {
+                        "group": group,
+                        "kind": gone["kind"],
+                        "namespace": meta.get("namespace"),
+                        "name": meta["name"],
+                        "status": "OutOfSync",
+                    }
+                ],
+            },
+        }
+    )
+    connected = tmp_path / "pids"
+
+    def connect(profile: ClusterProfile) -> KubeCluster:
+        with connected.open("a") as f:  # which process connected
+            f.write(f"{os.getpid()}\n")
+        if profile.name == "gpu-prod":
+            raise ContextMissing("cluster gpu-prod: no context gpu-prod of kc")
+        assert profile.kueue_version
+        return RepoAsLive(profile.name, objects[profile.name] + crds_of(profile.kueue_version))
+
+    def text(processes: int) -> str:
+        report = engine.audit(
+            Repository.open(repo_copy), ALL, connect, with_fleet=True, processes=processes
+        )
+        out = io.StringIO()
+        REPORTER_BY_NAME["json"](report, out)
+        return out.getvalue()
+
+    alone = text(1)
+    assert set(connected.read_text().split()) == {str(os.getpid())}
+    connected.unlink()
+    forked = text(2)
+    workers = set(connected.read_text().split())
+    assert len(workers) == 2 and str(os.getpid()) not in workers  # two worker processes
+    assert forked == alone
+    got = json.loads(alone)
+    assert [c["status"] for c in got["clusters"]] == ["ok", "incomplete", "ok"]
+    named = {
+        (f["cluster"], f["name"], f["argocd"]["application"])
+        for f in got["findings"]
+        if "argocd" in f
+    }
+    assert named == {
+        ("gpu-staging", meta["name"], "staging"),  # from the Application's status
+        ("gpu-legacy", queue["metadata"]["name"], "legacy"),  # from the live object's mark
+    }

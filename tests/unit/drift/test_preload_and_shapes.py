@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing as t
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,9 @@ import pytest
 from auditor.drift import shapes
 from auditor.drift.preload import Preload
 from auditor.model import Resource
+from auditor.repo import manifests
 from auditor.repo.layout import Repository
+from auditor.repo.profiles import PROFILE_FILE
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator
 
@@ -54,6 +57,56 @@ def test_a_child_that_fails_leaves_the_parent_to_load(
     assert _seen(preload.result().for_cluster("gpu-prod")) == _seen(
         Repository.open(repo_copy).load(CLUSTERS).for_cluster("gpu-prod")
     )
+
+
+def test_a_run_after_another_parses_only_the_files_that_changed(
+    repo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """drift reads and fills validate's cache: the first run forks the loader, which fills it;
+    the next loads here from it, parsing only an edited file, and loads what a cold load does."""
+    monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
+    first = Preload.start(Repository.open(repo_copy), CLUSTERS, cache=True)
+    assert first._pid is not None  # nothing cached yet: the child loads (and fills the cache)
+    first.result()
+    edited = repo_copy / "clusters/gpu-prod/cohorts.yaml"
+    edited.write_text(edited.read_text().replace("name: ", "name: x", 1))
+    parsed: list[str] = []
+    real = manifests.load_bytes
+
+    def counting(data: bytes, path: str) -> t.Any:
+        if not path.endswith(PROFILE_FILE):
+            parsed.append(path)
+        return real(data, path)
+
+    monkeypatch.setattr(manifests, "load_bytes", counting)
+    again = Preload.start(Repository.open(repo_copy), CLUSTERS, cache=True)
+    assert again._pid is None  # every cluster's pack holds entries: loaded here
+    got = again.result()
+    assert parsed == ["clusters/gpu-prod/cohorts.yaml"]
+    want = Repository.open(repo_copy).load(CLUSTERS)
+    for cluster in CLUSTERS:
+        assert _seen(got.for_cluster(cluster)) == _seen(want.for_cluster(cluster))
+    assert got.findings == want.findings
+    resource = got.for_cluster("gpu-prod")[0]
+    assert resource.line_of(["metadata", "name"]) == want.for_cluster("gpu-prod")[0].line_of(
+        ["metadata", "name"]
+    )
+
+
+def test_without_the_cache_nothing_is_read_or_written_there(
+    repo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """drift --no-cache: the loader forks as before and leaves the cache directory alone."""
+    monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
+    preload = Preload.start(Repository.open(repo_copy), CLUSTERS, cache=False)
+    assert preload.caches == {} and preload._pid is not None
+    got = preload.result()
+    assert _seen(got.for_cluster("gpu-prod")) == _seen(
+        Repository.open(repo_copy).load(CLUSTERS).for_cluster("gpu-prod")
+    )
+    assert not (tmp_path / "cache").exists()
+    Preload.start(Repository.open(repo_copy), CLUSTERS, cache=True).result()
+    assert list((tmp_path / "cache").rglob("*.pickle"))  # the same run with it fills it
 
 
 def test_clusters_with_the_same_schemas_compile_each_kind_once(

@@ -138,6 +138,25 @@ def test_drift_matrix_comes_from_the_clusters_step_and_only_incomplete_fails() -
     assert compare["run"].startswith("set +e")  # drift (exit 1) must not fail the job by itself
 
 
+def test_each_drift_run_restores_the_cache_the_run_before_it_saved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The drift job keeps the user cache directory (where drift and validate cache each
+    parsed file) with actions/cache: a new key each run, the newest earlier one restored."""
+    from auditor.repo.cache import user_cache_root
+
+    for name in ("KUEUE_GITOPS_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    steps = _load(ROOT / ".github/workflows/drift-report.yml")["jobs"]["drift"]["steps"]
+    [at] = [i for i, s in enumerate(steps) if str(s.get("uses", "")).startswith("actions/cache@")]
+    compare = next(i for i, s in enumerate(steps) if "kueue-gitops drift" in s.get("run", ""))
+    assert at < compare
+    cache = steps[at]["with"]
+    assert Path(cache["path"].replace("~", str(Path.home()), 1)) == user_cache_root()
+    assert "${{ github.run_id }}" in cache["key"] and "${{ matrix.cluster }}" in cache["key"]
+    assert cache["key"].startswith(cache["restore-keys"]) and "run_id" not in cache["restore-keys"]
+
+
 def _parses(argv: list[str]) -> None:
     """Parse a kueue-gitops command line with the real CLI, without running it."""
     command: click.Command = cli
