@@ -55,7 +55,7 @@ from auditor.errors import ClusterAccessError, internal_error
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.live.kube import ContextMissing, KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
-from auditor.repo import manifests, suppressions
+from auditor.repo import cached, manifests, suppressions
 from auditor.repo.cache import FileCache
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile, TenantProfile
@@ -259,9 +259,11 @@ def _group_job(names: list[str]) -> dict[str, Outcome]:
     assert _GROUP_JOB is not None
     repo, connect, schemas_root, caches = _GROUP_JOB
     profiles = [repo.cluster(name) for name in names]
-    _, outcomes = _here(
-        repo, profiles, connect, schemas_root, lambda: repo.load(names, caches), jobs=1
-    )
+
+    def load() -> Loaded:
+        return cached.load(repo, names, caches or {})
+
+    _, outcomes = _here(repo, profiles, connect, schemas_root, load, jobs=1)
     for outcome in outcomes.values():
         if outcome.objects is not None:
             keys = {argocd.key_of_finding(f) for f in outcome.findings}

@@ -26,16 +26,20 @@ import threading
 import typing as t
 
 from auditor.repo import cache as repo_cache
+from auditor.repo import cached
 from auditor.repo.layout import Loaded, Repository
 
 
 def file_caches(repo: Repository, clusters: list[str]) -> dict[str, repo_cache.FileCache]:
     """Each cluster's validate pack (keyed as validate keys it), the tenant profiles' cache on;
-    none for a repository that is not a working tree, or a cluster whose schemas cannot be read."""
+    none for a repository that is not a working tree, or a cluster whose schemas cannot be read.
+    The profiles are read now, before any fork, so the loader's child and the fleet's workers
+    inherit them."""
     if repo.root is None:
         return {}
     tool = repo_cache.tool_key()
-    repo.use_cache(tool)
+    with contextlib.suppress(Exception):  # a broken profile is reported where it is next read
+        cached.tenants(repo, tool)
     caches = {}
     for name in clusters:
         with contextlib.suppress(OSError):
@@ -73,7 +77,7 @@ class Preload:
         return preload
 
     def _load(self) -> Loaded:
-        loaded = self.repo.load(self.clusters, self.caches)
+        loaded = cached.load(self.repo, self.clusters, self.caches)
         for file_cache in self.caches.values():
             file_cache.save()
         return loaded
