@@ -186,7 +186,8 @@ def validate(
 
     What each unchanged file was found to be is cached (keyed by its content, its cluster's
     schemas and the tool version) under $KUEUE_GITOPS_CACHE, $XDG_CACHE_HOME/kueue-gitops or
-    ~/.cache/kueue-gitops, in validate/; the policy checks always run over every object.
+    ~/.cache/kueue-gitops, in validate/, and so is each policy check's findings, run again only
+    when what the check read changed.
     """
     # A run builds hundreds of thousands of long-lived objects and next to no cycles: the
     # collector's default pace (every 700 allocations) costs about a tenth of a cached run.

@@ -3,7 +3,8 @@
 One pack per repository and cluster (`validate/<repository hash>/<cluster>.pickle` under the
 cache root) holds, per file path: the file's stat signature, the SHA-256 of its bytes, its parsed
 documents and loading problems, and the validator's per-object results (opaque bytes here; the
-validate pipeline makes and reads them). A pack is used only when its tool key (package version,
+validate pipeline makes and reads them); and per policy check what validate/kept.py keeps of it.
+A pack is used only when its tool key (package version,
 cache format and a hash of the auditor source, so an edited checkout never reuses old results)
 and the cluster's schema fingerprint (every file under `schemas/<cluster>/`) are the current
 ones; otherwise it starts empty.

@@ -68,7 +68,7 @@ def validate(
     With `cache`, what each file's objects were found to be (parsed documents, version
     contract, schema and CEL findings) is kept in the user cache directory and served again
     while the file, its cluster's schemas and the tool are unchanged (auditor/repo/cache.py);
-    the policy checks always run over every object.
+    the policy checks run again only when what they read changed (validate/kept.py).
     """
     names = clusters or sorted(repo.clusters)
     require_schemas(repo, schemas, names)

@@ -8,7 +8,7 @@ import pytest
 
 from auditor.repo.manifests import load_bytes
 from auditor.schemas.catalog import SchemaCatalog
-from auditor.schemas.validator import ClusterValidator, python_patterns
+from auditor.schemas.validator import ClusterValidator, compiled, python_patterns
 from tests.conftest import ROOT
 
 CATALOG = SchemaCatalog(ROOT / "schemas", "gpu-prod")
@@ -70,11 +70,9 @@ def test_compiled_validators_are_kept_by_fingerprint_and_rebuilt_when_unreadable
 ) -> None:
     import fastjsonschema
 
-    from auditor.schemas import validator
-
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path))
     definition = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}
-    first = validator.compiled(definition)
+    first = compiled(definition)
     [kept] = (tmp_path / "validators").iterdir()
     generated: list[int] = []
     real = fastjsonschema.compile_to_code
@@ -84,16 +82,16 @@ def test_compiled_validators_are_kept_by_fingerprint_and_rebuilt_when_unreadable
         return real(*args, **kwargs)
 
     monkeypatch.setattr(fastjsonschema, "compile_to_code", counting)
-    again = validator.compiled(definition)  # from the kept code: nothing generated
+    again = compiled(definition)  # from the kept code: nothing generated
     assert generated == []
     for check in (first, again):
         check({"n": 2})
         with pytest.raises(fastjsonschema.JsonSchemaException):
             check({"n": 0})
-    validator.compiled({**definition, "required": ["n"]})  # another fingerprint
+    compiled({**definition, "required": ["n"]})  # another fingerprint
     assert generated == [1]
     kept.write_bytes(b"not marshal data")
     with pytest.raises(fastjsonschema.JsonSchemaException):
-        validator.compiled(definition)({"n": "x"})
+        compiled(definition)({"n": "x"})
     assert generated == [1, 1]  # generated again, and kept again
-    assert validator.compiled(definition) is not None and generated == [1, 1]
+    assert compiled(definition) is not None and generated == [1, 1]
