@@ -13,6 +13,7 @@ preempted whom, preemption loops, time-weighted borrowing and the hour each tena
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import subprocess
@@ -296,10 +297,17 @@ def loops(run: SimRun, tenant_of: t.Mapping[str, str]) -> list[Loop]:
             pairs.setdefault(key, []).append(p)
     for (a, b), events in sorted(pairs.items()):
         events.sort(key=lambda p: (p.at, p.victim))
+        times = [e.at for e in events]
+        # turns[i]: changes of direction among events[0..i]; a window's count is a difference,
+        # so a day with thousands of preemptions is not judged window by window
+        turns = [
+            0,
+            *itertools.accumulate(x.by_queue != y.by_queue for x, y in itertools.pairwise(events)),
+        ]
         for start in range(len(events)):
-            window = [e for e in events[start:] if e.at - events[start].at <= LOOP_WINDOW]
-            switches = sum(x.by_queue != y.by_queue for x, y in itertools.pairwise(window))
-            if switches >= TRADE_SWITCHES:
+            end = bisect.bisect_right(times, events[start].at + LOOP_WINDOW)
+            if turns[end - 1] - turns[start] >= TRADE_SWITCHES:
+                window = events[start:end]
                 taker = tenant_of.get(run.workloads[window[0].by or 0].traced.namespace, a)
                 found.append(
                     Loop(

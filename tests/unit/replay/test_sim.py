@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from auditor.errors import ConfigError, SandboxError
-from auditor.replay.sim import SimSide, deadline, simulate
+from auditor.replay.run import Observed
+from auditor.replay.sim import Preemption, SimRun, SimSide, deadline, loops, simulate
 from auditor.replay.trace import Trace, TracedWorkload
 
 TRACE = Trace(
@@ -51,3 +52,39 @@ def test_a_refused_revision_names_the_side_and_cluster(tmp_path: Path) -> None:
     refusing = _simulator(tmp_path, "sys.stderr.write('no LocalQueue team-a/default')\nsys.exit(2)")
     with pytest.raises(ConfigError, match=r"base \(abc1234\), cluster gpu-prod: no LocalQueue"):
         simulate([_side(refusing, "base")], TRACE)
+
+
+def _run_with(preemptions: list[Preemption]) -> SimRun:
+    workloads = [Observed(i, TRACE.workloads[0]) for i in range(2)]
+    return SimRun("head", "abc1234", 1.0, workloads, {}, preemption_log=preemptions)
+
+
+def _trading(start: float, gap: float, count: int) -> list[Preemption]:
+    """Two queues taking the same GPUs back and forth, one preemption every `gap` seconds."""
+    queues = ("team-a-cq", "team-b-cq")
+    return [
+        Preemption(start + i * gap, i % 2, (i + 1) % 2, "InCohortReclamation",
+                   queues[(i + 1) % 2], queues[i % 2])
+        for i in range(count)
+    ]  # fmt: skip
+
+
+def test_queues_trading_within_the_hour_are_a_loop_shown_from_its_start() -> None:
+    quiet = [Preemption(10.0, 0, 1, "InCohortReclamation", "team-a-cq", "team-b-cq")]
+    found = loops(_run_with(quiet + _trading(7200.0, 600.0, 5)), {})
+    [loop] = [one for one in found if one.kind == "queues"]
+    assert loop.key == "queues:team-a-cq<->team-b-cq"
+    assert loop.cycle[0].startswith("7200s team-a-cq preempts #0")
+    assert len(loop.cycle) == 5  # the five preemptions of the window, 4 changes of direction
+
+
+def test_the_same_trades_spread_over_more_than_an_hour_are_not_a_loop() -> None:
+    found = loops(_run_with(_trading(0.0, 1000.0, 5)), {})
+    assert [one for one in found if one.kind == "queues"] == []  # 4 changes over 4,000 s
+
+
+def test_a_day_of_many_trades_is_judged_in_one_pass() -> None:
+    # 20,000 preemptions once took minutes (every window rebuilt from its start to the end)
+    found = loops(_run_with(_trading(0.0, 4.0, 20_000)), {})
+    [loop] = [one for one in found if one.kind == "queues"]
+    assert len(loop.cycle) == 901  # 3,600 s of events 4 s apart, both ends counted
