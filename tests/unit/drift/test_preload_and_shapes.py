@@ -11,7 +11,7 @@ from auditor.drift import shapes
 from auditor.drift.preload import Preload
 from auditor.model import Resource
 from auditor.repo import manifests
-from auditor.repo.layout import Repository
+from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import PROFILE_FILE
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator
@@ -24,11 +24,8 @@ def _seen(resources: list[Resource]) -> list[tuple[str, int, dict[str, object]]]
     return [(r.file, r.line, r.body) for r in resources]
 
 
-def test_the_forked_load_is_the_load(repo_copy: Path) -> None:
-    repo = Repository.open(repo_copy)
-    preload = Preload.start(repo, CLUSTERS)
-    assert preload._pid is not None  # a child was forked (this machine has two cores)
-    got = preload.result()
+def _same_as_a_plain_load(got: Loaded, repo_copy: Path) -> None:
+    """`got` holds what loading the repository directly gives: objects, findings and lines."""
     want = Repository.open(repo_copy).load(CLUSTERS)
     for cluster in CLUSTERS:
         assert _seen(got.for_cluster(cluster)) == _seen(want.for_cluster(cluster))
@@ -37,6 +34,14 @@ def test_the_forked_load_is_the_load(repo_copy: Path) -> None:
     assert resource.line_of(["metadata", "name"]) == want.for_cluster("gpu-prod")[0].line_of(
         ["metadata", "name"]
     )
+
+
+def test_the_forked_load_is_the_load(repo_copy: Path) -> None:
+    repo = Repository.open(repo_copy)
+    preload = Preload.start(repo, CLUSTERS)
+    assert preload._pid is not None  # a child was forked (this machine has two cores)
+    got = preload.result()
+    _same_as_a_plain_load(got, repo_copy)
 
 
 def test_a_broken_manifest_is_reported_as_without_the_fork(repo_copy: Path) -> None:
@@ -83,14 +88,7 @@ def test_a_run_after_another_parses_only_the_files_that_changed(
     assert again._pid is None  # every cluster's pack holds entries: loaded here
     got = again.result()
     assert parsed == ["clusters/gpu-prod/cohorts.yaml"]
-    want = Repository.open(repo_copy).load(CLUSTERS)
-    for cluster in CLUSTERS:
-        assert _seen(got.for_cluster(cluster)) == _seen(want.for_cluster(cluster))
-    assert got.findings == want.findings
-    resource = got.for_cluster("gpu-prod")[0]
-    assert resource.line_of(["metadata", "name"]) == want.for_cluster("gpu-prod")[0].line_of(
-        ["metadata", "name"]
-    )
+    _same_as_a_plain_load(got, repo_copy)
 
 
 def test_without_the_cache_nothing_is_read_or_written_there(
