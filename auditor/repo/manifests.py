@@ -451,10 +451,15 @@ def _take(
 # first line of content, found in the text (lines of fields are derived later, by PyYAML).
 
 _IMPLICIT_FIRST = frozenset("yYnNtTfFoO-+0123456789.<~=")  # where YAML 1.1 may read a non-string
-# tabs, carriage returns, anchors, aliases, tags, merge keys, directives, document ends, and
-# explicit keys: `? ` anywhere (in a URL's query it is followed by no space)
-_RARE = re.compile(rb"[\t\r&*!%?<]")
-_UNREAD = re.compile(rb"[\t\r&*!]|<<|(?:^|\n)%|\?[ \n]|^\? ")
+# tabs, carriage returns, anchors, aliases, tags, merge keys, directives, document ends,
+# explicit keys (`? ` anywhere: in a URL's query it is followed by no space), and the characters
+# YAML refuses in a stream (C0 and C1 controls, DEL, U+FFFE, U+FFFF; rapidyaml reads a NUL as
+# the end, PyYAML refuses it, and its error says where)
+_RARE = re.compile(rb"[\t\r&*!%?<\x00-\x08\x0b\x0c\x0e-\x1f\x7f\xc2\xef]")
+_UNREAD = re.compile(
+    rb"[\t\r&*!\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x84\x86-\x9f]|\xef\xbf[\xbe\xbf]"
+    rb"|<<|(?:^|\n)%|\?[ \n]|^\? "
+)
 _SIGNED_POINT = re.compile(rb"[-+]\.[0-9]")  # `-.5`: rapidyaml writes -0.5, YAML 1.1 a string
 _BLANK_OR_COMMENT = frozenset(b" #\n")
 # A JSON string (of no escapes: a plain scalar holds none) YAML 1.1 may read as another type

@@ -8,6 +8,8 @@ import typing as t
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auditor.repo import manifests
 
@@ -121,11 +123,24 @@ def test_what_both_read_alike(text: str) -> None:
         "- a\n- b\n",  # not a mapping
         OBJECT + "data: [unclosed\n",  # malformed
         OBJECT + "deep: " + "[" * 120 + "]" * 120 + "\n",  # past MAX_DEPTH
+        "\x00" + OBJECT[1:],  # a NUL (rapidyaml reads it as the end; YAML refuses it)
+        OBJECT + "data:\n  a: x\x1by\n",  # a C0 control
+        OBJECT + "data:\n  a: x\x7fy\n",  # DEL
+        OBJECT + "data:\n  a: x\x85y\x86\n",  # NEL (allowed) beside a C1 control
+        OBJECT + "data:\n  a: x\ufffey\n",  # a noncharacter
     ],
 )
 def test_what_the_fast_reader_leaves_to_pyyaml(text: str) -> None:
     assert fast(text) is None
     assert read(text) == slow(text)  # so the loader's answer is PyYAML's path's
+
+
+def test_a_control_character_is_a_finding_at_its_line() -> None:
+    text = OBJECT + "data:\n  a: x\x00y\n"
+    found, [problem] = manifests.load_bytes(text.encode(), "f.yaml")
+    assert found == []
+    assert (problem.rule.id, problem.line) == ("yaml-syntax", 6)
+    assert "#x0000" in problem.message
 
 
 def test_a_malformed_file_still_gets_pyyamls_message_and_line(
@@ -137,3 +152,28 @@ def test_a_malformed_file_still_gets_pyyamls_message_and_line(
     assert problem.rule.id == "yaml-syntax"
     assert (problem.file, problem.line) == ("f.yaml", 7)
     assert capfd.readouterr().err == ""  # rapidyaml's own report on fd 2 is hidden
+
+
+SAMPLE = (ROOT / "clusters/gpu-prod/clusterqueues.yaml").read_text()
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, len(SAMPLE) - 1), st.characters(max_codepoint=0x10FFFF)),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_a_corrupted_manifest_reads_as_pyyamls_path_reads_it(
+    edits: list[tuple[int, str]],
+) -> None:
+    """Whatever a stray character does, the loader's answer is PyYAML's path's (a file the fast
+    reader took and PyYAML refuses would fail later, where a field's line is looked up)."""
+    chars = list(SAMPLE)
+    for at, char in edits:
+        chars[at] = char
+    text = "".join(chars)
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        return  # a lone surrogate cannot be written to a file as UTF-8
+    assert read(text) == slow(text)
