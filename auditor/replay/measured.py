@@ -153,6 +153,8 @@ class Side:
     loops: list[Loop] = field(default_factory=list)
     cycles: int = 0  # the simulation's scheduling cycles
     stalled: list[float] = field(default_factory=list)  # instants it gave up on (too many cycles)
+    # instants where Kueue preempted and readmitted the same Workloads without end (a livelock)
+    livelocks: list[float] = field(default_factory=list)
 
     def tenant(self, name: str) -> Group:
         return next((g for g in self.tenants if g.name == name), Group(name))
@@ -189,6 +191,7 @@ class Side:
                 "loops": [loop.to_json() for loop in self.loops],
                 "cycles": self.cycles,
                 "stalledAt": self.stalled,
+                "livelockAt": self.livelocks,
                 "preemptions": self.preemptions,
                 "tenants": [g.to_json() for g in self.tenants],
                 "clusterQueues": [g.to_json() for g in self.cluster_queues],
@@ -329,6 +332,7 @@ def _simulated(
         loops=loops(run, tenant_of),
         cycles=run.cycles,
         stalled=run.stalled,
+        livelocks=run.livelocks,
     )
 
 

@@ -47,6 +47,7 @@ LOOP_PREEMPTIONS = 3
 # B preempts A's, ...) within LOOP_WINDOW trace seconds.
 TRADE_SWITCHES = 4
 LOOP_WINDOW = 3600.0
+LOOP_SHOWN = 20  # steps of a loop's cycle the report lists
 HOUR = 3600.0
 
 
@@ -82,6 +83,7 @@ class SimRun(SideRun):
     preemption_log: list[Preemption] = field(default_factory=list)
     cycles: int = 0
     stalled: list[float] = field(default_factory=list)
+    livelocks: list[float] = field(default_factory=list)
     pending_reasons: dict[int, str] = field(default_factory=dict)
     end_seconds: float = 0.0
 
@@ -238,6 +240,7 @@ def from_output(
         preemption_log=log,
         cycles=int(out.get("cycles", 0)),
         stalled=[float(v) for v in out.get("stalledAt", [])],
+        livelocks=[float(v) for v in out.get("livelockAt", [])],
         pending_reasons=pending,
         end_seconds=end,
     )
@@ -287,7 +290,9 @@ def loops(run: SimRun, tenant_of: t.Mapping[str, str]) -> list[Loop]:
                     f"workload:{victim}",
                     "workload",
                     tenant_of.get(w.namespace, w.namespace),
-                    [f"{p.at:.0f}s preempted by {name(p.by)} ({p.reason})" for p in preempted],
+                    _shown(
+                        [f"{p.at:.0f}s preempted by {name(p.by)} ({p.reason})" for p in preempted]
+                    ),
                 )
             )
     pairs: dict[tuple[str, str], list[Preemption]] = {}
@@ -314,15 +319,25 @@ def loops(run: SimRun, tenant_of: t.Mapping[str, str]) -> list[Loop]:
                         f"queues:{a}<->{b}",
                         "queues",
                         taker,
-                        [
-                            f"{e.at:.0f}s {e.by_queue} preempts {name(e.victim)} of "
-                            f"{e.victim_queue} ({e.reason})"
-                            for e in window
-                        ],
+                        _shown(
+                            [
+                                f"{e.at:.0f}s {e.by_queue} preempts {name(e.victim)} of "
+                                f"{e.victim_queue} ({e.reason})"
+                                for e in window
+                            ]
+                        ),
                     )
                 )
                 break
     return found
+
+
+def _shown(cycle: list[str]) -> list[str]:
+    """A loop's cycle as the report shows it: its first LOOP_SHOWN steps and how many follow (a
+    livelock repeats one step hundreds of times)."""
+    if len(cycle) <= LOOP_SHOWN:
+        return cycle
+    return [*cycle[:LOOP_SHOWN], f"... and {len(cycle) - LOOP_SHOWN} more ({len(cycle)} in all)"]
 
 
 def peak_hour(seen: t.Sequence[Observed]) -> tuple[int, float] | None:

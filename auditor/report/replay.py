@@ -186,6 +186,14 @@ def simulated_lines(c: Comparison) -> list[str]:
                 out.append(f"{side.label} {g.name}: " + "; ".join(parts))
         for loop in side.loops:
             out.append(f"{side.label}: preemption loop ({loop.key}): " + "; ".join(loop.cycle[:6]))
+        if side.livelocks:
+            first = ", ".join(f"{at:.0f}s" for at in side.livelocks[:5])
+            out.append(
+                f"{side.label}: a livelock at {len(side.livelocks)} instant(s) ({first}"
+                f"{', ...' if len(side.livelocks) > 5 else ''}): Kueue preempted a Workload and "
+                "readmitted it ahead of its preemptor, again and again; the simulation moved on at "
+                "each (in a cluster each round waits for the victim's pods to stop)"
+            )
         if side.stalled:
             out.append(
                 f"{side.label}: gave up on {len(side.stalled)} instant(s) after too many cycles"

@@ -41,6 +41,7 @@ import (
 	"unsafe" // go:linkname, and the requeuer's sets (requeueBatch)
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -100,8 +101,8 @@ const (
 	gpu     = corev1.ResourceName("nvidia.com/gpu")
 	wlName  = "sim-%06d"
 	uidForm = "sim-uid-%06d"
-	// The most scheduling cycles at one instant before the clock moves on regardless: a
-	// configuration where Kueue admits and preempts the same Workloads forever at one instant.
+	// The most scheduling cycles at one instant before the clock moves on regardless (a
+	// livelock, below, ends an instant long before this).
 	maxCyclesPerInstant = 20000
 )
 
@@ -160,6 +161,7 @@ type output struct {
 	Borrowed     map[string][]sample `json:"borrowedGpus"`
 	EndSeconds   float64             `json:"endSeconds"`
 	Stalled      []float64           `json:"stalledAt"`
+	Livelocked   []float64           `json:"livelockAt"`
 	Cycles       int64               `json:"cycles"`
 }
 
@@ -203,6 +205,16 @@ type sim struct {
 	borrowed map[string][]sample
 	cycles   int64
 	stalled  []float64
+
+	// A livelock: Kueue preempts a Workload for another and then readmits the victim first (the
+	// entry order puts a Workload within nominal quota ahead of a borrowing preemptor), at one
+	// instant, without end. The preemptions of this instant, and the sets of quota holders seen
+	// after a repeated one, find it: a state seen twice at one instant recurs forever, as the code
+	// deciding is deterministic.
+	preemptedNow map[[2]int]int
+	heldNow      map[string]bool
+	livelock     bool
+	livelocked   []float64 // the instants a livelock ended
 }
 
 // recorder keeps the one event the scheduler's preemptor emits naming both sides of a
@@ -248,12 +260,20 @@ func seconds(t time.Time) float64 {
 
 func at(secs float64) time.Time { return epoch.Add(time.Duration(secs * float64(time.Second))) }
 
+// kueueLog is where Kueue's own logging goes: nowhere, unless -v asks for it.
+var kueueLog = logr.Discard()
+
 func main() {
 	in := flag.String("in", "-", "input JSON file (- for stdin)")
 	out := flag.String("out", "-", "output JSON file (- for stdout)")
 	version := flag.String("kueue-version", "", "the Kueue release this was built from (for the output)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile here (for bench/replay)")
+	verbosity := flag.Int("v", 0, "Kueue's own log on stderr at this verbosity (0: none), to see why it decided")
 	flag.Parse()
+	if *verbosity > 0 {
+		kueueLog = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) },
+			funcr.Options{Verbosity: *verbosity})
+	}
 	started := time.Now()
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -277,7 +297,7 @@ func main() {
 	}
 	klog.SetOutput(io.Discard)
 	klog.LogToStderr(false)
-	ctrl.SetLogger(logr.Discard())
+	ctrl.SetLogger(kueueLog)
 
 	raw, err := readAll(*in)
 	if err != nil {
@@ -307,10 +327,14 @@ func main() {
 		Borrowed:     s.borrowed,
 		EndSeconds:   seconds(s.clock.Now()),
 		Stalled:      s.stalled,
+		Livelocked:   s.livelocked,
 		Cycles:       s.cycles,
 	}
 	if result.Stalled == nil {
 		result.Stalled = []float64{}
+	}
+	if result.Livelocked == nil {
+		result.Livelocked = []float64{}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -511,8 +535,8 @@ func (s *sim) applyStatus(body *kueue.Workload) error {
 func newSim(spec *input) (*sim, error) {
 	scheme := newScheme()
 	s := &sim{
-		ctx:      ctrl.LoggerInto(context.Background(), logr.Discard()),
-		log:      logr.Discard(),
+		ctx:      ctrl.LoggerInto(context.Background(), kueueLog),
+		log:      kueueLog,
 		clock:    clocktesting.NewFakeClock(epoch),
 		trace:    spec.Workloads,
 		byName:   map[types.NamespacedName]int{},
@@ -520,6 +544,9 @@ func newSim(spec *input) (*sim, error) {
 		dirty:    map[types.NamespacedName]bool{},
 		borrowed: map[string][]sample{},
 		recorder: &recorder{preemptor: map[types.UID]types.UID{}},
+
+		preemptedNow: map[[2]int]int{},
+		heldNow:      map[string]bool{},
 	}
 	var objects []client.Object
 	for i, raw := range spec.Objects {
@@ -976,6 +1003,9 @@ func (s *sim) run(horizon *float64) error {
 // inadmissible when quota was freed.
 func (s *sim) settleInstant() error {
 	cycles := 0
+	clear(s.preemptedNow)
+	clear(s.heldNow)
+	s.livelock = false
 	for {
 		if err := s.deliver(); err != nil {
 			return err
@@ -987,6 +1017,10 @@ func (s *sim) settleInstant() error {
 			}
 		}
 		if s.hasHeads() && (s.pace == nil || s.pace.due(s)) {
+			if s.livelock {
+				s.livelocked = append(s.livelocked, seconds(s.clock.Now()))
+				return nil
+			}
 			if cycles >= maxCyclesPerInstant {
 				s.stalled = append(s.stalled, seconds(s.clock.Now()))
 				return nil
@@ -1123,6 +1157,7 @@ func (s *sim) observe(i int, old, now *kueue.Workload) {
 				var idx int
 				if _, err := fmt.Sscanf(string(by), uidForm, &idx); err == nil {
 					h.By = &idx
+					s.notePreemption(i, idx)
 				}
 			}
 		}
@@ -1132,6 +1167,27 @@ func (s *sim) observe(i int, old, now *kueue.Workload) {
 		r.finished = true
 		r.Events = append(r.Events, happening{At: at, Kind: "finished"})
 	}
+}
+
+// notePreemption counts `victim` preempted by `by` at this instant; from the second time on,
+// the set of Workloads holding quota is remembered, and one seen before is a livelock.
+func (s *sim) notePreemption(victim, by int) {
+	key := [2]int{victim, by}
+	s.preemptedNow[key]++
+	if s.preemptedNow[key] < 2 {
+		return
+	}
+	var held strings.Builder
+	for i := range s.records {
+		if wl := s.seen[i]; wl != nil && i != victim && workload.HasQuotaReservation(wl) && !isFinished(wl) {
+			fmt.Fprintf(&held, "%d,", i)
+		}
+	}
+	state := fmt.Sprintf("%d>%d:%s", by, victim, held.String())
+	if s.heldNow[state] {
+		s.livelock = true
+	}
+	s.heldNow[state] = true
 }
 
 func flavors(a *kueue.Admission) string {

@@ -188,3 +188,30 @@ def test_a_workload_no_flavor_holds_is_reported_never_admitted(
     # the base leaves it waiting too: nothing the change did
     assert not [f for f in doc["findings"] if f["rule"] == "replay-never-admitted"]
     assert code == 0
+
+
+@pytest.mark.parametrize("repo", ["gpu-staging"], indirect=True)
+def test_a_livelock_at_one_instant_is_named_and_the_day_goes_on(
+    repo: tuple[str, Path, dict[str, str]],
+) -> None:
+    # On the halved head, team-b preempts a borrowing team-a Workload for one of its own, and
+    # Kueue's entry order readmits the victim first (it then fits within team-a's nominal
+    # quota), at one instant, again and again: bench/replay/agreement.py's reclaim trace.
+    _cluster, root, _shas = repo
+    made = CliRunner().invoke(
+        cli,
+        ["--repo", str(root), "trace", "generate", "--cluster", "gpu-staging",
+         "--workloads", "30", "--hours", "0.5", "--median-run", "300", "--seed", "12",
+         "--tenant", "team-a:batch-low:0.6", "--tenant", "team-b:batch-standard:0.4",
+         "-o", str(root / "reclaim.json")],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.stderr
+    code, doc = replayed(repo, "halved", "reclaim.json")
+    base, head = doc["replay"]["base"], doc["replay"]["head"]
+    assert base["livelockAt"] == [] and head["livelockAt"]
+    assert head["stalledAt"] == []  # each livelock ended by its repeated state, not the cap
+    [loop] = [f for f in doc["findings"] if f["rule"] == "replay-preemption-loop"]
+    assert loop["tenant"] == "team-a" and code == 1
+    assert len(loop["cycle"]) <= 21  # twenty steps and how many follow
+    # every Workload still ran: the day went on past each livelock
+    assert all(g["neverAdmitted"] == 0 for g in head["tenants"])

@@ -87,4 +87,15 @@ def test_a_day_of_many_trades_is_judged_in_one_pass() -> None:
     # 20,000 preemptions once took minutes (every window rebuilt from its start to the end)
     found = loops(_run_with(_trading(0.0, 4.0, 20_000)), {})
     [loop] = [one for one in found if one.kind == "queues"]
-    assert len(loop.cycle) == 901  # 3,600 s of events 4 s apart, both ends counted
+    assert loop.cycle[-1] == "... and 881 more (901 in all)"  # 3,600 s of events 4 s apart
+    assert len(loop.cycle) == 21  # the report lists the first 20 steps
+
+
+def test_a_workload_preempted_thousands_of_times_lists_twenty() -> None:
+    # a livelock: one victim taken by one preemptor again and again at one instant
+    storm = [Preemption(588.0, 0, 1, "InCohortReclaimWhileBorrowing", "team-b-cq", "team-a-cq")]
+    [loop] = loops(_run_with(storm * 5000), {"team-a": "team-a"})
+    assert loop.key == "workload:0"
+    assert loop.cycle[0].startswith("588s preempted by #1 (")
+    assert loop.cycle[:20] == [loop.cycle[0]] * 20
+    assert loop.cycle[20:] == ["... and 4980 more (5000 in all)"]
