@@ -211,6 +211,8 @@ type sim struct {
 	// instant, without end. The preemptions of this instant, and the sets of quota holders seen
 	// after a repeated one, find it: a state seen twice at one instant recurs forever, as the code
 	// deciding is deterministic.
+	namespaces map[string]*corev1.Namespace // the revision's, as the client's Get answers them
+
 	preemptedNow map[[2]int]int
 	heldNow      map[string]bool
 	livelock     bool
@@ -545,6 +547,7 @@ func newSim(spec *input) (*sim, error) {
 		borrowed: map[string][]sample{},
 		recorder: &recorder{preemptor: map[types.UID]types.UID{}},
 
+		namespaces:   map[string]*corev1.Namespace{},
 		preemptedNow: map[[2]int]int{},
 		heldNow:      map[string]bool{},
 	}
@@ -555,6 +558,9 @@ func newSim(spec *input) (*sim, error) {
 			return nil, fmt.Errorf("objects[%d]: %v", i, err)
 		}
 		objects = append(objects, obj)
+		if ns, ok := obj.(*corev1.Namespace); ok {
+			s.namespaces[ns.Name] = ns.DeepCopy()
+		}
 	}
 	mark := func(obj client.Object) {
 		if _, ok := obj.(*kueue.Workload); ok {
@@ -577,27 +583,25 @@ func newSim(spec *input) (*sim, error) {
 			// Workloads and Namespaces, which Kueue's queue manager reads at every requeue, are
 			// copied from the store as they are, not through JSON as the fake client copies.
 			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				var gvr schema.GroupVersionResource
-				switch obj.(type) {
+				switch into := obj.(type) {
 				case *kueue.Workload:
-					gvr = workloads
+					found, err := s.tracker.Get(workloads, key.Namespace, key.Name)
+					if err != nil {
+						return err
+					}
+					*into = *found.(*kueue.Workload) // the tracker's copy, taken as it is
+					return nil
 				case *corev1.Namespace:
-					gvr = corev1.SchemeGroupVersion.WithResource("namespaces")
+					// Nothing writes a Namespace during a simulation, and Kueue only matches its
+					// labels: the revision's are kept as read (a shallow copy shares their maps).
+					if ns, ok := s.namespaces[key.Name]; ok {
+						*into = *ns
+						return nil
+					}
+					return c.Get(ctx, key, obj, opts...) // none such: the store says NotFound
 				default:
 					return c.Get(ctx, key, obj, opts...)
 				}
-				found, err := s.tracker.Get(gvr, key.Namespace, key.Name)
-				if err != nil {
-					return err
-				}
-				// The tracker hands out a copy of its own: taken as it is.
-				switch into := obj.(type) {
-				case *kueue.Workload:
-					*into = *found.(*kueue.Workload)
-				case *corev1.Namespace:
-					*into = *found.(*corev1.Namespace)
-				}
-				return nil
 			},
 			// LimitRanges, which Kueue lists in the Workload's namespace at every requeue to
 			// adjust its requests (by an index of its own): none in the namespace is an empty
