@@ -206,13 +206,13 @@ type sim struct {
 	cycles   int64
 	stalled  []float64
 
+	namespaces map[string]*corev1.Namespace // the revision's, as the client's Get answers them
+
 	// A livelock: Kueue preempts a Workload for another and then readmits the victim first (the
-	// entry order puts a Workload within nominal quota ahead of a borrowing preemptor), at one
+	// entry order puts the Workload that borrows less ahead of a borrowing preemptor), at one
 	// instant, without end. The preemptions of this instant, and the sets of quota holders seen
 	// after a repeated one, find it: a state seen twice at one instant recurs forever, as the code
 	// deciding is deterministic.
-	namespaces map[string]*corev1.Namespace // the revision's, as the client's Get answers them
-
 	preemptedNow map[[2]int]int
 	heldNow      map[string]bool
 	livelock     bool
