@@ -581,7 +581,8 @@ func newSim(spec *input) (*sim, error) {
 		WithStatusSubresource(&kueue.Workload{}, &kueue.ClusterQueue{}, &kueue.LocalQueue{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			// Workloads and Namespaces, which Kueue's queue manager reads at every requeue, are
-			// copied from the store as they are, not through JSON as the fake client copies.
+			// answered without the fake client's JSON copy: a Workload as the store copies it, a
+			// Namespace as the revision has it.
 			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				switch into := obj.(type) {
 				case *kueue.Workload:

@@ -195,8 +195,8 @@ def test_a_livelock_at_one_instant_is_named_and_the_day_goes_on(
     repo: tuple[str, Path, dict[str, str]],
 ) -> None:
     # On the halved head, team-b preempts a borrowing team-a Workload for one of its own, and
-    # Kueue's entry order readmits the victim first (it then fits within team-a's nominal
-    # quota), at one instant, again and again: bench/replay/agreement.py's reclaim trace.
+    # Kueue's entry order readmits the victim first (it then borrows less than the preemptor),
+    # at one instant, again and again: bench/replay/agreement.py's reclaim trace.
     _cluster, root, _shas = repo
     made = CliRunner().invoke(
         cli,

@@ -160,7 +160,7 @@ SAMPLE = (ROOT / "clusters/gpu-prod/clusterqueues.yaml").read_text()
 @settings(max_examples=400, derandomize=True, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.integers(0, len(SAMPLE) - 1), st.characters(max_codepoint=0x10FFFF)),
+        st.tuples(st.integers(0, len(SAMPLE) - 1), st.characters(codec="utf-8")),
         min_size=1,
         max_size=4,
     )
@@ -173,7 +173,5 @@ def test_a_corrupted_manifest_reads_as_pyyamls_path_reads_it(
     chars = list(SAMPLE)
     for at, char in edits:
         chars[at] = char
-    text = "".join(chars)
-    if any("\ud800" <= c <= "\udfff" for c in text):
-        return  # a lone surrogate cannot be written to a file as UTF-8
+    text = "".join(chars)  # a file's text: no lone surrogates (codec="utf-8")
     assert read(text) == slow(text)
