@@ -157,7 +157,11 @@ def diagnostic(finding: Finding, lines: list[str]) -> types.Diagnostic:
     if finding.suppressed is not None:
         severity = types.DiagnosticSeverity.Hint
         accepted = finding.suppressed
-        message = f"suppressed until {accepted.expires} ({accepted.reason}): {message}"
+        message = (
+            f"baselined ({accepted.source}): {message}"
+            if accepted.baselined
+            else f"suppressed until {accepted.expires} ({accepted.reason}): {message}"
+        )
     return types.Diagnostic(
         range=types.Range(
             start=types.Position(line=number, character=start),
