@@ -244,7 +244,9 @@ def _short(message: str) -> str:
 
 
 def _order(entry: Entry) -> tuple[str, ...]:
-    return tuple(part or "" for part in entry.fingerprint)
+    """By cluster (the repository's own first), then rule, then object and field."""
+    key = entry.fingerprint
+    return (key.cluster or "", *(part or "" for part in key[:1] + key[2:]))
 
 
 # -- writing -----------------------------------------------------------------------------------
