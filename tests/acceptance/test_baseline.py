@@ -77,16 +77,18 @@ def counted(doc: dict[str, t.Any]) -> list[tuple[str, str]]:
     ]
 
 
-def shown(text: str) -> t.Iterator[tuple[str, str]]:
-    """The text report's findings: each object's name, and what accepts it (or "")."""
-    name, mark = "", ""
-    for line in [*text.splitlines(), "  error - - end"]:
+def shown(text: str) -> dict[str, str]:
+    """The text report's findings: each object's name -> what accepts it ("" when nothing)."""
+    out: dict[str, str] = {}
+    name = ""
+    for line in text.splitlines():
+        words = line.split()
         if line.startswith(("  error ", "  warning ")):
-            if name:
-                yield name, mark
-            name, mark = line.split()[3].split("/")[-1], ""  # severity, file:line, kind, name
-        elif line.startswith("          ") and line.split()[0] in ("baselined", "suppressed"):
-            mark = line.split()[0]
+            name = words[3].split("/")[-1]  # severity, file:line, kind, [namespace/]name
+            out[name] = ""
+        elif name and line.startswith("          ") and words[0] in ("baselined", "suppressed"):
+            out[name] = words[0]
+    return out
 
 
 def test_a_baseline_adopts_the_estate_and_only_new_findings_fail(estate: Path) -> None:
@@ -154,8 +156,7 @@ def test_a_baseline_adopts_the_estate_and_only_new_findings_fail(estate: Path) -
     plain = validate(estate, "--baseline", str(file))
     assert plain.exit_code == 1
     assert "validate: findings: 1 error(s), 0 warning(s), 1 suppressed, 2 baselined" in plain.stdout
-    marks = dict(shown(plain.stdout))
-    assert marks == {
+    assert shown(plain.stdout) == {
         "kueue-manager-config": "suppressed",
         "team-a-cq": "baselined",
         "old-q": "baselined",
