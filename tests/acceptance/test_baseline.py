@@ -18,6 +18,8 @@ import pytest
 import yaml
 from junitparser import JUnitXml, Skipped
 
+from tests import installed
+from tests.acceptance.test_package import user_repo
 from tests.acceptance.test_validate import committed_repo, validate
 
 CQS = "clusters/gpu-prod/clusterqueues.yaml"
@@ -269,3 +271,27 @@ def test_a_run_over_one_cluster_keeps_the_other_clusters_entries(estate: Path) -
     validate(estate, "--cluster", "gpu-prod", "--baseline", str(file), "--write-baseline")
     after = {e["name"] for e in yaml.safe_load(file.read_text())["findings"]}
     assert after == {"team-a-cq", "staging-old-q"}
+
+
+def test_the_installed_wheel_adopts_a_repository_with_a_baseline(
+    base_install: Path, tmp_path: Path
+) -> None:
+    """As a platform team runs it: the released wheel, a git repository of its own."""
+    repo = user_repo(tmp_path / "platform")
+    queues = repo / CQS
+    queues.write_text(queues.read_text() + half_migrated("old-q"))
+    installed.git(repo, "init", "-q", "-b", "main")
+    installed.git(repo, "add", ".")
+    installed.git(repo, "commit", "-qm", "the estate")
+    cli, file = str(base_install), ".kueue-gitops/validate-baseline.yaml"
+    assert installed.run([cli, "validate"], repo).returncode == 1
+    (repo / ".kueue-gitops").mkdir()
+    adopted = installed.run([cli, "validate", "--baseline", file, "--write-baseline"], repo)
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    installed.git(repo, "add", ".")
+    installed.git(repo, "commit", "-qm", "adopt kueue-gitops")
+    assert installed.run([cli, "validate", "--baseline", file], repo).returncode == 0
+    queues.write_text(queues.read_text() + half_migrated("newer-q"))
+    checked = installed.run([cli, "validate", "--baseline", file, "-o", "json"], repo)
+    assert checked.returncode == 1
+    assert counted(json.loads(checked.stdout)) == [("field-of-other-version", "newer-q")]
