@@ -270,14 +270,19 @@ def write(path: Path, baseline: Baseline) -> Baseline:
     entries with their lines."""
     text = render(baseline)
     read_back = parse(text, str(path), baseline.command)  # what a later run will find in it
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the baseline ({exc})") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(temp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise ConfigError(f"{path}: cannot write the baseline ({exc})") from exc
         raise
     return read_back
 

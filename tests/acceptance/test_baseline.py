@@ -276,7 +276,8 @@ def test_a_run_over_one_cluster_keeps_the_other_clusters_entries(estate: Path) -
 def test_the_installed_wheel_adopts_a_repository_with_a_baseline(
     base_install: Path, tmp_path: Path
 ) -> None:
-    """As a platform team runs it: the released wheel, a git repository of its own."""
+    """As a platform team runs it: the released wheel, a git repository of its own (the
+    baseline's folder made as it is written)."""
     repo = user_repo(tmp_path / "platform")
     queues = repo / CQS
     queues.write_text(queues.read_text() + half_migrated("old-q"))
@@ -285,7 +286,6 @@ def test_the_installed_wheel_adopts_a_repository_with_a_baseline(
     installed.git(repo, "commit", "-qm", "the estate")
     cli, file = str(base_install), ".kueue-gitops/validate-baseline.yaml"
     assert installed.run([cli, "validate"], repo).returncode == 1
-    (repo / ".kueue-gitops").mkdir()
     adopted = installed.run([cli, "validate", "--baseline", file, "--write-baseline"], repo)
     assert adopted.returncode == 0, adopted.stdout + adopted.stderr
     installed.git(repo, "add", ".")

@@ -247,3 +247,11 @@ def test_a_bad_file_is_a_configuration_error_at_its_line(text: str, line: int, w
 def test_a_missing_file_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"no such baseline.*--write-baseline"):
         baseline.read(tmp_path / "none.yaml", "validate")
+
+
+def test_a_baseline_that_cannot_be_written_is_a_configuration_error(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file where the folder would be\n")
+    with pytest.raises(ConfigError, match=r"taken/b.yaml: cannot write the baseline"):
+        baseline.write(tmp_path / "taken" / "b.yaml", recorded(over()))
+    baseline.write(tmp_path / "new" / "folder" / "b.yaml", recorded(over()))  # made as needed
+    assert len(baseline.read(tmp_path / "new/folder/b.yaml", "validate").entries) == 1
