@@ -232,7 +232,11 @@ def record(
         said.setdefault(key, _short(finding.message))
     entries = [Entry(key, n, said[key]) for key, n in counts.items()]
     if previous is not None:
-        entries += [e for e in previous.entries if not judged(e.fingerprint.cluster)]
+        entries += [
+            e
+            for e in previous.entries
+            if not judged(e.fingerprint.cluster) and e.fingerprint not in counts
+        ]
     return Baseline(file, report.command, tuple(sorted(entries, key=_order)))
 
 
