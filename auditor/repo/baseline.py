@@ -30,6 +30,9 @@ from auditor.errors import ConfigError
 from auditor.model import BaselineSummary, Fingerprint, Report, Suppression
 
 VERSION = 1
+# libyaml's, where PyYAML has it: a large estate's baseline is thousands of entries.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 REASON = "in the baseline"  # every entry's: the file holds no reasons, only what was found
 MESSAGE_CHARS = 160  # a reminder of the finding, not its full text
 HEADER = """\
@@ -92,7 +95,7 @@ def parse(text: str, file: str, command: str) -> Baseline:
         return ConfigError(f"{file}:{line}: {why}")
 
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
@@ -263,8 +266,13 @@ def render(baseline: Baseline) -> str:
         "command": baseline.command,
         "findings": [e.to_yaml() for e in sorted(baseline.entries, key=_order)],
     }
-    body = yaml.safe_dump(
-        doc, sort_keys=False, allow_unicode=True, width=1_000, default_flow_style=False
+    body = yaml.dump(
+        doc,
+        Dumper=_DUMPER,
+        sort_keys=False,
+        allow_unicode=True,
+        width=1_000,
+        default_flow_style=False,
     )
     return HEADER + body
 
