@@ -4,6 +4,7 @@ profiles as the live objects show them, and files written whole or not at all.""
 from __future__ import annotations
 
 import copy
+import os
 import typing as t
 from pathlib import Path
 
@@ -444,7 +445,7 @@ def test_a_failed_move_puts_everything_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     importing.write_whole(tmp_path, "c", {"clusters/c/a.yaml": "a\n"}, None)
-    real = importing.os.replace
+    real = os.replace
     calls = []
 
     def failing(src: t.Any, dst: t.Any) -> None:
@@ -453,7 +454,7 @@ def test_a_failed_move_puts_everything_back(
             raise OSError("disk full")
         real(src, dst)
 
-    monkeypatch.setattr(importing.os, "replace", failing)
+    monkeypatch.setattr(os, "replace", failing)
     with pytest.raises(OSError, match="disk full"):
         importing.write_whole(
             tmp_path, "c", {"clusters/c/a.yaml": "a2\n", "clusters/c/z.yaml": "z\n"}, None
