@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.errors import ConfigError
+from auditor.errors import ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
+from auditor.live.kube import DeadlineExceeded, KubeCluster
 from auditor.onboard import estate as imports
 from auditor.onboard import importing
 
@@ -463,3 +464,62 @@ def test_a_failed_move_puts_everything_back(
     assert (tmp_path / "clusters/c/a.yaml").read_text() == "a\n"
     assert not (tmp_path / "clusters/c/z.yaml").exists()
     assert sorted(p.name for p in (tmp_path / ".kueue-gitops").iterdir()) == ["imported.json"]
+
+
+# -- reading: a fake at the reader's interface (KubeCluster's served_versions, get, list) --
+
+
+class FakeCluster:
+    name = "gpu-a"
+
+    def __init__(self, served: list[str], version: str = "v0.19.2", fail: Exception | None = None):
+        self.served, self.version, self.fail = served, version, fail
+
+    def served_versions(self, group: str) -> list[str]:
+        return self.served
+
+    def get(self, api: str, kind: str, name: str, namespace: str | None = None) -> dict[str, t.Any]:
+        if kind == "Deployment":
+            pod = {"containers": [{"image": f"registry.k8s.io/kueue/kueue:{self.version}"}]}
+            return {"metadata": {"namespace": namespace}, "spec": {"template": {"spec": pod}}}
+        return {"metadata": {"name": name, "namespace": namespace}, "data": {}}
+
+    def list(self, api: str, kind: str) -> list[dict[str, t.Any]]:
+        if self.fail is not None and kind == "ClusterRole":
+            raise self.fail
+        return []
+
+
+def read(fake: FakeCluster) -> imports.Estate:
+    return importing.read_estate(t.cast(KubeCluster, fake))
+
+
+def test_a_cluster_without_kueue_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"serves no Kueue API \(kueue.x-k8s.io\)"):
+        read(FakeCluster([]))
+
+
+def test_a_kueue_too_old_is_refused() -> None:
+    with pytest.raises(ConfigError, match="older than the oldest release"):
+        read(FakeCluster(["v1beta1"], version="v0.6.2"))
+
+
+@pytest.mark.parametrize(
+    ("fail", "said"),
+    [
+        (ClusterAccessError("cluster gpu-a: LIST ClusterRole forbidden (403)"), "forbidden"),
+        (DeadlineExceeded("cluster gpu-a: deadline passed"), "deadline passed"),
+    ],
+)
+def test_anything_unread_stops_the_import(fail: Exception, said: str) -> None:
+    with pytest.raises(ClusterAccessError) as err:
+        read(FakeCluster(["v1beta1", "v1beta2"], fail=fail))
+    assert "LIST ClusterRole" in str(err.value) and said in str(err.value)
+    assert "nothing was written" in str(err.value)
+    assert err.value.exit_code == 3
+
+
+def test_a_cluster_read_whole() -> None:
+    found = read(FakeCluster(["v1beta1", "v1beta2"]))
+    assert (found.kueue_version, found.kueue_api) == ("v0.19.2", "kueue.x-k8s.io/v1beta2")
+    assert [o["kind"] for o in found.objects] == ["ConfigMap"]  # Kueue's, by GET
