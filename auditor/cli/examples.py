@@ -90,7 +90,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "kueue-gitops import --cluster gpu-a --tenants-by label=example.com/team "
         "--owner @acme/platform",
         "kueue-gitops import --cluster gpu-b --context prod-b --tenants-by queue",
-        "kueue-gitops import --cluster gpu-a --tenants-by 'name=(team-[a-z]+)-.*' --force",
+        "kueue-gitops import --cluster gpu-a --tenants-by name=ml-(.+) --force",
     ),
     "init": (
         "kueue-gitops init --cluster gpu-a --repo-url https://git.example.com/platform/kueue.git",
