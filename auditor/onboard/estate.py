@@ -23,14 +23,14 @@ import re
 import typing as t
 from collections import Counter
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 import yaml
 
 from auditor.errors import ConfigError
-from auditor.k8s import baseline, quantity, rbac, selectors
+from auditor.k8s import baseline, rbac
 from auditor.k8s.authored import Schema, authored
 from auditor.k8s.objects import RBAC_KINDS, Json, group_of
+from auditor.kueue import capacity as kueue_capacity
 from auditor.kueue import config as kueue_config
 from auditor.onboard import DNS_LABEL, PRUNE_GUARD, modeline
 from auditor.repo.layout import CLUSTERS, TENANTS
@@ -354,27 +354,12 @@ def capacity(estate: Estate) -> dict[str, dict[str, str]]:
                 )
     out: dict[str, dict[str, str]] = {}
     for rf in sorted(estate.of("ResourceFlavor"), key=_name):
-        labels = (rf.get("spec") or {}).get("nodeLabels") or {}
-        nodes = [
-            n
-            for n in estate.nodes
-            if selectors.selects(
-                {"matchLabels": labels}, (n.get("metadata") or {}).get("labels"), nil=True
-            )
-        ]
-        if not nodes:
-            continue
-        held: dict[str, str] = {}
-        for resource in sorted(covered.get(_name(rf), set())):
-            values = [
-                quantity.value_of(v)
-                for n in nodes
-                if (v := ((n.get("status") or {}).get("allocatable") or {}).get(resource))
-                is not None
-            ]
-            if values:
-                total = sum(values, Decimal(0))
-                held[resource] = quantity.shown(total, binary=resource == "memory")
+        nodes = [n for n in estate.nodes if kueue_capacity.selects(rf, n)]
+        held = {
+            resource: str(kueue_capacity.allocatable(nodes, resource))
+            for resource in sorted(covered.get(_name(rf), set()))
+            if any(resource in ((n.get("status") or {}).get("allocatable") or {}) for n in nodes)
+        }
         if held:
             out[_name(rf)] = held
     return out
