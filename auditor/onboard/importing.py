@@ -211,8 +211,12 @@ def write_whole(
     """Write `files` (and schemas/<cluster>/) into `root` whole, or nothing: refused when a
     file was edited since the last import (EditedByHand) unless `force`."""
     record = _record(root)
+    # What this cluster's last import wrote and this one does not; never a tenant's profile,
+    # which the tenant's other clusters may still need.
     stale = sorted(
-        p for p, entry in record.items() if entry.get("cluster") == cluster and p not in files
+        p
+        for p, entry in record.items()
+        if entry.get("cluster") == cluster and p not in files and not p.endswith(PROFILE_FILE)
     )
     conflicts: list[Conflict] = []
     todo: dict[str, str | None] = {}  # path -> text, None to remove
