@@ -131,6 +131,12 @@ def import_command(
         click.echo(f"wrote {path}")
     for path in exported:
         click.echo(f"wrote {path}")
+    click.echo(f"wrote schemas/{cluster}/ ({len(fetched.schemas)} schemas of the cluster)")
+    if not estate.nodes:
+        ctx.note(
+            f"cluster {cluster} has no Node: each flavor's capacity in clusters/{cluster}/"
+            "profile.yaml is what its queues promise; write what its nodes hold"
+        )
     tenants = "; ".join(f"{t} ({', '.join(ns)})" for t, ns in sorted(made.tenants.items()))
     click.echo(
         f"cluster {cluster}: Kueue {estate.kueue_version}, {len(written.changed)} file(s) "

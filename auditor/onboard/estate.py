@@ -19,6 +19,7 @@ does not exist, is refused (ConfigError), never guessed.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import typing as t
 from collections import Counter
@@ -27,11 +28,12 @@ from dataclasses import dataclass, field
 import yaml
 
 from auditor.errors import ConfigError
-from auditor.k8s import baseline, rbac
+from auditor.k8s import baseline, quantity, rbac
 from auditor.k8s.authored import Schema, authored
 from auditor.k8s.objects import RBAC_KINDS, Json, group_of
 from auditor.kueue import capacity as kueue_capacity
 from auditor.kueue import config as kueue_config
+from auditor.kueue import quota
 from auditor.onboard import DNS_LABEL, PRUNE_GUARD, modeline
 from auditor.repo.layout import CLUSTERS, TENANTS
 from auditor.repo.profiles import PROFILE_FILE
@@ -344,22 +346,22 @@ def _where(obj: Json) -> str:
 
 def capacity(estate: Estate) -> dict[str, dict[str, str]]:
     """Per flavor, what the nodes its nodeLabels select hold (allocatable), for the resources
-    the ClusterQueues cover with it."""
-    covered: dict[str, set[str]] = {}
-    for cq in estate.of("ClusterQueue"):
-        for group in (cq.get("spec") or {}).get("resourceGroups") or []:
-            for flavor in group.get("flavors") or []:
-                covered.setdefault(str(flavor.get("name")), set()).update(
-                    str(r) for r in group.get("coveredResources") or []
-                )
+    the ClusterQueues cover with it. A cluster without any Node (a bare control plane, a pool
+    scaled to zero) shows no capacity: there each flavor is taken to hold what its queues
+    promise (as drift, which compares no pools there), and `import` says so."""
+    holders = [*estate.of("ClusterQueue"), *estate.of("Cohort")]
     out: dict[str, dict[str, str]] = {}
     for rf in sorted(estate.of("ResourceFlavor"), key=_name):
-        nodes = [n for n in estate.nodes if kueue_capacity.selects(rf, n)]
-        held = {
-            resource: str(kueue_capacity.allocatable(nodes, resource))
-            for resource in sorted(covered.get(_name(rf), set()))
-            if any(resource in ((n.get("status") or {}).get("allocatable") or {}) for n in nodes)
-        }
+        promised = kueue_capacity.promised(_name(rf), holders)
+        if not estate.nodes:
+            held = {resource: str(q) for resource, q in sorted(promised.items())}
+        else:
+            nodes = [n for n in estate.nodes if kueue_capacity.selects(rf, n)]
+            held = {
+                resource: str(kueue_capacity.allocatable(nodes, resource))
+                for resource in sorted(promised)
+                if any(resource in (n.get("status") or {}).get("allocatable", {}) for n in nodes)
+            }
         if held:
             out[_name(rf)] = held
     return out
@@ -473,6 +475,11 @@ def _written(estate: Estate, obj: Json) -> Json:
     kind = str(obj.get("kind"))
     schema = estate.schemas.get((group_of(str(obj.get("apiVersion", ""))), kind))
     out = authored(obj, schema)
+    if kind in quota.QUOTA_KINDS:  # a quota as the server prints it: "9", never 9
+        for cell in quota.cells(out):
+            for name in quota.QUOTA_FIELDS:
+                with contextlib.suppress(quantity.QuantityError, KeyError):
+                    cell.fields[name] = quantity.printed(cell.fields[name])
     if kind in GUARDED:
         meta = out["metadata"]
         meta["annotations"] = {**(meta.get("annotations") or {}), SYNC_OPTIONS: PRUNE_GUARD}
@@ -503,7 +510,13 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+def _list(dumper: yaml.SafeDumper, items: list[t.Any]) -> yaml.SequenceNode:
+    inline = all(isinstance(i, str) and "\n" not in i for i in items)  # [cpu, memory]
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=inline)
+
+
 _Dumper.add_representer(str, _str)
+_Dumper.add_representer(list, _list)
 
 
 def _dump(comment: str, docs: list[Json]) -> str:

@@ -27,7 +27,7 @@ from tests.installed import git, run
 ESTATE = ROOT / "tests/data/import/estate.yaml"
 RELEASES = ("v0.17.0", "v0.19.2")
 TEAMS = ("--tenants-by", "label=kueue.example.com/team", "--owner", "@acme/platform")
-PLANTED = {"namespace-selector-too-broad", "kueue-config-unmanaged-jobs", "rbac-namespace-write"}
+PLANTED = {"namespace-selector-too-broad", "kueue-config-unmanaged-jobs", "preemption-unvalidated"}
 # What every estate lacks until kueue-gitops adds it: the alerts and the generated admission
 # policies (committed by the platform after the import, not read from the cluster).
 NOT_YET_ADOPTED = {"alert-missing", "admission-policies-stale"}

@@ -315,6 +315,19 @@ def test_files_follow_the_layout() -> None:
     }
 
 
+def test_quotas_are_written_as_the_server_prints_them() -> None:
+    queue = cq("q", {"k": "v"})
+    queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = 9
+    found = estate(queue)
+    found.objects = [o for o in found.objects if o["kind"] != "ClusterQueue"] + [queue]
+    [written] = docs(imports.files(found, OPTIONS, {}).files["clusters/gpu-a/clusterqueues.yaml"])
+    resources = written["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    assert resources == [
+        {"name": "cpu", "nominalQuota": "9"},
+        {"name": "memory", "nominalQuota": "36Gi"},
+    ]
+
+
 def test_import_twice_writes_the_same_text() -> None:
     first = imports.files(estate(), OPTIONS, {})
     shuffled = estate()
@@ -370,6 +383,10 @@ def test_capacity_is_what_the_flavors_nodes_hold() -> None:
         }
     ]
     assert imports.capacity(found) == {"default-flavor": {"cpu": "16", "memory": "64Gi"}}
+
+
+def test_without_any_node_a_flavor_holds_what_its_queues_promise() -> None:
+    assert imports.capacity(estate()) == {"default-flavor": {"cpu": "18", "memory": "72Gi"}}
 
 
 def test_controller_release_from_the_image_tag() -> None:
