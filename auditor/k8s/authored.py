@@ -2,8 +2,9 @@
 
 The server adds metadata of its own (uid, resourceVersion, timestamps, managedFields), a status,
 the `kubernetes.io/metadata.name` label on every Namespace; kubectl its last-applied
-annotation; Kueue its `resource-in-use` finalizer; and the server fills every field the schema
-gives a `default:` (the CRDs' schemas, and for built-in kinds the Go defaults of CORE_DEFAULTS).
+annotation; Argo CD its tracking id; Kueue its `resource-in-use` finalizer; and the server
+fills every field the schema gives a `default:` (the CRDs' schemas, and for built-in kinds the
+Go defaults of CORE_DEFAULTS).
 drift's normalization (auditor/drift/normalize.py) fills the same defaults in before comparing,
 so an object written here without them compares equal to the live one it came from.
 """
@@ -18,6 +19,7 @@ Schema = dict[str, t.Any]
 
 KUEUE_FINALIZER = "kueue.x-k8s.io/resource-in-use"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+ARGOCD_TRACKING = "argocd.argoproj.io/tracking-id"  # Argo CD's mark of what it synced
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # The metadata a person writes; everything else under metadata is the server's.
 AUTHORED_METADATA = ("name", "namespace", "labels", "annotations", "finalizers")
@@ -98,7 +100,7 @@ def _metadata(meta: Json, kind: str) -> Json:
         if key == "labels" and kind == "Namespace" and value:
             value = {k: v for k, v in value.items() if k != NAMESPACE_NAME_LABEL}
         elif key == "annotations" and value:
-            value = {k: v for k, v in value.items() if k != LAST_APPLIED}
+            value = {k: v for k, v in value.items() if k not in (LAST_APPLIED, ARGOCD_TRACKING)}
         elif key == "finalizers" and value:
             value = [f for f in value if f != KUEUE_FINALIZER]
         if value not in (None, {}, [], ""):

@@ -197,6 +197,7 @@ def test_authored_drops_server_metadata_status_and_defaults() -> None:
     obj = cq("q", {"k": "v"})
     obj["metadata"]["annotations"] = {
         "kubectl.kubernetes.io/last-applied-configuration": "{}",
+        "argocd.argoproj.io/tracking-id": "staging:kueue.x-k8s.io/ClusterQueue:/q",
         "team": "x",
     }
     obj["metadata"]["finalizers"] = ["kueue.x-k8s.io/resource-in-use"]
