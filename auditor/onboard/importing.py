@@ -242,7 +242,7 @@ def write_whole(
         todo[path] = None
     if conflicts:
         raise EditedByHand(cluster, conflicts)
-    aside = root / STATE / f"import-{os.getpid()}"
+    aside = root / STATE / f"import-{os.getpid()}"  # on the repository's filesystem: moves rename
     shutil.rmtree(aside, ignore_errors=True)
     try:
         for path, made in todo.items():
@@ -258,6 +258,7 @@ def write_whole(
         record.pop(path, None)
     for path, text in files.items():
         record[path] = {"cluster": cluster, "sha256": _digest(text)}
+    (root / STATE).mkdir(exist_ok=True)
     (root / RECORD).write_text(json.dumps(dict(sorted(record.items())), indent=2) + "\n")
     out.changed = sorted(todo)
     return out
@@ -308,7 +309,6 @@ def _record(root: Path) -> dict[str, dict[str, str]]:
         found = json.loads((root / RECORD).read_text())
     except (OSError, ValueError):
         found = {}
-    (root / STATE).mkdir(parents=True, exist_ok=True)
     return found if isinstance(found, dict) else {}
 
 

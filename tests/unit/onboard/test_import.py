@@ -449,6 +449,7 @@ def test_a_file_import_never_wrote_is_not_overwritten(tmp_path: Path) -> None:
             tmp_path, "c", {"clusters/c/a.yaml": "by: import\n", "clusters/c/b.yaml": "x\n"}, None
         )
     assert not (tmp_path / "clusters/c/b.yaml").exists()  # nothing written
+    assert not (tmp_path / ".kueue-gitops").exists()
 
 
 def test_what_the_cluster_no_longer_holds_leaves(tmp_path: Path) -> None:
