@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from auditor.onboard import DNS_LABEL
 from auditor.onboard import estate as imports
 from auditor.repo.layout import find_root
 from auditor.repo.profiles import export_schemas
+
+# What CODEOWNERS accepts, as the profiles' schemas say (auditor/repo/profile_schemas/).
+OWNER = re.compile(r"@[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?|[^@\s]+@[^@\s]+")
 
 
 def _root(ctx: Context) -> Path:
@@ -108,6 +112,11 @@ def import_command(
         raise ConfigError(f"cluster name {cluster!r} must be a DNS label (its folder, Argo CD)")
     rule = imports.TenantRule.parse(tenants_by)
     admission = _label(admission_label)
+    for owner in owners:
+        if not OWNER.fullmatch(owner):
+            raise click.BadParameter(
+                f"{owner!r}: write @ORG/TEAM, @USER or an e-mail address", param_hint="--owner"
+            )
     if not owners:
         owners = ("@platform",)
         ctx.note("the cluster's and tenants' owner is @platform (--owner names the real team)")
