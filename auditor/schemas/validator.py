@@ -77,7 +77,9 @@ class KindSchema:
             checker.checks(name)(functools.partial(formats.admits, name))
         # Kubernetes takes a float without a fraction where an integer goes (`1000.0`).
         types = jsonschema.Draft4Validator.TYPE_CHECKER.redefine("integer", _integer)
-        kube = jsonschema.validators.extend(jsonschema.Draft4Validator, type_checker=types)
+        kube = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+            jsonschema.Draft4Validator, type_checker=types
+        )
         return t.cast("jsonschema.Draft4Validator", kube(self.schema, format_checker=checker))
 
     def is_valid(self, body: t.Any) -> bool:
@@ -241,11 +243,12 @@ class ClusterValidator:
                         path=path,
                     )
                 ]
+        required = error.validator_value
         if error.validator == "required" and isinstance(error.instance, dict):
             properties = schema.get("properties") or {}
             missing = [
                 str(name)
-                for name in error.validator_value
+                for name in (required if isinstance(required, list) else [])
                 if name not in error.instance
                 and (properties.get(name) or {}).get("x-kubernetes-int-or-string")
             ]
@@ -266,7 +269,7 @@ class ClusterValidator:
         """A value past its field's format, with who holds it to the format: the API server
         (built-in kinds, a CRD's strings), Kueue's webhook (the kinds it decodes), or nobody
         until a controller decodes it (a CRD's integers elsewhere)."""
-        name, value = str(error.validator_value), error.instance
+        name, value = str(error.validator_value), t.cast(t.Any, error.instance)
         path = tuple(error.absolute_path)
         said = f"{_dotted(path)}: {json.dumps(value)} is outside {formats.described(name)}"
         group = resource.api_version.rpartition("/")[0]
