@@ -361,7 +361,7 @@ STRING_FORMATS = {
 
 def fast_definition(node: t.Any) -> t.Any:
     """A copy that fastjsonschema's draft-04 code judges as Kubernetes does (and as jsonschema
-    does with KubeDraft4's integers and the format checker): an integer may be written as a
+    does, with KindSchema.validator's integers and format checker): an integer may be written as a
     float without a fraction (`1000.0`: the API server takes it), and an integer format is
     also its range (fastjsonschema checks formats on strings only)."""
     if isinstance(node, list):
