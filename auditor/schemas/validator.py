@@ -206,7 +206,7 @@ class ClusterValidator:
                 )
             rewritten = self._rewritten_on_create(resource, error)
             if error.validator == "format":
-                findings.append(self._format_finding(resource, error))
+                findings.extend(self._format_finding(resource, error))
             elif rewritten:
                 findings.extend(rewritten)
             elif error.validator != "additionalProperties":
@@ -265,15 +265,31 @@ class ClusterValidator:
             ]
         return []
 
-    def _format_finding(self, resource: Resource, error: ValidationError) -> Finding:
+    def _format_finding(self, resource: Resource, error: ValidationError) -> list[Finding]:
         """A value past its field's format, with who holds it to the format: the API server
         (built-in kinds, a CRD's strings), Kueue's webhook (the kinds it decodes), or nobody
-        until a controller decodes it (a CRD's integers elsewhere)."""
+        until a controller decodes it (a CRD's integers elsewhere). A custom resource's
+        metadata is the API server's own, which it reads leniently and fills (a
+        `creationTimestamp` the manifest gives is replaced): no finding there."""
         name, value = str(error.validator_value), t.cast(t.Any, error.instance)
         path = tuple(error.absolute_path)
         said = f"{_dotted(path)}: {json.dumps(value)} is outside {formats.described(name)}"
         group = resource.api_version.rpartition("/")[0]
         entry = self.catalog.kind(group, resource.kind) or {}
+        if entry.get("crd") and path[:1] == ("metadata",):
+            return []
+        return [self._format_said(resource, entry, name, value, path, said)]
+
+    def _format_said(
+        self,
+        resource: Resource,
+        entry: dict[str, t.Any],
+        name: str,
+        value: t.Any,
+        path: tuple[str | int, ...],
+        said: str,
+    ) -> Finding:
+        group = resource.api_version.rpartition("/")[0]
         integer = name in formats.INTEGER_RANGES and isinstance(value, int | float)
         if not entry.get("crd") and integer:
             stored = formats.wrapped(name, int(value))

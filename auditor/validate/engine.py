@@ -45,8 +45,11 @@ Connector = t.Callable[[ClusterProfile], "KubeCluster"]
 Note = t.Callable[[str], None]
 # HTTP statuses meaning "the server judged the object and said no"; others mean we could not ask.
 REJECTED = (400, 422)
-# Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422.
+# Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422; and a
+# built-in kind's value its Go type cannot hold (`binaryData` that is not base64) into a 500
+# with the second.
 UNDECLARED_FIELD = "failed to create typed patch object"
+UNDECODABLE = "unable to convert unstructured object to"
 # A validating webhook's denial (Kueue's, through controller-runtime) is a 403, like an RBAC
 # refusal, but its message says which webhook judged the object.
 WEBHOOK_DENIED = re.compile(r'admission webhook "[^"]+" denied the request')
@@ -321,7 +324,7 @@ def judged(exc: ClusterAccessError) -> bool:
     status = status_of(exc)
     return (
         status in REJECTED
-        or (status == 500 and UNDECLARED_FIELD in str(exc))
+        or (status == 500 and (UNDECLARED_FIELD in str(exc) or UNDECODABLE in str(exc)))
         or (status == 403 and WEBHOOK_DENIED.search(str(exc)) is not None)
     )
 

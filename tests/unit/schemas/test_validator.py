@@ -165,3 +165,14 @@ def test_the_fast_path_holds_integers_to_their_format_too() -> None:
     for value, valid in ((2**31 - 1, True), (2**31, False)):
         doc = {**body, "metadata": {"name": "p"}, "value": value}
         assert kind.is_valid(doc) is valid and kind.validator.is_valid(doc) is valid
+
+
+def test_a_custom_resources_metadata_is_the_servers_to_fill_not_a_format_finding() -> None:
+    """The API server replaces a custom resource's creationTimestamp (a sandbox accepted "last
+    week" there); a built-in kind decodes it, and refuses it."""
+    body = "metadata: {name: p, namespace: n, creationTimestamp: last week}\n"
+    assert _judged("gpu-prod", "v0.17.0", "apiVersion: kueue.x-k8s.io/v1beta2\n"
+                   "kind: WorkloadPriorityClass\nvalue: 1\n" + body) == []  # fmt: skip
+    [(rule, message)] = _judged("gpu-prod", None, "apiVersion: v1\nkind: ConfigMap\n" + body)
+    assert rule == "format" and message.endswith("the API server refuses it")
+    assert 'metadata.creationTimestamp: "last week" is outside date-time' in message
