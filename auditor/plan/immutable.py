@@ -3,7 +3,8 @@
 Which fields cannot change (LocalQueue `spec.clusterQueue`, a topology-aware flavor's node
 labels, ...) is not written here: the committed schemas say it, as CEL rules reading `oldSelf`,
 and each one a change breaks is an error at the changed field's line, with the rule's message.
-The head revision's schemas/ are used: the ones the change will be synced against.
+The head revision's schemas/ are used: the ones the change will be synced against (else the
+package's set of the head profile's Kueue release, as validate judges a cluster without any).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from auditor.errors import ConfigError
 from auditor.model import Finding, Resource, format_path
 from auditor.plan.model import ClusterPlan
 from auditor.repo.layout import Repository
+from auditor.schemas import catalog as schemas_catalog
 from auditor.schemas import cel, transitions
 from auditor.schemas.catalog import SchemaCatalog
 
@@ -28,24 +30,33 @@ KindRules = tuple[dict[str, t.Any], tuple[cel.Rule, ...]]  # a kind's schema, it
 
 def findings(plan: ClusterPlan, head: Repository) -> t.Iterator[Finding]:
     """An error for each transition rule an object changed from base to head breaks."""
-    catalog = SchemaCatalog(SCHEMAS, plan.name, tree=head.tree)
+    catalog: SchemaCatalog | None = None
     kinds: dict[tuple[str, str], KindRules | None] = {}
     for key, new in sorted(plan.head.objects.items()):
         old = plan.base.objects.get(key)
         if old is None or old.body == new.body:
             continue
-        if not catalog.index:
-            raise ConfigError(
-                f"{catalog.folder}/ is not in {head.label}: plan needs it to know which fields "
-                f"the API server will not change; run `kueue-gitops schemas fetch --cluster "
-                f"{plan.name}` and commit it"
-            )
+        if catalog is None:
+            catalog = _catalog(plan.name, head)
         kind = (new.api_version, new.kind)
         if kind not in kinds:
             kinds[kind] = _kind_rules(catalog, *kind)
         found = kinds[kind]
         if found is not None:
             yield from _broken(plan.name, catalog.folder, found, old, new)
+
+
+def _catalog(cluster: str, head: Repository) -> SchemaCatalog:
+    """The head's schemas of `cluster`: committed at the head, else the package's set of the
+    Kueue release its head profile names (catalog.find)."""
+    found = schemas_catalog.find(SCHEMAS, cluster, head.cluster(cluster).kueue_version, head.tree)
+    if found is None:
+        raise ConfigError(
+            f"{SCHEMAS}/{cluster}/ is not in {head.label} and the package carries no schemas "
+            f"of its Kueue release: plan needs them to know which fields the API server will "
+            f"not change; run `kueue-gitops schemas fetch --cluster {cluster}` and commit it"
+        )
+    return found
 
 
 def _kind_rules(catalog: SchemaCatalog, api_version: str, kind: str) -> KindRules | None:
