@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 
 from auditor.errors import ConfigError
+from auditor.kueue import release
 
 if t.TYPE_CHECKING:
     from auditor.repo.tree import Tree
@@ -135,9 +136,11 @@ class PackagedCatalog(SchemaCatalog):
         super().__init__(Path(PACKAGED), cluster)
         self.manifest = manifest
 
+    @functools.cached_property
+    def index(self) -> dict[str, t.Any]:
+        return t.cast(dict[str, t.Any], self.manifest["index"])
+
     def _text(self, name: str) -> str | None:
-        if name == INDEX_FILE:
-            return json.dumps(self.manifest["index"])
         digest = self.manifest["files"].get(name)
         return _packaged_text(f"{PACKAGED_FILES}/{digest}.json") if digest else None
 
@@ -168,14 +171,13 @@ def packaged_releases() -> list[str]:
     folder = resources.files("auditor.schemas").joinpath(PACKAGED)
     if not folder.is_dir():
         return []
-    return sorted(
-        p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json")
-    )
+    names = [p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json")]
+    return sorted(names, key=lambda n: release.semver(n) or (0, 0, 0))
 
 
 @functools.cache
-def _manifest(release: str) -> dict[str, t.Any] | None:
-    text = _packaged_text(f"{release}.json") if release in packaged_releases() else None
+def _manifest(version: str) -> dict[str, t.Any] | None:
+    text = _packaged_text(f"{version}.json") if version in packaged_releases() else None
     return t.cast(dict[str, t.Any], json.loads(text)) if text else None
 
 
@@ -202,13 +204,13 @@ def require(
         return found
     carried = ", ".join(packaged_releases()) or "none"
     folder = f"{root.name}/{cluster}/" if root is not None else f"schemas/{cluster}/"
-    release = (
+    why = (
         "its profile names no Kueue release (spec.kueue.version)"
         if not kueue
         else f"the package carries the schemas of Kueue {carried}, not {kueue}"
     )
     raise ConfigError(
-        f"no schemas for cluster {cluster}: {folder} has none and {release}; run "
+        f"no schemas for cluster {cluster}: {folder} has none and {why}; run "
         f"`kueue-gitops schemas fetch --cluster {cluster}` (from the live cluster), or set "
         f"spec.kueue.version in its profile to a release the package carries"
     )
