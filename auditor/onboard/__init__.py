@@ -319,10 +319,13 @@ def add_destinations(root: Path, name: str, like: str | None = None) -> str | No
     return "argocd/projects.yaml"
 
 
-def copy_schemas(root: Path, like: str, name: str) -> str:
-    """The template's schemas, until `schemas fetch --cluster NAME` reads the new cluster's."""
-    target = root / "schemas" / name
+def copy_schemas(root: Path, like: str, name: str) -> str | None:
+    """The template's committed schemas, until `schemas fetch --cluster NAME` reads the new
+    cluster's; None when it has none (both are then judged by the package's, catalog.find)."""
+    source, target = root / "schemas" / like, root / "schemas" / name
+    if not source.is_dir():
+        return None
     if target.exists():
         raise ConfigError(f"schemas/{name}/ exists already")
-    shutil.copytree(root / "schemas" / like, target)
+    shutil.copytree(source, target)
     return f"schemas/{name}/"

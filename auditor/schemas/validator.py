@@ -162,7 +162,7 @@ class ClusterValidator:
                     resource,
                     MISSING_SCHEMA,
                     f"no schema file for {resource.api_version} {resource.kind} in "
-                    f"{self.catalog.folder}/; run `kueue-gitops schemas "
+                    f"{self.catalog.source.describe()}; run `kueue-gitops schemas "
                     f"fetch --cluster {self.catalog.cluster}`",
                 )
             )

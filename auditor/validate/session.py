@@ -204,7 +204,7 @@ class Session:
         self.broken = False
         self.clusters = {
             name: _Cluster(
-                self.repo.cluster(name), engine.validator_of(self.schemas, self.repo.cluster(name))
+                self.repo.cluster(name), engine.validator_of(self.repo, self.schemas, name)
             )
             for name in names
         }

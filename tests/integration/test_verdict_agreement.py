@@ -262,7 +262,7 @@ class Offline:
         self.repo = Repository.open(ROOT)
         self.profile = self.repo.cluster(cluster)
         self.kueue = release.nearest_release(self.profile.kueue_version)
-        self.validator = validator_of(ROOT / "schemas", self.profile)
+        self.validator = validator_of(self.repo, ROOT / "schemas", cluster)
         self.catalog = SchemaCatalog(ROOT / "schemas", cluster)
 
     def refusals(self, case: Case) -> list[Finding]:

@@ -206,8 +206,7 @@ def test_schema_examples(case: tuple[rules.Rule, rules.Example, bool]) -> None:
     resources, problems = manifests.load_text(example.text, example.file)
     assert problems == [] and len(resources) == 1
     cluster = example.file.split("/")[1]
-    profile = Repository.open(ROOT).cluster(cluster)
-    found, _ = validator_of(ROOT / "schemas", profile).check(resources[0])
+    found, _ = validator_of(Repository.open(ROOT), ROOT / "schemas", cluster).check(resources[0])
     if fails:
         assert rule in [f.rule for f in found], [(f.rule.id, f.message) for f in found]
     else:

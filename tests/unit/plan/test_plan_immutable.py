@@ -111,12 +111,20 @@ def test_the_head_revisions_schemas_decide(revs: Revisions) -> None:
     assert (code, out["findings"]) == (0, [])
 
 
-def test_without_the_clusters_schemas_at_head_plan_is_a_configuration_error(
+def test_without_the_clusters_schemas_at_head_the_packaged_ones_of_its_release_decide(
     revs: Revisions,
 ) -> None:
+    """gpu-prod's committed schemas gone at head: the package's set of its release (v0.17.0)
+    says LocalQueue's clusterQueue is immutable; a release the package lacks is exit 2."""
     revs.repo.git.rm("-r", "-q", "schemas/gpu-prod")
     revs.edit(LQS, "clusterQueue: team-a-cq", "clusterQueue: team-b-cq")
-    head = revs.commit("no schemas")
+    code, out = plan(revs, "base", revs.commit("no schemas"))
+    assert code == 1
+    [finding] = [f for f in out["findings"] if f["rule"] == "plan-immutable-field"]
+    assert finding["path"] == "spec.clusterQueue"
+    assert "the package's Kueue v0.17.0 schemas" in finding["message"]
+    revs.edit("clusters/gpu-prod/profile.yaml", "version: v0.17.0", "version: v0.16.9")
+    head = revs.commit("a release the package does not carry")
     result = run_line(["kueue-gitops", "--repo", str(revs.root), "plan", "--base", "base",
                        "--head", head])  # fmt: skip
     assert result.exit_code == 2
