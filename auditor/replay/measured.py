@@ -23,6 +23,7 @@ from auditor.model import Finding
 from auditor.replay import sim
 from auditor.replay.run import TICK, Observed, SideRun
 from auditor.replay.sim import Loop, SimRun, loops, peak_hour
+from auditor.replay.timeline import Timeline
 from auditor.rules import declarations
 from auditor.rules.rule import Rule
 
@@ -426,6 +427,7 @@ class Comparison:
     head: Side
     kueue_version: str = ""
     engine: str = "kueue"
+    timeline: Timeline | None = None  # the day sampled (auditor/replay/timeline.py)
     agreement: t.ClassVar[float] = AGREEMENT
     reclaimer_agreement: t.ClassVar[float] = RECLAIMER_AGREEMENT
     max_distortion: t.ClassVar[float] = MAX_DISTORTION
@@ -502,7 +504,7 @@ class Comparison:
             "loopWindowSeconds": sim.LOOP_WINDOW,
             "base": self.base.to_json(),
             "head": self.head.to_json(),
-        }
+        } | ({"timeline": self.timeline.to_json()} if self.timeline else {})
 
 
 def _message(f: Flag) -> str:

@@ -6,6 +6,7 @@ import typing as t
 from pathlib import Path
 
 from auditor.errors import ConfigError
+from auditor.replay import timeline
 from auditor.replay.measured import Comparison, combine, summarize
 from auditor.replay.run import SideRun, replay
 from auditor.replay.sim import SimSide, prepare, simulate
@@ -82,6 +83,10 @@ def plan_by_replay(
         base=combine([summarize(r, tenant_of) for r in runs["base"]]),
         head=combine([summarize(r, tenant_of) for r in runs["head"]]),
         kueue_version=runs["base"][0].kueue_version,
+        # the first replay of each side: a timeline is one day as it happened, not a median
+        timeline=timeline.build(
+            {label: side[0] for label, side in runs.items()}, tenant_of, trace.seconds
+        ),
     )
 
 
@@ -120,4 +125,5 @@ def plan_by_simulation(
         head=summarize(sides["head"], tenant_of),
         kueue_version=release,
         engine="sim",
+        timeline=timeline.build(sides, tenant_of, trace.seconds),
     )
