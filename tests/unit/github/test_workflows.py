@@ -274,7 +274,9 @@ def test_the_test_workflow_runs_make_test_with_the_go_build_cached(
         monkeypatch.delenv(name, raising=False)
     job = _load(ROOT / ".github/workflows/test.yml")["jobs"]["make-test"]
     steps = job["steps"]
-    assert steps[-1]["run"] == "make test"
+    assert [s["run"] for s in steps if "run" in s] == ["make test"]
+    [kept] = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert kept["if"] == "always()" and kept["with"]["path"] == "test-artifacts/html-reports/"
     [go] = [s for s in steps if str(s.get("uses", "")).startswith("actions/setup-go@")]
     assert go["with"]["cache-dependency-path"] == "testenv/**/go.sum"
     [cache] = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache@")]
