@@ -17,16 +17,13 @@ from auditor import rules
 from auditor.errors import ConfigError
 from auditor.github.api import GitHubApi
 from auditor.model import ClusterResult, Finding, Report
-from auditor.report.markdown import table_row
+from auditor.report.markdown import SPLIT, table_row
 
 RULES = rules.of(__name__)
 DRIFT_ISSUE_OPEN = RULES["drift-issue-open"]
 DRIFT_LABEL = "kueue-drift"
 DRIFT_MARKER = "<!-- kueue-gitops-drift"
 MAX_BODY = 60_000  # GitHub refuses issue and comment bodies over 65536 characters
-# A line in a comment's body where it may be cut into the next comment (before each cluster's
-# <details> in the plan comment); invisible on GitHub.
-SPLIT = "<!-- kueue-gitops-split -->"
 
 
 def cluster_label(cluster: str) -> str:

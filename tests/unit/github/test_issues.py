@@ -14,6 +14,7 @@ from auditor.cli.options import Context
 from auditor.github import issues
 from auditor.github.api import Comment, Issue
 from auditor.github.rest import RestGitHub
+from auditor.report.markdown import SPLIT
 from tests.conftest import ROOT, run_line
 
 
@@ -334,7 +335,7 @@ def _plan_body(clusters: int, rows: int) -> str:
     """A plan comment as the plan's markdown writes it: the verdict, then per cluster a SPLIT
     line and its <details> of `rows` rows."""
     sections = [
-        f"{issues.SPLIT}\n<details><summary>Cluster `c{i}`</summary>\n\n"
+        f"{SPLIT}\n<details><summary>Cluster `c{i}`</summary>\n\n"
         + "".join(f"| team-{j}-cq | a100 | `nvidia.com/gpu` | 16 → 8 | -8 |\n" for j in range(rows))
         + "\n</details>\n"
         for i in range(clusters)
