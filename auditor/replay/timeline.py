@@ -42,12 +42,14 @@ class Series:
     admitted: list[int]
     preempted: list[int]
     gpus: list[float]
+    cluster_queue: str | None = None  # where its Workloads were admitted (None: none was)
 
     def to_json(self) -> dict[str, t.Any]:
         return {
             "side": self.side,
             "queue": self.queue,
             "tenant": self.tenant,
+            "clusterQueue": self.cluster_queue,
             "running": self.running,
             "pending": self.pending,
             "admitted": self.admitted,
@@ -148,6 +150,7 @@ def build(
         speed = run.speed
         by_queue: dict[str, tuple[str, list[int], list[int], list[int], list[int], list[float]]]
         by_queue = {}
+        admitted_to: dict[str, str] = {}
         side_waits = waits.setdefault(label, {})
 
         def tenant(namespace: str) -> str:
@@ -163,6 +166,8 @@ def build(
                 (name, [0] * n, [0] * n, [0] * n, [0] * n, [0.0] * n),
             )
             _, alive, running, admitted, preempted, gpus = q
+            if s.cluster_queue:
+                admitted_to.setdefault(f"{w.namespace}/{w.local_queue}", s.cluster_queue)
             life_end = None if s.finished is None else s.finished * speed
             for i in cells(s.submitted * speed, life_end):
                 alive[i] += 1
@@ -181,7 +186,19 @@ def build(
                 counts[next((i for i, b in enumerate(WAIT_BINS) if wait < b), len(WAIT_BINS))] += 1
         for queue, (name, alive, running, admitted, preempted, gpus) in sorted(by_queue.items()):
             pending = [max(0, a - r) for a, r in zip(alive, running, strict=True)]
-            series.append(Series(label, queue, name, running, pending, admitted, preempted, gpus))
+            series.append(
+                Series(
+                    label,
+                    queue,
+                    name,
+                    running,
+                    pending,
+                    admitted,
+                    preempted,
+                    gpus,
+                    admitted_to.get(queue),
+                )
+            )
         if isinstance(run, SimRun):
             for p in run.preemption_log:
                 by = "?" if p.by is None else tenant(run.workloads[p.by].traced.namespace)

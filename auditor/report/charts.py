@@ -134,10 +134,20 @@ def dots(
     x_title: str,
     y_title: str,
     big: t.Collection[str] = (),
+    xrange: tuple[float, float] | None = None,
 ) -> str:
     """Points without lines (events on a timeline); names in `big` drawn larger."""
     chart = pygal.XY(
-        **_config(title, x_title=x_title, y_title=y_title, stroke=False, include_x_axis=True)
+        **_config(
+            title,
+            x_title=x_title,
+            y_title=y_title,
+            stroke=False,
+            include_x_axis=True,
+            xrange=xrange,
+            # at the bottom, pygal leaves a short legend no room below the axis title
+            legend_at_bottom=False,
+        )
     )
     for name, points in series.items():
         chart.add(name, points, dots_size=7 if name in big else 3)
@@ -148,6 +158,18 @@ def _styled(colors: t.Sequence[str]) -> Style:
     return Style(**{**STYLE.to_dict(), "colors": tuple(colors)})
 
 
-def paired_colors(names: t.Sequence[str]) -> list[str]:
-    """One colour per tenant, for its base and its head alike (names in that order)."""
-    return [COLORS[(i // 2) % len(COLORS)] for i in range(len(names))]
+def paired_colors(names: t.Sequence[str], *, tint_base: bool = False) -> list[str]:
+    """One colour per pair of series (a tenant's base and head, in that order); with
+    `tint_base`, the base's lighter (bars cannot be dashed)."""
+    return [
+        _tint(COLORS[(i // 2) % len(COLORS)])
+        if tint_base and i % 2 == 0
+        else COLORS[(i // 2) % len(COLORS)]
+        for i in range(len(names))
+    ]
+
+
+def _tint(color: str) -> str:
+    """The colour half-way to white."""
+    rgb = [int(color[i : i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{(c + 255) // 2:02X}" for c in rgb)

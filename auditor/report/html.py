@@ -83,7 +83,7 @@ def replay_charts(replay: Doc) -> list[Chart]:
     out = []
     if day:
         out += [_gpus_in_use(day), _waits(day), _preemptions(day, replay)]
-    out.append(_borrowing(replay))
+    out.append(_cohort_tree(replay) if replay.get("quota") else _borrowing(replay))
     return out
 
 
@@ -136,7 +136,7 @@ def _waits(day: Doc) -> Chart:
         day["waitBins"],
         series,
         y_title="Workloads",
-        colors=charts.paired_colors(names),
+        colors=charts.paired_colors(names, tint_base=True),
     )
     rows = [[b, *(series[n][i] for n in names)] for i, b in enumerate(day["waitBins"])]
     return Chart(
@@ -171,6 +171,7 @@ def _preemptions(day: Doc, replay: Doc) -> Chart:
         x_title="hours from the trace's start",
         y_title=f"preemptions per {day['stepSeconds']:g} s",
         big=list(livelocks),
+        xrange=(0.0, round(day["times"][-1] / 3600, 4)),
     )
     return Chart(
         "preemptions",
@@ -208,7 +209,7 @@ def _borrowing(replay: Doc) -> Chart:
         queues,
         series,
         y_title="GPUs",
-        colors=charts.paired_colors(list(series)),
+        colors=charts.paired_colors(list(series), tint_base=True),
     )
     rows = [[q, *(series[n][i] for n in series)] for i, q in enumerate(queues)]
     return Chart(
@@ -219,6 +220,67 @@ def _borrowing(replay: Doc) -> Chart:
         ["ClusterQueue", *series],
         rows,
         {"clusterQueues": queues, "series": series},
+    )
+
+
+def cohort_tree(replay: Doc) -> tuple[list[tuple[str, str]], dict[str, list[float]]]:
+    """(cohort, ClusterQueue) in cohort order, and per side its nominal GPUs (its flavors
+    added up), the most it used at once (its LocalQueues' GPUs in the timeline) and the most
+    it borrowed."""
+    quota, day = replay["quota"], replay.get("timeline") or {"series": []}
+    queues = sorted(
+        {
+            (c["cohort"] or "(no cohort)", c["clusterQueue"])
+            for cells in quota.values()
+            for c in cells
+        }
+    )
+    series: dict[str, list[float]] = {}
+    for side in ("base", "head"):
+        series[f"nominal {side}"] = [
+            sum(_number(c["nominal"]) for c in quota.get(side, []) if c["clusterQueue"] == q)
+            for _, q in queues
+        ]
+    for side in ("base", "head"):
+        used = []
+        for _, q in queues:
+            mine = [s["gpus"] for s in day["series"] if (s["side"], s["clusterQueue"]) == (side, q)]
+            used.append(round(max((sum(at) for at in zip(*mine, strict=True)), default=0.0), 3))
+        series[f"used peak {side}"] = used
+    for side in ("base", "head"):
+        peak = {g["name"]: g["borrowedGpus"]["peak"] for g in replay[side]["clusterQueues"]}
+        series[f"borrowed peak {side}"] = [peak.get(q, 0.0) for _, q in queues]
+    return queues, series
+
+
+def _cohort_tree(replay: Doc) -> Chart:
+    queues, series = cohort_tree(replay)
+    labels = [f"{cohort}/{q}" for cohort, q in queues]
+    svg = charts.bars(
+        "cohort-tree",
+        "GPUs per ClusterQueue by cohort: nominal, used and borrowed, base and head",
+        labels,
+        series,
+        y_title="GPUs",
+        colors=charts.paired_colors(list(series), tint_base=True),
+    )
+
+    def flavors(side: str, q: str) -> str:
+        cells = [c for c in replay["quota"].get(side, []) if c["clusterQueue"] == q]
+        return ", ".join(f"{c['flavor']} {c['nominal']}" for c in cells) or "-"
+
+    rows = [
+        [cohort, q, flavors("base", q), flavors("head", q), *(series[n][i] for n in series)]
+        for i, (cohort, q) in enumerate(queues)
+    ]
+    return Chart(
+        "cohort-tree",
+        "The cohort tree: nominal, used and borrowed GPUs per ClusterQueue and flavor",
+        list(series),
+        svg,
+        ["cohort", "ClusterQueue", "flavors base", "flavors head", *series],
+        rows,
+        {"queues": [list(q) for q in queues], "series": series},
     )
 
 

@@ -80,7 +80,7 @@ def test_the_replay_page_draws_the_day_from_the_reports_timeline() -> None:
     c = comparison()
     doc, page = both(Report("plan", c.findings(), [ClusterResult("gpu-prod")], section=c))
     figures = opened("plan-replay", page)
-    assert list(figures) == ["gpus-in-use", "waits", "preemptions", "borrowing"]
+    assert list(figures) == ["gpus-in-use", "waits", "preemptions", "cohort-tree"]
     day = doc["replay"]["timeline"]
     # GPUs in use: each tenant's LocalQueues added up, base and head on the JSON's time axis
     gpus = figures["gpus-in-use"]
@@ -99,13 +99,24 @@ def test_the_replay_page_draws_the_day_from_the_reports_timeline() -> None:
     # preemptions: preemptor → victim per side, as the JSON has them
     assert figures["preemptions"]["data"]["preemptions"] == day["preemptions"]
     assert figures["preemptions"]["series"] == ["team-b → team-a (head)"]
-    # borrowing per ClusterQueue, from each side's clusterQueues
-    borrowing = figures["borrowing"]["data"]
+    # the cohort tree: nominal from each side's quota cells, the most used at once from the
+    # timeline's series of the queue, the most borrowed from the side's clusterQueues
+    tree = figures["cohort-tree"]
+    assert tree["data"]["queues"] == [["ai", "team-a"], ["ai", "team-b"]]
+    got = tree["data"]["series"]
     for side in ("base", "head"):
-        peak = {g["name"]: g["borrowedGpus"]["peak"] for g in doc["replay"][side]["clusterQueues"]}
-        assert borrowing["series"][f"borrowed peak {side}"] == [
-            peak[q] for q in borrowing["clusterQueues"]
+        cells = doc["replay"]["quota"][side]
+        assert got[f"nominal {side}"] == [
+            sum(float(c["nominal"]) for c in cells if c["clusterQueue"] == q)
+            for q in ("team-a", "team-b")
         ]
+        peak = {g["name"]: g["borrowedGpus"]["peak"] for g in doc["replay"][side]["clusterQueues"]}
+        assert got[f"borrowed peak {side}"] == [peak[q] for q in ("team-a", "team-b")]
+        for i, q in enumerate(("team-a", "team-b")):
+            mine = [s["gpus"] for s in day["series"] if (s["side"], s["clusterQueue"]) == (side, q)]
+            assert got[f"used peak {side}"][i] == max(sum(at) for at in zip(*mine, strict=True))
+    assert (got["nominal base"], got["nominal head"]) == ([6.0, 4.0], [4.0, 4.0])
+    assert tree["rows"][0][:4] == ["ai", "team-a", "a100 4, h100 2", "a100 2, h100 2"]
 
 
 def test_a_livelock_is_marked_on_the_preemption_timeline() -> None:

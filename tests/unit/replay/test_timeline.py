@@ -170,6 +170,14 @@ def comparison() -> Comparison:
         kueue_version="v0.17.0",
         engine="sim",
         timeline=_timeline(),
+        quota={  # team-a's a100 GPUs halved on the head
+            side: [
+                {"clusterQueue": "team-a", "cohort": "ai", "flavor": "a100", "nominal": a},
+                {"clusterQueue": "team-a", "cohort": "ai", "flavor": "h100", "nominal": "2"},
+                {"clusterQueue": "team-b", "cohort": "ai", "flavor": "a100", "nominal": "4"},
+            ]
+            for side, a in (("base", "4"), ("head", "2"))
+        },
     )
 
 
