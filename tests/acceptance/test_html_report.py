@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import typing as t
 from pathlib import Path
@@ -232,3 +233,12 @@ def test_the_status_page_draws_the_cohort_tree_nominal_used_and_borrowed() -> No
         "borrowed": [float(c["borrowed"]) for _, c in cells],
     }
     assert tree["rows"][0] == ["ai-shared", "team-a-cq", "a100", "nvidia.com/gpu", "16", "20", "4"]
+
+
+def test_a_page_is_the_same_bytes_for_the_same_report_and_runs_no_script() -> None:
+    c = comparison()
+    pages = {both(Report("plan", c.findings(), [ClusterResult("gpu-prod")], section=c))[1]}
+    pages.add(both(Report("plan", c.findings(), [ClusterResult("gpu-prod")], section=c))[1])
+    [page] = pages
+    scripts = re.findall(r"<script[^>]*>", page)
+    assert scripts and set(scripts) == {'<script type="application/json" class="chart-data">'}
