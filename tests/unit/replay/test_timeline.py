@@ -17,7 +17,7 @@ from auditor.replay.measured import Comparison, summarize
 from auditor.replay.sim import SimRun, from_output
 from auditor.replay.trace import Trace, TracedWorkload
 from auditor.report import REPORTER_BY_NAME, contract
-from auditor.report import replay as replay_report
+from auditor.report import replay as report_replay
 
 GPU = "nvidia.com/gpu"
 TRACE = Trace(
@@ -203,7 +203,7 @@ def test_the_pull_request_comment_draws_the_day_from_the_same_timeline() -> None
     day = body[body.index('title "GPUs in use per tenant') :]
     lines = [line.strip() for line in day.splitlines() if line.strip().startswith("line [")]
     t = _timeline()
-    every = -(-len(t.times) // replay_report.DAY_POINTS)  # 61 samples: every second one
+    every = -(-len(t.times) // report_replay.DAY_POINTS)  # 61 samples: every second one
     expected = [g[::every] for side in ("base", "head") for g in t.gpus_by_tenant(side).values()]
     assert lines == [f"line [{', '.join(f'{v:g}' for v in g)}]" for g in expected]
     assert "_Lines, in order: team-a base, team-b base, team-a head, team-b head._" in day
