@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from auditor import rules
 from auditor.model import ClusterResult, Finding, Report
 from auditor.report import metrics
+from auditor.sandbox.build import TOOLS, ensure_tool
 from tests.conftest import ROOT
 from tests.integration.test_alert_metrics import (
     AGGREGATED,
@@ -138,3 +139,32 @@ def test_the_dashboard_is_provisioned_from_its_folder_and_uses_its_datasource_va
             assert target["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
     provider = yaml.safe_load((DASHBOARD.parent / "provisioning.yaml").read_text())
     assert provider["providers"][0]["type"] == "file"
+
+
+@pytest.fixture(scope="module")
+def promtool() -> Path:
+    return ensure_tool(ROOT / "testenv", "promtool", TOOLS["promtool"], log=print)
+
+
+def run(promtool: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(promtool), *map(str, args)], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_promtool_parses_every_query(promtool: Path, tmp_path: Path) -> None:
+    # Grafana's variables as a user's choice would fill them: any queue, a five-minute rate
+    filled = [
+        q.replace("$__rate_interval", "5m").replace("$cluster_queue", ".*") for q in queries()
+    ]
+    rules = [{"record": f"dashboard:query_{i}", "expr": q} for i, q in enumerate(filled)]
+    path = tmp_path / "dashboard.rules.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    checked = run(promtool, "check", "rules", path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert f"SUCCESS: {len(rules)} rules found" in checked.stdout
+    broken = tmp_path / "broken.rules.yaml"  # the check can fail
+    broken.write_text(yaml.safe_dump({"groups": [{"name": "x", "rules": [
+        {"record": "dashboard:broken", "expr": "sum by (cluster_queue (kueue_pending_workloads)"}
+    ]}]}))  # fmt: skip
+    assert run(promtool, "check", "rules", broken).returncode != 0
