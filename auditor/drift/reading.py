@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from auditor.drift.normalize import Schema
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import CRD_API, RBAC_KINDS, Json, ResourceKey, group_of
-from auditor.live.kube import DeadlineExceeded, KindNotServed, KubeCluster, status_of
+from auditor.live.kube import (
+    DeadlineExceeded,
+    KindNotServed,
+    KubeCluster,
+    NotKubernetes,
+    status_of,
+)
 from auditor.model import Resource
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
@@ -75,6 +81,10 @@ def read(cluster: KubeCluster, kinds: list[tuple[str, str]], into: Live | None =
         except DeadlineExceeded as exc:
             live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
             live.stopped = "the cluster's deadline passed"
+            continue
+        except NotKubernetes as exc:
+            live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
+            live.stopped = "the server is not a Kubernetes API server"
             continue
         except ClusterAccessError as exc:
             live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
