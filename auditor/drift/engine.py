@@ -17,6 +17,7 @@ context, or trips a bug in the comparison leaves the others reported.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import gc
 import logging
@@ -110,6 +111,22 @@ def audit(
     return report
 
 
+@contextlib.contextmanager
+def _readers(count: int) -> t.Iterator[ThreadPoolExecutor]:
+    """The clusters' reading threads. Ctrl-C or SIGTERM leaves them reading: the process ends
+    at once (auditor/cli/signals.py), and a read in flight would hold it until its deadline."""
+    pool = ThreadPoolExecutor(max_workers=count)
+    try:
+        yield pool
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    except BaseException:
+        pool.shutdown(wait=True)
+        raise
+    pool.shutdown(wait=True)
+
+
 @dataclass
 class Outcome:
     """What auditing one cluster came to, all the report needs of it."""
@@ -133,7 +150,7 @@ def _here(
     compiled: dict[t.Any, t.Any] = {}  # each kind's schema compiled once for every cluster
     loaded_box: Future[Loaded] = Future()
     rbac_boxes: list[Future[list[Json] | None]] = [Future() for _ in profiles]
-    with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
+    with _readers(max(1, len(profiles))) as pool:
         jobs_read = [
             pool.submit(_read_cluster, connect, p, loaded_box, box)
             for p, box in zip(profiles, rbac_boxes, strict=True)
