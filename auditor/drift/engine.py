@@ -40,6 +40,7 @@ from auditor.drift import (
     metadata,
     powers,
     tenants,
+    unread,
     workers,
 )
 from auditor.drift.reading import (
@@ -189,6 +190,10 @@ def _here(
     tasks: list[workers.Comparison] = []
     for profile, got in zip(profiles, reads, strict=True):
         if isinstance(got, Live):
+            got.unread = {
+                **unread.refused(checked[profile.name][1]),
+                **unread.unread(repo, loaded.findings, profile.name),
+            }
             schemas = LiveSchemas(catalogs[profile.name], got.crds)
             desired = checked[profile.name][0]
             tasks += [  # the objects' comparison, most of the work, in two halves
@@ -389,8 +394,13 @@ def compare_objects(
         else:
             found.extend(findings.modified(profile, resource, live_obj, schemas, readers, owned))
     for key, obj in sorted(live.objects.items()) if index == count - 1 else ():
-        if key not in by_key and findings.unmanaged_matters(profile, obj):
+        if key in by_key or not findings.unmanaged_matters(profile, obj):
+            continue
+        file = unread.source(live.unread, key)
+        if file is None:
             found.append(findings.unmanaged(profile, obj))
+        elif file:  # a file that did not load may define it ("": its refused object's finding)
+            found.append(unread.not_compared(profile, obj, file))
     return found
 
 

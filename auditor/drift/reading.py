@@ -55,6 +55,8 @@ class Live:
     cluster: KubeCluster | None = None
     errors: list[str] = field(default_factory=list)
     applications: list[Json] = field(default_factory=list)  # Argo CD's, when it runs here
+    # identities the repository may define but could not be read for (drift/unread.py)
+    unread: dict[ResourceKey, str] = field(default_factory=dict)
 
 
 def key_of(obj: Json) -> ResourceKey:
