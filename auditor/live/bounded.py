@@ -2,7 +2,8 @@
 
 A socket timeout bounds one read, not an answer: a server (or a proxy) that sends its headers
 and then a byte a second never trips it. So each request with a deadline is watched: the
-connection that carries it registers its socket when it waits for the answer, and at the
+connection that carries it registers its socket when it is made and when it waits for the
+answer, and at the
 deadline one watchdog thread shuts that socket down, which ends the read in progress at once
 (the reader sees the connection closed and asks `cut` whether the deadline did it).
 
@@ -116,9 +117,17 @@ def deadline(at: float | None) -> t.Iterator[Watch | None]:
 
 
 class _Registering:
-    """A connection that hands the socket it reads the answer from to the thread's watch."""
+    """A connection that hands its socket to the thread's watch: once connected (a TLS
+    handshake can trickle too), and when it waits for an answer (a connection reused)."""
 
     sock: socket.socket | None
+
+    def _new_conn(self) -> socket.socket:
+        sock: socket.socket = super()._new_conn()  # type: ignore[misc]
+        watch = getattr(_CURRENT, "watch", None)
+        if watch is not None:
+            watch.carry(sock)
+        return sock
 
     def getresponse(self) -> t.Any:
         watch = getattr(_CURRENT, "watch", None)

@@ -1,0 +1,394 @@
+"""A real kube-apiserver behind Shopify's toxiproxy (built from its pinned module,
+testenv/tools/toxiproxy): answers that trickle, stall, crawl, lag, close slowly or are reset.
+
+Each fault is bounded by a short --timeout and held to what docs/usage.md ("Deadlines and
+crashes") says: exit 3 naming the cluster, the deadline held to within a few seconds, nothing
+claimed of what was not read (no finding invented); Ctrl-C and SIGTERM end a read in progress
+with 130 and 143. A plain HTTP server stands in only for what no real part produces: an
+endpoint that answers 404 to everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import typing as t
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from auditor.live.kube import KubeCluster
+from auditor.sandbox import Sandbox, Toolchain
+from auditor.sandbox.build import TOOLS, ensure_tool
+from auditor.sandbox.services import free_port
+from tests.conftest import ROOT, own_context, run_line, start_sandbox
+from tests.integration.test_drift import CLUSTER, servable_repo, sync
+from tests.integration.waiting import eventually
+
+Json = dict[str, t.Any]
+TIMEOUT = 8.0  # each fault's --timeout
+# What a run needs besides its cluster's reads: start-up, loading the repository, the report.
+MARGIN = 8.0
+
+
+class Toxiproxy:
+    """The toxiproxy server, driven through its HTTP API."""
+
+    def __init__(self, binary: Path, logs: Path) -> None:
+        self.port = free_port()
+        self.log = open(logs / "toxiproxy.log", "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [str(binary), "-host", "127.0.0.1", "-port", str(self.port)],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        eventually(self._answers, what="toxiproxy answering", seconds=20)
+
+    def _answers(self) -> bool:
+        with contextlib.suppress(OSError):
+            return self.call("GET", "/version") is not None
+        return False
+
+    def call(self, method: str, path: str, body: Json | None = None) -> t.Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}", data=data, method=method
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            text = answer.read()
+        return json.loads(text) if text.strip().startswith((b"{", b"[")) else text
+
+    def proxy(self, name: str, upstream: str, port: int) -> None:
+        """A proxy listening on loopback `port`, to `upstream`: a new one, its connections
+        and toxics gone (toxiproxy 2.5 can panic adding a toxic to a link that outlived a
+        toxic's removal, so no link outlives a test)."""
+        with contextlib.suppress(urllib.error.HTTPError):  # none yet
+            self.call("DELETE", f"/proxies/{name}")
+        self.call("POST", "/proxies", {"name": name, "listen": f"127.0.0.1:{port}",
+                                       "upstream": upstream})  # fmt: skip
+
+    def toxic(self, proxy: str, kind: str, stream: str = "downstream", **attributes: int) -> None:
+        self.call(
+            "POST",
+            f"/proxies/{proxy}/toxics",
+            {"type": kind, "stream": stream, "attributes": attributes},
+        )
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        self.log.close()
+
+
+@dataclass
+class Faulty:
+    box: Sandbox
+    repo: Path
+    toxiproxy: Toxiproxy
+    kubeconfig: Path  # the sandbox's, through the proxy
+    port: int  # the proxy's
+    upstream: str  # the sandbox's kube-apiserver
+    offline: list[tuple[str, str, int]]  # validate's findings without --server-side
+    handshake: int  # bytes a client receives for a TLS handshake and a small answer
+    proxy: str = "kube-apiserver"
+
+
+def _seen(finding: Json) -> tuple[str, str, int]:
+    return (finding["rule"], finding.get("file") or "", finding.get("line") or 0)
+
+
+def through(kubeconfig: Path, server: str, dest: Path) -> Path:
+    """`kubeconfig` with its cluster's server replaced by `server`."""
+    doc = yaml.safe_load(kubeconfig.read_text())
+    for cluster in doc["clusters"]:
+        cluster["cluster"]["server"] = server
+    dest.write_text(yaml.safe_dump(doc))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def toxiproxy_binary() -> Path:
+    return ensure_tool(ROOT / "testenv", "toxiproxy", TOOLS["toxiproxy"], log=print)
+
+
+@pytest.fixture(scope="module")
+def faulty_setup(
+    toolchain: Toolchain,
+    sandboxes_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    toxiproxy_binary: Path,
+) -> t.Iterator[Faulty]:
+    box = start_sandbox(toolchain, sandboxes_dir, "faults")
+    proxy = None
+    try:
+        repo = servable_repo(tmp_path_factory.mktemp("faults-repo"), box.connect())
+        sync(box, repo)
+        proxy = Toxiproxy(toxiproxy_binary, tmp_path_factory.mktemp("toxiproxy"))
+        state = box.state()
+        assert state is not None
+        port, upstream = free_port(), f"127.0.0.1:{state.api_port}"
+        proxy.proxy("kube-apiserver", upstream, port)
+        kubeconfig = through(
+            box.kubeconfig, f"https://127.0.0.1:{port}", repo.parent / "through-toxiproxy"
+        )
+        calibration = KubeCluster.connect(CLUSTER, kubeconfig=str(kubeconfig))
+        calibration.request("GET", "/version")
+        handshake = received(os.getpid(), port)  # its connection is kept alive
+        calibration.api.close()
+        offline = run_line(["kueue-gitops", "--repo", str(repo), "validate", "--cluster",
+                            CLUSTER, "-o", "json"])  # fmt: skip
+        found = [_seen(f) for f in json.loads(offline.stdout)["findings"]]
+        yield Faulty(box, repo, proxy, kubeconfig, port, upstream, found, handshake)
+    finally:
+        if proxy is not None:
+            proxy.stop()
+        box.down()
+
+
+@pytest.fixture
+def faulty(faulty_setup: Faulty) -> Faulty:
+    """The sandbox behind a new proxy: no toxic or connection left from the test before."""
+    faulty_setup.toxiproxy.proxy(faulty_setup.proxy, faulty_setup.upstream, faulty_setup.port)
+    return faulty_setup
+
+
+COMMANDS = {
+    "drift": ["drift", "--cluster", CLUSTER],
+    "status": ["status", "--cluster", CLUSTER],
+    "validate-server-side": ["validate", "--server-side", "--cluster", CLUSTER, "--jobs", "1"],
+}
+
+
+def timed(repo: Path, kubeconfig: Path, command: str, timeout: float = TIMEOUT) -> tuple[
+    int, Json, str, float
+]:  # fmt: skip
+    """One command with -o json and --timeout: its exit code, report, stderr and seconds."""
+    started = time.monotonic()
+    result = run_line(
+        [
+            *("kueue-gitops", "--repo", str(repo), *COMMANDS[command]),
+            *own_context(kubeconfig),
+            *("-o", "json", "--timeout", f"{timeout:g}"),
+        ]
+    )
+    took = time.monotonic() - started
+    print(f"{command}: exit {result.exit_code} after {took:.1f}s (--timeout {timeout:g})")
+    report = json.loads(result.stdout) if result.stdout.startswith("{") else {}
+    return result.exit_code, report, result.stderr, took
+
+
+def incomplete_naming_the_cluster(
+    code: int, report: Json, stderr: str, offline: list[tuple[str, str, int]] | None = None
+) -> str:
+    """Exit 3, the cluster incomplete, nothing claimed of it (but validate's `offline`
+    findings): the errors' text (status, which has nothing to show of a cluster it could not
+    read, says so in one line)."""
+    assert code == 3, (report, stderr)
+    if not report:
+        [line] = stderr.splitlines()
+        assert line.startswith(f"Error: cluster {CLUSTER}: ")
+        return line
+    assert report["status"] == "incomplete"
+    claimed = [_seen(f) for f in report["findings"] if f.get("cluster") == CLUSTER]
+    assert [f for f in claimed if f not in (offline or [])] == []
+    [cluster] = report["clusters"]
+    assert cluster["name"] == CLUSTER and cluster["status"] == "incomplete"
+    text = " ".join(cluster["errors"])
+    assert f"cluster {CLUSTER}" in text
+    return text
+
+
+# -- answers slower than the deadline: exit 3 at the deadline ----------------------------------
+
+
+def started(faulty: Faulty, command: str, *extra: str) -> subprocess.Popen[str]:
+    """`command` as a user runs it, against the proxy, once its TLS handshake is done and its
+    first answer under way (the proxy has passed it more bytes than a handshake and a small
+    answer take): the proxy adds a second to each answer until then, so the run is still
+    reading when it has."""
+    faulty.toxiproxy.toxic(faulty.proxy, "latency", latency=1000)
+    argv = [sys.executable, "-m", "auditor", "--repo", str(faulty.repo), *COMMANDS[command]]
+    argv += [*own_context(faulty.kubeconfig), "-o", "json", *extra]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        eventually(
+            lambda: received(proc.pid, faulty.port) > faulty.handshake,
+            what=f"{command}'s first answers through the proxy",
+            seconds=30,
+        )
+    except BaseException:
+        proc.kill()
+        raise
+    return proc
+
+
+def received(pid: int, port: int) -> int:
+    """The bytes process `pid` has received on its connections to loopback `port` (ss)."""
+    out = subprocess.run(
+        ["ss", "-tinpH", "dst", f"127.0.0.1:{port}"], capture_output=True, text=True, check=True
+    ).stdout
+    total, mine = 0, False
+    for line in out.splitlines():
+        if not line.startswith(("\t", " ")):  # a connection; its details follow indented
+            mine = f"pid={pid}," in line
+        elif mine:
+            found = re.search(r"bytes_received:(\d+)", line)
+            total += int(found[1]) if found else 0
+    return total
+
+
+def trickle(faulty: Faulty) -> None:
+    """From now on every byte one second apart (headers and body): no read ever times out,
+    and no answer ever ends."""
+    faulty.toxiproxy.toxic(faulty.proxy, "slicer", average_size=1, size_variation=0,
+                           delay=1_000_000)  # fmt: skip
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_an_answer_arriving_a_byte_a_second_ends_at_the_deadline(
+    faulty: Faulty, command: str
+) -> None:
+    """Before, drift, status and validate --server-side with --timeout 10 ran on for minutes."""
+    began = time.monotonic()
+    proc = started(faulty, command, "--timeout", f"{TIMEOUT:g}")
+    trickle(faulty)
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT + MARGIN + 30)
+    finally:
+        proc.kill()
+    took = time.monotonic() - began
+    print(f"{command}: exit {proc.returncode} after {took:.1f}s (--timeout {TIMEOUT:g})")
+    report = json.loads(out) if out.startswith("{") else {}
+    text = incomplete_naming_the_cluster(proc.returncode, report, err, faulty.offline)
+    assert f"the {TIMEOUT:g}s deadline for the cluster passed" in text
+    assert took < TIMEOUT + MARGIN
+
+
+def test_a_connection_crawling_at_a_kilobyte_a_second_ends_at_the_deadline(
+    faulty: Faulty,
+) -> None:
+    faulty.toxiproxy.toxic(faulty.proxy, "bandwidth", rate=1)  # KB/s
+    code, report, stderr, took = timed(faulty.repo, faulty.kubeconfig, "drift")
+    text = incomplete_naming_the_cluster(code, report, stderr)
+    assert "deadline" in text
+    assert took < TIMEOUT + MARGIN
+
+
+def test_a_stalled_connection_ends_at_the_deadline(faulty: Faulty) -> None:
+    """toxiproxy's timeout toxic with no timeout: the data stops, the connection stays open."""
+    faulty.toxiproxy.toxic(faulty.proxy, "timeout", timeout=0)
+    code, report, stderr, took = timed(faulty.repo, faulty.kubeconfig, "drift")
+    text = incomplete_naming_the_cluster(code, report, stderr)
+    assert "deadline" in text
+    assert took < TIMEOUT + MARGIN
+
+
+def test_latency_past_the_deadline_ends_at_it(faulty: Faulty) -> None:
+    faulty.toxiproxy.toxic(faulty.proxy, "latency", latency=60_000)  # ms per chunk
+    code, report, stderr, took = timed(faulty.repo, faulty.kubeconfig, "status")
+    incomplete_naming_the_cluster(code, report, stderr)
+    assert took < TIMEOUT + MARGIN
+
+
+# -- faults the run survives, or reports at once -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("toxic", "attributes"),
+    [("latency", {"latency": 50, "jitter": 50}), ("slow_close", {"delay": 5_000})],
+)
+def test_a_slow_but_working_connection_audits_clean(
+    faulty: Faulty, toxic: str, attributes: dict[str, int]
+) -> None:
+    """Latency well inside the deadline, a slow close: the audit finishes, exit 0."""
+    faulty.toxiproxy.toxic(faulty.proxy, toxic, **attributes)
+    code, report, stderr, _ = timed(faulty.repo, faulty.kubeconfig, "drift", timeout=60)
+    assert (code, report["status"], report["findings"]) == (0, "clean", []), stderr
+
+
+def test_connections_reset_make_the_cluster_unreachable_at_once(faulty: Faulty) -> None:
+    faulty.toxiproxy.toxic(faulty.proxy, "reset_peer", stream="upstream", timeout=0)
+    code, report, stderr, took = timed(faulty.repo, faulty.kubeconfig, "drift", timeout=60)
+    text = incomplete_naming_the_cluster(code, report, stderr)
+    assert "unreachable" in text
+    assert took < 20  # three tries with backoff, not the 60s deadline
+
+
+# -- signals: 130 and 143, at once, with a report that says it is incomplete -------------------
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_ends_a_read_in_progress(faulty: Faulty, sig: signal.Signals, code: int) -> None:
+    """Before: Ctrl-C exited 1 ("findings") with `Aborted!`, only once the answer in flight
+    had ended, and left the report empty."""
+    proc = started(faulty, "drift", "--timeout", "120")
+    trickle(faulty)
+    try:
+        time.sleep(1)  # let the answer in flight trickle: the signal is not what ends it
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode == code, err
+    assert took < 3, took
+    assert "Traceback" not in err and "Aborted!" not in err
+    assert f"interrupted by signal {int(sig)} ({sig.name})" in err
+    report = json.loads(out)  # whole: a report, marked incomplete
+    assert report["status"] == "incomplete" and report["findings"] == []
+    assert "interrupted" in report["clusters"][0]["errors"][0]
+
+
+# -- not a Kubernetes API server: named as such, nothing invented -------------------------------
+
+
+class _NotFound(http.server.BaseHTTPRequestHandler):
+    """Answers 404 to everything, as a wrong URL or a proxy's error page does."""
+
+    def _answer(self) -> None:
+        body = b"404 page not found\n"
+        self.send_response(404)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _answer
+
+    def log_message(self, *args: t.Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def not_found() -> t.Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_an_endpoint_answering_404_to_everything_is_not_a_kubernetes_api_server(
+    faulty: Faulty, not_found: str, tmp_path: Path, command: str
+) -> None:
+    """Before: drift exit 1 with every repository object "missing", validate --server-side
+    exit 1 with every object "rejected" (a 404 during discovery read as "not served")."""
+    kubeconfig = through(faulty.box.kubeconfig, not_found, tmp_path / "kc")
+    code, report, stderr, took = timed(faulty.repo, kubeconfig, command, timeout=30)
+    text = incomplete_naming_the_cluster(code, report, stderr, faulty.offline)
+    assert f"{not_found} is not a Kubernetes API server" in text
+    assert took < 15
