@@ -363,9 +363,11 @@ class KubeCluster:
                 ) from exc
             raise _api_error(self.name, what or path, exc) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            silent = isinstance(exc, urllib3.exceptions.TimeoutError)
+            late = ": no answer in time" if silent else ""  # the error says which timeout
             raise ClusterAccessError(
-                f"cluster {self.name} at {self.server} is unreachable ({type(exc).__name__}: "
-                f"{exc})",
+                f"cluster {self.name} at {self.server} is unreachable{late} "
+                f"({type(exc).__name__}: {exc})",
                 cluster=self.name,
                 kind=what,
             ) from exc
