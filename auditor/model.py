@@ -178,6 +178,7 @@ class ClusterResult:
     name: str
     status: ClusterStatus = "ok"
     errors: list[str] = field(default_factory=list)
+    throttled: float = 0.0  # seconds its API server made us wait (429, Retry-After)
 
 
 class Section(t.Protocol):
@@ -230,7 +231,13 @@ class Report:
             "command": self.command,
             "status": self.status,
             "clusters": [
-                {"name": c.name, "status": c.status, "errors": c.errors} for c in self.clusters
+                {
+                    "name": c.name,
+                    "status": c.status,
+                    "errors": c.errors,
+                    **({"throttledSeconds": c.throttled} if c.throttled else {}),
+                }
+                for c in self.clusters
             ],
             "findings": [f.to_json() for f in self.findings],
         }

@@ -98,7 +98,9 @@ class AuditorGroup(click.Group):
             why = exc if isinstance(exc, signals.Interrupted) else signals.Interrupted(2)
             state = ctx.find_object(Context) or Context()
             if not signals.reported():
-                state.write_incomplete(f"{why}: the run did not finish, and what it read is not reported")
+                state.write_incomplete(
+                    f"{why}: the run did not finish, and what it read is not reported"
+                )
             click.echo(f"Error: {why}; the report is incomplete", err=True)
             if signals.installed():
                 signals.leave(why.exit_code)

@@ -214,6 +214,8 @@ def _here(
             result.status, result.errors = "incomplete", [str(got)]
             continue
         outcome.objects, outcome.applications = got.objects, got.applications
+        if got.cluster is not None:
+            result.throttled = got.cluster.throttled
         if CRD[1] in got.read:
             outcome.versions = fleet.versions(got.crds)
         if got.errors:

@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.live.kube import KubeCluster
+from auditor.errors import ClusterAccessError
+from auditor.live.kube import KubeCluster, Limits
 from auditor.sandbox import Sandbox, Toolchain
 from auditor.sandbox.build import TOOLS, ensure_tool
 from auditor.sandbox.services import free_port
@@ -410,3 +411,113 @@ def test_an_endpoint_answering_404_to_everything_is_not_a_kubernetes_api_server(
     text = incomplete_naming_the_cluster(code, report, stderr, faulty.offline)
     assert f"{not_found} is not a Kubernetes API server" in text
     assert took < 15
+
+
+# -- throttling: API Priority and Fairness's real 429s -----------------------------------------
+
+AUDITOR = "kueue-gitops-auditor"  # bound to the repo's read-only auditor role by the repo
+FLOWCONTROL = "flowcontrol.apiserver.k8s.io/v1"
+
+
+@pytest.fixture(scope="module")
+def throttling(
+    toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> t.Iterator[tuple[Sandbox, Path]]:
+    """A sandbox with API Priority and Fairness on, where the auditor's requests go to a
+    priority level of no share (the least concurrency there is) that rejects (429) what it
+    cannot take at once."""
+    box = Sandbox("throttled", root=sandboxes_dir)
+    try:
+        box.up(toolchain, priority_and_fairness=True)
+    except Exception as exc:
+        box.down()
+        pytest.fail(f"the sandbox with API Priority and Fairness could not start: {exc}")
+    try:
+        repo = servable_repo(tmp_path_factory.mktemp("throttled-repo"), box.connect())
+        sync(box, repo)
+        admin = box.connect()
+        name = "kueue-gitops-test-throttled"
+        admin.create({
+            "apiVersion": FLOWCONTROL, "kind": "PriorityLevelConfiguration",
+            "metadata": {"name": name},
+            "spec": {"type": "Limited", "limited": {
+                "nominalConcurrencyShares": 0, "lendablePercent": 0, "borrowingLimitPercent": 0,
+                "limitResponse": {"type": "Reject"}}},
+        })  # fmt: skip
+        everything = {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                      "clusterScope": True, "namespaces": ["*"]}  # fmt: skip
+        admin.create({
+            "apiVersion": FLOWCONTROL, "kind": "FlowSchema", "metadata": {"name": name},
+            "spec": {
+                "priorityLevelConfiguration": {"name": name}, "matchingPrecedence": 100,
+                "distinguisherMethod": {"type": "ByUser"},
+                "rules": [{"subjects": [{"kind": "User", "user": {"name": AUDITOR}}],
+                           "resourceRules": [everything],
+                           "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}],
+            },
+        })  # fmt: skip
+        yield box, repo
+    finally:
+        box.down()
+
+
+@contextlib.contextmanager
+def crowded(box: Sandbox, seconds: float) -> t.Iterator[None]:
+    """Clients of the auditor's priority level taking its seats for `seconds` (LISTs of the
+    CRDs, megabytes each), so that what the audit sends meanwhile is rejected with 429 and a
+    Retry-After."""
+    kubeconfig = box.credentials(AUDITOR)
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    until = time.monotonic() + seconds
+    rejected = [0]
+
+    def crowd() -> None:
+        cluster = KubeCluster.connect(AUDITOR, kubeconfig=str(kubeconfig),
+                                      limits=Limits(attempts=1, throttled=0))  # fmt: skip
+        while time.monotonic() < until:
+            try:
+                cluster.request("GET", crds, decode=False)
+            except ClusterAccessError:
+                rejected[0] += 1
+
+    threads = [threading.Thread(target=crowd, daemon=True) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    try:
+        yield
+    finally:
+        for thread in threads:
+            thread.join(timeout=seconds + 60)
+    assert rejected[0], "the crowd was never throttled: the priority level is not in effect"
+
+
+def audited(box: Sandbox, repo: Path, timeout: float) -> tuple[int, Json, str, float]:
+    kubeconfig = box.dir / f"user-{AUDITOR}.kubeconfig"  # crowded() wrote it
+    argv = [sys.executable, "-m", "auditor", "--repo", str(repo), "drift", "--cluster", CLUSTER]
+    argv += [*own_context(kubeconfig), "-o", "json", "--timeout", f"{timeout:g}"]
+    began = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 60)
+    took = time.monotonic() - began
+    print(f"drift: exit {done.returncode} after {took:.1f}s (--timeout {timeout:g})")
+    return done.returncode, json.loads(done.stdout), done.stderr, took
+
+
+def test_throttling_is_waited_out_and_reported(throttling: tuple[Sandbox, Path]) -> None:
+    """A few seconds of 429s with the deadline far off: the audit waits as the server asks
+    (Retry-After) and finishes clean, saying how long the cluster throttled it. Before, 1.5 s
+    of retries ended in exit 3."""
+    box, repo = throttling
+    with crowded(box, seconds=6):
+        code, report, stderr, _ = audited(box, repo, timeout=60)
+    assert (code, report["status"], report["findings"]) == (0, "clean", []), stderr
+    [cluster] = report["clusters"]
+    assert cluster["throttledSeconds"] >= 1, cluster
+
+
+def test_throttling_past_the_deadline_ends_at_it(throttling: tuple[Sandbox, Path]) -> None:
+    box, repo = throttling
+    with crowded(box, seconds=TIMEOUT + MARGIN + 5):
+        code, report, stderr, took = audited(box, repo, timeout=TIMEOUT)
+    text = incomplete_naming_the_cluster(code, report, stderr)
+    assert "429" in text and "still throttled after waiting" in text
+    assert took < TIMEOUT + MARGIN
