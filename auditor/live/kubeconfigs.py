@@ -16,6 +16,7 @@ Malformed files are a ConfigError naming the file and what is wrong, never a Pyt
 
 from __future__ import annotations
 
+import json
 import os
 import typing as t
 from dataclasses import dataclass
@@ -86,7 +87,12 @@ def choose(files: t.Sequence[str], context: str | None) -> Chosen:
 def _read(file: str) -> Json:
     try:
         with open(file, "rb") as stream:
-            doc = yaml.load(stream, Loader=_LOADER)
+            data = stream.read()
+        # JSON is YAML, read a hundred times faster: tools that write large kubeconfigs often
+        # write JSON
+        doc = _json(data)
+        if doc is None:
+            doc = yaml.load(data, Loader=_LOADER)
     except FileNotFoundError:
         return {}  # kubectl skips a file of $KUBECONFIG that does not exist
     except OSError as exc:
@@ -104,6 +110,16 @@ def _read(file: str) -> Json:
             "(a mapping with clusters, contexts and users)"
         )
     return doc
+
+
+def _json(data: bytes) -> Json | None:
+    if data.lstrip()[:1] != b"{":
+        return None
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None  # YAML's flow style, say: the YAML parser says what it makes of it
+    return doc if isinstance(doc, dict) else None
 
 
 def _entries(doc: Json, section: str, key: str, file: str) -> t.Iterator[Json]:
