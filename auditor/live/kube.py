@@ -785,7 +785,7 @@ class _BoundedPlugin(subprocess.Popen):  # type: ignore[type-arg]
                     self.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 super().communicate(timeout=1)
-            _EXEC_FAILURES.message = f" (no answer within {limit:g}s, so it was stopped)"
+            _EXEC_FAILURES.message = f" (no answer within {limit:.3g}s, so it was stopped)"
             raise
 
 
