@@ -80,11 +80,19 @@ class Toxiproxy:
         self.call("POST", "/proxies", {"name": name, "listen": f"127.0.0.1:{port}",
                                        "upstream": upstream})  # fmt: skip
 
-    def toxic(self, proxy: str, kind: str, stream: str = "downstream", **attributes: int) -> None:
+    def toxic(
+        self,
+        proxy: str,
+        kind: str,
+        attributes: dict[str, int] | None = None,
+        *,
+        stream: str = "downstream",
+        **more: int,
+    ) -> None:
         self.call(
             "POST",
             f"/proxies/{proxy}/toxics",
-            {"type": kind, "stream": stream, "attributes": attributes},
+            {"type": kind, "stream": stream, "attributes": {**(attributes or {}), **more}},
         )
 
     def stop(self) -> None:
@@ -147,7 +155,7 @@ def faulty_setup(
         calibration = KubeCluster.connect(CLUSTER, kubeconfig=str(kubeconfig))
         calibration.request("GET", "/version")
         handshake = received(os.getpid(), port)  # its connection is kept alive
-        calibration.api.close()
+        calibration.api.close()  # type: ignore[no-untyped-call]
         offline = run_line(["kueue-gitops", "--repo", str(repo), "validate", "--cluster",
                             CLUSTER, "-o", "json"])  # fmt: skip
         found = [_seen(f) for f in json.loads(offline.stdout)["findings"]]
@@ -298,7 +306,7 @@ def test_a_server_silent_from_the_start_is_unreachable_within_the_connect_timeou
     """No byte comes back (toxiproxy's timeout toxic with no timeout holds the connection
     open; a minute's latency): the TLS handshake gets the 5 s to connect, then the cluster is
     unreachable, well inside the deadline."""
-    faulty.toxiproxy.toxic(faulty.proxy, toxic, **attributes)
+    faulty.toxiproxy.toxic(faulty.proxy, toxic, attributes)
     code, report, stderr, took = timed(faulty.repo, faulty.kubeconfig, "drift", timeout=60)
     text = incomplete_naming_the_cluster(code, report, stderr)
     assert "is unreachable: no answer in time" in text and "timeout=5.0" in text
@@ -332,7 +340,7 @@ def test_a_slow_but_working_connection_audits_clean(
     faulty: Faulty, toxic: str, attributes: dict[str, int]
 ) -> None:
     """Latency well inside the deadline, a slow close: the audit finishes, exit 0."""
-    faulty.toxiproxy.toxic(faulty.proxy, toxic, **attributes)
+    faulty.toxiproxy.toxic(faulty.proxy, toxic, attributes)
     code, report, stderr, _ = timed(faulty.repo, faulty.kubeconfig, "drift", timeout=60)
     assert (code, report["status"], report["findings"]) == (0, "clean", []), stderr
 
