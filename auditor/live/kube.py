@@ -91,6 +91,9 @@ class ApiResource:
 class KubeCluster:
     """One cluster, as named in the repository, reached through one kubeconfig context."""
 
+    # seconds waited out on "throttled" answers, shared by impersonating copies (a list)
+    _throttled: list[float] | None = None
+
     def __init__(
         self,
         api: client.ApiClient,
@@ -113,14 +116,14 @@ class KubeCluster:
         self._discovery: dict[str, dict[str, ApiResource]] = {}
         self._groups: dict[str, Json] = {}  # /api and /apis, as read
         self.acting_as: tuple[str, tuple[str, ...]] | None = None  # see impersonating()
-        self._throttled = [0.0]  # seconds waited out on "throttled" answers, shared by copies
+        self._throttled = [0.0]
         with contextlib.suppress(AttributeError):  # a client without a pool has no answers
             bounded.bound(api.rest_client.pool_manager)
 
     @property
     def throttled(self) -> float:
         """Seconds this cluster's requests waited because the server said it was throttling."""
-        return round(self._throttled[0], 1)
+        return round(self._throttled[0], 1) if self._throttled else 0.0
 
     def impersonating(self, user: str, groups: t.Sequence[str] = ()) -> KubeCluster:
         """This cluster as `user` in `groups` would see it, through the Impersonate-User and
@@ -260,7 +263,8 @@ class KubeCluster:
                     if throttles > self.limits.throttled or pause >= self._remaining():
                         raise self._still_throttled(label, exc) from exc
                     self.sleep(pause)
-                    self._throttled[0] += pause
+                    if self._throttled is not None:
+                        self._throttled[0] += pause
                     continue
                 failures += 1
                 pause = _jittered(self.limits.backoff * 2 ** (failures - 1))
