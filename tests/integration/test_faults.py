@@ -382,16 +382,18 @@ def test_a_signal_ends_a_read_in_progress(faulty: Faulty, sig: signal.Signals, c
 # -- not a Kubernetes API server: named as such, nothing invented -------------------------------
 
 
-class _NotFound(http.server.BaseHTTPRequestHandler):
-    """Answers 404 to everything, as a wrong URL or a proxy's error page does."""
+class _Answers(http.server.BaseHTTPRequestHandler):
+    """Answers every request alike: 404 as a wrong URL or a proxy's error page does, or an
+    empty JSON object as a misconfigured gateway might."""
+
+    status, body, content_type = 404, b"404 page not found\n", "text/plain"
 
     def _answer(self) -> None:
-        body = b"404 page not found\n"
-        self.send_response(404)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
+        self.send_response(self.status)
+        self.send_header("Content-Type", self.content_type)
+        self.send_header("Content-Length", str(len(self.body)))
         self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(self.body)
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _answer
 
@@ -399,25 +401,45 @@ class _NotFound(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def not_found() -> t.Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
+class _EmptyJson(_Answers):
+    status, body, content_type = 200, b"{}", "application/json"
+
+
+@contextlib.contextmanager
+def serving(handler: type[_Answers]) -> t.Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_an_endpoint_answering_404_to_everything_is_not_a_kubernetes_api_server(
-    faulty: Faulty, not_found: str, tmp_path: Path, command: str
+    faulty: Faulty, tmp_path: Path, command: str
 ) -> None:
     """Before: drift exit 1 with every repository object "missing", validate --server-side
     exit 1 with every object "rejected" (a 404 during discovery read as "not served")."""
-    kubeconfig = through(faulty.box.kubeconfig, not_found, tmp_path / "kc")
-    code, report, stderr, took = timed(faulty.repo, kubeconfig, command, timeout=30)
+    with serving(_Answers) as url:
+        kubeconfig = through(faulty.box.kubeconfig, url, tmp_path / "kc")
+        code, report, stderr, took = timed(faulty.repo, kubeconfig, command, timeout=30)
     text = incomplete_naming_the_cluster(code, report, stderr, faulty.offline)
-    assert f"{not_found} is not a Kubernetes API server" in text
+    assert f"{url} is not a Kubernetes API server" in text
+    assert took < 15
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_discovery_that_cannot_be_read_is_incomplete_naming_what_answered(
+    faulty: Faulty, tmp_path: Path, command: str
+) -> None:
+    with serving(_EmptyJson) as url:
+        kubeconfig = through(faulty.box.kubeconfig, url, tmp_path / "kc")
+        code, report, stderr, took = timed(faulty.repo, kubeconfig, command, timeout=30)
+    text = incomplete_naming_the_cluster(code, report, stderr, faulty.offline)
+    assert f"discovery could not be read: {url}/api" in text
+    assert "answered {}, not an " in text
     assert took < 15
 
 
