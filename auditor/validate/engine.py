@@ -23,6 +23,7 @@ from pathlib import Path
 from auditor import rules
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
+from auditor.kueue import release as kueue_release
 from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
 from auditor.repo import cache as repo_cache
@@ -44,8 +45,11 @@ Connector = t.Callable[[ClusterProfile], "KubeCluster"]
 Note = t.Callable[[str], None]
 # HTTP statuses meaning "the server judged the object and said no"; others mean we could not ask.
 REJECTED = (400, 422)
-# Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422.
+# Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422; and a
+# built-in kind's value its Go type cannot hold (`binaryData` that is not base64) into a 500
+# with the second.
 UNDECLARED_FIELD = "failed to create typed patch object"
+UNDECODABLE = "unable to convert unstructured object to"
 # A validating webhook's denial (Kueue's, through controller-runtime) is a 403, like an RBAC
 # refusal, but its message says which webhook judged the object.
 WEBHOOK_DENIED = re.compile(r'admission webhook "[^"]+" denied the request')
@@ -163,6 +167,13 @@ def _cluster_job(name: str) -> ClusterOutcome:
     return outcome
 
 
+def validator_of(schemas: Path, profile: ClusterProfile) -> ClusterValidator:
+    """The cluster's validator: its committed schemas, and its Kueue release (which kinds
+    Kueue's webhooks decode and rewrite, for the findings that depend on it)."""
+    known = kueue_release.nearest_release(profile.kueue_version)
+    return ClusterValidator(SchemaCatalog(schemas, profile.name), known)
+
+
 def _file_cache(
     repo: Repository, schemas: Path, name: str, tool: str | None
 ) -> repo_cache.FileCache | None:
@@ -170,7 +181,10 @@ def _file_cache(
     if tool is None or repo.root is None:
         return None
     try:
-        return repo_cache.FileCache(repo.root, name, tool, repo_cache.fingerprint(schemas / name))
+        # The verdicts depend on the cluster's Kueue release too (validator_of).
+        kueue = kueue_release.nearest_release(repo.cluster(name).kueue_version).version
+        fingerprint = f"{repo_cache.fingerprint(schemas / name)}+{kueue}"
+        return repo_cache.FileCache(repo.root, name, tool, fingerprint)
     except OSError:  # a schema file that cannot be read: the run judges it, uncached
         return None
 
@@ -212,7 +226,7 @@ def _cluster(
         loaded = cached.load_placed(repo, loaded, {name: cache} if cache is not None else {})
     findings = [f for f in loaded.findings if f.cluster == name]  # the loader names each's
     resources = loaded.for_cluster(name)
-    validator = ClusterValidator(SchemaCatalog(schemas, name))
+    validator = validator_of(schemas, profile)
     verdicts = _verdicts(validator, resources, name, cache)
     for verdict in verdicts:
         validator.remember(verdict)
@@ -310,7 +324,7 @@ def judged(exc: ClusterAccessError) -> bool:
     status = status_of(exc)
     return (
         status in REJECTED
-        or (status == 500 and UNDECLARED_FIELD in str(exc))
+        or (status == 500 and (UNDECLARED_FIELD in str(exc) or UNDECODABLE in str(exc)))
         or (status == 403 and WEBHOOK_DENIED.search(str(exc)) is not None)
     )
 

@@ -282,3 +282,39 @@ def test_a_local_queue_of_an_invalid_cluster_queue_points_at_the_queues_own_find
     assert f"{schema['file']}:{schema['line']}: {schema['message']}" in invalid["message"]
     assert "lq-cluster-queue-missing" not in {f["rule"] for f in found}
     assert result.exit_code == 1
+
+
+def test_a_priority_past_int32_says_the_server_stores_it_and_kueue_cannot_read_it(
+    repo: Path,
+) -> None:
+    path = repo / "clusters/gpu-prod/priorityclasses.yaml"
+    text = path.read_text().replace("value: 100\n", "value: 3000000000\n", 1)
+    path.write_text(text)
+    result = validate(repo, "-o", "json")
+    assert result.exit_code == 1
+    [found] = [
+        f for f in json.loads(result.stdout)["findings"] if f["rule"] == "format-undecodable"
+    ]
+    assert (found["file"], found["line"], found["path"], found["name"]) == (
+        "clusters/gpu-prod/priorityclasses.yaml",
+        text.splitlines().index("value: 3000000000") + 1,
+        "value",
+        "batch-low",
+    )
+    assert "the API server accepts it" in found["message"]
+    assert (
+        "Kueue v0.17.0 cannot decode it: listing any WorkloadPriorityClass fails"
+        in (found["message"])
+    )
+
+
+def test_a_quota_written_as_a_fraction_is_not_called_a_type_error(repo: Path) -> None:
+    path = repo / "clusters/gpu-staging/clusterqueues.yaml"
+    path.write_text(path.read_text().replace('nominalQuota: "64"', "nominalQuota: 4.5", 1))
+    result = validate(repo, "-o", "json", "--cluster", "gpu-staging")
+    assert result.exit_code == 1
+    found = json.loads(result.stdout)["findings"]
+    assert not [f for f in found if "not of type" in f["message"]]
+    [number] = [f for f in found if f["rule"] == "quantity-number"]
+    assert "stores it as '4500m' when the ClusterQueue is created" in number["message"]
+    assert "refuses every later apply of this manifest" in number["message"]
