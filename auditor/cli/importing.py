@@ -11,7 +11,7 @@ import click
 from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
 from auditor.errors import ConfigError
 from auditor.onboard import DNS_LABEL
-from auditor.onboard import estate as imports
+from auditor.onboard import estate as onboard_estate
 from auditor.repo.layout import find_root
 from auditor.repo.profiles import export_schemas
 
@@ -110,7 +110,7 @@ def import_command(
 
     if not DNS_LABEL.fullmatch(cluster):
         raise ConfigError(f"cluster name {cluster!r} must be a DNS label (its folder, Argo CD)")
-    rule = imports.TenantRule.parse(tenants_by)
+    rule = onboard_estate.TenantRule.parse(tenants_by)
     admission = _label(admission_label)
     for owner in owners:
         if not OWNER.fullmatch(owner):
@@ -127,8 +127,8 @@ def import_command(
     estate = importing.read_estate(live, kueue_version)
     fetched = importing.fetched_schemas(live)
     fetched.cluster = cluster
-    options = imports.Options(rule, tuple(owners), context or cluster, admission)
-    made = imports.files(estate, options, importing.tenant_profiles(root))
+    options = onboard_estate.Options(rule, tuple(owners), context or cluster, admission)
+    made = onboard_estate.files(estate, options, importing.tenant_profiles(root))
     try:
         written = importing.write_whole(root, cluster, made.files, fetched, force=force)
     except importing.EditedByHand as exc:

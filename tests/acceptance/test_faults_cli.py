@@ -134,7 +134,7 @@ def test_a_crash_in_one_clusters_check_leaves_the_other_cluster_reported(
     assert result.exit_code == 3 and "Traceback" not in result.stderr
     report = json.loads(result.stdout)
     clusters = {c["name"]: c for c in report["clusters"]}
-    assert clusters["gpu-staging"] == {"name": "gpu-staging", "status": "ok", "errors": []}
+    assert (clusters["gpu-staging"]["status"], clusters["gpu-staging"]["errors"]) == ("ok", [])
     assert clusters["gpu-prod"]["errors"] == [
         "internal error while running check quotas on cluster gpu-prod: ZeroDivisionError: "
         "division by zero (a bug in kueue-gitops; -v shows the traceback)"

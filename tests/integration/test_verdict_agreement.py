@@ -30,7 +30,7 @@ from auditor.plan import immutable
 from auditor.repo.layout import Repository
 from auditor.repo.manifests import load_bytes
 from auditor.sandbox import Sandbox, Toolchain, releases
-from auditor.schemas import validator as schema_validator
+from auditor.schemas import validator as schemas_validator
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.validate import checks
 from auditor.validate.checks import kueue_webhook, quantities
@@ -49,8 +49,8 @@ Json = dict[str, t.Any]
 # server-side apply; and what Kueue's defaulting webhook rewrites on create), Kueue's webhook
 # rules as the release holds them, and text that is no quantity. An update: those, what the
 # defaulting webhook no longer rewrites, and plan's immutable fields.
-STORED = {schema_validator.FORMAT_UNDECODABLE, schema_validator.FORMAT_WRAPPED}
-REWRITTEN_ON_CREATE = {schema_validator.QUANTITY_NUMBER, schema_validator.QUANTITY_MISSING}
+STORED = {schemas_validator.FORMAT_UNDECODABLE, schemas_validator.FORMAT_WRAPPED}
+REWRITTEN_ON_CREATE = {schemas_validator.QUANTITY_NUMBER, schemas_validator.QUANTITY_MISSING}
 WEBHOOK = {
     *(r for r in webhooks.RULES.values() if r is not webhooks.CHECK_FLAVOR_IGNORED),
     *kueue_webhook.MIRRORED,

@@ -14,7 +14,7 @@ import yaml
 from auditor.errors import ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
 from auditor.live.kube import DeadlineExceeded, KubeCluster
-from auditor.onboard import estate as imports
+from auditor.onboard import estate as onboard_estate
 from auditor.onboard import importing
 
 API = "kueue.x-k8s.io/v1beta2"
@@ -142,7 +142,7 @@ QUEUE_ADMIN = live(
 )
 
 
-def estate(*extra: dict[str, t.Any], cluster: str = "gpu-a") -> imports.Estate:
+def estate(*extra: dict[str, t.Any], cluster: str = "gpu-a") -> onboard_estate.Estate:
     objects = [
         live("ResourceFlavor", "default-flavor"),
         cq("team-a-cq", {"example.com/kueue": "enabled"}),
@@ -167,10 +167,10 @@ def estate(*extra: dict[str, t.Any], cluster: str = "gpu-a") -> imports.Estate:
             "Workload",
             "job-1",
             "team-a",
-            spec={"priorityClassName": "low", "priorityClassSource": imports.WPC_SOURCE},
+            spec={"priorityClassName": "low", "priorityClassSource": onboard_estate.WPC_SOURCE},
         )
     ]
-    return imports.Estate(
+    return onboard_estate.Estate(
         cluster,
         "v0.19.2",
         API,
@@ -181,8 +181,8 @@ def estate(*extra: dict[str, t.Any], cluster: str = "gpu-a") -> imports.Estate:
     )
 
 
-OPTIONS = imports.Options(
-    imports.TenantRule.parse("label=example.com/team"), ("@acme/platform",), "ctx-a"
+OPTIONS = onboard_estate.Options(
+    onboard_estate.TenantRule.parse("label=example.com/team"), ("@acme/platform",), "ctx-a"
 )
 
 
@@ -253,23 +253,29 @@ def test_authored_does_not_change_its_input() -> None:
 
 def test_tenants_by_label_queue_and_name() -> None:
     ns = namespace("ml-team-a-dev", **{"example.com/team": "team-a"})
-    assert imports.TenantRule.parse("label=example.com/team").place(ns, set()) == ("team-a", "")
-    assert imports.TenantRule.parse("queue").place(ns, {"team-a-cq"}) == ("team-a-cq", "")
-    assert imports.TenantRule.parse("name=ml-(team-[a-z])-.*").place(ns, set()) == ("team-a", "")
-    tenant, why = imports.TenantRule.parse("queue").place(ns, {"a", "b"})
+    assert onboard_estate.TenantRule.parse("label=example.com/team").place(ns, set()) == (
+        "team-a",
+        "",
+    )
+    assert onboard_estate.TenantRule.parse("queue").place(ns, {"team-a-cq"}) == ("team-a-cq", "")
+    assert onboard_estate.TenantRule.parse("name=ml-(team-[a-z])-.*").place(ns, set()) == (
+        "team-a",
+        "",
+    )
+    tenant, why = onboard_estate.TenantRule.parse("queue").place(ns, {"a", "b"})
     assert tenant is None and "several ClusterQueues (a, b)" in why
 
 
 @pytest.mark.parametrize("text", ["label", "queue=x", "name=(", "team"])
 def test_a_rule_that_cannot_be_read_is_a_usage_error(text: str) -> None:
     with pytest.raises(ConfigError, match="--tenants-by"):
-        imports.TenantRule.parse(text)
+        onboard_estate.TenantRule.parse(text)
 
 
 def test_a_namespace_the_rule_cannot_place_is_refused_naming_it() -> None:
     stray = namespace("research", **{"example.com/kueue": "enabled"})
     with pytest.raises(ConfigError) as err:
-        imports.files(estate(stray, lq("main", "research", "team-a-cq")), OPTIONS, {})
+        onboard_estate.files(estate(stray, lq("main", "research", "team-a-cq")), OPTIONS, {})
     assert "namespace research: it has no label example.com/team" in str(err.value)
     assert "nothing was written" in str(err.value)
 
@@ -277,14 +283,14 @@ def test_a_namespace_the_rule_cannot_place_is_refused_naming_it() -> None:
 def test_rbac_whose_role_does_not_exist_is_refused() -> None:
     dangling = binding("ghost", "team-a", "gone-role", "org:team-a")
     with pytest.raises(ConfigError, match="RoleBinding team-a/ghost binds ClusterRole gone-role"):
-        imports.files(estate(dangling), OPTIONS, {})
+        onboard_estate.files(estate(dangling), OPTIONS, {})
 
 
 # -- the files --
 
 
 def test_files_follow_the_layout() -> None:
-    made = imports.files(estate(), OPTIONS, {})
+    made = onboard_estate.files(estate(), OPTIONS, {})
     assert sorted(made.files) == [
         "clusters/gpu-a/clusterqueues.yaml",
         "clusters/gpu-a/priorityclasses.yaml",
@@ -321,7 +327,9 @@ def test_quotas_are_written_as_the_server_prints_them() -> None:
     queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = 9
     found = estate(queue)
     found.objects = [o for o in found.objects if o["kind"] != "ClusterQueue"] + [queue]
-    [written] = docs(imports.files(found, OPTIONS, {}).files["clusters/gpu-a/clusterqueues.yaml"])
+    [written] = docs(
+        onboard_estate.files(found, OPTIONS, {}).files["clusters/gpu-a/clusterqueues.yaml"]
+    )
     resources = written["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
     assert resources == [
         {"name": "cpu", "nominalQuota": "9"},
@@ -330,14 +338,14 @@ def test_quotas_are_written_as_the_server_prints_them() -> None:
 
 
 def test_import_twice_writes_the_same_text() -> None:
-    first = imports.files(estate(), OPTIONS, {})
+    first = onboard_estate.files(estate(), OPTIONS, {})
     shuffled = estate()
     shuffled.objects.reverse()
-    assert imports.files(shuffled, OPTIONS, {}).files == first.files
+    assert onboard_estate.files(shuffled, OPTIONS, {}).files == first.files
 
 
 def test_profiles_derive_from_what_is_live() -> None:
-    made = imports.files(estate(), OPTIONS, {})
+    made = onboard_estate.files(estate(), OPTIONS, {})
     [cluster] = docs(made.files["clusters/gpu-a/profile.yaml"])
     assert cluster["spec"]["admissionLabel"] == {"key": "example.com/kueue", "value": "enabled"}
     assert cluster["spec"]["tenantLabel"] == "example.com/team"
@@ -357,10 +365,10 @@ def test_profiles_derive_from_what_is_live() -> None:
 
 
 def test_a_second_cluster_joins_the_tenant_profile() -> None:
-    first = imports.files(estate(), OPTIONS, {})
+    first = onboard_estate.files(estate(), OPTIONS, {})
     [profile] = docs(first.files["tenants/team-a/profile.yaml"])
     profile["spec"]["preemption"] = {"checkpointing": {"validated": "yes"}}  # a person's addition
-    second = imports.files(estate(cluster="gpu-b"), OPTIONS, {"team-a": profile})
+    second = onboard_estate.files(estate(cluster="gpu-b"), OPTIONS, {"team-a": profile})
     [joined] = docs(second.files["tenants/team-a/profile.yaml"])
     assert sorted(joined["spec"]["clusters"]) == ["gpu-a", "gpu-b"]
     assert joined["spec"]["preemption"] == {"checkpointing": {"validated": "yes"}}
@@ -383,11 +391,11 @@ def test_capacity_is_what_the_flavors_nodes_hold() -> None:
             "status": {"allocatable": {"cpu": "64"}},
         }
     ]
-    assert imports.capacity(found) == {"default-flavor": {"cpu": "16", "memory": "64Gi"}}
+    assert onboard_estate.capacity(found) == {"default-flavor": {"cpu": "16", "memory": "64Gi"}}
 
 
 def test_without_any_node_a_flavor_holds_what_its_queues_promise() -> None:
-    assert imports.capacity(estate()) == {"default-flavor": {"cpu": "18", "memory": "72Gi"}}
+    assert onboard_estate.capacity(estate()) == {"default-flavor": {"cpu": "18", "memory": "72Gi"}}
 
 
 def test_controller_release_from_the_image_tag() -> None:
@@ -509,7 +517,7 @@ class FakeCluster:
         return []
 
 
-def read(fake: FakeCluster) -> imports.Estate:
+def read(fake: FakeCluster) -> onboard_estate.Estate:
     return importing.read_estate(t.cast(KubeCluster, fake))
 
 
