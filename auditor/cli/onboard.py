@@ -89,10 +89,14 @@ def tenant() -> None:
     required=True,
     metavar="FLAVOR.RESOURCE=N",
     help="Nominal quota of its ClusterQueue on each cluster, e.g. a100.nvidia.com/gpu=8 "
-    "(at least one; repeatable; a flavor's other resources get 0).",
+    "(at least one; repeatable). The queue covers every resource the flavor's nodes offer (the "
+    "cluster profile's capacity): one not named gets the tenant's share of it (4 of 8 GPUs: "
+    "half the flavor's cpu and memory).",
 )
 @click.option(
-    "--cohort", metavar="NAME", help="The cohort its ClusterQueue borrows in and lends to."
+    "--cohort",
+    metavar="NAME",
+    help="The cohort its ClusterQueue borrows in and lends to (one the cluster has).",
 )
 @pass_context
 def tenant_add(
