@@ -68,14 +68,50 @@ class Resource:
 
 @dataclass(frozen=True)
 class Suppression:
-    """A finding accepted on purpose: why, until when, and where that was written."""
+    """A finding accepted on purpose: why, until when, and where that was written.
+
+    Two things accept a finding, and reporters mark both the same way (shown, never counted):
+    a suppression (an annotation or a profile entry, auditor/repo/suppressions.py), which
+    expires, and an entry of the baseline given to the run (auditor/repo/baseline.py), which
+    holds while the entry is in the file: its `expires` is None."""
 
     reason: str
-    expires: datetime.date  # the last day it holds
-    source: str  # file:line of the annotation or profile entry
+    expires: datetime.date | None  # the last day it holds; None: a baseline entry
+    source: str  # file:line of the annotation, profile entry or baseline entry
 
-    def to_json(self) -> dict[str, str]:
-        return {"reason": self.reason, "expires": self.expires.isoformat(), "source": self.source}
+    @property
+    def baselined(self) -> bool:
+        return self.expires is None
+
+    @property
+    def label(self) -> str:
+        """One word for what accepted it, as reporters put it before a severity."""
+        return "baselined" if self.baselined else "suppressed"
+
+    def describe(self) -> str:
+        """How every reporter says it, e.g. `suppressed until 2027-03-31: the cohort grows`
+        (a baseline entry's reason is always the same: `baselined` says it)."""
+        if self.expires is None:
+            return "baselined"
+        return f"suppressed until {self.expires}: {self.reason}"
+
+    def to_json(self) -> dict[str, str | None]:
+        expires = None if self.expires is None else self.expires.isoformat()
+        return {"reason": self.reason, "expires": expires, "source": self.source}
+
+
+class Fingerprint(t.NamedTuple):
+    """A finding's identity across runs (Finding.fingerprint); None where a part does not
+    apply. `file` only for a finding about a file rather than an object (a YAML error)."""
+
+    rule: str
+    cluster: str | None
+    group: str | None
+    kind: str | None
+    namespace: str | None
+    name: str | None
+    path: str | None
+    file: str | None
 
 
 @dataclass
@@ -135,6 +171,24 @@ class Finding:
             **kw,
         )
 
+    @property
+    def fingerprint(self) -> Fingerprint:
+        """What the finding is about, as a baseline records it: never its line or message (a
+        reformatted file or a changed value keeps it), nor its file when it is about an object
+        (an object moved to another file keeps it), nor the object's API version (a migrated
+        object keeps it)."""
+        about_object = self.kind is not None or self.name is not None
+        return Fingerprint(
+            self.rule.id,
+            self.cluster,
+            group_of(self.api_version) if self.api_version else None,
+            self.kind,
+            self.namespace,
+            self.name,
+            self.path,
+            None if about_object else self.file,
+        )
+
     def to_json(self) -> dict[str, t.Any]:
         out: dict[str, t.Any] = {
             "rule": self.rule.id,
@@ -188,6 +242,42 @@ class Section(t.Protocol):
     def to_json(self) -> dict[str, t.Any]: ...
 
 
+@dataclass(frozen=True)
+class BaselineSummary:
+    """What the run's baseline did (auditor/repo/baseline.py): how many findings it accepted
+    (each marked on its finding), and how many of its entries matched nothing now (fixed, or
+    changed past recognition): left in the file until it is written again, or, when this run
+    wrote it, dropped."""
+
+    file: str
+    baselined: int
+    absent: int
+    written: bool = False
+
+    def to_json(self) -> dict[str, t.Any]:
+        return {
+            "file": self.file,
+            "baselined": self.baselined,
+            "absent": self.absent,
+            "written": self.written,
+        }
+
+    def describe(self) -> str:
+        """One line for the text and markdown reports."""
+        one = self.absent == 1
+        entries = f"{self.absent} entr{'y' if one else 'ies'}"
+        if self.written:
+            return f"baseline {self.file} written: {self.baselined} finding(s) recorded" + (
+                f"; {entries} that matched nothing dropped" if self.absent else ""
+            )
+        return f"baseline {self.file}: {self.baselined} finding(s) baselined" + (
+            f"; {entries} match{'es' if one else ''} nothing now (fixed? --write-baseline "
+            f"drops {'it' if one else 'them'})"
+            if self.absent
+            else ""
+        )
+
+
 @dataclass
 class Report:
     """Everything one command found; the single place that decides the exit code."""
@@ -197,6 +287,7 @@ class Report:
     clusters: list[ClusterResult] = field(default_factory=list)
     strict: bool = False
     section: Section | None = None
+    baseline: BaselineSummary | None = None  # when the run was given one (--baseline)
 
     @property
     def incomplete(self) -> bool:
@@ -210,7 +301,7 @@ class Report:
 
     def counted(self) -> list[Finding]:
         """Findings that fail the run: errors, and warnings too under --strict; never one that
-        is suppressed (until its suppression expires)."""
+        is suppressed (until its suppression expires) or baselined."""
         return [
             f
             for f in self.findings
@@ -234,6 +325,11 @@ class Report:
             ],
             "findings": [f.to_json() for f in self.findings],
         }
+        if self.baseline is not None:  # each finding says whether the baseline holds it
+            for finding, doc in zip(self.findings, out["findings"], strict=True):
+                known = finding.suppressed is not None and finding.suppressed.baselined
+                doc["baselineState"] = "unchanged" if known else "new"
+            out["baseline"] = self.baseline.to_json()
         if self.section is not None:
             extra = self.section.to_json()
             if set(extra) & set(out):

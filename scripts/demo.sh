@@ -21,6 +21,15 @@ for cluster in gpu-prod gpu-staging; do
   kueue-gitops status --cluster "$cluster"
 done
 
+step "import: gpu-staging as it runs, into an empty repository (the way in for a team that already runs Kueue): validate names what the estate breaks, drift is clean"
+IMPORTED="$(mktemp -d)"
+git -C "$IMPORTED" init -q
+# The sandbox runs Kueue as a process, not as upstream's Deployment: its release is named.
+kueue-gitops --repo "$IMPORTED" import --cluster gpu-staging --kueue-version v0.19.2 \
+  --tenants-by label=platform.example.com/tenant --owner @example-org/platform || echo "(import exited $?)"
+kueue-gitops --repo "$IMPORTED" validate --cluster gpu-staging || echo "(validate exited $?: the estate's own problems, and no alerts or admission policies yet)"
+kueue-gitops --repo "$IMPORTED" drift --cluster gpu-staging || echo "(drift exited $?)"
+
 step "as a member of team-a on gpu-staging: the API server refuses a Job without a queue name, and one asking for batch-critical"
 python - <<'PY'
 from auditor.errors import ClusterAccessError

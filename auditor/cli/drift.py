@@ -11,7 +11,9 @@ from pathlib import Path
 import click
 
 from auditor.cli.options import (
+    Adoption,
     Context,
+    baseline_options,
     cluster_access,
     cluster_deadline,
     emit,
@@ -53,6 +55,7 @@ atexit.register(gc.freeze)
     help="Neither read nor write the cache of parsed files validate and drift keep (in the "
     "user cache directory).",
 )
+@baseline_options
 @cluster_access
 @cluster_deadline
 @output_format
@@ -63,6 +66,8 @@ def drift(
     clusters: tuple[str, ...],
     fleet: bool,
     no_cache: bool,
+    baseline_file: Path | None,
+    write_baseline: bool,
     kubeconfig: str | None,
     context: str | None,
     timeout: float,
@@ -77,8 +82,12 @@ def drift(
 
     The repository's unchanged files are read from the cache validate keeps (under
     $KUEUE_GITOPS_CACHE, $XDG_CACHE_HOME/kueue-gitops or ~/.cache/kueue-gitops).
+
+    With --baseline FILE, the drift recorded in FILE (by --write-baseline) fails nothing: a
+    running estate's differences accepted while they are worked off (docs/usage.md).
     """
     one_cluster_context(context, clusters)
+    adoption = Adoption.given(baseline_file, write_baseline, "drift")
     repo = ctx.repository()
     names = list(clusters) or sorted(repo.clusters)
     for name in names:
@@ -103,6 +112,7 @@ def drift(
         with_fleet=fleet,
         processes=os.cpu_count() or 1,  # a fleet's clusters audited across the cores
     )
+    adoption.apply(ctx, report, partial=bool(clusters))
     emit(report, output)
     if metrics_file is not None or pushgateway:
         from auditor.report.metrics import export  # prometheus_client: only when asked for

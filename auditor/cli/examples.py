@@ -86,6 +86,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "kueue-gitops cluster add gpu-dev --like gpu-staging --context dev-admin",
         "kueue-gitops cluster add gpu-new --capacity h100.nvidia.com/gpu=16 --capacity h100.cpu=96",
     ),
+    "import": (
+        "kueue-gitops import --cluster gpu-a --tenants-by label=example.com/team "
+        "--owner @acme/platform",
+        "kueue-gitops import --cluster gpu-b --context prod-b --tenants-by queue",
+        "kueue-gitops import --cluster gpu-a --tenants-by name=ml-(.+) --force",
+    ),
     "init": (
         "kueue-gitops init --cluster gpu-a --repo-url https://git.example.com/platform/kueue.git",
         "kueue-gitops init --cluster gpu-a --cluster gpu-b --repo-url "

@@ -19,8 +19,16 @@ EXTRA = "pip install 'kueue-gitops[lsp]'"
     type=click.Path(file_okay=False, path_type=Path),
     help="The schemas folder (default: schemas/ of the repository).",
 )
+@click.option(
+    "--baseline",
+    "baseline_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="The baseline validate --baseline is given (a relative FILE is from the repository's "
+    "root): the findings it holds are shown as hints.",
+)
 @pass_context
-def lsp(ctx: Context, schemas_dir: Path | None) -> None:
+def lsp(ctx: Context, schemas_dir: Path | None, baseline_file: Path | None) -> None:
     """A Language Server on stdin and stdout: validate's findings as you type.
 
     Editors start it on the repository (VS Code's YAML extension, Neovim, Helix: see
@@ -35,4 +43,4 @@ def lsp(ctx: Context, schemas_dir: Path | None) -> None:
         raise ConfigError(
             f"`kueue-gitops lsp` needs the [lsp] extra ({exc.name} is missing): {EXTRA}"
         ) from None
-    server.serve(ctx.repo_dir, schemas_dir)
+    server.serve(ctx.repo_dir, schemas_dir, baseline_file)

@@ -56,6 +56,7 @@ COMMANDS = {
     "tenant": "auditor.cli.onboard:tenant",
     "cluster": "auditor.cli.onboard:cluster_group",
     "init": "auditor.cli.onboard:init",
+    "import": "auditor.cli.importing:import_command",
     "trace": "auditor.cli.trace:trace",
 }
 

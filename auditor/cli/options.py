@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from auditor.model import ClusterResult, Report
+from auditor.repo import baseline
 from auditor.repo.layout import Repository
 from auditor.report import REPORTER_BY_NAME
 
@@ -270,3 +271,55 @@ def metrics_output(func: F) -> F:
         help="Write the results as metrics for node_exporter's textfile collector (*.prom).",
     )(func)
     return func
+
+
+def baseline_options(func: F) -> F:
+    """--baseline FILE and --write-baseline: adopt the tool on an estate with findings already
+    (auditor/repo/baseline.py)."""
+    func = click.option(
+        "--write-baseline",
+        is_flag=True,
+        help="Record this run's findings in the --baseline file (created, or written again: "
+        "entries that no longer match are dropped); the run then passes.",
+    )(func)
+    func = click.option(
+        "--baseline",
+        "baseline_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="FILE",
+        help="Findings recorded in FILE are reported as baselined and fail nothing: only new "
+        "ones do. The report counts them, and the entries that no longer match.",
+    )(func)
+    return func
+
+
+@dataclass
+class Adoption:
+    """What --baseline and --write-baseline ask for; the file is read before the run, so a
+    bad one fails at once, not after minutes of reading clusters."""
+
+    file: Path | None = None
+    write: bool = False
+    previous: baseline.Baseline | None = None  # the file as it is (None: none yet)
+
+    @classmethod
+    def given(cls, file: Path | None, write: bool, command: str) -> Adoption:
+        if file is None:
+            if write:
+                raise click.UsageError("--write-baseline needs --baseline FILE: where to write it")
+            return cls()
+        previous = None if write and not file.exists() else baseline.read(file, command)
+        return cls(file, write, previous)
+
+    def apply(self, ctx: Context, report: Report, *, partial: bool) -> None:
+        """Mark `report`'s findings the baseline holds (after writing it, with --write-baseline).
+        `partial`: the run covered only some clusters (--cluster)."""
+        if self.file is None:
+            return
+        if self.write and not report.incomplete:
+            baseline.rewrite(report, self.file, self.previous, partial=partial)
+            return
+        if self.write:
+            ctx.note(f"{self.file} not written: a baseline is written only from a complete run")
+        if self.previous is not None:
+            baseline.apply(report, self.previous, partial=partial)

@@ -9,7 +9,9 @@ from pathlib import Path
 import click
 
 from auditor.cli.options import (
+    Adoption,
     Context,
+    baseline_options,
     cluster_access,
     cluster_deadline,
     emit,
@@ -137,6 +139,7 @@ def profile_schemas(ctx: Context) -> None:
 )
 @output_format
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
+@baseline_options
 @click.option(
     "--server-side",
     is_flag=True,
@@ -167,6 +170,8 @@ def validate(
     clusters: tuple[str, ...],
     output: str,
     strict: bool,
+    baseline_file: Path | None,
+    write_baseline: bool,
     server_side: bool,
     jobs: int | None,
     no_cache: bool,
@@ -188,6 +193,9 @@ def validate(
     schemas and the tool version) under $KUEUE_GITOPS_CACHE, $XDG_CACHE_HOME/kueue-gitops or
     ~/.cache/kueue-gitops, in validate/, and so is each policy check's findings, run again only
     when what the check read changed.
+
+    With --baseline FILE, the findings recorded in FILE (by --write-baseline) fail nothing:
+    the way to adopt the tool on a repository that has findings already (docs/usage.md).
     """
     # A run builds hundreds of thousands of long-lived objects and next to no cycles: the
     # collector's default pace (every 700 allocations) costs about a tenth of a cached run.
@@ -195,6 +203,7 @@ def validate(
         functools.partial(gc.set_threshold, *gc.get_threshold())
     )
     gc.set_threshold(200_000, 30, 30)
+    adoption = Adoption.given(baseline_file, write_baseline, "validate")
     if clear_cache:
         from auditor.repo.cache import clear
 
@@ -223,6 +232,7 @@ def validate(
         jobs=jobs,
         cache=not no_cache,
     )
+    adoption.apply(ctx, report, partial=bool(clusters))
     emit(report, output)
     if metrics_file is not None or pushgateway:  # prometheus_client only when asked for
         from auditor.report import metrics as report_metrics

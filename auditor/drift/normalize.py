@@ -18,6 +18,12 @@ from dataclasses import dataclass, field
 import yaml
 
 from auditor.k8s import quantity
+
+# The server's own metadata and the built-in kinds' Go defaults: one home, shared with import.
+from auditor.k8s.authored import CORE_DEFAULTS as CORE_DEFAULTS
+from auditor.k8s.authored import KUEUE_FINALIZER as KUEUE_FINALIZER
+from auditor.k8s.authored import LAST_APPLIED as LAST_APPLIED
+from auditor.k8s.authored import NAMESPACE_NAME_LABEL as NAMESPACE_NAME_LABEL
 from auditor.k8s.objects import RBAC_GROUP, Json
 from auditor.kueue import config as kueue_config
 
@@ -28,11 +34,8 @@ from auditor.repo import manifests
 Schema = dict[str, t.Any]
 Path = tuple[str | int, ...]
 
-KUEUE_FINALIZER = "kueue.x-k8s.io/resource-in-use"
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 ARGOCD_INSTANCE = "app.kubernetes.io/instance"
 ARGOCD_PREFIX = "argocd.argoproj.io/"
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 # List-maps keyed by name when no schema says so (Kueue's own CRDs declare these as list-maps).
 NAMED_LISTS = frozenset({"flavors", "resources"})
@@ -42,53 +45,6 @@ NAMED_LISTS = frozenset({"flavors", "resources"})
 SET_LISTS = frozenset(
     {"coveredResources", "verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"}
 )
-
-ADMISSION_GROUP = "admissionregistration.k8s.io"
-# What the API server fills into an admission policy's match criteria when they are left out.
-_MATCH_DEFAULTS: Schema = {
-    "namespaceSelector": {"default": {}},
-    "objectSelector": {"default": {}},
-    "matchPolicy": {"default": "Equivalent"},
-}
-# The built-in kinds default in Go, not in their OpenAPI; the same defaults as schema fragments.
-CORE_DEFAULTS: dict[tuple[str, str], Schema] = {
-    ("", "Namespace"): {
-        "properties": {"spec": {"default": {"finalizers": ["kubernetes"]}}},
-    },
-    ("scheduling.k8s.io", "PriorityClass"): {
-        "properties": {
-            "preemptionPolicy": {"default": "PreemptLowerPriority"},
-            "globalDefault": {"default": False},  # a plain bool: false is never stored
-        },
-    },
-    (ADMISSION_GROUP, "ValidatingAdmissionPolicy"): {
-        "properties": {
-            "spec": {
-                "properties": {
-                    "matchConstraints": {
-                        "properties": {
-                            **_MATCH_DEFAULTS,
-                            "resourceRules": {"items": {"properties": {"scope": {"default": "*"}}}},
-                        }
-                    }
-                }
-            }
-        }
-    },
-    (ADMISSION_GROUP, "ValidatingAdmissionPolicyBinding"): {
-        "properties": {
-            "spec": {
-                "properties": {
-                    "matchResources": {
-                        "properties": {
-                            k: v for k, v in _MATCH_DEFAULTS.items() if k != "namespaceSelector"
-                        }
-                    }
-                }
-            }
-        }
-    },
-}
 
 
 def quantity_value(value: t.Any) -> str | None:

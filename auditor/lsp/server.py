@@ -9,10 +9,16 @@ finding: its rule's id as the code (and the rule's documentation as its link), t
 severity (a suppressed finding is a hint saying until when), and the range of the field's line;
 its data is the finding as `validate -o json` writes it. Hover on a finding's line shows the
 rule's documentation, as `kueue-gitops explain` prints it.
+
+Given the repository's baseline (`lsp --baseline FILE`, as the pull-request check runs
+`validate --baseline FILE`), a finding it holds is a hint too, saying so: the editor shows what
+a change adds, as the check fails on it, without hiding what the estate had. The file is read
+again whenever it changes on disk (written again by `validate --write-baseline`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import logging
@@ -24,7 +30,8 @@ from pygls import uris
 from pygls.lsp.server import LanguageServer
 
 from auditor.errors import AuditorError
-from auditor.model import Finding, Severity
+from auditor.model import Finding, Report, Severity
+from auditor.repo import baseline
 from auditor.repo.layout import find_root
 from auditor.rules import render
 from auditor.validate.session import Session
@@ -36,7 +43,9 @@ SOURCE = "kueue-gitops"
 class Server(LanguageServer):
     """The protocol's side: documents in, diagnostics and hovers out."""
 
-    def __init__(self, repo: Path | None, schemas: Path | None) -> None:
+    def __init__(
+        self, repo: Path | None, schemas: Path | None, baseline_file: Path | None = None
+    ) -> None:
         try:
             version = metadata.version("kueue-gitops")
         except metadata.PackageNotFoundError:  # pragma: no cover - a bare checkout
@@ -45,6 +54,11 @@ class Server(LanguageServer):
         self.repo, self.schemas = repo, schemas
         self.session: Session | None = None
         self.published: dict[str, list[str]] = {}  # path -> its findings, as last published
+        self.baseline_file = baseline_file
+        # The baseline as last read, and what the file was then (its mtime and size, or why
+        # it could not be read): read again only when that changes.
+        self.baseline: baseline.Baseline | None = None
+        self.baseline_read: object = None
 
     # -- the session --------------------------------------------------------------------------
 
@@ -98,7 +112,7 @@ class Server(LanguageServer):
         files in `always` (the edited one: its client waits for them)."""
         assert self.session is not None
         now: dict[str, list[Finding]] = {}
-        for finding in self.session.findings:
+        for finding in self.accepted(self.session.findings):
             if finding.file:
                 now.setdefault(finding.file, []).append(finding)
         for path in sorted(set(now) | set(self.published) | always):
@@ -117,6 +131,39 @@ class Server(LanguageServer):
                     diagnostics=[diagnostic(f, lines) for f in found],
                 )
             )
+
+    def accepted(self, findings: list[Finding]) -> list[Finding]:
+        """`findings`, those the baseline holds marked as validate --baseline marks them (on
+        copies: the session's stay as it computed them)."""
+        known = self.read_baseline()
+        if known is None:
+            return findings
+        copies = [dataclasses.replace(f) for f in findings]
+        baseline.apply(Report("validate", copies), known)
+        return copies
+
+    def read_baseline(self) -> baseline.Baseline | None:
+        """The --baseline file (a relative one from the repository's root), read again when it
+        changed; a file that cannot be read is said once, and marks nothing until it can."""
+        if self.baseline_file is None or self.session is None:
+            return None
+        path = self.session.tree.root / self.baseline_file
+        try:
+            stat = path.stat()
+            stamp: object = (stat.st_mtime_ns, stat.st_size)
+        except OSError as exc:
+            stamp = f"{path}: cannot read the baseline ({exc.strerror})"
+        if stamp == self.baseline_read:
+            return self.baseline
+        self.baseline_read, self.baseline = stamp, None
+        if isinstance(stamp, str):
+            self.complain(stamp)
+            return None
+        try:
+            self.baseline = baseline.read(path, "validate")
+        except AuditorError as exc:
+            self.complain(str(exc))
+        return self.baseline
 
     def lines(self, path: str) -> list[str]:
         assert self.session is not None
@@ -157,7 +204,11 @@ def diagnostic(finding: Finding, lines: list[str]) -> types.Diagnostic:
     if finding.suppressed is not None:
         severity = types.DiagnosticSeverity.Hint
         accepted = finding.suppressed
-        message = f"suppressed until {accepted.expires} ({accepted.reason}): {message}"
+        message = (
+            f"baselined ({accepted.source}): {message}"
+            if accepted.baselined
+            else f"suppressed until {accepted.expires} ({accepted.reason}): {message}"
+        )
     return types.Diagnostic(
         range=types.Range(
             start=types.Position(line=number, character=start),
@@ -177,8 +228,10 @@ def _utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def build(repo: Path | None = None, schemas: Path | None = None) -> Server:
-    server = Server(repo, schemas)
+def build(
+    repo: Path | None = None, schemas: Path | None = None, baseline_file: Path | None = None
+) -> Server:
+    server = Server(repo, schemas, baseline_file)
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: Server, _params: types.InitializedParams) -> None:
@@ -218,7 +271,9 @@ def build(repo: Path | None = None, schemas: Path | None = None) -> Server:
     return server
 
 
-def serve(repo: Path | None = None, schemas: Path | None = None) -> None:
+def serve(
+    repo: Path | None = None, schemas: Path | None = None, baseline_file: Path | None = None
+) -> None:
     """Serve one editor over stdin and stdout until it says exit."""
     logging.basicConfig(level=logging.WARNING, format="kueue-gitops lsp: %(message)s")
-    build(repo, schemas).start_io()
+    build(repo, schemas, baseline_file).start_io()

@@ -43,6 +43,10 @@ class Entry:
     name: str | None
     accepted: Suppression
 
+    @property
+    def last_day(self) -> datetime.date:
+        return self.accepted.expires or datetime.date.max  # a suppression always has one
+
     def covers(self, finding: Finding) -> bool:
         return (
             finding.rule.id == self.rule
@@ -137,11 +141,11 @@ def apply(findings: t.Iterable[Finding], entries: list[Entry], today: datetime.d
         return
     for finding in findings:
         covering = [e for e in entries if e.covers(finding)]
-        live = [e for e in covering if e.accepted.expires >= today]
+        live = [e for e in covering if e.last_day >= today]
         if live:
-            finding.suppressed = max(live, key=lambda e: e.accepted.expires).accepted
+            finding.suppressed = max(live, key=lambda e: e.last_day).accepted
         elif covering:
-            last = max(covering, key=lambda e: e.accepted.expires).accepted
+            last = max(covering, key=lambda e: e.last_day).accepted
             finding.message += (
                 f" (its suppression expired on {last.expires}: {last.source}; renew it with a "
                 "new date and reason, or fix the finding)"

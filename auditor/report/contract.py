@@ -17,13 +17,22 @@ import jsonschema
 
 from auditor import rules
 from auditor.errors import ConfigError
-from auditor.model import ClusterResult, Finding, Report, Severity, Suppression
+from auditor.model import (
+    BaselineSummary,
+    ClusterResult,
+    Finding,
+    Report,
+    Severity,
+    Suppression,
+)
 
 SCHEMA_FILE = "report.schema.json"
 
 # JSON key -> Finding attribute; any other key of a finding is one of its extra keys (the rule,
 # severity and category are the rule's).
 _OF_THE_RULE = ("rule", "severity", "category")
+# Keys a Finding writes from what it holds, read back into it rather than as extra keys.
+_DERIVED = (*_OF_THE_RULE, "suppressed", "baselineState")
 _FIELDS = {
     "cluster": "cluster",
     "apiVersion": "api_version",
@@ -91,7 +100,13 @@ def from_json(doc: dict[str, t.Any]) -> Report:
     strict = doc["status"] == "findings" and all(
         f.severity is Severity.WARNING for f in findings if f.suppressed is None
     )
-    return Report(doc["command"], findings, clusters, strict=strict)
+    report = Report(doc["command"], findings, clusters, strict=strict)
+    if "baseline" in doc:
+        known = doc["baseline"]
+        report.baseline = BaselineSummary(
+            known["file"], known["baselined"], known["absent"], known["written"]
+        )
+    return report
 
 
 def _finding(doc: dict[str, t.Any]) -> Finding:
@@ -103,12 +118,13 @@ def _finding(doc: dict[str, t.Any]) -> Finding:
                 f"not {doc[key]!r}"
             )
     known = {attr: doc[key] for key, attr in _FIELDS.items() if key in doc}
-    extra = {
-        k: v for k, v in doc.items() if k not in _FIELDS and k not in (*_OF_THE_RULE, "suppressed")
-    }
+    extra = {k: v for k, v in doc.items() if k not in _FIELDS and k not in _DERIVED}
     accepted = doc.get("suppressed")
     if accepted is not None:
+        expires = accepted["expires"]  # null: a baseline entry (baselineState says it too)
         known["suppressed"] = Suppression(
-            accepted["reason"], datetime.date.fromisoformat(accepted["expires"]), accepted["source"]
+            accepted["reason"],
+            None if expires is None else datetime.date.fromisoformat(expires),
+            accepted["source"],
         )
     return Finding(rule, **known, extra=extra)

@@ -17,7 +17,7 @@ def write(report: Report, stream: t.TextIO) -> None:
         message = f.message
         if f.suppressed is not None:  # shown, but as a notice: it fails nothing
             level = "notice"
-            message += f" (suppressed until {f.suppressed.expires}: {f.suppressed.reason})"
+            message += f" ({f.suppressed.describe()})"
         loc = f"file={f.file},line={f.line or 1}," if f.file else ""
         title = _escape(f"{f.rule.id}" + (f" ({f.cluster})" if f.cluster else "")).replace(
             ",", "%2C"
@@ -26,3 +26,5 @@ def write(report: Report, stream: t.TextIO) -> None:
     for c in report.clusters:
         for error in c.errors:
             stream.write(f"::error title=incomplete ({c.name})::{_escape(error)}\n")
+    if report.baseline is not None and report.baseline.absent:  # fixed: the file can shrink
+        stream.write(f"::notice title=baseline::{_escape(report.baseline.describe())}\n")

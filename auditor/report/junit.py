@@ -5,8 +5,8 @@ finding keeps its name from run to run and CI systems can follow it (flaky, fixe
 classname is the rule, name is cluster/kind/namespace/name (`-` for a part that does not apply;
 the README's contract), and the file and line are attributes; the field path leads the text. A
 warning is a passing case with its text in system-out (a failure under --strict); a suppressed
-finding is skipped, with its reason. Each cluster also has a `kueue-gitops`.`<cluster>/complete`
-case, an error when the cluster could not be read.
+or baselined finding is skipped, with its reason. Each cluster also has a
+`kueue-gitops`.`<cluster>/complete` case, an error when the cluster could not be read.
 
 The shape is the common JUnit XML that Jenkins' junit-10.xsd describes, with GitLab's and
 pytest's `file` and `line` attributes on test cases (tests/data/junit/junit.xsd checks it).
@@ -55,7 +55,7 @@ def write(report: Report, stream: t.TextIO) -> None:
         said = f"{f.path}: {f.message}" if f.path else f.message  # the field, in the text
         text = f"{f.file}:{f.line or 1}: {said}" if f.file else said
         if f.suppressed is not None:
-            why = f"suppressed until {f.suppressed.expires}: {f.suppressed.reason}"
+            why = f.suppressed.describe()
             ET.SubElement(case, "skipped", message=why).text = f"{text}\n{f.suppressed.source}"
         elif id(f) in counted:
             node = ET.SubElement(case, "failure", message=f.message, type=str(f.severity))

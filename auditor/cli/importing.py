@@ -1,0 +1,157 @@
+"""`kueue-gitops import`: bring a running Kueue estate into the repository."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
+from auditor.errors import ConfigError
+from auditor.onboard import DNS_LABEL
+from auditor.onboard import estate as imports
+from auditor.repo.layout import find_root
+from auditor.repo.profiles import export_schemas
+
+# What CODEOWNERS accepts, as the profiles' schemas say (auditor/repo/profile_schemas/).
+OWNER = re.compile(r"@[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?|[^@\s]+@[^@\s]+")
+
+
+def _root(ctx: Context) -> Path:
+    """The repository at or above --repo (or here); a folder without one becomes one."""
+    start = (ctx.repo_dir or Path.cwd()).resolve()
+    try:
+        return find_root(start)
+    except ConfigError:
+        return start
+
+
+def _label(text: str | None) -> tuple[str, str] | None:
+    if text is None:
+        return None
+    key, eq, value = text.partition("=")
+    if not (key and eq and value):
+        raise click.BadParameter(f"{text!r}: write KEY=VALUE", param_hint="--admission-label")
+    return key, value
+
+
+@click.command("import")
+@click.option(
+    "--cluster",
+    "cluster",
+    required=True,
+    metavar="NAME",
+    help="The repository's name for the cluster (clusters/NAME/; its context unless --context).",
+)
+@click.option(
+    "--tenants-by",
+    "tenants_by",
+    required=True,
+    metavar="RULE",
+    help="How namespaces make tenants: label=KEY (the value of a namespace label), queue (the "
+    "ClusterQueue its LocalQueues feed), or name=REGEX (its first group names the tenant).",
+)
+@click.option(
+    "--owner",
+    "owners",
+    multiple=True,
+    metavar="@ORG/TEAM",
+    help="The platform team, owner of the cluster and, until you name theirs, of the tenants "
+    "(CODEOWNERS; repeatable). Default: @platform.",
+)
+@click.option(
+    "--admission-label",
+    metavar="KEY=VALUE",
+    help="The namespace label that lets a namespace submit work (default: the one most "
+    "ClusterQueues' namespaceSelectors require, else kueue-gitops.io/admission=enabled).",
+)
+@click.option(
+    "--kueue-version",
+    metavar="VERSION",
+    help="The Kueue release the cluster runs, when no Deployment kueue-system/"
+    "kueue-controller-manager names it in its image tag.",
+)
+@click.option(
+    "--force", is_flag=True, help="Overwrite files edited since the last import (shown first)."
+)
+@cluster_access
+@cluster_deadline
+@pass_context
+def import_command(
+    ctx: Context,
+    cluster: str,
+    tenants_by: str,
+    owners: tuple[str, ...],
+    admission_label: str | None,
+    kueue_version: str | None,
+    force: bool,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: float,
+) -> None:
+    """Read one live cluster and write it into the repository: clusters/NAME/ (its profile with
+    the Kueue release it runs, ResourceFlavors, Cohorts, ClusterQueues, priority classes,
+    AdmissionChecks, Topologies, MultiKueue objects, the RBAC that reaches Kueue's objects or
+    the tenants' namespaces, Kueue's Configuration), tenants/T/ (a profile derived from what
+    is live; per cluster its Namespaces, LocalQueues and RoleBindings) and schemas/NAME/.
+
+    \b
+    Objects are written as a person writes them: no status or server metadata, no field at
+    the server's default. Import again to take in what changed: unchanged files stay as they
+    are, and a file edited since the last import is shown and left alone (exit 2) unless
+    --force. A second cluster joins the tenants it shares with the first. Everything is
+    written aside and moved in whole, or nothing is (exit 2 for what the command cannot
+    place, 3 for what it cannot read). Then `kueue-gitops validate` and `drift --cluster NAME`.
+    """
+    from auditor.live.kube import KubeCluster, Limits  # the Kubernetes client only when it runs
+    from auditor.onboard import importing
+
+    if not DNS_LABEL.fullmatch(cluster):
+        raise ConfigError(f"cluster name {cluster!r} must be a DNS label (its folder, Argo CD)")
+    rule = imports.TenantRule.parse(tenants_by)
+    admission = _label(admission_label)
+    for owner in owners:
+        if not OWNER.fullmatch(owner):
+            raise click.BadParameter(
+                f"{owner!r}: write @ORG/TEAM, @USER or an e-mail address", param_hint="--owner"
+            )
+    if not owners:
+        owners = ("@platform",)
+        ctx.note("the cluster's and tenants' owner is @platform (--owner names the real team)")
+    root = _root(ctx)
+    live = KubeCluster.connect(
+        cluster, kubeconfig=kubeconfig, context=context or cluster, limits=Limits(deadline=timeout)
+    )
+    estate = importing.read_estate(live, kueue_version)
+    fetched = importing.fetched_schemas(live)
+    fetched.cluster = cluster
+    options = imports.Options(rule, tuple(owners), context or cluster, admission)
+    made = imports.files(estate, options, importing.tenant_profiles(root))
+    try:
+        written = importing.write_whole(root, cluster, made.files, fetched, force=force)
+    except importing.EditedByHand as exc:
+        for conflict in exc.conflicts:
+            sys.stderr.write(conflict.diff)
+        raise
+    exported = [path for path, changed in export_schemas(root) if changed]
+    for path in written.changed:
+        click.echo(f"wrote {path}")
+    for path in exported:
+        click.echo(f"wrote {path}")
+    click.echo(f"wrote schemas/{cluster}/ ({len(fetched.schemas)} schemas of the cluster)")
+    if not estate.nodes:
+        ctx.note(
+            f"cluster {cluster} has no Node: each flavor's capacity in clusters/{cluster}/"
+            "profile.yaml is what its queues promise; write what its nodes hold"
+        )
+    tenants = "; ".join(f"{t} ({', '.join(ns)})" for t, ns in sorted(made.tenants.items()))
+    click.echo(
+        f"cluster {cluster}: Kueue {estate.kueue_version}, {len(written.changed)} file(s) "
+        f"written, {written.unchanged} unchanged; tenants: {tenants or 'none'}"
+    )
+    click.echo(
+        f"next: kueue-gitops validate; kueue-gitops drift --cluster {cluster}; review the "
+        "profiles' owners and groups, then commit (with .kueue-gitops/imported.json)"
+    )

@@ -1,0 +1,330 @@
+"""`kueue-gitops import`, its I/O: read one live cluster, write its files whole or not at all.
+
+Reading goes through the one reader (auditor/live/reading.py: one paginated LIST per kind); the
+Kueue release is the controller's image tag (the Deployment kueue-system/kueue-controller-
+manager, as upstream installs it), else what the user names. Anything unread (a LIST forbidden,
+the deadline passed) stops the import before a file is written.
+
+Writing: every file is made in a folder aside (under .kueue-gitops/ of the repository) and moved
+in only once all of them are made and none would overwrite a file edited since the last import
+(the record of what each import wrote, .kueue-gitops/imported.json, tells them apart); a move
+that fails puts back what was moved before it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+import shutil
+import typing as t
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from auditor.errors import ClusterAccessError, ConfigError
+from auditor.k8s.objects import KUEUE_GROUP, RBAC_KINDS, Json
+from auditor.kueue import config as kueue_config
+from auditor.kueue import release, versions
+from auditor.live.kube import KubeCluster, status_of
+from auditor.live.reading import CRD, NODES, read
+from auditor.onboard.estate import KUEUE_KINDS, Estate
+from auditor.repo.layout import TENANTS
+from auditor.repo.profiles import PROFILE_FILE
+from auditor.schemas import fetch as schemas_fetch
+
+CONTROLLER = ("kueue-system", "kueue-controller-manager")  # upstream's install
+STATE = ".kueue-gitops"
+RECORD = f"{STATE}/imported.json"
+_TAG = re.compile(r":(v\d+\.\d+\.\d+)(?:@sha256:[0-9a-f]+)?$")
+
+
+def controller_release(deployment: Json) -> tuple[str | None, str | None]:
+    """The Kueue release a controller Deployment runs (its manager image's tag), and the
+    identity it runs as (`ServiceAccount NS/NAME`)."""
+    meta = deployment.get("metadata") or {}
+    pod = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
+    version = None
+    for container in pod.get("containers") or []:
+        found = _TAG.search(str(container.get("image", "")))
+        if found and "kueue" in str(container.get("image")):
+            version = found[1]
+            break
+    account = pod.get("serviceAccountName") or pod.get("serviceAccount") or "default"
+    return version, f"ServiceAccount {meta.get('namespace')}/{account}"
+
+
+def supported(version: str) -> str:
+    """`version`, when this tool supports it (not older than the oldest release it carries)."""
+    carried = kueue_config.known_versions()
+    have = release.semver(version)
+    if have is None:
+        raise ConfigError(f"Kueue version {version!r} is not vMAJOR.MINOR.PATCH")
+    if have < (release.semver(carried[0]) or (0, 0, 0)):
+        raise ConfigError(
+            f"the cluster runs Kueue {version}, older than the oldest release kueue-gitops "
+            f"supports ({carried[0]}; it knows {', '.join(carried)}): upgrade Kueue first; "
+            "nothing was written"
+        )
+    return version
+
+
+def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estate:
+    """Everything import needs of `cluster`, or an error naming what could not be read."""
+    served = cluster.served_versions(KUEUE_GROUP)
+    if not served:
+        raise ConfigError(
+            f"cluster {cluster.name} serves no Kueue API ({KUEUE_GROUP}): install Kueue, or "
+            "check the context; nothing was written"
+        )
+    api = versions.api_version(served, served)
+    version, controller = None, None
+    deployment = _get(cluster, "apps/v1", "Deployment", CONTROLLER[1], CONTROLLER[0])
+    if deployment is not None:
+        version, controller = controller_release(deployment)
+    version = kueue_version or version
+    if version is None:
+        raise ConfigError(
+            f"cluster {cluster.name}: no Deployment {'/'.join(CONTROLLER)} names the Kueue "
+            "release it runs (an install of another shape?): pass --kueue-version; nothing was "
+            "written"
+        )
+    version = supported(version)
+    kinds = [
+        ("v1", "Namespace"),
+        ("scheduling.k8s.io/v1", "PriorityClass"),
+        *(("rbac.authorization.k8s.io/v1", kind) for kind in RBAC_KINDS),
+        *((api, kind) for kind in KUEUE_KINDS),
+        (api, "Workload"),
+        NODES,
+        CRD,
+    ]
+    live = read(cluster, kinds)
+    if live.errors:
+        raise ClusterAccessError(
+            f"cluster {cluster.name}: {'; '.join(live.errors)}; nothing was written",
+            cluster=cluster.name,
+        )
+    objects = [o for o in live.objects.values() if o.get("kind") != "Workload"]
+    workloads = [o for o in live.objects.values() if o.get("kind") == "Workload"]
+    config = _get(cluster, "v1", "ConfigMap", kueue_config.CONFIG_MAP, kueue_config.NAMESPACE)
+    if config is not None:
+        config.setdefault("apiVersion", "v1")
+        config.setdefault("kind", "ConfigMap")
+        objects.append(config)
+    return Estate(
+        cluster.name,
+        version,
+        api,
+        objects,
+        schemas=_schemas(live.crds, api),
+        nodes=live.nodes,
+        workloads=workloads,
+        controller=controller,
+    )
+
+
+def _get(cluster: KubeCluster, api: str, kind: str, name: str, namespace: str) -> Json | None:
+    try:
+        return cluster.get(api, kind, name, namespace)
+    except ClusterAccessError as exc:
+        if status_of(exc) == 404:
+            return None
+        raise
+
+
+def _schemas(crds: list[Json], kueue_api: str) -> dict[tuple[str, str], Json]:
+    """Each CRD kind's schema in the version import read it in (Kueue's: `kueue_api`)."""
+    out = {}
+    for crd in crds:
+        spec = crd.get("spec") or {}
+        group = str(spec.get("group", ""))
+        want = kueue_api.rpartition("/")[2] if group == KUEUE_GROUP else None
+        for version in spec.get("versions") or []:
+            if (want and version.get("name") == want) or (not want and version.get("storage")):
+                schema = (version.get("schema") or {}).get("openAPIV3Schema")
+                if schema:
+                    out[(group, str((spec.get("names") or {}).get("kind")))] = schema
+    return out
+
+
+def fetched_schemas(cluster: KubeCluster) -> schemas_fetch.Fetched:
+    """The cluster's schemas, as `schemas fetch --cluster` writes them."""
+    return schemas_fetch.fetch(cluster)
+
+
+def tenant_profiles(root: Path) -> dict[str, Json]:
+    """The tenant profiles the repository holds, parsed (those that parse)."""
+    out = {}
+    folder = root / TENANTS
+    if folder.is_dir():
+        for path in sorted(folder.glob(f"*/{PROFILE_FILE}")):
+            try:
+                doc = yaml.safe_load(path.read_text())
+            except (OSError, yaml.YAMLError):
+                continue
+            if isinstance(doc, dict):
+                out[path.parent.name] = doc
+    return out
+
+
+# -- writing whole ---------------------------------------------------------------------------------
+
+
+def _digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class Conflict:
+    path: str
+    diff: str  # what the import would change, as a unified diff
+
+
+class EditedByHand(ConfigError):
+    """Files import would change that were edited since it last wrote them (or that it never
+    wrote): nothing was written."""
+
+    def __init__(self, cluster: str, conflicts: list[Conflict]) -> None:
+        self.conflicts = conflicts
+        paths = ", ".join(c.path for c in conflicts)
+        super().__init__(
+            f"cluster {cluster}: {len(conflicts)} file(s) differ from what import last wrote "
+            f"(edited by hand, or not written by import): {paths}. The differences are above; "
+            "--force overwrites them. Nothing was written"
+        )
+
+
+@dataclass
+class Written:
+    changed: list[str] = field(default_factory=list)  # written or removed
+    unchanged: int = 0
+
+
+def write_whole(
+    root: Path, cluster: str, files: dict[str, str], schemas: schemas_fetch.Fetched | None,
+    *, force: bool = False,
+) -> Written:  # fmt: skip
+    """Write `files` (and schemas/<cluster>/) into `root` whole, or nothing: refused when a
+    file was edited since the last import (EditedByHand) unless `force`."""
+    record = _record(root)
+    # What this cluster's last import wrote and this one does not; never a tenant's profile,
+    # which the tenant's other clusters may still need.
+    stale = sorted(
+        p
+        for p, entry in record.items()
+        if entry.get("cluster") == cluster and p not in files and not p.endswith(PROFILE_FILE)
+    )
+    conflicts: list[Conflict] = []
+    todo: dict[str, str | None] = {}  # path -> text, None to remove
+    out = Written()
+    for path, text in files.items():
+        current = _read(root / path)
+        if current == text:
+            out.unchanged += 1
+            continue
+        if (
+            current is not None
+            and not force
+            and (record.get(path) or {}).get("sha256") != _digest(current)
+        ):
+            conflicts.append(Conflict(path, _diff(path, current, text)))
+        todo[path] = text
+    for path in stale:
+        current = _read(root / path)
+        if current is None:
+            continue
+        if not force and record[path].get("sha256") != _digest(current):
+            conflicts.append(Conflict(path, _diff(path, current, "")))
+        todo[path] = None
+    if conflicts:
+        raise EditedByHand(cluster, conflicts)
+    aside = root / STATE / f"import-{os.getpid()}"  # on the repository's filesystem: moves rename
+    shutil.rmtree(aside, ignore_errors=True)
+    try:
+        for path, made in todo.items():
+            if made is not None:
+                (aside / "new" / path).parent.mkdir(parents=True, exist_ok=True)
+                (aside / "new" / path).write_text(made)
+        if schemas is not None:
+            schemas_fetch.write(schemas, aside / "new" / "schemas")
+        _move_in(root, aside, todo, schemas is not None and cluster)
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+    for path in [p for p, made in todo.items() if made is None]:
+        record.pop(path, None)
+    for path, text in files.items():
+        record[path] = {"cluster": cluster, "sha256": _digest(text)}
+    (root / STATE).mkdir(exist_ok=True)
+    (root / RECORD).write_text(json.dumps(dict(sorted(record.items())), indent=2) + "\n")
+    out.changed = sorted(todo)
+    return out
+
+
+def _move_in(
+    root: Path, aside: Path, todo: dict[str, str | None], schemas: str | t.Literal[False]
+) -> None:
+    """Move the files made aside into place; on any failure, put back what was moved."""
+    moves: list[tuple[Path, Path]] = []  # (source, target): undone in reverse
+    if schemas:
+        moves.append((aside / "new" / "schemas" / schemas, root / "schemas" / schemas))
+    moves += [
+        (aside / "new" / path, root / path)
+        for path, text in sorted(todo.items())
+        if text is not None
+    ]
+    removed = [root / path for path, text in sorted(todo.items()) if text is None]
+    done: list[tuple[Path, Path | None, Path]] = []  # (target, its former self aside, source)
+    try:
+        for n, (source, target) in enumerate(moves):
+            former = None
+            if target.exists():
+                former = aside / "old" / str(n)
+                former.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(target, former)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            done.append((target, former, source))
+            os.replace(source, target)
+        for n, target in enumerate(removed):
+            former = aside / "gone" / str(n)
+            former.parent.mkdir(parents=True, exist_ok=True)
+            done.append((target, former, former))
+            os.replace(target, former)
+    except OSError:
+        for target, former, _source in reversed(done):
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+            if former is not None and former.exists():
+                os.replace(former, target)
+        raise
+
+
+def _record(root: Path) -> dict[str, dict[str, str]]:
+    try:
+        found = json.loads((root / RECORD).read_text())
+    except (OSError, ValueError):
+        found = {}
+    return found if isinstance(found, dict) else {}
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return None
+
+
+def _diff(path: str, current: str, text: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            current.splitlines(keepends=True),
+            text.splitlines(keepends=True),
+            f"{path} (now)",
+            f"{path} (import)",
+        )
+    )

@@ -1,0 +1,318 @@
+"""A baseline: the findings an estate already had when it adopted kueue-gitops, accepted so that
+only new ones fail a run.
+
+`validate --baseline FILE --write-baseline` (and drift's) records every finding of the run that
+no suppression already accepts, by its fingerprint (Finding.fingerprint: the rule, cluster,
+object and field, never the line), counted: two findings alike are an entry of count 2, so a
+third fails. Later runs given `--baseline FILE` mark each finding the file holds the way a
+suppression marks one (Finding.suppressed, with no expiry and the entry's file:line as its
+source): shown in every format, never counted. Entries that match nothing any more stay in the
+file, counted in the report, until it is written again.
+
+The file is the reviewers' record, written sorted and stable (the same findings give the same
+bytes), one entry per fingerprint with the message of its first finding; a file that cannot be
+read is a configuration error naming its line. A run that covers part of the repository
+(`--cluster`) leaves the other clusters' entries alone, and a cluster the run could not read
+completely keeps its entries as they are.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import typing as t
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from auditor.errors import ConfigError
+from auditor.model import BaselineSummary, Fingerprint, Report, Suppression
+
+VERSION = 1
+# libyaml's, where PyYAML has it: a large estate's baseline is thousands of entries.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+REASON = "in the baseline"  # every entry's: the file holds no reasons, only what was found
+MESSAGE_CHARS = 160  # a reminder of the finding, not its full text
+HEADER = """\
+# kueue-gitops baseline: the findings this repository had when it adopted kueue-gitops.
+# A run given this file (--baseline) reports them as baselined and fails only on new ones.
+# Written by --write-baseline: write it again, rather than editing it, to drop what was fixed.
+"""
+# The keys of an entry, in the order they are written; all but rule and count are the
+# fingerprint's parts, left out where they do not apply.
+_PARTS = ("rule", "cluster", "kind", "group", "namespace", "name", "path", "file")
+_KEYS = (*_PARTS, "count", "message")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Findings of one fingerprint the baseline accepts, how many, and what the first said."""
+
+    fingerprint: Fingerprint
+    count: int
+    message: str
+    line: int = 0  # where it starts in its file (0: not read from one)
+
+    def to_yaml(self) -> dict[str, t.Any]:
+        parts = self.fingerprint._asdict()
+        out = {key: parts[key] for key in _PARTS if parts[key] is not None}
+        if self.count > 1:
+            out["count"] = self.count
+        out["message"] = self.message
+        return out
+
+
+@dataclass(frozen=True)
+class Baseline:
+    file: str  # as the user named it: in messages and in each finding's source
+    command: str  # the command whose findings it holds
+    entries: tuple[Entry, ...]
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+def read(path: Path, command: str) -> Baseline:
+    """The baseline in `path`, for `command`'s findings; ConfigError naming file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path}: no such baseline; record today's findings in it with --write-baseline"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the baseline ({exc})") from exc
+    return parse(text, str(path), command)
+
+
+def parse(text: str, file: str, command: str) -> Baseline:
+    """The baseline `text` (from `file`) holds, for `command`'s findings."""
+
+    def bad(node: yaml.Node | None, why: str) -> ConfigError:
+        line = node.start_mark.line + 1 if node is not None else 1
+        return ConfigError(f"{file}:{line}: {why}")
+
+    try:
+        root = yaml.compose(text, Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{file}:{line}: not YAML: {problem}") from None
+    if not isinstance(root, yaml.MappingNode):
+        raise bad(root, "a baseline is a mapping of version, command and findings")
+    top = _mapping(root, ("version", "command", "findings"), bad)
+    version = top.get("version")
+    if version is None:
+        raise bad(root, f"no version; a baseline starts with `version: {VERSION}`")
+    if _scalar(version, bad) != str(VERSION):
+        raise bad(
+            version,
+            f"baseline version {version.value} is not one this kueue-gitops reads "
+            f"({VERSION}); was it written by another release?",
+        )
+    written_by = top.get("command")
+    if written_by is None:
+        raise bad(root, "no command: the command whose findings it holds")
+    if _scalar(written_by, bad) != command:
+        raise bad(
+            written_by,
+            f"a baseline of `{written_by.value}`; `{command}` needs a file of its own "
+            "(each command's findings are different)",
+        )
+    found = top.get("findings")
+    if found is None or not isinstance(found, yaml.SequenceNode):
+        raise bad(found or root, "findings: a list of entries (`findings: []` when none)")
+    entries: list[Entry] = []
+    seen: dict[Fingerprint, int] = {}
+    for item in found.value:
+        entry = _entry(item, bad)
+        if entry.fingerprint in seen:
+            raise bad(
+                item,
+                f"the same finding as the entry on line {seen[entry.fingerprint]}; one entry "
+                "per finding, with a count",
+            )
+        seen[entry.fingerprint] = entry.line
+        entries.append(entry)
+    return Baseline(file, command, tuple(entries))
+
+
+_Bad = t.Callable[[yaml.Node | None, str], ConfigError]
+
+
+def _mapping(node: yaml.MappingNode, keys: tuple[str, ...], bad: _Bad) -> dict[str, yaml.Node]:
+    out: dict[str, yaml.Node] = {}
+    for key, value in node.value:
+        name = _scalar(key, bad)
+        if name not in keys:
+            raise bad(key, f"unknown key {name!r} (expected {', '.join(keys)})")
+        if name in out:
+            raise bad(key, f"{name} is given twice")
+        out[name] = value
+    return out
+
+
+def _scalar(node: yaml.Node, bad: _Bad) -> str:
+    if not isinstance(node, yaml.ScalarNode):
+        raise bad(node, "expected a single value here")
+    return str(node.value)
+
+
+def _entry(node: yaml.Node, bad: _Bad) -> Entry:
+    if not isinstance(node, yaml.MappingNode):
+        raise bad(node, "an entry is a mapping: rule, cluster, kind, name, path, message, ...")
+    fields = _mapping(node, _KEYS, bad)
+    parts = {key: _text(fields[key], bad) if key in fields else None for key in _PARTS}
+    rule = parts.pop("rule")
+    if rule is None:
+        raise bad(node, "an entry without a rule")
+    count = 1
+    if "count" in fields:
+        value = _scalar(fields["count"], bad)
+        if not value.isdigit() or int(value) < 1:
+            raise bad(fields["count"], f"count must be a whole number from 1, not {value!r}")
+        count = int(value)
+    message = _text(fields["message"], bad) if "message" in fields else None
+    return Entry(Fingerprint(rule, **parts), count, message or "", node.start_mark.line + 1)
+
+
+def _text(node: yaml.Node, bad: _Bad) -> str | None:
+    if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null":
+        return None
+    value = _scalar(node, bad)
+    if not value:
+        raise bad(node, "an empty value (leave the key out instead)")
+    return value
+
+
+# -- matching ----------------------------------------------------------------------------------
+
+
+def apply(report: Report, baseline: Baseline, *, partial: bool = False) -> BaselineSummary:
+    """Mark the findings `baseline` holds (as many of each fingerprint as its count, in the
+    report's order), set the report's summary and return it. A finding a suppression already
+    accepts is left to it. `partial`: the run covered only its report's clusters (--cluster)."""
+    left = {e.fingerprint: e.count for e in baseline.entries}
+    line = {e.fingerprint: e.line for e in baseline.entries}
+    baselined = 0
+    for finding in report.findings:
+        key = finding.fingerprint
+        if finding.suppressed is None and left.get(key, 0) > 0:
+            left[key] -= 1
+            finding.suppressed = Suppression(REASON, None, f"{baseline.file}:{line[key]}")
+            baselined += 1
+    judged = _judged(report, partial)
+    absent = sum(n for key, n in left.items() if judged(key.cluster))
+    report.baseline = BaselineSummary(baseline.file, baselined, absent)
+    return report.baseline
+
+
+def _judged(report: Report, partial: bool) -> t.Callable[[str | None], bool]:
+    """Whether this run can tell an entry of a cluster is gone: not for a cluster it did not
+    read completely, nor, covering only some clusters, one it did not cover (the repository's
+    own findings, of no cluster, are in every run)."""
+    incomplete = {c.name for c in report.clusters if c.status == "incomplete"}
+    covered = {c.name for c in report.clusters} | {None}
+    return lambda cluster: cluster not in incomplete and (not partial or cluster in covered)
+
+
+def record(
+    report: Report, previous: Baseline | None, file: str, *, partial: bool = False
+) -> Baseline:
+    """The baseline of `report`'s findings (none a suppression accepts), for `file`, and the
+    entries of `previous` this run cannot judge, kept as they were."""
+    judged = _judged(report, partial)
+    counts: dict[Fingerprint, int] = {}
+    said: dict[Fingerprint, str] = {}
+    for finding in report.findings:
+        if finding.suppressed is not None and not finding.suppressed.baselined:
+            continue
+        key = finding.fingerprint
+        counts[key] = counts.get(key, 0) + 1
+        said.setdefault(key, _short(finding.message))
+    entries = [Entry(key, n, said[key]) for key, n in counts.items()]
+    if previous is not None:
+        entries += [
+            e
+            for e in previous.entries
+            if not judged(e.fingerprint.cluster) and e.fingerprint not in counts
+        ]
+    return Baseline(file, report.command, tuple(sorted(entries, key=_order)))
+
+
+def _short(message: str) -> str:
+    one_line = " ".join(message.split())
+    if len(one_line) <= MESSAGE_CHARS:
+        return one_line
+    return one_line[: MESSAGE_CHARS - 1].rstrip() + "…"
+
+
+def _order(entry: Entry) -> tuple[str, ...]:
+    """By cluster (the repository's own first), then rule, then object and field."""
+    key = entry.fingerprint
+    return (key.cluster or "", *(part or "" for part in key[:1] + key[2:]))
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def render(baseline: Baseline) -> str:
+    """The file's text: the header, then the entries sorted by cluster, rule and object."""
+    doc = {
+        "version": VERSION,
+        "command": baseline.command,
+        "findings": [e.to_yaml() for e in sorted(baseline.entries, key=_order)],
+    }
+    body = yaml.dump(
+        doc,
+        Dumper=_DUMPER,
+        sort_keys=False,
+        allow_unicode=True,
+        width=1_000,
+        default_flow_style=False,
+    )
+    return HEADER + body
+
+
+def write(path: Path, baseline: Baseline) -> Baseline:
+    """Write `baseline` to `path` whole (aside, then moved in) and return it as read back, its
+    entries with their lines."""
+    text = render(baseline)
+    read_back = parse(text, str(path), baseline.command)  # what a later run will find in it
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the baseline ({exc})") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except BaseException as exc:
+        Path(temp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise ConfigError(f"{path}: cannot write the baseline ({exc})") from exc
+        raise
+    return read_back
+
+
+def rewrite(
+    report: Report, path: Path, previous: Baseline | None, *, partial: bool = False
+) -> BaselineSummary:
+    """`--write-baseline`: record `report`'s findings in `path` (keeping what the run cannot
+    judge of `previous`, the file as it was), mark them, and return the summary, whose `absent`
+    counts the entries of the old file that were dropped. Never from an incomplete run
+    (ValueError): its unread clusters would lose their entries, or keep fixed ones unseen."""
+    if report.incomplete:
+        raise ValueError("a baseline is written only from a complete run")
+    absent = apply(report, previous, partial=partial).absent if previous is not None else 0
+    written = write(path, record(report, previous, str(path), partial=partial))
+    for finding in report.findings:  # marked again, by the entries as they are now
+        if finding.suppressed is not None and finding.suppressed.baselined:
+            finding.suppressed = None
+    baselined = apply(report, written, partial=partial).baselined
+    report.baseline = BaselineSummary(str(path), baselined, absent, written=True)
+    return report.baseline

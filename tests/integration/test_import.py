@@ -1,0 +1,206 @@
+"""`import` the adopter's way, per supported Kueue release: a sandbox running that release,
+configured by hand with server-side applies (as kubectl would) of tests/data/import/estate.yaml
+(Kueue's documentation's admin setup with three planted problems; nothing of this repository),
+then the installed wheel, in an empty git repository: import the cluster; validate finds the
+planted problems and what an estate without kueue-gitops lacks, nothing more; drift is clean;
+importing again changes nothing; a hand edit is shown and kept; the same cluster imported as a
+second one joins its tenants; and what import cannot place or read writes nothing.
+
+One sandbox per release (module-scoped), the wheel installed once per session.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+import typing as t
+from pathlib import Path
+
+import pytest
+import yaml
+
+from auditor.live.kube import KubeCluster
+from auditor.sandbox import Sandbox, Toolchain, releases
+from tests.conftest import ROOT
+from tests.installed import git, run
+
+ESTATE = ROOT / "tests/data/import/estate.yaml"
+RELEASES = ("v0.17.0", "v0.19.2")
+TEAMS = ("--tenants-by", "label=kueue.example.com/team", "--owner", "@acme/platform")
+PLANTED = {"namespace-selector-too-broad", "kueue-config-unmanaged-jobs", "preemption-unvalidated"}
+# What every estate lacks until kueue-gitops adds it: the alerts and the generated admission
+# policies (committed by the platform after the import, not read from the cluster).
+NOT_YET_ADOPTED = {"alert-missing", "admission-policies-stale"}
+MANAGER = "kubectl"
+
+
+@pytest.fixture(scope="module", params=RELEASES)
+def estate(
+    request: pytest.FixtureRequest, toolchain: Toolchain, sandboxes_dir: Path
+) -> t.Iterator[Sandbox]:
+    """A sandbox running Kueue `request.param`, with the estate applied by hand."""
+    version = str(request.param)
+    box = Sandbox(f"import-{version.replace('.', '-')}", root=sandboxes_dir)
+    try:
+        box.up(toolchain, with_kueue=True, kueue_release=releases.release(toolchain, version))
+    except Exception as exc:
+        box.down()
+        pytest.fail(f"the Kueue {version} sandbox could not start: {exc}", pytrace=False)
+    try:
+        admin = box.connect()
+        text = string.Template(ESTATE.read_text()).substitute(version=version)
+        for doc in yaml.safe_load_all(text):
+            admin.apply(doc, manager=MANAGER)
+    except BaseException:
+        box.down()
+        raise
+    yield box
+    box.down()
+
+
+def _kg(cli: Path, repo: Path) -> t.Callable[..., t.Any]:
+    def kg(*argv: str, code: int = 0) -> str:
+        done = run([str(cli), *argv], repo)
+        assert done.returncode == code, (
+            f"kueue-gitops {' '.join(argv)}:\n{done.stdout}{done.stderr}"
+        )
+        return done.stdout + done.stderr
+
+    return kg
+
+
+def _status(repo: Path) -> str:
+    return run(["git", "status", "--porcelain", "--untracked-files=all"], repo).stdout
+
+
+def test_import_validate_drift_reimport_and_a_second_cluster(
+    estate: Sandbox, base_install: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "platform"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    kg = _kg(base_install, repo)
+    access = ("--kubeconfig", str(estate.kubeconfig), "--context", estate.context)
+
+    said = kg("import", "--cluster", "gpu-a", *access, *TEAMS)
+    assert "tenants: team-a (team-a); team-b (team-b)" in said
+    profile = yaml.safe_load((repo / "clusters/gpu-a/profile.yaml").read_text())["spec"]
+    assert profile["kueue"]["version"] == estate.name.removeprefix("import-").replace("-", ".")
+    assert profile["admissionLabel"] == {"key": "kueue.example.com/admission", "value": "enabled"}
+    team_b = yaml.safe_load((repo / "tenants/team-b/profile.yaml").read_text())["spec"]
+    assert team_b["group"] == "example:team-b"
+    assert team_b["clusters"] == {
+        "gpu-a": {"namespaces": ["team-b"], "clusterQueues": ["shared-cq", "team-b-cq"]}
+    }
+    queues = (repo / "clusters/gpu-a/clusterqueues.yaml").read_text()
+    for server_side in (
+        "status:",
+        "uid:",
+        "resourceVersion:",
+        "managedFields",
+        "creationTimestamp",
+    ):
+        assert server_side not in queues
+    assert "queueingStrategy: StrictFIFO" in queues  # what was written stays
+    assert queues.count("queueingStrategy") == 1  # the default does not
+    assert (repo / "schemas/gpu-a/index.json").is_file()
+
+    validated = run([str(base_install), "validate", "-o", "json"], repo)
+    assert validated.returncode == 1, validated.stderr
+    found = json.loads(validated.stdout)
+    assert {f["rule"] for f in found["findings"]} == PLANTED | NOT_YET_ADOPTED, found["findings"]
+    drift = json.loads(run([str(base_install), "drift", "--cluster", "gpu-a", "-o", "json",
+                            "--kubeconfig", str(estate.kubeconfig)], repo).stdout)  # fmt: skip
+    assert (drift["status"], drift["findings"]) == ("clean", []), drift
+
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "import gpu-a")
+    again = kg("import", "--cluster", "gpu-a", *access, *TEAMS)
+    assert "0 file(s) written" in again and _status(repo) == ""
+
+    # A hand edit is shown and kept, --force takes the cluster's version back.
+    edited = repo / "tenants/team-a/gpu-a/localqueues.yaml"
+    edited.write_text(
+        edited.read_text().replace("clusterQueue: team-a-cq", "clusterQueue: shared-cq")
+    )
+    refused = kg("import", "--cluster", "gpu-a", *access, *TEAMS, code=2)
+    assert "+  clusterQueue: team-a-cq" in refused and "--force" in refused
+    assert "clusterQueue: shared-cq" in edited.read_text()
+    kg("import", "--cluster", "gpu-a", *access, *TEAMS, "--force")
+    assert _status(repo) == ""
+
+    # The same cluster again, as a second one: its tenants join those of the first.
+    kg("import", "--cluster", "gpu-b", *access, *TEAMS)
+    team_a = yaml.safe_load((repo / "tenants/team-a/profile.yaml").read_text())["spec"]
+    assert sorted(team_a["clusters"]) == ["gpu-a", "gpu-b"]
+    both = json.loads(run([str(base_install), "validate", "-o", "json"], repo).stdout)
+    assert {f["rule"] for f in both["findings"]} == PLANTED | NOT_YET_ADOPTED
+    assert {f["cluster"] for f in both["findings"]} == {"gpu-a", "gpu-b"}
+    drift_b = json.loads(run([str(base_install), "drift", "--cluster", "gpu-b", "-o", "json",
+                              "--kubeconfig", str(estate.kubeconfig)], repo).stdout)  # fmt: skip
+    assert (drift_b["status"], drift_b["findings"]) == ("clean", []), drift_b
+
+
+def test_what_import_cannot_place_or_read_writes_nothing(
+    estate: Sandbox, base_install: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "platform"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    kg = _kg(base_install, repo)
+    admin: KubeCluster = estate.connect()
+
+    # A LIST forbidden: an identity that may read all but RBAC.
+    reader = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "import-reader-no-rbac"},
+        "rules": [
+            {"apiGroups": g, "resources": ["*"], "verbs": ["get", "list"]}
+            for g in (
+                [""],
+                ["apps"],
+                ["kueue.x-k8s.io"],
+                ["scheduling.k8s.io"],
+                ["apiextensions.k8s.io"],
+            )
+        ],
+    }
+    admin.apply(reader, manager=MANAGER)
+    admin.apply(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "import-reader-no-rbac"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "import-reader-no-rbac",
+            },
+            "subjects": [
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "reader"}
+            ],
+        },
+        manager=MANAGER,
+    )
+    partial = estate.credentials("reader")
+    said = kg("import", "--cluster", "gpu-a", "--kubeconfig", str(partial),
+              "--context", estate.context, *TEAMS, code=3)  # fmt: skip
+    assert "LIST ClusterRole" in said and "forbidden" in said and "nothing was written" in said
+    assert _status(repo) == ""
+
+    # A namespace the rule cannot place: labelled for admission, no team.
+    stray = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "research", "labels": {"kueue.example.com/admission": "enabled"}},
+    }
+    admin.apply(stray, manager=MANAGER)
+    try:
+        said = kg("import", "--cluster", "gpu-a", "--kubeconfig", str(estate.kubeconfig),
+                  "--context", estate.context, *TEAMS, code=2)  # fmt: skip
+        assert "namespace research: it has no label kueue.example.com/team" in said
+        assert _status(repo) == ""
+    finally:  # the label off again (the field's only manager applies without it)
+        admin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "research"}},
+                    manager=MANAGER)  # fmt: skip

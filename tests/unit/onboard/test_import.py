@@ -1,0 +1,544 @@
+"""import without a cluster: objects as a person writes them, tenants as the rule groups them,
+profiles as the live objects show them, and files written whole or not at all."""
+
+from __future__ import annotations
+
+import copy
+import os
+import typing as t
+from pathlib import Path
+
+import pytest
+import yaml
+
+from auditor.errors import ClusterAccessError, ConfigError
+from auditor.k8s.authored import authored
+from auditor.live.kube import DeadlineExceeded, KubeCluster
+from auditor.onboard import estate as imports
+from auditor.onboard import importing
+
+API = "kueue.x-k8s.io/v1beta2"
+SERVER_META = {
+    "uid": "0d6f",
+    "resourceVersion": "812",
+    "generation": 3,
+    "creationTimestamp": "2026-12-01T10:00:00Z",
+    "managedFields": [{"manager": "kubectl", "operation": "Apply"}],
+}
+CQ_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "queueingStrategy": {"type": "string", "default": "BestEffortFIFO"},
+                "stopPolicy": {"type": "string", "default": "None"},
+                "flavorFungibility": {
+                    "type": "object",
+                    "default": {},
+                    "properties": {
+                        "whenCanBorrow": {"type": "string", "default": "MayStopSearch"},
+                        "whenCanPreempt": {"type": "string", "default": "TryNextFlavor"},
+                    },
+                },
+                "preemption": {
+                    "type": "object",
+                    "properties": {
+                        "reclaimWithinCohort": {"type": "string", "default": "Never"},
+                        "withinClusterQueue": {"type": "string", "default": "Never"},
+                    },
+                },
+            },
+        }
+    },
+}
+
+
+def live(kind: str, name: str, namespace: str | None = None, **body: t.Any) -> dict[str, t.Any]:
+    api = {
+        "Namespace": "v1",
+        "PriorityClass": "scheduling.k8s.io/v1",
+        "RoleBinding": "rbac.authorization.k8s.io/v1",
+        "ClusterRole": "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
+        "Role": "rbac.authorization.k8s.io/v1",
+    }.get(kind, API)
+    meta = {"name": name, **SERVER_META, **body.pop("metadata", {})}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": api, "kind": kind, "metadata": meta, **body, "status": {"x": 1}}
+
+
+def cq(name: str, labels: dict[str, str] | None = None, **spec: t.Any) -> dict[str, t.Any]:
+    return live(
+        "ClusterQueue",
+        name,
+        spec={
+            "cohortName": "research",
+            "namespaceSelector": {"matchLabels": labels} if labels is not None else {},
+            "queueingStrategy": "BestEffortFIFO",
+            "stopPolicy": "None",
+            "flavorFungibility": {
+                "whenCanBorrow": "MayStopSearch",
+                "whenCanPreempt": "TryNextFlavor",
+            },
+            "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "Never"},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory"],
+                    "flavors": [
+                        {
+                            "name": "default-flavor",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": "9"},
+                                {"name": "memory", "nominalQuota": "36Gi"},
+                            ],
+                        }
+                    ],
+                }
+            ],
+            **spec,
+        },
+    )
+
+
+def namespace(name: str, **labels: str) -> dict[str, t.Any]:
+    return live(
+        "Namespace",
+        name,
+        metadata={"labels": {"kubernetes.io/metadata.name": name, **labels}},
+        spec={"finalizers": ["kubernetes"]},
+    )
+
+
+def lq(name: str, ns: str, queue: str) -> dict[str, t.Any]:
+    return live("LocalQueue", name, ns, spec={"clusterQueue": queue})
+
+
+def binding(
+    name: str, ns: str, role: str, group: str, kind: str = "ClusterRole"
+) -> dict[str, t.Any]:
+    return live(
+        "RoleBinding",
+        name,
+        ns,
+        roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
+        subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}],
+    )
+
+
+SUBMITTER = live(
+    "ClusterRole",
+    "batch-submitter",
+    rules=[
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "get", "list"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["localqueues"], "verbs": ["get", "list"]},
+    ],
+)
+QUEUE_ADMIN = live(
+    "ClusterRole",
+    "queue-admin",
+    rules=[{"apiGroups": ["kueue.x-k8s.io"], "resources": ["localqueues"], "verbs": ["*"]}],
+)
+
+
+def estate(*extra: dict[str, t.Any], cluster: str = "gpu-a") -> imports.Estate:
+    objects = [
+        live("ResourceFlavor", "default-flavor"),
+        cq("team-a-cq", {"example.com/kueue": "enabled"}),
+        cq("team-b-cq", {"example.com/kueue": "enabled"}),
+        namespace("team-a", **{"example.com/kueue": "enabled", "example.com/team": "team-a"}),
+        namespace("team-b", **{"example.com/kueue": "enabled", "example.com/team": "team-b"}),
+        namespace("kube-system"),
+        lq("main", "team-a", "team-a-cq"),
+        lq("main", "team-b", "team-b-cq"),
+        SUBMITTER,
+        QUEUE_ADMIN,
+        binding("team-a-submit", "team-a", "batch-submitter", "org:team-a"),
+        binding("team-b-admin", "team-b", "queue-admin", "org:team-b"),
+        live("PriorityClass", "system-node-critical", value=2000001000),
+        live("PriorityClass", "batch-high", value=1000, preemptionPolicy="PreemptLowerPriority"),
+        live("WorkloadPriorityClass", "high", value=1000),
+        live("WorkloadPriorityClass", "low", value=10),
+        *extra,
+    ]
+    workloads = [
+        live(
+            "Workload",
+            "job-1",
+            "team-a",
+            spec={"priorityClassName": "low", "priorityClassSource": imports.WPC_SOURCE},
+        )
+    ]
+    return imports.Estate(
+        cluster,
+        "v0.19.2",
+        API,
+        objects,
+        schemas={("kueue.x-k8s.io", "ClusterQueue"): CQ_SCHEMA},
+        workloads=workloads,
+        controller="ServiceAccount kueue-system/kueue-controller-manager",
+    )
+
+
+OPTIONS = imports.Options(
+    imports.TenantRule.parse("label=example.com/team"), ("@acme/platform",), "ctx-a"
+)
+
+
+def docs(text: str) -> list[dict[str, t.Any]]:
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+# -- objects as a person writes them --
+
+
+def test_authored_drops_server_metadata_status_and_defaults() -> None:
+    obj = cq("q", {"k": "v"})
+    obj["metadata"]["annotations"] = {
+        "kubectl.kubernetes.io/last-applied-configuration": "{}",
+        "argocd.argoproj.io/tracking-id": "staging:kueue.x-k8s.io/ClusterQueue:/q",
+        "team": "x",
+    }
+    obj["metadata"]["finalizers"] = ["kueue.x-k8s.io/resource-in-use"]
+    written = authored(obj, CQ_SCHEMA)
+    assert written["metadata"] == {"name": "q", "annotations": {"team": "x"}}
+    assert "status" not in written
+    spec = written["spec"]
+    # defaults gone, a whole default object gone, a value that is not the default kept
+    assert "queueingStrategy" not in spec and "stopPolicy" not in spec
+    assert "flavorFungibility" not in spec
+    assert spec["preemption"] == {"reclaimWithinCohort": "Any"}
+    assert spec["namespaceSelector"] == {"matchLabels": {"k": "v"}}
+
+
+def test_authored_keeps_a_value_that_differs_from_the_default() -> None:
+    obj = cq("q", {"k": "v"}, queueingStrategy="StrictFIFO")
+    assert authored(obj, CQ_SCHEMA)["spec"]["queueingStrategy"] == "StrictFIFO"
+
+
+def test_authored_removes_the_built_in_kinds_go_defaults() -> None:
+    written = authored(namespace("team-a", team="a"))
+    assert written == {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "team-a", "labels": {"team": "a"}},
+    }
+    pc = authored(
+        live(
+            "PriorityClass",
+            "p",
+            value=5,
+            preemptionPolicy="PreemptLowerPriority",
+            globalDefault=False,
+        )
+    )
+    assert pc == {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "p"},
+        "value": 5,
+    }
+
+
+def test_authored_does_not_change_its_input() -> None:
+    obj = cq("q", {"k": "v"})
+    before = copy.deepcopy(obj)
+    authored(obj, CQ_SCHEMA)
+    assert obj == before
+
+
+# -- tenants --
+
+
+def test_tenants_by_label_queue_and_name() -> None:
+    ns = namespace("ml-team-a-dev", **{"example.com/team": "team-a"})
+    assert imports.TenantRule.parse("label=example.com/team").place(ns, set()) == ("team-a", "")
+    assert imports.TenantRule.parse("queue").place(ns, {"team-a-cq"}) == ("team-a-cq", "")
+    assert imports.TenantRule.parse("name=ml-(team-[a-z])-.*").place(ns, set()) == ("team-a", "")
+    tenant, why = imports.TenantRule.parse("queue").place(ns, {"a", "b"})
+    assert tenant is None and "several ClusterQueues (a, b)" in why
+
+
+@pytest.mark.parametrize("text", ["label", "queue=x", "name=(", "team"])
+def test_a_rule_that_cannot_be_read_is_a_usage_error(text: str) -> None:
+    with pytest.raises(ConfigError, match="--tenants-by"):
+        imports.TenantRule.parse(text)
+
+
+def test_a_namespace_the_rule_cannot_place_is_refused_naming_it() -> None:
+    stray = namespace("research", **{"example.com/kueue": "enabled"})
+    with pytest.raises(ConfigError) as err:
+        imports.files(estate(stray, lq("main", "research", "team-a-cq")), OPTIONS, {})
+    assert "namespace research: it has no label example.com/team" in str(err.value)
+    assert "nothing was written" in str(err.value)
+
+
+def test_rbac_whose_role_does_not_exist_is_refused() -> None:
+    dangling = binding("ghost", "team-a", "gone-role", "org:team-a")
+    with pytest.raises(ConfigError, match="RoleBinding team-a/ghost binds ClusterRole gone-role"):
+        imports.files(estate(dangling), OPTIONS, {})
+
+
+# -- the files --
+
+
+def test_files_follow_the_layout() -> None:
+    made = imports.files(estate(), OPTIONS, {})
+    assert sorted(made.files) == [
+        "clusters/gpu-a/clusterqueues.yaml",
+        "clusters/gpu-a/priorityclasses.yaml",
+        "clusters/gpu-a/profile.yaml",
+        "clusters/gpu-a/rbac.yaml",
+        "clusters/gpu-a/resourceflavors.yaml",
+        "tenants/team-a/gpu-a/localqueues.yaml",
+        "tenants/team-a/gpu-a/namespace.yaml",
+        "tenants/team-a/gpu-a/rbac.yaml",
+        "tenants/team-a/profile.yaml",
+        "tenants/team-b/gpu-a/localqueues.yaml",
+        "tenants/team-b/gpu-a/namespace.yaml",
+        "tenants/team-b/gpu-a/rbac.yaml",
+        "tenants/team-b/profile.yaml",
+    ]
+    assert made.tenants == {"team-a": ["team-a"], "team-b": ["team-b"]}
+    classes = docs(made.files["clusters/gpu-a/priorityclasses.yaml"])
+    # WorkloadPriorityClasses then PriorityClasses, each by name; system-* left to the server
+    assert [(d["kind"], d["metadata"]["name"]) for d in classes] == [
+        ("WorkloadPriorityClass", "high"),
+        ("WorkloadPriorityClass", "low"),
+        ("PriorityClass", "batch-high"),
+    ]
+    rbac = docs(made.files["clusters/gpu-a/rbac.yaml"])
+    assert [d["metadata"]["name"] for d in rbac] == ["batch-submitter", "queue-admin"]  # bound
+    [queue] = docs(made.files["tenants/team-a/gpu-a/localqueues.yaml"])
+    assert queue["metadata"]["annotations"] == {
+        "argocd.argoproj.io/sync-options": "Prune=false,Delete=false"
+    }
+
+
+def test_quotas_are_written_as_the_server_prints_them() -> None:
+    queue = cq("q", {"k": "v"})
+    queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = 9
+    found = estate(queue)
+    found.objects = [o for o in found.objects if o["kind"] != "ClusterQueue"] + [queue]
+    [written] = docs(imports.files(found, OPTIONS, {}).files["clusters/gpu-a/clusterqueues.yaml"])
+    resources = written["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    assert resources == [
+        {"name": "cpu", "nominalQuota": "9"},
+        {"name": "memory", "nominalQuota": "36Gi"},
+    ]
+
+
+def test_import_twice_writes_the_same_text() -> None:
+    first = imports.files(estate(), OPTIONS, {})
+    shuffled = estate()
+    shuffled.objects.reverse()
+    assert imports.files(shuffled, OPTIONS, {}).files == first.files
+
+
+def test_profiles_derive_from_what_is_live() -> None:
+    made = imports.files(estate(), OPTIONS, {})
+    [cluster] = docs(made.files["clusters/gpu-a/profile.yaml"])
+    assert cluster["spec"]["admissionLabel"] == {"key": "example.com/kueue", "value": "enabled"}
+    assert cluster["spec"]["tenantLabel"] == "example.com/team"
+    assert cluster["spec"]["kueue"] == {"apiVersions": ["v1beta2"], "version": "v0.19.2"}
+    assert cluster["spec"]["priority"] == {"workloadOrder": ["low", "high"]}
+    assert cluster["spec"]["drift"] == {
+        "trustedSubjects": ["ServiceAccount kueue-system/kueue-controller-manager"]
+    }
+    [team_a] = docs(made.files["tenants/team-a/profile.yaml"])
+    assert team_a["spec"] == {
+        "owners": ["@acme/platform"],
+        "group": "org:team-a",
+        "clusters": {"gpu-a": {"namespaces": ["team-a"], "clusterQueues": ["team-a-cq"]}},
+        "priorityClasses": {"workload": ["low"]},
+        "flavors": ["default-flavor"],
+    }
+
+
+def test_a_second_cluster_joins_the_tenant_profile() -> None:
+    first = imports.files(estate(), OPTIONS, {})
+    [profile] = docs(first.files["tenants/team-a/profile.yaml"])
+    profile["spec"]["preemption"] = {"checkpointing": {"validated": "yes"}}  # a person's addition
+    second = imports.files(estate(cluster="gpu-b"), OPTIONS, {"team-a": profile})
+    [joined] = docs(second.files["tenants/team-a/profile.yaml"])
+    assert sorted(joined["spec"]["clusters"]) == ["gpu-a", "gpu-b"]
+    assert joined["spec"]["preemption"] == {"checkpointing": {"validated": "yes"}}
+    assert "tenants/team-a/gpu-b/namespace.yaml" in second.files
+
+
+def test_capacity_is_what_the_flavors_nodes_hold() -> None:
+    flavor = live("ResourceFlavor", "default-flavor", spec={"nodeLabels": {"pool": "a"}})
+    found = estate()
+    found.objects = [o for o in found.objects if o["kind"] != "ResourceFlavor"] + [flavor]
+    found.nodes = [
+        {
+            "metadata": {"name": f"n{i}", "labels": {"pool": "a"}},
+            "status": {"allocatable": {"cpu": "8", "memory": "32Gi"}},
+        }
+        for i in range(2)
+    ] + [
+        {
+            "metadata": {"name": "other", "labels": {"pool": "b"}},
+            "status": {"allocatable": {"cpu": "64"}},
+        }
+    ]
+    assert imports.capacity(found) == {"default-flavor": {"cpu": "16", "memory": "64Gi"}}
+
+
+def test_without_any_node_a_flavor_holds_what_its_queues_promise() -> None:
+    assert imports.capacity(estate()) == {"default-flavor": {"cpu": "18", "memory": "72Gi"}}
+
+
+def test_controller_release_from_the_image_tag() -> None:
+    deployment = {
+        "metadata": {"name": "kueue-controller-manager", "namespace": "kueue-system"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "serviceAccountName": "kueue-controller-manager",
+                    "containers": [
+                        {"name": "manager", "image": "registry.k8s.io/kueue/kueue:v0.17.0"}
+                    ],
+                }
+            }
+        },
+    }
+    assert importing.controller_release(deployment) == (
+        "v0.17.0",
+        "ServiceAccount kueue-system/kueue-controller-manager",
+    )
+
+
+def test_a_kueue_older_than_the_oldest_supported_is_refused() -> None:
+    with pytest.raises(ConfigError, match="older than the oldest release"):
+        importing.supported("v0.8.0")
+    assert importing.supported("v0.17.0") == "v0.17.0"
+
+
+# -- written whole --
+
+
+def test_written_whole_then_unchanged_then_edits_are_kept(tmp_path: Path) -> None:
+    files = {"clusters/c/a.yaml": "a: 1\n", "tenants/t/c/b.yaml": "b: 1\n"}
+    first = importing.write_whole(tmp_path, "c", files, None)
+    assert first.changed == sorted(files)
+    again = importing.write_whole(tmp_path, "c", files, None)
+    assert again.changed == [] and again.unchanged == 2
+    # the cluster changed: a file import wrote is rewritten
+    assert importing.write_whole(
+        tmp_path, "c", {**files, "clusters/c/a.yaml": "a: 2\n"}, None
+    ).changed == ["clusters/c/a.yaml"]
+    (tmp_path / "tenants/t/c/b.yaml").write_text("b: 1  # mine\n")
+    with pytest.raises(importing.EditedByHand) as err:
+        importing.write_whole(tmp_path, "c", {**files, "tenants/t/c/b.yaml": "b: 2\n"}, None)
+    assert [c.path for c in err.value.conflicts] == ["tenants/t/c/b.yaml"]
+    assert "-b: 1  # mine" in err.value.conflicts[0].diff and "+b: 2" in err.value.conflicts[0].diff
+    assert (tmp_path / "tenants/t/c/b.yaml").read_text() == "b: 1  # mine\n"
+    forced = importing.write_whole(
+        tmp_path, "c", {**files, "tenants/t/c/b.yaml": "b: 2\n"}, None, force=True
+    )
+    assert forced.changed == ["clusters/c/a.yaml", "tenants/t/c/b.yaml"]
+
+
+def test_a_file_import_never_wrote_is_not_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "clusters/c").mkdir(parents=True)
+    (tmp_path / "clusters/c/a.yaml").write_text("by: init\n")
+    with pytest.raises(importing.EditedByHand):
+        importing.write_whole(
+            tmp_path, "c", {"clusters/c/a.yaml": "by: import\n", "clusters/c/b.yaml": "x\n"}, None
+        )
+    assert not (tmp_path / "clusters/c/b.yaml").exists()  # nothing written
+    assert not (tmp_path / ".kueue-gitops").exists()
+
+
+def test_what_the_cluster_no_longer_holds_leaves(tmp_path: Path) -> None:
+    importing.write_whole(
+        tmp_path, "c", {"clusters/c/a.yaml": "a\n", "clusters/c/b.yaml": "b\n"}, None
+    )
+    out = importing.write_whole(tmp_path, "c", {"clusters/c/a.yaml": "a\n"}, None)
+    assert out.changed == ["clusters/c/b.yaml"]
+    assert not (tmp_path / "clusters/c/b.yaml").exists()
+
+
+def test_a_failed_move_puts_everything_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    importing.write_whole(tmp_path, "c", {"clusters/c/a.yaml": "a\n"}, None)
+    real = os.replace
+    calls = []
+
+    def failing(src: t.Any, dst: t.Any) -> None:
+        calls.append(dst)
+        if str(dst).endswith("z.yaml"):
+            raise OSError("disk full")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError, match="disk full"):
+        importing.write_whole(
+            tmp_path, "c", {"clusters/c/a.yaml": "a2\n", "clusters/c/z.yaml": "z\n"}, None
+        )
+    monkeypatch.undo()
+    assert (tmp_path / "clusters/c/a.yaml").read_text() == "a\n"
+    assert not (tmp_path / "clusters/c/z.yaml").exists()
+    assert sorted(p.name for p in (tmp_path / ".kueue-gitops").iterdir()) == ["imported.json"]
+
+
+# -- reading: a fake at the reader's interface (KubeCluster's served_versions, get, list) --
+
+
+class FakeCluster:
+    name = "gpu-a"
+
+    def __init__(self, served: list[str], version: str = "v0.19.2", fail: Exception | None = None):
+        self.served, self.version, self.fail = served, version, fail
+
+    def served_versions(self, group: str) -> list[str]:
+        return self.served
+
+    def get(self, api: str, kind: str, name: str, namespace: str | None = None) -> dict[str, t.Any]:
+        if kind == "Deployment":
+            pod = {"containers": [{"image": f"registry.k8s.io/kueue/kueue:{self.version}"}]}
+            return {"metadata": {"namespace": namespace}, "spec": {"template": {"spec": pod}}}
+        return {"metadata": {"name": name, "namespace": namespace}, "data": {}}
+
+    def list(self, api: str, kind: str) -> list[dict[str, t.Any]]:
+        if self.fail is not None and kind == "ClusterRole":
+            raise self.fail
+        return []
+
+
+def read(fake: FakeCluster) -> imports.Estate:
+    return importing.read_estate(t.cast(KubeCluster, fake))
+
+
+def test_a_cluster_without_kueue_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"serves no Kueue API \(kueue.x-k8s.io\)"):
+        read(FakeCluster([]))
+
+
+def test_a_kueue_too_old_is_refused() -> None:
+    with pytest.raises(ConfigError, match="older than the oldest release"):
+        read(FakeCluster(["v1beta1"], version="v0.6.2"))
+
+
+@pytest.mark.parametrize(
+    ("fail", "said"),
+    [
+        (ClusterAccessError("cluster gpu-a: LIST ClusterRole forbidden (403)"), "forbidden"),
+        (DeadlineExceeded("cluster gpu-a: deadline passed"), "deadline passed"),
+    ],
+)
+def test_anything_unread_stops_the_import(fail: Exception, said: str) -> None:
+    with pytest.raises(ClusterAccessError) as err:
+        read(FakeCluster(["v1beta1", "v1beta2"], fail=fail))
+    assert "LIST ClusterRole" in str(err.value) and said in str(err.value)
+    assert "nothing was written" in str(err.value)
+    assert err.value.exit_code == 3
+
+
+def test_a_cluster_read_whole() -> None:
+    found = read(FakeCluster(["v1beta1", "v1beta2"]))
+    assert (found.kueue_version, found.kueue_api) == ("v0.19.2", "kueue.x-k8s.io/v1beta2")
+    assert [o["kind"] for o in found.objects] == ["ConfigMap"]  # Kueue's, by GET
