@@ -62,15 +62,30 @@ def test_a_move_that_fails_undoes_the_ones_before_it(
     real, calls = os.replace, []
 
     def flaky(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-        """The second file replaced (CODEOWNERS, after the new folders and the appended
+        """The last move (CODEOWNERS, after the new folders and the appended
         clusterqueues.yaml are in) fails, as a full disk would."""
-        calls.append(target)
-        if len(calls) == 2:
+        calls.append(Path(target).name)
+        if Path(target) == root / "CODEOWNERS" and Path(source).name == "CODEOWNERS":
             raise OSError(28, "No space left on device")
         real(source, target)
 
     monkeypatch.setattr(os, "replace", flaky)
     with pytest.raises(AuditorError, match="No space left on device; nothing was written"):
         PLAN.write(root)
+    assert calls[:3] == ["tenants", "argocd", "clusterqueues.yaml"]  # moved in, then undone
     assert tree(root) == before  # the new folders gone again, CODEOWNERS as it was
     assert not [p for p in root.iterdir() if p.name.startswith(staging.STAGING_PREFIX)]
+
+
+def test_a_folder_given_whole_replaces_the_old_one_and_removed_files_go(root: Path) -> None:
+    (root / "schemas/gpu-a").mkdir(parents=True)
+    (root / "schemas/gpu-a/stale.json").write_text("{}")
+
+    def fill(folder: Path) -> None:
+        (folder / "index.json").write_text('{"new": true}')
+
+    staging.write_all(root, {}, removed=["CODEOWNERS"], folders={"schemas/gpu-a": fill})
+    assert tree(root) == {
+        "clusters/gpu-a/clusterqueues.yaml": "a: 1\n",
+        "schemas/gpu-a/index.json": '{"new": true}',
+    }
