@@ -232,6 +232,14 @@ class ClusterResult:
     name: str
     status: ClusterStatus = "ok"
     errors: list[str] = field(default_factory=list)
+    # Where the schemas that judged it came from (validate): catalog.Source.to_json().
+    schemas: dict[str, str] | None = None
+
+    def to_json(self) -> dict[str, t.Any]:
+        out: dict[str, t.Any] = {"name": self.name, "status": self.status, "errors": self.errors}
+        if self.schemas is not None:
+            out["schemas"] = self.schemas
+        return out
 
 
 class Section(t.Protocol):
@@ -320,9 +328,7 @@ class Report:
             "schemaVersion": 1,
             "command": self.command,
             "status": self.status,
-            "clusters": [
-                {"name": c.name, "status": c.status, "errors": c.errors} for c in self.clusters
-            ],
+            "clusters": [c.to_json() for c in self.clusters],
             "findings": [f.to_json() for f in self.findings],
         }
         if self.baseline is not None:  # each finding says whether the baseline holds it

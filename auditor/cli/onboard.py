@@ -175,8 +175,9 @@ def cluster_add(
 ) -> None:
     """Write clusters/NAME/ as a copy of clusters/C/ without its ClusterQueues and schemas/NAME/
     as a copy of C's (--like C), or from the templates `init` writes; add NAME's destinations
-    to argocd/projects.yaml; regenerate CODEOWNERS and NAME's admission policies. Then fetch
-    its real schemas with `schemas fetch`.
+    to argocd/projects.yaml; regenerate CODEOWNERS and NAME's admission policies. Until
+    `schemas fetch` reads its real schemas, validate judges it by the package's schemas of its
+    Kueue release (or C's committed ones, copied).
     """
     repo, root = _root(ctx)
     if like is not None:
@@ -207,8 +208,9 @@ def cluster_add(
         )
         plan = onboard.Plan(start.cluster_files(made), {})
         then = (
-            f"run `kueue-gitops schemas fetch --cluster {name}` (with --release {version} "
-            "while it is not reachable)"
+            f"validate judges it by the package's schemas of Kueue {version}; run "
+            f"`kueue-gitops schemas fetch --cluster {name}` once it is reachable to match it "
+            "exactly"
         )
     plan.replace |= onboard.with_destinations(root, name, like)
     if onboard.PROJECTS not in plan.replace:
@@ -313,7 +315,8 @@ def init(
     empty: a cluster's profile, ResourceFlavors, a Cohort, priority levels, the platform
     ClusterRoles, alerts and Kueue's Configuration per --cluster, their admission policies,
     Argo CD's ApplicationSets and AppProject for --repo-url, CODEOWNERS and the profiles'
-    schemas. Nothing is overwritten. Then fetch the schemas, validate and add tenants.
+    schemas. Nothing is overwritten. Then validate (by the schemas the package carries for the
+    Kueue release, until `schemas fetch` reads a live cluster's) and add tenants.
     """
     root = (ctx.repo_dir or Path.cwd()).resolve()
     if (root / CLUSTERS).exists():
@@ -361,9 +364,8 @@ def _next_steps(first: start.ClusterStart, version: str) -> str:
     return (
         "next: label the nodes behind each flavor "
         f"{start.POOL_LABEL}=<flavor> (or edit resourceflavors.yaml and the capacity), then\n"
-        f"  kueue-gitops schemas fetch --cluster {first.name} --release {version}   "
-        "# or without --release, from the live cluster\n"
-        "  kueue-gitops validate\n"
+        "  kueue-gitops validate   # by the package's schemas of Kueue "
+        f"{version}; `schemas fetch --cluster {first.name}` matches a live cluster exactly\n"
         f"  kueue-gitops tenant add TEAM --cluster {first.name} --owner @ORG/TEAM --group GROUP "
         f"--quota {example.flavor}.{example.resource}={example.amount}{follow if others else ''}"
     )

@@ -95,7 +95,11 @@ def build(ctx: Context, tools: tuple[str, ...]) -> None:
 
 
 @sandbox.command("kueue-api")
-@click.option("--write", is_flag=True, help="Store it where validate reads it (a source tree).")
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Store it, and the schemas the release serves, where validate reads them (a source tree).",
+)
 @click.option(
     "--kueue",
     "version",
@@ -112,7 +116,10 @@ def kueue_api(ctx: Context, write: bool, version: str | None, every: bool) -> No
     refuse (each webhook rule's examples, and the caps on counts, judged by its own code); its
     CRDs and install manifests state what each kind serves and stores, which convert through
     Kueue's webhook, and which its webhooks judge. Prints the JSON, or with --write stores it
-    as auditor/kueue/api/<release>.json, which validate, the sandbox and upgrade-check read.
+    as auditor/kueue/api/<release>.json, which validate, the sandbox and upgrade-check read,
+    and stores the JSON Schemas the pinned Kubernetes serves with the release's CRDs (read
+    from a sandbox, as `schemas fetch` reads a cluster) in auditor/schemas/packaged/: what
+    validate judges a cluster of that release by when the repository has no schemas/CLUSTER/.
 
     Adding a Kueue release is a module testenv/kueue-VERSION/ (go.mod and tools.go, as the
     others) and `kueue-gitops sandbox kueue-api --kueue VERSION --write`.
@@ -134,6 +141,23 @@ def kueue_api(ctx: Context, write: bool, version: str | None, every: bool) -> No
         if not unchanged:
             target.write_text(text)
         click.echo(f"{target}: Kueue {derived['kueue']}, {'unchanged' if unchanged else 'written'}")
+        _write_packaged_schemas(testenv, each)
+
+
+def _write_packaged_schemas(testenv: Path, version: str | None) -> None:
+    """The schemas a sandbox of Kueue `version` serves, stored as the package's set of it."""
+    from auditor.sandbox import served
+    from auditor.schemas import fetch
+    from auditor.schemas.catalog import PACKAGED
+
+    got = served.schemas(testenv, version, log=lambda m: click.echo(m, err=True))
+    folder = Path(str(resources.files("auditor.schemas").joinpath(PACKAGED)))
+    changed = fetch.write_packaged(got.fetched, got.kueue, got.kubernetes, folder)
+    click.echo(
+        f"{folder}: schemas of Kueue {got.kueue} on Kubernetes {got.kubernetes}, "
+        f"{len(got.fetched.schemas)} schemas of {len(got.fetched.kinds)} kinds; "
+        f"{len(changed)} file(s) changed"
+    )
 
 
 @sandbox.command()

@@ -43,7 +43,10 @@ schemas_option = click.option(
 
 @click.group()
 def schemas() -> None:
-    """The JSON Schemas under schemas/, fetched from the clusters' live CRDs and OpenAPI."""
+    """The JSON Schemas under schemas/, fetched from the clusters' live CRDs and OpenAPI.
+
+    A cluster without schemas/CLUSTER/ is judged by the schemas the package carries for its
+    profile's Kueue release (on the pinned Kubernetes): nothing to fetch or build first."""
 
 
 @schemas.command()
@@ -69,10 +72,11 @@ def fetch(
 ) -> None:
     """Write schemas/CLUSTER/ from the cluster's served CRD versions and core OpenAPI.
 
-    With --release, from a sandbox running that Kueue release's CRDs on the pinned Kubernetes,
-    started for the fetch and stopped after it: how a repository gets its schemas before its
-    cluster is reachable. Fetch from the live cluster (without --release) to match what it
-    really serves.
+    Committed schemas/CLUSTER/ win over the schemas the package carries for the cluster's Kueue
+    release: fetch from the live cluster (without --release) to match what it really serves
+    (another Kubernetes, other CRDs installed). With --release, from a sandbox running that
+    Kueue release's CRDs on the pinned Kubernetes, started for the fetch and stopped after it
+    (the package's own set, written into the repository).
     """
     profile = ctx.repository().cluster(cluster)
     if release is None:
@@ -98,22 +102,9 @@ def fetch(
 
 def _from_release(ctx: Context, version: str) -> schemas_fetch.Fetched:
     """What a sandbox of Kueue `version` serves; the sandbox is gone afterwards."""
-    import os
-    import shutil
+    from auditor.sandbox import pins, served
 
-    from auditor.sandbox import Sandbox, ensure_built, pins, pki, releases
-
-    pki.require_extra()
-    say = ctx.note
-    toolchain = ensure_built(pins.testenv(ctx.repo_dir or Path.cwd()), log=say)
-    found = releases.release(toolchain, version, log=say)
-    box = Sandbox(f"schemas-{version}-{os.getpid()}")
-    try:
-        box.up(toolchain, kueue_release=found, log=say)
-        return schemas_fetch.fetch(box.connect())
-    finally:
-        box.down()
-        shutil.rmtree(box.dir, ignore_errors=True)
+    return served.schemas(pins.testenv(ctx.repo_dir or Path.cwd()), version, log=ctx.note).fetched
 
 
 @schemas.command("profiles")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from auditor import rules
 from auditor.k8s.objects import CRD_API, Json
 from auditor.model import Finding
-from auditor.schemas.catalog import SchemaCatalog
+from auditor.schemas.catalog import INDEX_FILE, SchemaCatalog
 from auditor.schemas.fetch import crd_fingerprint
 
 _RULES = rules.of(__name__)
@@ -22,7 +22,7 @@ def drift(cluster: str, catalog: SchemaCatalog, crds: list[Json]) -> list[Findin
     index = catalog.index.get("kinds") or {}
     recorded = {e["crd"]: e for e in index.values() if e.get("crd")}
     groups = {e.get("group") for e in recorded.values()}
-    where = str(catalog.index_path.relative_to(catalog.root.parent))
+    where = catalog.where(INDEX_FILE)
     live = {c["metadata"]["name"]: c for c in crds if (c.get("spec") or {}).get("group") in groups}
     findings = []
     for name in sorted(set(recorded) | set(live)):

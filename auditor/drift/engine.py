@@ -59,6 +59,7 @@ from auditor.repo import cached, manifests, suppressions
 from auditor.repo.cache import FileCache
 from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile, TenantProfile
+from auditor.schemas import catalog
 from auditor.schemas.catalog import SchemaCatalog
 
 log = logging.getLogger(__name__)
@@ -145,9 +146,7 @@ def _here(
             raise
         loaded_box.set_result(loaded)
         # The shape check needs no live object: it runs (compiling schemas) while LISTs wait.
-        catalogs = {
-            p.name: SchemaCatalog(schemas_root, p.name) if schemas_root else None for p in profiles
-        }
+        catalogs = {p.name: catalog.find(schemas_root, p.name, p.kueue_version) for p in profiles}
         checked = {
             p.name: _sound(p, catalogs[p.name], loaded.for_cluster(p.name), compiled)
             for p in profiles
@@ -423,7 +422,10 @@ def compare_rest(
     found: list[Finding] = []
     if NODES[1] in live.read:
         found.extend(capacity.drift(profile, desired, live.nodes))
-    if schemas.catalog and schemas.catalog.index and CRD[1] in live.read:
+    # Against committed schemas only: the package's set says what a release serves, not what
+    # this repository recorded of the cluster (whose other CRDs, like Prometheus's, may differ).
+    committed = schemas.catalog is not None and schemas.catalog.source.folder is not None
+    if committed and schemas.catalog and schemas.catalog.index and CRD[1] in live.read:
         found.extend(crds.drift(profile.name, schemas.catalog, live.crds))
     return found
 

@@ -25,9 +25,11 @@ import sys
 import threading
 import typing as t
 
+from auditor.errors import ConfigError
 from auditor.repo import cache as repo_cache
 from auditor.repo import cached
 from auditor.repo.layout import Loaded, Repository
+from auditor.schemas import catalog
 
 
 def file_caches(repo: Repository, clusters: list[str]) -> dict[str, repo_cache.FileCache]:
@@ -42,9 +44,10 @@ def file_caches(repo: Repository, clusters: list[str]) -> dict[str, repo_cache.F
         cached.tenants(repo, tool)
     caches = {}
     for name in clusters:
-        with contextlib.suppress(OSError):
-            schemas = repo_cache.fingerprint(repo.root / "schemas" / name)
-            caches[name] = repo_cache.FileCache(repo.root, name, tool, schemas)
+        with contextlib.suppress(OSError, ConfigError):  # reported where it is next read
+            found = catalog.find(repo.root / "schemas", name, repo.cluster(name).kueue_version)
+            if found is not None:
+                caches[name] = repo_cache.FileCache(repo.root, name, tool, found.fingerprint())
     return caches
 
 

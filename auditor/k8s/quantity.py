@@ -43,6 +43,10 @@ class QuantityError(ValueError):
     """The text is not a Kubernetes quantity."""
 
 
+class QuantityTooLarge(QuantityError):
+    """A quantity the API server stores, but past what we (and Kueue) compute with."""
+
+
 class Format(enum.Enum):
     BINARY_SI = "BinarySI"
     DECIMAL_SI = "DecimalSI"
@@ -108,7 +112,7 @@ def parse(raw: object) -> Quantity:
     magnitude = number.adjusted() + shift if number else 0
     if magnitude > MAX_EXPONENT:
         shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
-        raise QuantityError(
+        raise QuantityTooLarge(
             f"{shown!r} is out of range: kueue-gitops computes quantities up to "
             f"1e{MAX_EXPONENT} (Kueue's own arithmetic stops near 9.2e18)"
         )

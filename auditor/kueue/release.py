@@ -4,7 +4,8 @@
 by hand: testenv/kueueapi, built in the release's pinned module (testenv/kueue-<release>/, or
 testenv/ for the control plane's), states its Configuration API and job frameworks from its Go
 types, and runs its validating webhooks on every webhook rule's passing and failing example
-(auditor/kueue/webhooks.py) and on ClusterQueues grown until they are refused; the release's
+(auditor/kueue/webhooks.py), on ClusterQueues grown until they are refused and on updates
+changing one spec field each (which fields it holds immutable); the release's
 CRDs and install manifests state what each kind serves and stores, which kinds convert through
 Kueue's webhook, and which kinds its webhooks judge; its feature gates (names, defaults, stages)
 come from its own gate registry, and the object names it gives a meaning of their own (a
@@ -115,6 +116,12 @@ class Release:
     def limit(self, name: str) -> Limit:
         found = ((self.doc.get("webhooks") or {}).get("limits") or {}).get(name) or {}
         return Limit(found.get("max"), found.get("detail"))
+
+    def immutable(self, kind: str) -> tuple[str, ...]:
+        """The fields of `kind` the release's webhook refuses to change on an update, as it
+        names them (`spec.concurrentAdmissionPolicy`), found by its own ValidateUpdate."""
+        found = ((self.doc.get("webhooks") or {}).get("immutable") or {}).get(kind) or []
+        return tuple(str(f["field"]) for f in found)
 
     @functools.cached_property
     def gates(self) -> dict[str, Gate]:

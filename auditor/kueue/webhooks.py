@@ -5,7 +5,8 @@ The rules, as Kueue's webhooks for ClusterQueue, Cohort and ResourceFlavor have 
 - ClusterQueue and Cohort: quotas (nominalQuota, borrowingLimit, lendingLimit) and
   fairSharing.weight are not negative, and a non-zero weight is above 1n; coveredResources are
   qualified names. A ClusterQueue also caps its flavors and covered resources in all and its
-  flavor-resource pairs in a group, and has a valid namespaceSelector.
+  flavor-resource pairs in a group, has a valid namespaceSelector, and its admission checks'
+  onFlavors name only its own flavors (a release that accepts others is told what they do).
 - ResourceFlavor: nodeLabels are valid labels, node taints have a valid key and value and are
   unique by key and effect, tolerations have a valid key.
 
@@ -34,7 +35,7 @@ from auditor.k8s.objects import Json
 from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
 from auditor.kueue import cohorts
 from auditor.kueue.quota import QUOTA_FIELDS, cells, resource_groups
-from auditor.kueue.release import Release
+from auditor.kueue.release import Release, get, known
 
 Path = tuple[str | int, ...]
 RULES = rules.of(__name__)  # declared beside this module, in webhooks.rules.yaml
@@ -45,7 +46,10 @@ QUOTA_TOO_MANY = RULES["quota-too-many"]
 NAMESPACE_SELECTOR_INVALID = RULES["namespace-selector-invalid"]
 FLAVOR_LABELS_INVALID = RULES["flavor-labels-invalid"]
 FLAVOR_TAINT_REPEATED = RULES["flavor-taint-repeated"]
-OWN = tuple(RULES)
+CHECK_FLAVOR_UNKNOWN = RULES["admission-check-flavor-unknown"]
+# The same mistake on a release whose webhook accepts it: found here, never probed.
+CHECK_FLAVOR_IGNORED = RULES["admission-check-flavor-ignored"]
+OWN = tuple(r for r in RULES if r != CHECK_FLAVOR_IGNORED.id)
 MIRRORED = (
     "limit-without-cohort",
     "lending-over-nominal",
@@ -78,9 +82,12 @@ def violations(obj: Json, release: Release) -> list[Violation]:
             found += [
                 *_totals(obj, release),
                 *_selector(_dict(obj.get("spec")).get("namespaceSelector")),
+                *_check_flavors(obj, release),
             ]
-    # The caps on counts are the release's own (LIMITS), so those findings stand as found.
-    return [v for v in found if v.rule is QUOTA_TOO_MANY or release.refuses(v.rule.id)]
+    # The caps on counts are the release's own (LIMITS), so those findings stand as found; an
+    # onFlavors the release accepts is worded for what it does there.
+    stand = (QUOTA_TOO_MANY, CHECK_FLAVOR_IGNORED)
+    return [v for v in found if v.rule in stand or release.refuses(v.rule.id)]
 
 
 def probes(served: t.Mapping[str, str]) -> dict[str, Json]:
@@ -184,6 +191,42 @@ _LIMIT_WORDS = {
     "coveredResources": "covered resources across all resourceGroups",
     "flavorResourcePairs": "flavor-resource pairs in this resourceGroup",
 }
+
+
+def _check_flavors(obj: Json, release: Release) -> t.Iterator[Violation]:
+    """Each admission check's onFlavors entry that names none of the queue's flavors."""
+    spec = _dict(obj.get("spec"))
+    flavors = {str(_dict(f).get("name")) for g in resource_groups(obj) for f in g.flavors}
+    listed = ", ".join(sorted(flavors)) or "none"
+    refused = release.refuses(CHECK_FLAVOR_UNKNOWN.id)
+    checks = _list(_dict(spec.get("admissionChecksStrategy")).get("admissionChecks"))
+    for i, check in enumerate(checks):
+        name = _dict(check).get("name")
+        for j, flavor in enumerate(_list(_dict(check).get("onFlavors"))):
+            if str(flavor) in flavors:
+                continue
+            path = ("spec", "admissionChecksStrategy", "admissionChecks", i, "onFlavors", j)
+            if refused:
+                why = f"{flavor!r} is not one of the queue's flavors ({listed})"
+                yield Violation(CHECK_FLAVOR_UNKNOWN, path, why)
+            else:
+                yield Violation(
+                    CHECK_FLAVOR_IGNORED,
+                    path,
+                    f"{flavor!r} is not one of the queue's flavors ({listed}): Kueue "
+                    f"{release.version} accepts the queue, but no workload of it is ever "
+                    f"assigned {flavor!r}, so admission check {name!r} never runs for it"
+                    + _later(release, CHECK_FLAVOR_UNKNOWN),
+                )
+
+
+def _later(release: Release, rule: rules.Rule) -> str:
+    """Which carried release after `release` first refuses what it accepts, if one does."""
+    for version in known():
+        newer = get(version)
+        if newer and newer.minor > release.minor and newer.refuses(rule.id):
+            return f"; Kueue {version}'s webhook refuses the queue"
+    return ""
 
 
 def _selector(selector: t.Any) -> t.Iterator[Violation]:

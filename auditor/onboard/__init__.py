@@ -376,13 +376,7 @@ def cluster(repo: Repository, name: str, like: str, context: str | None) -> Plan
     root = repo.root
     if root is None:
         raise ConfigError("cluster add writes into a working tree; pass --repo DIR")
-    schemas = root / SCHEMAS / like
-    if not (schemas / "index.json").is_file():
-        raise ConfigError(
-            f"cluster {like} has no schemas yet ({SCHEMAS}/{like}/index.json): run "
-            f"`kueue-gitops schemas fetch --cluster {like}` first, or add {name} without --like; "
-            "nothing was written"
-        )
+    schemas = root / SCHEMAS / like  # none committed: both are judged by the package's
     if (root / SCHEMAS / name).exists():
         raise ConfigError(f"{SCHEMAS}/{name}/ exists already: nothing was written")
     source = root / CLUSTERS / like
@@ -397,7 +391,8 @@ def cluster(repo: Repository, name: str, like: str, context: str | None) -> Plan
         else:  # a quoted cluster name is a label value naming it (alerts select cluster="C")
             text = re.sub(rf"([\"']){re.escape(like)}\1", rf"\g<1>{name}\1", text)
         create[f"{CLUSTERS}/{name}/{rel}"] = text
-    # The template's schemas, until `schemas fetch --cluster NAME` reads the new cluster's.
+    # The template's committed schemas, until `schemas fetch --cluster NAME` reads the new
+    # cluster's (none: both are judged by the package's, catalog.find).
     for path in sorted(p for p in schemas.rglob("*") if p.is_file()):
         create[f"{SCHEMAS}/{name}/{path.relative_to(schemas).as_posix()}"] = path.read_text()
     return Plan(create, {})

@@ -95,7 +95,10 @@ def from_json(doc: dict[str, t.Any]) -> Report:
     Raises UnknownRule (a LookupError) or ValueError when a finding's rule, category or
     severity disagrees with the rule catalogue."""
     findings = [_finding(f) for f in doc["findings"]]
-    clusters = [ClusterResult(c["name"], c["status"], list(c["errors"])) for c in doc["clusters"]]
+    clusters = [
+        ClusterResult(c["name"], c["status"], list(c["errors"]), c.get("schemas"))
+        for c in doc["clusters"]
+    ]
     # --strict is not written down, but it shows: only under it do warnings alone fail a run.
     strict = doc["status"] == "findings" and all(
         f.severity is Severity.WARNING for f in findings if f.suppressed is None

@@ -245,6 +245,7 @@ def derive_kueue_api(testenv: Path, version: str | None = None) -> dict[str, t.A
         ),
         "rules": webhooks.fold(hooks["probes"]),
         "limits": hooks["limits"],
+        "immutable": hooks["immutable"],
     }
     derived["crds"] = crds
     derived["defaultNames"] = release.default_names(

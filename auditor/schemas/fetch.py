@@ -4,7 +4,8 @@ Every CRD version the cluster serves becomes one JSON Schema; the core kinds the
 come from the cluster's /openapi/v3 documents. index.json records, per kind, the served, storage
 and deprecated versions and, per CRD, a fingerprint that the drift audit compares with the live
 CRD. Output is deterministic (sorted keys, fixed formatting), so an unchanged cluster leaves
-`git diff` empty.
+`git diff` empty. The same read of a sandbox running a pinned Kueue release is what the
+package carries for that release (`write_packaged`, by `sandbox kueue-api --write`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import CRD_API, RBAC_GROUP
 from auditor.schemas import convert
-from auditor.schemas.catalog import INDEX_FILE, Schema, schema_path
+from auditor.schemas.catalog import INDEX_FILE, PACKAGED_FILES, Schema, schema_file, schema_path
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -177,4 +178,46 @@ def write(fetched: Fetched, root: Path) -> list[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         changed.append(path)
+    return changed
+
+
+def packaged(fetched: Fetched, kueue: str, kubernetes: str) -> tuple[str, dict[str, str]]:
+    """The package's set of Kueue release `kueue` (catalog.PackagedCatalog reads it): its
+    manifest's text, and each schema file's text by the SHA-256 that names it."""
+    files: dict[str, str] = {}
+    named: dict[str, str] = {}
+    for (group, kind, version), schema in sorted(fetched.schemas.items()):
+        text = dumps(schema)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        files[digest] = text
+        named[schema_file(group, kind, version)] = digest
+    manifest = {"kueue": kueue, "kubernetes": kubernetes, "index": {"kinds": fetched.kinds}}
+    return dumps({**manifest, "files": named}), files
+
+
+def write_packaged(fetched: Fetched, kueue: str, kubernetes: str, folder: Path) -> list[Path]:
+    """Store release `kueue`'s set in `folder` (the package's `schemas/packaged/`), each file
+    once however many releases share it, and drop the files no release names any more.
+
+    Returns the files whose content changed. Unchanged files are not rewritten."""
+    manifest, files = packaged(fetched, kueue, kubernetes)
+    store = folder / PACKAGED_FILES
+    store.mkdir(parents=True, exist_ok=True)
+    changed = []
+    for path, text in [
+        (folder / f"{kueue}.json", manifest),
+        *((store / f"{d}.json", s) for d, s in sorted(files.items())),
+    ]:
+        if not (path.is_file() and path.read_text() == text):
+            path.write_text(text)
+            changed.append(path)
+    named = {
+        digest
+        for each in folder.glob("*.json")
+        for digest in json.loads(each.read_text())["files"].values()
+    }
+    for stale in sorted(store.glob("*.json")):
+        if stale.stem not in named:
+            stale.unlink()
+            changed.append(stale)
     return changed

@@ -23,6 +23,9 @@ from pathlib import Path
 import fastjsonschema
 
 from auditor import rules
+from auditor.k8s import formats, quantity
+from auditor.kueue import KUEUE_GROUP
+from auditor.kueue.release import Release
 from auditor.model import Finding, Resource
 from auditor.repo.cache import user_cache_root
 from auditor.schemas import cel, versions
@@ -38,8 +41,23 @@ INVALID_NAME = _RULES["invalid-name"]
 MISSING_SCHEMA = _RULES["missing-schema"]
 SCHEMA = _RULES["schema"]
 CEL = _RULES["cel"]
+FORMAT = _RULES["format"]
+FORMAT_UNDECODABLE = _RULES["format-undecodable"]
+FORMAT_WRAPPED = _RULES["format-wrapped"]
+QUANTITY_NUMBER = _RULES["quantity-number"]
+QUANTITY_MISSING = _RULES["quantity-missing"]
 
 UNKNOWN_FIELD_RULES = (UNKNOWN_FIELD, versions.FIELD_OF_OTHER_VERSION)
+# Findings that leave the object well-typed: the policy checks still see it (a quantity Kueue's
+# defaulting webhook rewrites on create is judged, as its validating webhook judges it, after).
+WELL_TYPED_RULES = (
+    *UNKNOWN_FIELD_RULES,
+    FORMAT,
+    FORMAT_UNDECODABLE,
+    FORMAT_WRAPPED,
+    QUANTITY_NUMBER,
+    QUANTITY_MISSING,
+)
 DRAFT4 = "http://json-schema.org/draft-04/schema#"  # OpenAPI 3.0's dialect; boolean exclusiveMin
 
 
@@ -54,7 +72,15 @@ class KindSchema:
         """jsonschema's validator, whose errors say what and where (built on first rejection)."""
         import jsonschema
 
-        return jsonschema.Draft4Validator(self.schema)
+        checker = jsonschema.FormatChecker(formats=())
+        for name in (*formats.INTEGER_RANGES, *formats.STRING_PATTERNS):
+            checker.checks(name)(functools.partial(formats.admits, name))
+        # Kubernetes takes a float without a fraction where an integer goes (`1000.0`).
+        types = jsonschema.Draft4Validator.TYPE_CHECKER.redefine("integer", _integer)
+        kube = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+            jsonschema.Draft4Validator, type_checker=types
+        )
+        return t.cast("jsonschema.Draft4Validator", kube(self.schema, format_checker=checker))
 
     def is_valid(self, body: t.Any) -> bool:
         try:
@@ -75,8 +101,9 @@ class Verdict:
 class ClusterValidator:
     """Checks objects against the committed schemas of one cluster."""
 
-    def __init__(self, catalog: SchemaCatalog) -> None:
+    def __init__(self, catalog: SchemaCatalog, release: Release | None = None) -> None:
         self.catalog = catalog
+        self.release = release  # the cluster's Kueue: which kinds its webhooks decode
         self.skipped: set[tuple[str, str, str]] = (
             set()
         )  # transition rules: (apiVersion, kind, rule)
@@ -89,7 +116,9 @@ class ClusterValidator:
             return None
         schema = python_patterns(schema)
         return KindSchema(
-            schema, compiled({**schema, "$schema": DRAFT4}), tuple(cel.collect(schema))
+            schema,
+            compiled({**fast_definition(schema), "$schema": DRAFT4}),
+            tuple(cel.collect(schema)),
         )
 
     def malformed(self, resource: Resource) -> list[Finding]:
@@ -133,18 +162,18 @@ class ClusterValidator:
                     resource,
                     MISSING_SCHEMA,
                     f"no schema file for {resource.api_version} {resource.kind} in "
-                    f"{self.catalog.folder}/; run `kueue-gitops schemas "
+                    f"{self.catalog.source.describe()}; run `kueue-gitops schemas "
                     f"fetch --cluster {self.catalog.cluster}`",
                 )
             )
             return findings, False
         structural = self._schema_findings(resource, kind) + _name_findings(resource)
         findings += structural
-        if any(f.rule not in UNKNOWN_FIELD_RULES for f in structural):
+        if any(f.rule not in WELL_TYPED_RULES for f in structural):
             return findings, False
         # Unknown fields alone leave the rest well-typed: the API server drops them and still
         # runs the CEL rules, so we do too, and the policy checks still see the object (hiding
-        # it would make every reference to it look dangling).
+        # it would make every reference to it look dangling). So does a value past its format.
         skipped.update(
             (resource.api_version, resource.kind, r.rule) for r in kind.rules if r.transition
         )
@@ -175,9 +204,114 @@ class ClusterValidator:
                         path=field_path,
                     )
                 )
-            if error.validator != "additionalProperties":
+            rewritten = self._rewritten_on_create(resource, error)
+            if error.validator == "format":
+                findings.extend(self._format_finding(resource, error))
+            elif rewritten:
+                findings.extend(rewritten)
+            elif error.validator != "additionalProperties":
                 findings.append(Finding.about(resource, SCHEMA, _message(error), path=path))
         return findings
+
+    def _rewritten_on_create(self, resource: Resource, error: ValidationError) -> list[Finding]:
+        """What Kueue's defaulting webhook makes of a quantity the schema refuses, on a kind it
+        decodes and writes back when the object is created: a number becomes its quantity
+        (`4.5` is stored as `4500m`), a missing one Go's zero (`"0"`). The create passes; an
+        update gets no such rewrite, so every later apply of the same manifest is refused."""
+        kind, release = resource.kind, self.release
+        if release is None or resource.api_version.rpartition("/")[0] != KUEUE_GROUP:
+            return []
+        if "CREATE" not in (release.webhook_kinds.get(kind) or {}).get("mutating", []):
+            return []
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        path = tuple(error.absolute_path)
+        later = (
+            "but no webhook rewrites it on an update, so the API server refuses every later "
+            "apply of this manifest and each sync after the first fails"
+        )
+        if error.validator == "anyOf" and schema.get("x-kubernetes-int-or-string"):
+            value = error.instance
+            if isinstance(value, float):
+                stored = quantity.printed(value)
+                return [
+                    Finding.about(
+                        resource,
+                        QUANTITY_NUMBER,
+                        f"{_dotted(path)}: {value!r} is a number where a quantity goes: Kueue "
+                        f"{release.version}'s webhook stores it as {stored!r} when the {kind} "
+                        f"is created, {later}; write {stored!r}",
+                        path=path,
+                    )
+                ]
+        required = error.validator_value
+        if error.validator == "required" and isinstance(error.instance, dict):
+            properties = schema.get("properties") or {}
+            missing = [
+                str(name)
+                for name in (required if isinstance(required, list) else [])
+                if name not in error.instance
+                and (properties.get(name) or {}).get("x-kubernetes-int-or-string")
+            ]
+            return [
+                Finding.about(
+                    resource,
+                    QUANTITY_MISSING,
+                    f"{_dotted((*path, name))} is missing: Kueue {release.version}'s webhook "
+                    f'stores "0" when the {kind} is created, so this quota silently becomes 0, '
+                    f'{later}; write {name}: "0" if 0 is meant',
+                    path=path,
+                )
+                for name in missing
+            ]
+        return []
+
+    def _format_finding(self, resource: Resource, error: ValidationError) -> list[Finding]:
+        """A value past its field's format, with who holds it to the format: the API server
+        (built-in kinds, a CRD's strings), Kueue's webhook (the kinds it decodes), or nobody
+        until a controller decodes it (a CRD's integers elsewhere). A custom resource's
+        metadata is the API server's own, which it reads leniently and fills (a
+        `creationTimestamp` the manifest gives is replaced): no finding there."""
+        name, value = str(error.validator_value), t.cast(t.Any, error.instance)
+        path = tuple(error.absolute_path)
+        said = f"{_dotted(path)}: {json.dumps(value)} is outside {formats.described(name)}"
+        group = resource.api_version.rpartition("/")[0]
+        entry = self.catalog.kind(group, resource.kind) or {}
+        if entry.get("crd") and path[:1] == ("metadata",):
+            return []
+        return [self._format_said(resource, entry, name, value, path, said)]
+
+    def _format_said(
+        self,
+        resource: Resource,
+        entry: dict[str, t.Any],
+        name: str,
+        value: t.Any,
+        path: tuple[str | int, ...],
+        said: str,
+    ) -> Finding:
+        group = resource.api_version.rpartition("/")[0]
+        integer = name in formats.INTEGER_RANGES and isinstance(value, int | float)
+        if not entry.get("crd") and integer:
+            stored = formats.wrapped(name, int(value))
+            why = (
+                f"a server-side apply (as Argo CD's ServerSideApply=true sync does) stores it "
+                f"wrapped around, as {stored}, and a create or update by other means is refused"
+            )
+            return Finding.about(resource, FORMAT_WRAPPED, f"{said}: {why}", path=path)
+        if not entry.get("crd") or not integer:
+            return Finding.about(resource, FORMAT, f"{said}: the API server refuses it", path=path)
+        kueue = f"Kueue {self.release.version}" if self.release else "Kueue"
+        if group == KUEUE_GROUP and self.release and resource.kind in self.release.webhook_kinds:
+            why = f"{kueue}'s webhook cannot decode it into its Go type and refuses the object"
+            return Finding.about(resource, FORMAT, f"{said}: {why}", path=path)
+        reader = kueue if group == KUEUE_GROUP else f"the controller that reads {group}"
+        why = (
+            "the API server accepts it (it does not hold a custom resource's integers to their "
+            f"format), and then {reader} cannot decode it: listing any {resource.kind} fails "
+            f'("cannot unmarshal number {json.dumps(value)}"), so it sees none of them until '
+            "the value is fixed"
+        )
+        return Finding.about(resource, FORMAT_UNDECODABLE, f"{said}: {why}", path=path)
 
 
 # How the API server validates names (apimachinery's validation): most kinds take a DNS-1123
@@ -199,7 +333,7 @@ def _name_problem(kind: str, name: str) -> str | None:
     return None if ok else "must be a DNS-1123 subdomain (at most 253 of a-z, 0-9, '-', '.')"
 
 
-CODE_FORMAT = 1  # bump when what `compiled` keeps changes
+CODE_FORMAT = 2  # bump when what `compiled` keeps changes
 
 
 def compiled(definition: dict[str, t.Any]) -> t.Callable[[t.Any], t.Any]:
@@ -217,17 +351,51 @@ def compiled(definition: dict[str, t.Any]) -> t.Callable[[t.Any], t.Any]:
     try:
         code = marshal.loads(path.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
-        source = fastjsonschema.compile_to_code(definition, use_default=False, use_formats=False)
+        source = fastjsonschema.compile_to_code(
+            definition, formats=STRING_FORMATS, use_default=False, use_formats=True
+        )
         code = builtins.compile(source, f"<validator {digest[:12]}>", "exec")
         _keep(path, marshal.dumps(code))
     scope: dict[str, t.Any] = {}
     exec(code, scope)  # our own compiled fastjsonschema output
     if VALIDATE not in scope:  # pragma: no cover - a definition with its own $id
-        return fastjsonschema.compile(definition, use_default=False, use_formats=False)
+        return fastjsonschema.compile(
+            definition, formats=STRING_FORMATS, use_default=False, use_formats=True
+        )
     return t.cast(t.Callable[[t.Any], t.Any], scope[VALIDATE])
 
 
 VALIDATE = "validate"  # the name fastjsonschema gives a schema's validating function
+# The string formats fastjsonschema checks: Kubernetes' own (auditor/k8s/formats.py), and the
+# ones fastjsonschema would check by its own definitions switched off (jsonschema, which
+# explains a rejection, knows only Kubernetes' own: the two must agree).
+STRING_FORMATS = {
+    **{name: "" for name in fastjsonschema.draft04.CodeGeneratorDraft04.FORMAT_REGEXS},
+    **formats.STRING_PATTERNS,
+}
+
+
+def fast_definition(node: t.Any) -> t.Any:
+    """A copy that fastjsonschema's draft-04 code judges as Kubernetes does (and as jsonschema
+    does, with KindSchema.validator's integers and format checker): an integer may be written as a
+    float without a fraction (`1000.0`: the API server takes it), and an integer format is
+    also its range (fastjsonschema checks formats on strings only)."""
+    if isinstance(node, list):
+        return [fast_definition(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: fast_definition(v) for k, v in node.items()}
+    types = out.get("type")
+    if types == "integer" or (isinstance(types, list) and "integer" in types):
+        out["type"] = "number" if types == "integer" else ["number" if x == "integer" else x
+                                                          for x in types]  # fmt: skip
+        out.setdefault("multipleOf", 1)
+    bounds = formats.INTEGER_RANGES.get(str(out.get("format")))
+    if bounds is not None:
+        low, high = bounds
+        out["minimum"] = max(out.get("minimum", low), low)
+        out["maximum"] = min(out.get("maximum", high), high)
+    return out
 
 
 def _keep(path: Path, data: bytes) -> None:
@@ -281,6 +449,16 @@ def python_patterns(node: t.Any) -> t.Any:
         if flags and not pattern.startswith(flags[0]):
             out["pattern"] = "".join(flags) + re.sub(r"\(\?[aiLmsux]+\)", "", pattern)
     return out
+
+
+def _integer(_checker: t.Any, value: t.Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _dotted(path: tuple[t.Any, ...]) -> str:
+    return ".".join(str(p) for p in path)
 
 
 def _unexpected(error: ValidationError) -> list[str]:

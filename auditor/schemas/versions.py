@@ -13,7 +13,7 @@ import typing as t
 from auditor import rules
 from auditor.k8s.objects import group_of
 from auditor.model import Finding, Resource, format_path
-from auditor.schemas.catalog import Schema, SchemaCatalog, schema_path
+from auditor.schemas.catalog import Schema, SchemaCatalog, schema_file
 
 _RULES = rules.of(__name__)
 UNKNOWN_KIND = _RULES["unknown-kind"]
@@ -38,7 +38,7 @@ def served(resource: Resource, catalog: SchemaCatalog) -> Finding | None:
             resource,
             UNKNOWN_KIND,
             f"cluster {catalog.cluster} serves no {resource.kind} in "
-            f"{group or 'the core group'}: no schema in {catalog.folder}/ "
+            f"{group or 'the core group'}: no schema in {catalog.source.describe()} "
             "(a typo, or run `kueue-gitops schemas fetch` after installing its CRD)",
             path=("kind",),
         )
@@ -76,8 +76,7 @@ def foreign_field(
         if schema is None or not has_field(schema, path):
             continue
         field = format_path(path)
-        own = schema_path(catalog.root, catalog.cluster, group, resource.kind, version)
-        own = own.relative_to(catalog.root.parent)
+        own = catalog.where(schema_file(group, resource.kind, version))
         instead = RENAMED.get((resource.kind, field))
         return Finding.about(
             resource,

@@ -21,14 +21,16 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from auditor import rules
-from auditor.errors import AuditorError, ClusterAccessError, ConfigError, internal_error, processing
+from auditor.errors import AuditorError, ClusterAccessError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
+from auditor.kueue import release as kueue_release
 from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
 from auditor.repo import cache as repo_cache
 from auditor.repo import cached, suppressions
 from auditor.repo.layout import Loaded, Placed, Repository
 from auditor.repo.profiles import ClusterProfile
+from auditor.schemas import catalog
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
 from auditor.validate import checks, kept
@@ -44,8 +46,11 @@ Connector = t.Callable[[ClusterProfile], "KubeCluster"]
 Note = t.Callable[[str], None]
 # HTTP statuses meaning "the server judged the object and said no"; others mean we could not ask.
 REJECTED = (400, 422)
-# Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422.
+# Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422; and a
+# built-in kind's value its Go type cannot hold (`binaryData` that is not base64) into a 500
+# with the second.
 UNDECLARED_FIELD = "failed to create typed patch object"
+UNDECODABLE = "unable to convert unstructured object to"
 # A validating webhook's denial (Kueue's, through controller-runtime) is a 403, like an RBAC
 # refusal, but its message says which webhook judged the object.
 WEBHOOK_DENIED = re.compile(r'admission webhook "[^"]+" denied the request')
@@ -136,16 +141,15 @@ def collected(found: t.Iterable[Finding]) -> list[Finding]:
 
 
 def require_schemas(repo: Repository, schemas: Path, names: t.Iterable[str]) -> None:
-    """Refuse (a ConfigError saying how to get them) a cluster without committed schemas."""
+    """Refuse (a ConfigError saying how to get them) a cluster without schemas: none committed
+    and none in the package for its Kueue release."""
     for name in names:
-        release = repo.cluster(name).kueue_version or "VERSION"
-        if not SchemaCatalog(schemas, name).index:
-            raise ConfigError(
-                f"no schemas for cluster {name} in {schemas}: run "
-                f"`kueue-gitops schemas fetch --cluster {name}` (from the live cluster) or "
-                f"`kueue-gitops schemas fetch --cluster {name} --release {release}` (from a "
-                "sandbox of that Kueue release)"
-            )
+        schemas_of(repo, schemas, name)
+
+
+def schemas_of(repo: Repository, schemas: Path, name: str) -> SchemaCatalog:
+    """The schemas cluster `name` is judged by (catalog.find: committed, else the package's)."""
+    return catalog.require(schemas, name, repo.cluster(name).kueue_version)
 
 
 _JOB: tuple[Repository, Path, str | None, list[Placed]] | None = None
@@ -163,6 +167,13 @@ def _cluster_job(name: str) -> ClusterOutcome:
     return outcome
 
 
+def validator_of(repo: Repository, schemas: Path, name: str) -> ClusterValidator:
+    """The cluster's validator: its schemas (schemas_of), and its Kueue release (which kinds
+    Kueue's webhooks decode and rewrite, for the findings that depend on it)."""
+    known = kueue_release.nearest_release(repo.cluster(name).kueue_version)
+    return ClusterValidator(schemas_of(repo, schemas, name), known)
+
+
 def _file_cache(
     repo: Repository, schemas: Path, name: str, tool: str | None
 ) -> repo_cache.FileCache | None:
@@ -170,7 +181,10 @@ def _file_cache(
     if tool is None or repo.root is None:
         return None
     try:
-        return repo_cache.FileCache(repo.root, name, tool, repo_cache.fingerprint(schemas / name))
+        # The verdicts depend on the cluster's Kueue release too (validator_of).
+        kueue = kueue_release.nearest_release(repo.cluster(name).kueue_version).version
+        fingerprint = f"{schemas_of(repo, schemas, name).fingerprint()}+{kueue}"
+        return repo_cache.FileCache(repo.root, name, tool, fingerprint)
     except OSError:  # a schema file that cannot be read: the run judges it, uncached
         return None
 
@@ -212,7 +226,8 @@ def _cluster(
         loaded = cached.load_placed(repo, loaded, {name: cache} if cache is not None else {})
     findings = [f for f in loaded.findings if f.cluster == name]  # the loader names each's
     resources = loaded.for_cluster(name)
-    validator = ClusterValidator(SchemaCatalog(schemas, name))
+    validator = validator_of(repo, schemas, name)
+    notes.append(_source_note(name, validator.catalog))
     verdicts = _verdicts(validator, resources, name, cache)
     for verdict in verdicts:
         validator.remember(verdict)
@@ -237,7 +252,7 @@ def _cluster(
         )
     context = checks.CheckContext(repo, profile, tuple(sound), repo.tenants, invalid=invalid)
     findings.extend(checks.run(context) if cache is None else kept.run(context, resources, cache))
-    result = ClusterResult(name)
+    result = ClusterResult(name, schemas=validator.catalog.source.to_json())
     if server_side is not None:
         findings.extend(
             _dry_run(server_side, profile, resources, result, lambda m: notes.append((m, False)))
@@ -245,6 +260,20 @@ def _cluster(
     accepted = suppressions.of_cluster(profile, resources)
     suppressions.apply(findings, accepted, context.today)
     return result, findings, notes
+
+
+def _source_note(name: str, found: SchemaCatalog) -> tuple[str, bool]:
+    """Which schemas judged the cluster: said on every run when they are the package's (and
+    how to match the live cluster instead), on asking (-v) when they are committed."""
+    source = found.source
+    if source.folder is not None:
+        return f"{name}: schemas from {source.folder}/", True
+    return (
+        f"{name}: schemas from the package, those of Kueue {source.kueue} (its profile's "
+        f"release) on Kubernetes {source.kubernetes}, as none are committed for it; "
+        f"`kueue-gitops schemas fetch --cluster {name}` matches the live cluster exactly",
+        False,
+    )
 
 
 def _verdicts(
@@ -310,7 +339,7 @@ def judged(exc: ClusterAccessError) -> bool:
     status = status_of(exc)
     return (
         status in REJECTED
-        or (status == 500 and UNDECLARED_FIELD in str(exc))
+        or (status == 500 and (UNDECLARED_FIELD in str(exc) or UNDECODABLE in str(exc)))
         or (status == 403 and WEBHOOK_DENIED.search(str(exc)) is not None)
     )
 

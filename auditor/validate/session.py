@@ -30,7 +30,6 @@ from auditor.repo import layout, suppressions
 from auditor.repo.layout import CLUSTERS, RENDER_MARKERS, TENANTS, Loaded, Placed, Repository
 from auditor.repo.profiles import PROFILE_FILE, ClusterProfile
 from auditor.repo.tree import Overlay
-from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
 from auditor.validate import checks, engine
 
@@ -205,7 +204,7 @@ class Session:
         self.broken = False
         self.clusters = {
             name: _Cluster(
-                self.repo.cluster(name), ClusterValidator(SchemaCatalog(self.schemas, name))
+                self.repo.cluster(name), engine.validator_of(self.repo, self.schemas, name)
             )
             for name in names
         }

@@ -224,7 +224,9 @@ func main() {
 		"configuration": config,
 		"frameworks":    found,
 		"featureGates":  featureGates(),
-		"webhooks":      schema{"probes": probes(*probeFile), "limits": limits()},
+		"webhooks": schema{
+			"probes": probes(*probeFile), "limits": limits(), "immutable": immutables(),
+		},
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")

@@ -1,9 +1,10 @@
 package main
 
 // The release's own validating webhooks, run in this process: on the objects kueue-gitops sends
-// (-probes FILE, {"<id>": object}: each of its webhook rules' passing and failing examples), and
-// on ClusterQueues grown until the webhook refuses them, which finds the limits on counts the
-// release enforces. Nothing is judged by hand here: the verdicts are Kueue's code's.
+// (-probes FILE, {"<id>": object}: each of its webhook rules' passing and failing examples), on
+// ClusterQueues grown until the webhook refuses them, which finds the limits on counts the
+// release enforces, and on updates that change one spec field each, which finds the fields it
+// holds immutable. Nothing is judged by hand here: the verdicts are Kueue's code's.
 
 import (
 	"context"
@@ -14,6 +15,7 @@ import (
 	"reflect"
 	"sort"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -206,5 +208,89 @@ func limits() map[string]limit {
 		"flavors":             find(manyFlavors, "spec.resourceGroups"),
 		"coveredResources":    find(manyResources, "spec.resourceGroups"),
 		"flavorResourcePairs": find(manyPairs, "spec.resourceGroups[0]"),
+	}
+}
+
+// -- fields the webhooks hold immutable -------------------------------------------------------
+
+// immutable is a field a release's ValidateUpdate refuses to change, where it reports it.
+type immutable struct {
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
+}
+
+// immutables finds, per kind, the spec fields the webhook refuses to change on an update: for
+// each field of the kind's spec, the update from the empty object to one with only that field
+// filled, judged by the release's ValidateUpdate. Only the errors it states as immutability
+// count (apimachinery's FieldImmutableErrorMsg): the filled values are not meant to be valid.
+func immutables() map[string][]immutable {
+	out := map[string][]immutable{}
+	for kind, v := range validators {
+		method := reflect.ValueOf(v.webhook).MethodByName("ValidateUpdate")
+		spec := reflect.ValueOf(v.newObject()).Elem().FieldByName("Spec")
+		if !method.IsValid() || !spec.IsValid() {
+			continue
+		}
+		seen := map[string]bool{}
+		for i := range spec.NumField() {
+			if !spec.Type().Field(i).IsExported() {
+				continue
+			}
+			old, changed := v.newObject(), v.newObject()
+			fill(reflect.ValueOf(changed).Elem().FieldByName("Spec").Field(i), 0)
+			args := []reflect.Value{
+				reflect.ValueOf(context.Background()), reflect.ValueOf(old), reflect.ValueOf(changed),
+			}
+			result := method.Call(args)
+			err, _ := result[1].Interface().(error)
+			if err == nil {
+				continue
+			}
+			for _, e := range flatten(err) {
+				if e.Detail == apivalidation.FieldImmutableErrorMsg && !seen[e.Field] {
+					seen[e.Field] = true
+					out[kind] = append(out[kind], immutable{e.Field, e.Detail})
+				}
+			}
+		}
+		sort.Slice(out[kind], func(i, j int) bool { return out[kind][i].Field < out[kind][j].Field })
+	}
+	return out
+}
+
+// fill gives v a value other than its zero: pointers point at a filled value, slices and maps
+// hold one filled element, strings "x", numbers 1, booleans true (struct fields recursively,
+// a few levels deep; unexported fields are left alone).
+func fill(v reflect.Value, depth int) {
+	if depth > 6 || !v.CanSet() {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), depth+1)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fill(v.Field(i), depth+1)
+		}
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0), depth+1)
+	case reflect.Map:
+		key, elem := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fill(key, depth+1)
+		fill(elem, depth+1)
+		v.Set(reflect.MakeMap(v.Type()))
+		v.SetMapIndex(key, elem)
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1)
 	}
 }

@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 from auditor.onboard import start
-from auditor.repo.layout import Repository
 from auditor.repo.profiles import EXPORTED, SCHEMA_NAMES, export_schemas
 from tests.conftest import ROOT, run_line
 
@@ -133,7 +132,7 @@ def test_cluster_add_without_like_starts_from_the_templates_and_validates_clean(
     [platform] = yaml.safe_load_all((repo / "argocd/projects.yaml").read_text())
     new = [d["namespace"] for d in platform["spec"]["destinations"] if d["name"] == "gpu-new"]
     assert new == ["", "kueue-monitoring", "kueue-system"]
-    shutil.copytree(repo / "schemas/gpu-staging", repo / "schemas/gpu-new")  # same release
+    assert not (repo / "schemas/gpu-new").exists()  # the package's schemas judge it
     clean(repo)
 
 
@@ -170,12 +169,10 @@ def test_init_writes_a_repository_argo_cd_can_sync(tmp_path: Path) -> None:
         assert (repo / f"clusters/gpu-a/{name}.yaml").is_file(), name
     config = yaml.safe_load_all((repo / "clusters/gpu-a/kueue/manager-config.yaml").read_text())
     assert any(d["kind"] == "ConfigMap" for d in config)
+    assert not (repo / "schemas/gpu-a").exists()  # the package's schemas judge it
     code, _, err = kg(repo, "validate")
     newest = start.newest_release()  # the release init writes by default
-    assert code == 2 and f"--release {newest}" in err  # the schemas are the next step
-    staging = Repository.open(ROOT).cluster("gpu-staging")
-    assert staging.kueue_version == newest, "the test takes gpu-staging's schemas as the newest's"
-    shutil.copytree(ROOT / "schemas/gpu-staging", repo / "schemas/gpu-a")
+    assert code == 0 and f"schemas from the package, those of Kueue {newest}" in err, err
     clean(repo)
     assert kg(repo, *TEAM_C[:-4], "--quota", "gpu.nvidia.com/gpu=4", "--cluster", "gpu-a")[0] == 0
     [project] = yaml.safe_load_all((repo / "argocd/tenants/team-c.yaml").read_text())
@@ -270,18 +267,21 @@ def test_v0_9_1_is_refused_honestly_for_a_new_cluster(tmp_path: Path, repo: Path
     assert not (repo / "clusters/gpu-old").exists()
 
 
-def test_cluster_add_like_a_cluster_without_schemas_writes_nothing(tmp_path: Path) -> None:
+def test_cluster_add_like_a_cluster_without_schemas_copies_none_and_a_refusal_writes_nothing(
+    tmp_path: Path,
+) -> None:
     repo = init_repo(tmp_path, "--owner", "@platform/kueue-admins")
+    (repo / "schemas/gpu-b").mkdir()  # in the way: refused before a file is written
     before = files_in(repo)
     code, _, err = kg(repo, "cluster", "add", "gpu-b", "--like", "gpu-a")
-    assert code == 2 and "cluster gpu-a has no schemas yet" in err
-    assert "schemas fetch --cluster gpu-a" in err
+    assert code == 2 and "schemas/gpu-b/ exists already: nothing was written" in err
     assert files_in(repo) == before  # no half-written clusters/gpu-b/ blocking the retry
-    shutil.copytree(ROOT / "schemas/gpu-staging", repo / "schemas/gpu-a")
+    (repo / "schemas/gpu-b").rmdir()
     code, _, err = kg(repo, "cluster", "add", "gpu-b", "--like", "gpu-a")
     assert code == 0, err
-    assert (repo / "schemas/gpu-b/index.json").is_file()
     assert (repo / "clusters/gpu-b/profile.yaml").is_file()
+    assert not (repo / "schemas/gpu-b").exists()  # gpu-a has none: both judged by the package's
+    clean(repo)
 
 
 def test_cluster_add_names_the_capacity_flag_it_could_not_read(repo: Path) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import email
 import io
+import json
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -66,6 +68,56 @@ def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
     assert anywhere.returncode == 0 and "<testsuites" in anywhere.stdout
     from_env = run([cli, "codeowners", "--check"], tmp_path, env={"KUEUE_GITOPS_REPO": str(repo)})
     assert from_env.returncode == 0, from_env.stderr
+
+
+def test_a_repository_from_init_validates_with_the_packaged_schemas_and_no_go(
+    wheel: Path, base_install: Path, tmp_path: Path
+) -> None:
+    """In an empty git repository: `init`, `cluster add` and `validate` with no schemas/
+    folder, no Go on PATH and nothing built: the package's schemas of the cluster's Kueue
+    release judge it, and the report says so."""
+    with zipfile.ZipFile(wheel) as archive:
+        packaged = [n for n in archive.namelist() if n.startswith("auditor/schemas/packaged/")]
+    assert "auditor/schemas/packaged/v0.9.1.json" in packaged
+    cli = str(base_install)
+    path = f"{base_install.parent}:/usr/bin:/bin"
+    assert shutil.which("go", path=path) is None
+    env = {"PATH": path, "KUEUE_GITOPS_CACHE": str(tmp_path / "cache")}
+    repo = tmp_path / "platform"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    url = "https://git.example.com/platform/kueue.git"
+    owner = ["--owner", "@platform/kueue-admins"]
+    started = run([cli, "init", "--cluster", "gpu-a", "--repo-url", url, *owner], repo, env=env)
+    assert started.returncode == 0, started.stdout + started.stderr
+    version = re.search(r"version: (v[0-9.]+)", (repo / "clusters/gpu-a/profile.yaml").read_text())
+    assert version is not None
+    assert not (repo / "schemas/gpu-a").exists()
+
+    checked = run([cli, "validate"], repo, env=env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "validate: clean" in checked.stdout
+    assert (
+        f"gpu-a: schemas from the package, those of Kueue {version[1]} (its profile's release)"
+        in checked.stderr
+    ), checked.stderr
+    added = run([cli, "cluster", "add", "gpu-b", "--kueue-version", "v0.17.0"], repo, env=env)
+    assert added.returncode == 0, added.stdout + added.stderr
+    report = run([cli, "validate", "-o", "json"], repo, env=env)
+    assert report.returncode == 0, report.stdout + report.stderr
+    sources = {c["name"]: c["schemas"] for c in json.loads(report.stdout)["clusters"]}
+    assert sources == {
+        "gpu-a": {"source": "package", "kueue": version[1], "kubernetes": "v1.35.4"},
+        "gpu-b": {"source": "package", "kueue": "v0.17.0", "kubernetes": "v1.35.4"},
+    }
+
+    # A release the package does not carry: the clear configuration error, naming the fix.
+    b = repo / "clusters/gpu-b/profile.yaml"
+    b.write_text(b.read_text().replace("version: v0.17.0", "version: v0.18.0"))
+    refused = run([cli, "validate"], repo, env=env)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "no schemas for cluster gpu-b" in refused.stderr
+    assert "kueue-gitops schemas fetch --cluster gpu-b" in refused.stderr
 
 
 def test_the_release_check_refuses_what_does_not_match_the_tag(source: Path, wheel: Path) -> None:

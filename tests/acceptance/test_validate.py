@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import tarfile
 import typing as t
@@ -192,10 +193,34 @@ def test_auto_format_is_github_under_actions(repo: Path) -> None:
     assert "::error " not in validate(repo, env={"GITHUB_ACTIONS": ""}).stdout
 
 
-def test_missing_schemas_is_a_configuration_error(repo_copy: Path) -> None:
+def test_without_committed_schemas_the_packaged_ones_of_each_clusters_release_judge(
+    repo_copy: Path,
+) -> None:
+    """repo_copy has no schemas/: each cluster is judged by the package's set of its release,
+    which is what its committed folder holds, so the estate is as clean as with them."""
+    result = validate(repo_copy, "-o", "json")
+    assert result.exit_code == 0, result.output
+    sources = {c["name"]: c["schemas"] for c in json.loads(result.stdout)["clusters"]}
+    assert {n: (s["source"], s["kueue"]) for n, s in sources.items()} == {
+        "gpu-legacy": ("package", "v0.9.1"),
+        "gpu-prod": ("package", "v0.17.0"),
+        "gpu-staging": ("package", "v0.19.2"),
+    }
+    assert "gpu-prod: schemas from the package, those of Kueue v0.17.0" in result.stderr
+    (repo_copy / "schemas/gpu-prod").parent.mkdir()
+    shutil.copytree(ROOT / "schemas/gpu-prod", repo_copy / "schemas/gpu-prod")
+    mixed = json.loads(validate(repo_copy, "-o", "json").stdout)["clusters"]
+    assert [c["schemas"]["source"] for c in mixed] == ["package", "repository", "package"]
+
+
+def test_a_release_without_schemas_anywhere_is_a_configuration_error(repo_copy: Path) -> None:
+    profile = repo_copy / "clusters/gpu-legacy/profile.yaml"
+    profile.write_text(profile.read_text().replace("version: v0.9.1", "version: v0.8.0"))
     result = validate(repo_copy)
     assert result.exit_code == 2
-    assert "kueue-gitops schemas fetch --cluster gpu-legacy" in result.stderr  # the first
+    assert "no schemas for cluster gpu-legacy" in result.stderr
+    assert "not v0.8.0" in result.stderr
+    assert "kueue-gitops schemas fetch --cluster gpu-legacy" in result.stderr
 
 
 def test_schemas_fetch_from_an_unreachable_cluster_exits_3(repo: Path, tmp_path: Path) -> None:
@@ -282,3 +307,39 @@ def test_a_local_queue_of_an_invalid_cluster_queue_points_at_the_queues_own_find
     assert f"{schema['file']}:{schema['line']}: {schema['message']}" in invalid["message"]
     assert "lq-cluster-queue-missing" not in {f["rule"] for f in found}
     assert result.exit_code == 1
+
+
+def test_a_priority_past_int32_says_the_server_stores_it_and_kueue_cannot_read_it(
+    repo: Path,
+) -> None:
+    path = repo / "clusters/gpu-prod/priorityclasses.yaml"
+    text = path.read_text().replace("value: 100\n", "value: 3000000000\n", 1)
+    path.write_text(text)
+    result = validate(repo, "-o", "json")
+    assert result.exit_code == 1
+    [found] = [
+        f for f in json.loads(result.stdout)["findings"] if f["rule"] == "format-undecodable"
+    ]
+    assert (found["file"], found["line"], found["path"], found["name"]) == (
+        "clusters/gpu-prod/priorityclasses.yaml",
+        text.splitlines().index("value: 3000000000") + 1,
+        "value",
+        "batch-low",
+    )
+    assert "the API server accepts it" in found["message"]
+    assert (
+        "Kueue v0.17.0 cannot decode it: listing any WorkloadPriorityClass fails"
+        in (found["message"])
+    )
+
+
+def test_a_quota_written_as_a_fraction_is_not_called_a_type_error(repo: Path) -> None:
+    path = repo / "clusters/gpu-staging/clusterqueues.yaml"
+    path.write_text(path.read_text().replace('nominalQuota: "64"', "nominalQuota: 4.5", 1))
+    result = validate(repo, "-o", "json", "--cluster", "gpu-staging")
+    assert result.exit_code == 1
+    found = json.loads(result.stdout)["findings"]
+    assert not [f for f in found if "not of type" in f["message"]]
+    [number] = [f for f in found if f["rule"] == "quantity-number"]
+    assert "stores it as '4500m' when the ClusterQueue is created" in number["message"]
+    assert "refuses every later apply of this manifest" in number["message"]

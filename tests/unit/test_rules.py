@@ -20,8 +20,7 @@ from auditor.model import Finding, Severity
 from auditor.repo import manifests
 from auditor.repo.layout import Repository
 from auditor.rules import declarations, render
-from auditor.schemas.catalog import SchemaCatalog
-from auditor.schemas.validator import ClusterValidator
+from auditor.validate.engine import validator_of
 from tests.conftest import ROOT
 
 ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
@@ -207,7 +206,7 @@ def test_schema_examples(case: tuple[rules.Rule, rules.Example, bool]) -> None:
     resources, problems = manifests.load_text(example.text, example.file)
     assert problems == [] and len(resources) == 1
     cluster = example.file.split("/")[1]
-    found, _ = ClusterValidator(SchemaCatalog(ROOT / "schemas", cluster)).check(resources[0])
+    found, _ = validator_of(Repository.open(ROOT), ROOT / "schemas", cluster).check(resources[0])
     if fails:
         assert rule in [f.rule for f in found], [(f.rule.id, f.message) for f in found]
     else:

@@ -37,9 +37,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if resource.key.group != KUEUE:
             continue
         for found in webhooks.violations(resource.body, known):
-            yield Finding.about(
-                resource,
-                found.rule,
-                f"Kueue {known.version}'s webhook refuses this {resource.kind}: {found.message}",
-                path=found.path,
-            )
+            message = found.message
+            if found.rule is not webhooks.CHECK_FLAVOR_IGNORED:  # the others are refusals
+                message = f"Kueue {known.version}'s webhook refuses this {resource.kind}: {message}"
+            yield Finding.about(resource, found.rule, message, path=found.path)

@@ -121,8 +121,11 @@ def _limits(holder: Resource) -> t.Iterator[Finding]:
                     "nobody to borrow from or lend to",
                     path=[*entry.path, limit],
                 )
-        lending, nominal = entry.quantity(LENDING), entry.quantity(NOMINAL)
-        if holder.kind == "ClusterQueue" and lending and nominal and lending > nominal:
+        lending = entry.quantity(LENDING)
+        # A queue written without a nominalQuota is stored with "0" (Kueue's defaulting webhook,
+        # auditor/schemas/validator.py), and its validating webhook judges that.
+        nominal = entry.quantity(NOMINAL) if NOMINAL in entry.fields else ZERO
+        if holder.kind == "ClusterQueue" and lending and nominal is not None and lending > nominal:
             yield Finding.about(
                 holder,
                 LENDING_OVER_NOMINAL,

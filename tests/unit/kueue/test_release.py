@@ -183,3 +183,13 @@ const (
         "LocalQueue": "default", "WorkloadPriorityClass": "fallback"
     }  # fmt: skip
     assert release.default_names('const QueueLabel = "x"') == {}
+
+
+def test_the_fields_a_release_webhook_holds_immutable_are_its_own_codes() -> None:
+    """Found by each release's ValidateUpdate (testenv/kueueapi): v0.19 holds a ClusterQueue's
+    concurrentAdmissionPolicy, which v0.17 does not have."""
+    current, previous = release.get("v0.19.2"), release.get("v0.17.0")
+    assert current is not None and previous is not None
+    assert current.immutable("ClusterQueue") == ("spec.concurrentAdmissionPolicy",)
+    assert previous.immutable("ClusterQueue") == ()
+    assert current.immutable("ResourceFlavor") == ()

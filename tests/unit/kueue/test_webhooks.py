@@ -142,3 +142,39 @@ def test_flavor_labels_taints_and_tolerations() -> None:
         ("flavor-labels-invalid", "spec.nodeTaints.3.key"),
         ("flavor-labels-invalid", "spec.tolerations.1.key"),
     ]
+
+
+def _checks(*on_flavors: str) -> Json:
+    return cq(
+        {
+            "resourceGroups": [group(["cpu"], flavors=2)],  # flavors f0-cpu and f1-cpu
+            "admissionChecksStrategy": {
+                "admissionChecks": [{"name": "prov", "onFlavors": list(on_flavors)}]
+            },
+        }
+    )
+
+
+def test_an_admission_check_on_a_flavor_the_queue_lacks_is_refused_where_kueue_refuses() -> None:
+    at = "spec.admissionChecksStrategy.admissionChecks.0.onFlavors.1"
+    assert found(_checks("f0-cpu", "h100")) == [("admission-check-flavor-unknown", at)]
+    [violation] = violations(_checks("h100"))
+    assert "'h100' is not one of the queue's flavors (f0-cpu, f1-cpu)" in violation.message
+    assert found(_checks("f0-cpu", "f1-cpu")) == []
+
+
+def test_a_release_that_accepts_it_is_told_what_it_does_there() -> None:
+    older = release.get("v0.17.0")
+    assert older is not None and not older.refuses("admission-check-flavor-unknown")
+    [violation] = violations(_checks("h100"), older)
+    assert violation.rule is webhooks.CHECK_FLAVOR_IGNORED
+    assert "Kueue v0.17.0 accepts the queue" in violation.message
+    assert "admission check 'prov' never runs for it" in violation.message
+    assert "Kueue v0.19.2's webhook refuses the queue" in violation.message  # derived, not said
+
+
+def test_the_release_that_refuses_unknown_on_flavors_is_the_one_whose_code_does() -> None:
+    refusing = [v for v in release.known() if (r := release.get(v)) and r.refuses(
+        "admission-check-flavor-unknown")]  # fmt: skip
+    assert refusing == ["v0.19.2"]
+    assert "admission-check-flavor-ignored" not in webhooks.PROBED

@@ -111,14 +111,56 @@ def test_the_head_revisions_schemas_decide(revs: Revisions) -> None:
     assert (code, out["findings"]) == (0, [])
 
 
-def test_without_the_clusters_schemas_at_head_plan_is_a_configuration_error(
+def test_without_the_clusters_schemas_at_head_the_packaged_ones_of_its_release_decide(
     revs: Revisions,
 ) -> None:
+    """gpu-prod's committed schemas gone at head: the package's set of its release (v0.17.0)
+    says LocalQueue's clusterQueue is immutable; a release the package lacks is exit 2."""
     revs.repo.git.rm("-r", "-q", "schemas/gpu-prod")
     revs.edit(LQS, "clusterQueue: team-a-cq", "clusterQueue: team-b-cq")
-    head = revs.commit("no schemas")
+    code, out = plan(revs, "base", revs.commit("no schemas"))
+    assert code == 1
+    [finding] = [f for f in out["findings"] if f["rule"] == "plan-immutable-field"]
+    assert finding["path"] == "spec.clusterQueue"
+    assert "the package's Kueue v0.17.0 schemas" in finding["message"]
+    revs.edit("clusters/gpu-prod/profile.yaml", "version: v0.17.0", "version: v0.16.9")
+    head = revs.commit("a release the package does not carry")
     result = run_line(["kueue-gitops", "--repo", str(revs.root), "plan", "--base", "base",
                        "--head", head])  # fmt: skip
     assert result.exit_code == 2
     assert "schemas/gpu-prod/ is not in" in result.stderr
     assert "kueue-gitops schemas fetch --cluster gpu-prod" in result.stderr
+
+
+STAGING_CQS = "clusters/gpu-staging/clusterqueues.yaml"
+POLICY = "  concurrentAdmissionPolicy:\n    migration: {mode: TryPreferredFlavors}\n"
+
+
+def test_a_field_kueues_webhook_holds_immutable_is_found_from_the_release(
+    revs: Revisions,
+) -> None:
+    """gpu-staging runs Kueue v0.19.2, whose ClusterQueue webhook refuses any change to
+    concurrentAdmissionPolicy (no CRD rule says so): adding it to an existing queue fails."""
+    base = revs.commit("base")
+    revs.edit(STAGING_CQS, "  cohortName: ai-shared\n", "  cohortName: ai-shared\n" + POLICY, 1)
+    code, doc = plan(revs, base, revs.commit("concurrent admission for team-a"))
+    assert code == 1
+    [finding] = [f for f in doc["findings"] if f["rule"] == "plan-immutable-field"]
+    assert (finding["cluster"], finding["name"], finding["path"]) == (
+        "gpu-staging",
+        "team-a-cq",
+        "spec.concurrentAdmissionPolicy",
+    )
+    assert finding["line"] == revs.line_of(STAGING_CQS, "concurrentAdmissionPolicy:")
+    assert "Kueue v0.19.2's webhook holds it immutable" in finding["message"]
+
+
+def test_a_new_queue_may_carry_the_field_kueue_holds_immutable(revs: Revisions) -> None:
+    base = revs.commit("base")
+    revs.write(
+        "clusters/gpu-staging/new-cq.yaml",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: new-cq}\n"
+        "spec:\n" + POLICY,
+    )
+    _code, doc = plan(revs, base, revs.commit("a new queue"))
+    assert [f for f in doc["findings"] if f["rule"] == "plan-immutable-field"] == []

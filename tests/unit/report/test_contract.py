@@ -46,6 +46,17 @@ def written(report: Report) -> dict[str, t.Any]:
 
 REPORTS = {
     "clean": Report("validate", [], [ClusterResult("gpu-prod")]),
+    "schema-sources": Report(
+        "validate",
+        [],
+        [
+            ClusterResult("gpu-prod", schemas={"source": "repository", "folder": "schemas/p"}),
+            ClusterResult(
+                "gpu-a",
+                schemas={"source": "package", "kueue": "v0.19.2", "kubernetes": "v1.35.4"},
+            ),
+        ],
+    ),
     "warning-only": Report("validate", [WARNING]),
     "strict-warning": Report("validate", [WARNING], strict=True),
     "drift": Report("drift", [DRIFT, WARNING], [ClusterResult("gpu-prod")]),
@@ -95,6 +106,10 @@ BROKEN: dict[str, t.Callable[[dict[str, t.Any]], None]] = {
     "findings-without-one": lambda d: d.update(findings=[]),
     "changes-outside-a-plan": lambda d: d.update(changes=[]),
     "unknown-top-level-key": lambda d: d.update(verdict="ok"),
+    "schemas-of-no-source": lambda d: d["clusters"][0].update(schemas={"source": "web"}),
+    "packaged-schemas-without-release": lambda d: d["clusters"][0].update(
+        schemas={"source": "package", "kubernetes": "v1.35.4"}
+    ),
     "baseline-state-without-a-baseline": lambda d: d["findings"][0].update(baselineState="new"),
     "a-baseline-without-states": lambda d: d.update(
         baseline={"file": "b.yaml", "baselined": 0, "absent": 0, "written": False}

@@ -95,3 +95,84 @@ def test_compiled_validators_are_kept_by_fingerprint_and_rebuilt_when_unreadable
         compiled(definition)({"n": "x"})
     assert generated == [1, 1]  # generated again, and kept again
     assert compiled(definition) is not None and generated == [1, 1]
+
+
+def _judged(cluster: str, version: str | None, text: str) -> list[tuple[str, str]]:
+    from auditor.kueue import release
+
+    [resource], _ = load_bytes(text.encode(), "x.yaml")
+    known = release.get(version) if version else None
+    findings, sound = ClusterValidator(SchemaCatalog(ROOT / "schemas", cluster), known).check(
+        resource
+    )
+    assert sound  # a value past its format leaves the object well-typed for the checks
+    return [(f.rule.id, f.message) for f in findings]
+
+
+def test_an_int32_past_its_range_in_a_kind_kueues_webhook_decodes_is_refused_by_it() -> None:
+    [(rule, message)] = _judged(
+        "gpu-staging",
+        "v0.19.2",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\n"
+        "spec:\n  preemption:\n    reclaimWithinCohort: Any\n"
+        "    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 3000000000}\n",
+    )
+    assert rule == "format"
+    assert "maxPriorityThreshold: 3000000000 is outside int32" in message
+    assert "Kueue v0.19.2's webhook cannot decode it" in message
+
+
+def test_a_workload_priority_class_past_int32_is_stored_and_breaks_kueues_listing() -> None:
+    [(rule, message)] = _judged(
+        "gpu-prod",
+        "v0.17.0",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: p}\n"
+        "value: 3000000000\n",
+    )
+    assert rule == "format-undecodable"
+    assert "the API server accepts it" in message
+    assert "Kueue v0.17.0 cannot decode it" in message
+    assert "listing any WorkloadPriorityClass fails" in message
+
+
+def test_a_built_in_kind_past_its_format_is_stored_wrapped_around_by_server_side_apply() -> None:
+    [(rule, message)] = _judged(
+        "gpu-prod",
+        None,
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\n"
+        "value: 3000000000\n",
+    )
+    assert rule == "format-wrapped"
+    assert "stores it wrapped around, as -1294967296" in message
+
+
+def test_values_within_their_format_pass() -> None:
+    assert (
+        _judged(
+            "gpu-prod",
+            "v0.17.0",
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
+            "metadata: {name: p}\nvalue: 2147483647\n",
+        )
+        == []
+    )
+
+
+def test_the_fast_path_holds_integers_to_their_format_too() -> None:
+    kind = VALIDATOR.kind_schema("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass")
+    assert kind is not None
+    body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass"}
+    for value, valid in ((2**31 - 1, True), (2**31, False)):
+        doc = {**body, "metadata": {"name": "p"}, "value": value}
+        assert kind.is_valid(doc) is valid and kind.validator.is_valid(doc) is valid
+
+
+def test_a_custom_resources_metadata_is_the_servers_to_fill_not_a_format_finding() -> None:
+    """The API server replaces a custom resource's creationTimestamp (a sandbox accepted "last
+    week" there); a built-in kind decodes it, and refuses it."""
+    body = "metadata: {name: p, namespace: n, creationTimestamp: last week}\n"
+    assert _judged("gpu-prod", "v0.17.0", "apiVersion: kueue.x-k8s.io/v1beta2\n"
+                   "kind: WorkloadPriorityClass\nvalue: 1\n" + body) == []  # fmt: skip
+    [(rule, message)] = _judged("gpu-prod", None, "apiVersion: v1\nkind: ConfigMap\n" + body)
+    assert rule == "format" and message.endswith("the API server refuses it")
+    assert 'metadata.creationTimestamp: "last week" is outside date-time' in message

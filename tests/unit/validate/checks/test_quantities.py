@@ -53,3 +53,12 @@ def test_text_that_is_no_quantity_is_an_error(repo_copy: Path) -> None:
         ("quantity-invalid", "error", CQS, line_of(repo_copy, CQS, "8 GPUs")),
         contains="'8 GPUs' is not a quantity",
     )
+
+
+def test_a_quantity_the_server_stores_but_no_arithmetic_holds_is_policy(repo_copy: Path) -> None:
+    edit(repo_copy, CQS, 'borrowingLimit: "8"', 'borrowingLimit: "1e309"')
+    assert_findings(
+        run_check(repo_copy, "quantities"),
+        ("quantity-too-large", "error", CQS, line_of(repo_copy, CQS, '"1e309"')),
+        contains="the API server stores it",
+    )
