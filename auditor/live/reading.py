@@ -2,7 +2,8 @@
 
 A LIST that fails (forbidden, unreachable, timeout) is recorded with the kind named and the kind
 left unread; once a cluster stops answering or its deadline passes, its remaining kinds are
-named, not attempted, on one line. drift reads through it (auditor/drift/reading.py), and so does import.
+named, not attempted, on one line. drift reads through it (auditor/drift/reading.py), and so
+does import.
 """
 
 from __future__ import annotations
