@@ -234,11 +234,14 @@ class ClusterResult:
     errors: list[str] = field(default_factory=list)
     # Where the schemas that judged it came from (validate): catalog.Source.to_json().
     schemas: dict[str, str] | None = None
+    throttled: float = 0.0  # seconds its API server made us wait (429, Retry-After)
 
     def to_json(self) -> dict[str, t.Any]:
         out: dict[str, t.Any] = {"name": self.name, "status": self.status, "errors": self.errors}
         if self.schemas is not None:
             out["schemas"] = self.schemas
+        if self.throttled:
+            out["throttledSeconds"] = self.throttled
         return out
 
 

@@ -208,6 +208,11 @@ def to_json(status: LiveStatus, profile: ClusterProfile, events: int = EVENTS) -
                 "stopPolicy": (cq.get("spec") or {}).get("stopPolicy", "None"),
                 "quota": [
                     {"flavor": c.flavor, "resource": c.resource, **c.fields}
+                    # what Kueue reserves in the cell now, and how much of it is borrowed
+                    | {
+                        "used": str(quota.used(cq, c.cell)),
+                        "borrowed": str(quota.used(cq, c.cell, key="borrowed")),
+                    }
                     for c in quota.cells(cq)
                 ],
                 "workloads": _counts(by_cq.get((_name(cq),), [])),

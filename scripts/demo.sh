@@ -120,6 +120,9 @@ kueue-gitops upgrade-check --cluster gpu-staging --to v0.9.1 || echo "(upgrade-c
 
 step "the fleet on three releases: each cluster's Kueue, what its CRDs serve and store, and who runs behind"
 kueue-gitops drift --fleet || echo "(drift exited $?)"
+REPORTS="$PWD/demo-reports"   # the pages the demo draws (-o html), named at the end
+mkdir -p "$REPORTS"
+kueue-gitops drift --fleet -o html > "$REPORTS/fleet.html" || true
 
 step "drift on gpu-prod right after the sync: nothing differs (exit 0)"
 kueue-gitops drift --cluster gpu-prod
@@ -265,3 +268,10 @@ kueue-gitops --repo "$REPLAY" plan --base HEAD~1 --head HEAD --cluster gpu-stagi
   --replay "$REPLAY/../trace.json" --engine kueue --speed 40 || echo "(plan --replay --engine kueue exited $?: a tenant waits longer)"
 real_took=$(python -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$started")
 echo "base+head, the same trace and change: --engine sim ${sim_took}s, --engine kueue ${real_took}s"
+
+step "the simulated day and the fleet as pictures (-o html: one self-contained page each)"
+kueue-gitops --repo "$REPLAY" plan --base HEAD~1 --head HEAD --cluster gpu-staging \
+  --replay "$REPLAY/../trace.json" --engine sim --timeline "$REPORTS/replay-day.csv" -o html \
+  > "$REPORTS/replay.html" || true
+echo "the replay's page: $REPORTS/replay.html (its day as rows: $REPORTS/replay-day.csv)"
+echo "the fleet's page:  $REPORTS/fleet.html"

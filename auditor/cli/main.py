@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import signal
 import traceback
 import typing as t
 from pathlib import Path
 
 import click
 
-from auditor.cli import examples
+from auditor.cli import examples, signals
 from auditor.cli.options import (
     QUIET_HELP,
     REPO_ENV,
@@ -94,6 +95,17 @@ class AuditorGroup(click.Group):
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: 130 or 143, never 1 ("findings")
+            why = exc if isinstance(exc, signals.Interrupted) else signals.Interrupted(2)
+            state = ctx.find_object(Context) or Context()
+            if not signals.reported():
+                state.write_incomplete(
+                    f"{why}: the run did not finish, and what it read is not reported"
+                )
+            click.echo(f"Error: {why}; the report is incomplete", err=True)
+            if signals.installed():
+                signals.leave(why.exit_code)
+            ctx.exit(why.exit_code)
         except Exception as exc:  # a bug: exit 3 ("could not complete"), never 1 ("findings")
             state = ctx.find_object(Context) or Context()
             message = internal_error(exc)
@@ -123,6 +135,7 @@ class AuditorGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, repo_dir: Path | None, verbose: int, quiet: bool) -> None:
     """Validate, audit and operate a GitOps repository of Kueue quota."""
+    signals.starting()
     state = ctx.ensure_object(Context)  # keeps what a caller passed in obj
     state.repo_dir = repo_dir
     state.verbose, state.quiet = 0, False
@@ -130,4 +143,13 @@ def cli(ctx: click.Context, repo_dir: Path | None, verbose: int, quiet: bool) ->
 
 
 def main() -> None:
-    cli(prog_name="kueue-gitops")
+    signals.install()
+    try:
+        cli(prog_name="kueue-gitops")
+    except SystemExit:
+        code = signals.exit_code()  # a command that caught the signal and reported anyway
+        if code is not None:
+            signals.leave(code)
+        raise
+    except KeyboardInterrupt:  # before or after a command ran (parsing its options)
+        signals.leave(signals.exit_code() or 128 + signal.SIGINT)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from auditor.cli import signals
 from auditor.model import ClusterResult, Report
 from auditor.repo import baseline
 from auditor.repo.layout import Repository
@@ -234,8 +236,15 @@ def resolve_format(output: str) -> str:
 
 
 def emit(report: Report, output: str) -> None:
-    """Write `report` to stdout in `output` (auto resolved)."""
-    REPORTER_BY_NAME[resolve_format(output)](report, sys.stdout)
+    """Write `report` to stdout in `output` (auto resolved), whole: formatted first, then
+    written at once, a signal meanwhile waiting until it is (a file the shell redirects the
+    report to never holds half of one)."""
+    text = io.StringIO()
+    REPORTER_BY_NAME[resolve_format(output)](report, text)
+    with signals.held():
+        sys.stdout.write(text.getvalue())
+        sys.stdout.flush()
+        signals.mark_reported()
 
 
 def exit_for(report: Report) -> t.NoReturn:

@@ -66,6 +66,14 @@ from auditor.repo.layout import find_root
     help="With --replay --engine kueue: replay each side this many times (at most 5) and flag a "
     "wait only when the head's replays all wait longer than the base's.",
 )
+@click.option(
+    "--timeline",
+    "timeline_file",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    metavar="FILE",
+    help="With --replay: also write the simulated day, per LocalQueue and side, to FILE (.csv or "
+    ".jsonl): time, side, queue, tenant, running, pending, admitted, preempted, gpus.",
+)
 @output_format
 @pass_context
 def plan(
@@ -81,6 +89,7 @@ def plan(
     engine: str,
     speed: float,
     repeat: int,
+    timeline_file: Path | None,
     output: str,
 ) -> None:
     """Quota, cohorts, admission, RBAC powers and objects changed from --base to --head.
@@ -97,8 +106,12 @@ def plan(
     the threshold, the head never admits work the base did, or it preempts in a loop.
     """
     if replay_trace is not None:
-        _replay(ctx, base, head, clusters, replay_trace, engine, speed, repeat, output)
+        _replay(
+            ctx, base, head, clusters, replay_trace, engine, speed, repeat, timeline_file, output
+        )
         return
+    if timeline_file is not None:
+        raise ConfigError("--timeline writes a replay's day: give --replay TRACE too")
     if live:
         one_cluster_context(context, clusters)
     root = find_root(ctx.repo_dir or Path.cwd())
@@ -120,14 +133,17 @@ def _replay(
     engine: str,
     speed: float,
     repeat: int,
+    timeline_file: Path | None,
     output: str,
 ) -> None:
     from auditor.cli.sandbox import _testenv  # the sandbox's machinery, only when replaying
     from auditor.model import ClusterResult, Report
-    from auditor.replay import revisions, trace
+    from auditor.replay import revisions, timeline, trace
     from auditor.sandbox import ensure_built, pki
     from auditor.sandbox.kueuesim import SimulationUnavailable
 
+    if timeline_file is not None:
+        timeline.format_of(timeline_file)  # a name it cannot write is refused before the replay
     loaded = trace.read(path)
     cluster = clusters[0] if len(clusters) == 1 else None
     if cluster is None:
@@ -160,6 +176,9 @@ def _replay(
             repeat=repeat,
             log=say,
         )
+    if timeline_file is not None and result.timeline is not None:
+        timeline.write(result.timeline, timeline_file)
+        say(f"timeline: {timeline_file}")
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
     )

@@ -64,8 +64,8 @@ def status(
       namespaces     [{name, admissionLabel (its value, or null), admits}]
     """
     profile = ctx.repository().cluster(cluster)
-    live = auditor_status.read(
-        connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout), profile
-    )
+    reached = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
+    live = auditor_status.read(reached, profile)
     snapshot = auditor_status.Snapshot(live, profile, events)
-    finish(Report("status", clusters=[ClusterResult(profile.name)], section=snapshot), output)
+    result = ClusterResult(profile.name, throttled=reached.throttled)
+    finish(Report("status", clusters=[result], section=snapshot), output)

@@ -17,6 +17,7 @@ context, or trips a bug in the comparison leaves the others reported.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import gc
 import logging
@@ -39,6 +40,7 @@ from auditor.drift import (
     metadata,
     powers,
     tenants,
+    unread,
     workers,
 )
 from auditor.drift.reading import (
@@ -111,6 +113,22 @@ def audit(
     return report
 
 
+@contextlib.contextmanager
+def _readers(count: int) -> t.Iterator[ThreadPoolExecutor]:
+    """The clusters' reading threads. Ctrl-C or SIGTERM leaves them reading: the process ends
+    at once (auditor/cli/signals.py), and a read in flight would hold it until its deadline."""
+    pool = ThreadPoolExecutor(max_workers=count)
+    try:
+        yield pool
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    except BaseException:
+        pool.shutdown(wait=True)
+        raise
+    pool.shutdown(wait=True)
+
+
 @dataclass
 class Outcome:
     """What auditing one cluster came to, all the report needs of it."""
@@ -134,7 +152,7 @@ def _here(
     compiled: dict[t.Any, t.Any] = {}  # each kind's schema compiled once for every cluster
     loaded_box: Future[Loaded] = Future()
     rbac_boxes: list[Future[list[Json] | None]] = [Future() for _ in profiles]
-    with ThreadPoolExecutor(max_workers=max(1, len(profiles))) as pool:
+    with _readers(max(1, len(profiles))) as pool:
         jobs_read = [
             pool.submit(_read_cluster, connect, p, loaded_box, box)
             for p, box in zip(profiles, rbac_boxes, strict=True)
@@ -171,6 +189,10 @@ def _here(
     tasks: list[workers.Comparison] = []
     for profile, got in zip(profiles, reads, strict=True):
         if isinstance(got, Live):
+            got.unread = {
+                **unread.refused(checked[profile.name][1]),
+                **unread.unread(repo, loaded.findings, profile.name),
+            }
             schemas = LiveSchemas(catalogs[profile.name], got.crds)
             desired = checked[profile.name][0]
             tasks += [  # the objects' comparison, most of the work, in two halves
@@ -191,6 +213,8 @@ def _here(
             result.status, result.errors = "incomplete", [str(got)]
             continue
         outcome.objects, outcome.applications = got.objects, got.applications
+        if got.cluster is not None:
+            result.throttled = got.cluster.throttled
         if CRD[1] in got.read:
             outcome.versions = fleet.versions(got.crds)
         if got.errors:
@@ -371,8 +395,13 @@ def compare_objects(
         else:
             found.extend(findings.modified(profile, resource, live_obj, schemas, readers, owned))
     for key, obj in sorted(live.objects.items()) if index == count - 1 else ():
-        if key not in by_key and findings.unmanaged_matters(profile, obj):
+        if key in by_key or not findings.unmanaged_matters(profile, obj):
+            continue
+        file = unread.source(live.unread, key)
+        if file is None:
             found.append(findings.unmanaged(profile, obj))
+        elif file:  # a file that did not load may define it ("": its refused object's finding)
+            found.append(unread.not_compared(profile, obj, file))
     return found
 
 

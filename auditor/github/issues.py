@@ -17,7 +17,7 @@ from auditor import rules
 from auditor.errors import ConfigError
 from auditor.github.api import GitHubApi
 from auditor.model import ClusterResult, Finding, Report
-from auditor.report.markdown import table_row
+from auditor.report.markdown import SPLIT, table_row
 
 RULES = rules.of(__name__)
 DRIFT_ISSUE_OPEN = RULES["drift-issue-open"]
@@ -84,10 +84,10 @@ def issue_body(
     return _fit("\n".join(lines) + "\n")
 
 
-def _fit(body: str) -> str:
-    if len(body) <= MAX_BODY:
+def _fit(body: str, limit: int = MAX_BODY) -> str:
+    if len(body) <= limit:
         return body
-    cut = body.rfind("\n", 0, MAX_BODY - 200)
+    cut = body.rfind("\n", 0, limit - 200)
     return body[:cut] + "\n\n_(truncated: the full report is in the workflow run's artifacts)_\n"
 
 
@@ -158,18 +158,65 @@ def drift_issue_report(cluster: str, drift: Report, outcome: StepOutcome) -> Rep
 # -- the plan's pull-request comment and the schema-refresh pull request ---------------------
 
 
+def part_marker(marker: str, part: int) -> str:
+    """The hidden first line of a comment's `part` (1: the marker itself, as before a split)."""
+    return marker if part == 1 else f"{marker.removesuffix('-->').rstrip()} part={part} -->"
+
+
+def comment_parts(body: str, limit: int = MAX_BODY) -> list[str]:
+    """The body as few comments as hold it, each at most `limit` characters, cut only where the
+    body allows (SPLIT lines: before each cluster's section); each part starts with its own
+    marker (part_marker), the later ones saying which part they are. A section too long for one
+    comment alone is truncated, pointing at the run's artifacts."""
+    if len(body) <= limit:
+        return [body]
+    marker, _, rest = body.partition("\n")
+    pieces = rest.split(SPLIT + "\n")
+    room = limit - len(part_marker(marker, 99)) - 100  # a later part's marker and its note
+    chunks: list[str] = []
+    for piece in pieces:
+        if chunks and len(chunks[-1]) + len(piece) <= room:
+            chunks[-1] += piece
+        else:
+            chunks.append(piece)
+    count = len(chunks)
+    out = []
+    for i, chunk in enumerate(chunks, start=1):
+        note = "" if i == 1 else f"_(continued: part {i} of {count})_\n\n"
+        out.append(_fit(f"{part_marker(marker, i)}\n{note}{chunk}", limit))
+    return out
+
+
 def upsert_comment(api: GitHubApi, number: int, body: str) -> StepOutcome:
-    """One comment per marker (the body's first line), edited in place on every push."""
+    """One comment per marker (the body's first line), edited in place on every push; a body
+    over GitHub's limit goes into as few comments as hold it (comment_parts), each edited in
+    place by its own marker, and parts a longer body left behind are emptied."""
     marker = body.split("\n", 1)[0]
     if not marker.startswith("<!--"):
         raise ConfigError("the comment body must start with its hidden marker line (<!-- ... -->)")
-    body = _fit(body)
-    for existing in api.comments(number):
-        if existing.body.split("\n", 1)[0] == marker:
-            api.edit_comment(existing.id, body)
-            return StepOutcome("updated", existing.id)
-    api.comment(number, body)
-    return StepOutcome("created")
+    parts = comment_parts(body)
+    existing = {c.body.split("\n", 1)[0]: c for c in api.comments(number)}
+    first: StepOutcome | None = None
+    for part in parts:
+        found = existing.get(part.split("\n", 1)[0])
+        if found is not None:
+            api.edit_comment(found.id, part)
+            outcome = StepOutcome("updated", found.id)
+        else:
+            api.comment(number, part)
+            outcome = StepOutcome("created")
+        first = first or outcome
+    stale = len(parts) + 1
+    while (left := existing.get(part_marker(marker, stale))) is not None:
+        emptied = (
+            f"{part_marker(marker, stale)}\n"
+            f"_(Not needed any more: the report fits in {len(parts)} comment(s) above.)_\n"
+        )
+        if left.body != emptied:
+            api.edit_comment(left.id, emptied)
+        stale += 1
+    assert first is not None  # a body has at least one part
+    return first
 
 
 def ensure_pull(api: GitHubApi, branch: str, base: str, title: str, body: str) -> StepOutcome:

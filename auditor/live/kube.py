@@ -4,20 +4,25 @@ We call the REST API directly (paths from our own discovery) rather than through
 client: LIST responses stay plain JSON, with no per-object wrapping, which keeps a drift audit
 close to the cost of the raw LIST calls it needs.
 
-Time is bounded three ways (Limits): each request has a connect and a read timeout; a read
-(GET) that failed in transit is tried again a small number of times, with backoff, and nothing
-else is; and a cluster may have a deadline for all of its requests, after which every request
-fails at once with DeadlineExceeded. urllib3's own retries are off: they would multiply every
+Time is bounded (Limits): each request has a connect timeout and a read timeout on every read
+of its socket; a cluster may have a deadline over everything, which also ends an answer still
+arriving at that moment (auditor/live/bounded.py), after which every request fails at once with
+DeadlineExceeded. A read (GET) that failed in transit is tried again a small number of times,
+with backoff; an answer that says the server is throttling (429, or 503 with Retry-After) is
+waited out as the server asks, for any verb (it was not carried out), within the deadline, and
+the time is counted (`throttled`). urllib3's own retries are off: they would multiply every
 wait by four, unseen.
 """
 
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import json
 import logging
 import math
 import os
+import random
 import re
 import signal
 import ssl
@@ -36,11 +41,13 @@ from kubernetes.config.config_exception import ConfigException
 
 from auditor.errors import ClusterAccessError, ConfigError
 from auditor.k8s.objects import Json, group_of
+from auditor.live import bounded, kubeconfigs
 
 Items = list[Json]  # spelled once here: inside KubeCluster, `list` is the method
 PAGE_SIZE = 500
 # HTTP answers worth a second try of a read: the server or a proxy is overloaded or restarting.
 RETRY_STATUSES = (429, 502, 503, 504)
+MAX_RETRY_AFTER = 60.0  # seconds: a Retry-After longer than this is waited this long
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,7 @@ class Limits:
     deadline: float | None = None  # seconds for every request to the cluster, from connect
     attempts: int = 3  # tries of a read (GET) that failed in transit; writes are tried once
     backoff: float = 0.5  # pause before the second try, doubled before each later one
+    throttled: int = 10  # answers "throttled" (429) waited out per request, as client-go does
 
 
 class KindNotServed(ClusterAccessError):
@@ -60,6 +68,11 @@ class KindNotServed(ClusterAccessError):
 
 class DeadlineExceeded(ClusterAccessError):
     """The cluster's deadline passed: this request, and every later one, was not made."""
+
+
+class NotKubernetes(ClusterAccessError):
+    """What answers at the server's address is not a Kubernetes API server (a wrong URL, a
+    proxy's error page): nothing it says about a kind means the kind is not served."""
 
 
 class ContextMissing(ConfigError):
@@ -78,6 +91,9 @@ class ApiResource:
 class KubeCluster:
     """One cluster, as named in the repository, reached through one kubeconfig context."""
 
+    # seconds waited out on "throttled" answers, shared by impersonating copies (a list)
+    _throttled: list[float] | None = None
+
     def __init__(
         self,
         api: client.ApiClient,
@@ -86,15 +102,28 @@ class KubeCluster:
         *,
         clock: t.Callable[[], float] = time.monotonic,
         sleep: t.Callable[[float], None] = time.sleep,
+        started: float | None = None,
     ) -> None:
+        """`started`: when the deadline began (clock time; default now): a kubeconfig that
+        took long to read has used some of it."""
         self.api = api
         self.name = name
         self.limits = limits or Limits()
         self.clock, self.sleep = clock, sleep
         deadline = self.limits.deadline
-        self.ends_at = clock() + deadline if deadline is not None else math.inf
+        start = clock() if started is None else started
+        self.ends_at = start + deadline if deadline is not None else math.inf
         self._discovery: dict[str, dict[str, ApiResource]] = {}
+        self._groups: dict[str, Json] = {}  # /api and /apis, as read
         self.acting_as: tuple[str, tuple[str, ...]] | None = None  # see impersonating()
+        self._throttled = [0.0]
+        with contextlib.suppress(AttributeError):  # a client without a pool has no answers
+            bounded.bound(api.rest_client.pool_manager)
+
+    @property
+    def throttled(self) -> float:
+        """Seconds this cluster's requests waited because the server said it was throttling."""
+        return round(self._throttled[0], 1) if self._throttled else 0.0
 
     def impersonating(self, user: str, groups: t.Sequence[str] = ()) -> KubeCluster:
         """This cluster as `user` in `groups` would see it, through the Impersonate-User and
@@ -103,7 +132,8 @@ class KubeCluster:
         The API server adds system:authenticated to a named user's groups itself.
         """
         other = KubeCluster(self.api, self.name, self.limits, clock=self.clock, sleep=self.sleep)
-        other.ends_at, other._discovery = self.ends_at, self._discovery
+        other.ends_at, other._discovery, other._groups = self.ends_at, self._discovery, self._groups
+        other._throttled = self._throttled
         other.acting_as = (user, tuple(groups))
         return other
 
@@ -132,18 +162,33 @@ class KubeCluster:
                 f"{' and '.join(files)}: no such file"
             )
         where = f"context {context or '(current)'} of {source}"
+        started = time.monotonic()  # the deadline counts reading the kubeconfig
+        try:
+            chosen = kubeconfigs.choose(files or [os.path.expanduser("~/.kube/config")], context)
+        except kubeconfigs.NoSuchContext as exc:
+            raise ContextMissing(f"cluster {name}: no {where}") from exc
+        except ConfigError as exc:
+            raise ConfigError(f"cluster {name}: {exc}") from exc
+        deadline = limits.deadline if limits else None
+        left = None if deadline is None else deadline - (time.monotonic() - started)
+        if left is not None and left <= 0:
+            raise DeadlineExceeded(
+                f"cluster {name}: reading {source} took {time.monotonic() - started:.0f}s, past "
+                f"the {deadline:g}s deadline for the cluster (--timeout)",
+                cluster=name,
+            )
         cfg = t.cast(client.Configuration, type.__call__(client.Configuration))
         _guard_exec_plugins()
         _EXEC_FAILURES.message = None
-        _EXEC_FAILURES.seconds = limits.deadline if limits else None
+        _EXEC_FAILURES.seconds = left
         try:
-            config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=kubeconfig, context=context, client_configuration=cfg
-            )
+            config.kube_config.KubeConfigLoader(  # type: ignore[no-untyped-call]
+                config_dict=chosen.config,
+                active_context=chosen.name,
+                config_base_path=chosen.base,
+            ).load_and_set(cfg)
             _check_tls_files(cfg)
-        except (ConfigException, OSError, TypeError, ValueError) as exc:
-            if context and not _has_context(kubeconfig, context):
-                raise ContextMissing(f"cluster {name}: no {where}") from exc
+        except (ConfigException, OSError, TypeError, ValueError, AttributeError) as exc:
             raise ConfigError(f"cluster {name}: cannot use {where}: {exc}") from exc
         if _EXEC_FAILURES.message:
             raise ConfigError(
@@ -152,7 +197,7 @@ class KubeCluster:
                 "run the plugin by hand to see why"
             )
         cfg.retries = False  # before the pool exists, which copies it: our own retries only
-        return cls(client.ApiClient(cfg), name, limits)
+        return cls(client.ApiClient(cfg), name, limits, started=started)
 
     @classmethod
     def in_cluster(
@@ -196,23 +241,44 @@ class KubeCluster:
         """Send one request and return the decoded JSON (the raw bytes unless `decode`).
 
         Failures become ClusterAccessError. A GET that failed in transit (no connection, a
-        connection dropped, 429 or 502-504) is tried again after a pause, up to
-        `limits.attempts` times and never past the deadline; a write is sent once.
+        connection dropped, 502-504) is tried again after a pause, up to `limits.attempts`
+        times and never past the deadline; a write is sent once. An answer that says the
+        server is throttling is waited out as it asks (any verb), within the deadline.
         """
+        label = what or f"{method} {path}"
         attempts = self.limits.attempts if method == "GET" else 1
-        for attempt in range(1, attempts + 1):
-            left = self._left(what or f"{method} {path}")
+        failures = throttles = 0
+        while True:
+            left = self._left(label)
             timeout = (min(self.limits.connect, left), min(read_timeout or self.limits.read, left))
             try:
                 return self._send(method, path, query, body, content_type, what, decode, timeout)
             except ClusterAccessError as exc:
                 if self.clock() >= self.ends_at:
-                    raise self._late(what or f"{method} {path}") from exc
-                pause = self.limits.backoff * 2 ** (attempt - 1)
-                if attempt == attempts or not _transient(exc) or pause >= self._remaining():
+                    raise self._late(label) from exc
+                asked = _throttled(exc)
+                if asked is not None:
+                    throttles += 1
+                    pause = _jittered(max(asked, self.limits.backoff * 2 ** (throttles - 1)))
+                    if throttles > self.limits.throttled or pause >= self._remaining():
+                        raise self._still_throttled(label, exc) from exc
+                    self.sleep(pause)
+                    if self._throttled is not None:
+                        self._throttled[0] += pause
+                    continue
+                failures += 1
+                pause = _jittered(self.limits.backoff * 2 ** (failures - 1))
+                if failures >= attempts or not _transient(exc) or pause >= self._remaining():
                     raise
                 self.sleep(pause)
-        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _still_throttled(self, what: str, exc: ClusterAccessError) -> ClusterAccessError:
+        return ClusterAccessError(
+            f"{exc} (still throttled after waiting {self.throttled:g}s in all as the server "
+            "asked, within the cluster's deadline)",
+            cluster=self.name,
+            kind=what,
+        )
 
     def _remaining(self) -> float:
         return self.ends_at - self.clock()
@@ -243,6 +309,38 @@ class KubeCluster:
         timeout: tuple[float, float],
     ) -> t.Any:
         headers = {"Accept": "application/json", "Content-Type": content_type}
+        left = self.ends_at - self.clock()
+        with bounded.deadline(time.monotonic() + left if left < math.inf else None) as watch:
+            try:
+                data = self._exchange(method, path, query, body, headers, timeout, what)
+            except ClusterAccessError as exc:
+                if watch is not None and watch.cut:
+                    raise self._late(what or path) from exc
+                raise
+            if watch is not None and watch.cut:  # an answer ended by the deadline, not whole
+                raise self._late(what or path)
+        if not decode:
+            return data
+        try:
+            return json.loads(data) if data else None
+        except ValueError as exc:  # a proxy's error page, a truncated body
+            raise ClusterAccessError(
+                f"cluster {self.name}: {what or path} answered with something not JSON ({exc})",
+                cluster=self.name,
+                kind=what,
+            ) from exc
+
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, t.Any]] | None,
+        body: t.Any,
+        headers: dict[str, str],
+        timeout: tuple[float, float],
+        what: str | None,
+    ) -> bytes:
+        """One request and its whole answer's bytes; a failure is ClusterAccessError."""
         try:
             method, url, headers, body, _ = self.api.param_serialize(
                 method,
@@ -256,9 +354,10 @@ class KubeCluster:
             resp = self.api.call_api(
                 method, url, header_params=sent, body=body, _request_timeout=timeout
             )
-            data = resp.read()  # type: ignore[no-untyped-call]
+            data = t.cast(bytes, resp.read())  # type: ignore[no-untyped-call]
             if not 200 <= resp.status < 300:
                 raise ApiException(http_resp=resp)
+            return data
         except ApiException as exc:
             if exc.status == 0:  # the client's way of saying TLS or transport failed
                 raise ClusterAccessError(
@@ -268,19 +367,11 @@ class KubeCluster:
                 ) from exc
             raise _api_error(self.name, what or path, exc) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            silent = isinstance(exc, urllib3.exceptions.TimeoutError)
+            late = ": no answer in time" if silent else ""  # the error says which timeout
             raise ClusterAccessError(
-                f"cluster {self.name} at {self.server} is unreachable ({type(exc).__name__}: "
-                f"{exc})",
-                cluster=self.name,
-                kind=what,
-            ) from exc
-        if not decode:
-            return data
-        try:
-            return json.loads(data) if data else None
-        except ValueError as exc:  # a proxy's error page, a truncated body
-            raise ClusterAccessError(
-                f"cluster {self.name}: {what or path} answered with something not JSON ({exc})",
+                f"cluster {self.name} at {self.server} is unreachable{late} "
+                f"({type(exc).__name__}: {exc})",
                 cluster=self.name,
                 kind=what,
             ) from exc
@@ -288,25 +379,10 @@ class KubeCluster:
     # -- discovery ----------------------------------------------------------------------------
 
     def resource(self, api_version: str, kind: str) -> ApiResource:
+        """What discovery says of a kind; KindNotServed only when the server's own discovery
+        says so (a discovery that cannot be read is a ClusterAccessError: nothing is known)."""
         if api_version not in self._discovery:
-            path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
-            try:
-                doc = self.request("GET", path, what=f"discovery of {api_version}")
-            except ClusterAccessError as exc:
-                if status_of(exc) == 404:
-                    raise KindNotServed(
-                        f"cluster {self.name} does not serve {api_version}",
-                        cluster=self.name,
-                        kind=kind,
-                    ) from exc
-                raise
-            self._discovery[api_version] = {
-                r["kind"]: ApiResource(
-                    api_version, r["kind"], r["name"], r["namespaced"], tuple(r.get("verbs") or ())
-                )
-                for r in doc.get("resources", [])
-                if "/" not in r["name"]
-            }
+            self._discovery[api_version] = self._resources(api_version)
         found = self._discovery[api_version].get(kind)
         if found is None:
             raise KindNotServed(
@@ -316,19 +392,99 @@ class KubeCluster:
             )
         return found
 
+    def _resources(self, api_version: str) -> dict[str, ApiResource]:
+        path = _version_path(api_version)
+        try:
+            doc = self.request("GET", path, what=f"discovery of {api_version}")
+        except ClusterAccessError as exc:
+            if status_of(exc) != 404:
+                raise
+            index = _index_path(api_version)
+            if api_version not in self._listed(index):
+                raise KindNotServed(
+                    f"cluster {self.name} does not serve {api_version} (not in its discovery "
+                    f"at {index})",
+                    cluster=self.name,
+                    kind=api_version,
+                ) from exc
+            raise self._unreadable(path, f"404 though {index} lists {api_version}") from exc
+        resources = doc.get("resources") if isinstance(doc, dict) else None
+        if not isinstance(resources, list):
+            raise self._unreadable(path, f"{_described(doc)}, not an APIResourceList")
+        out = {}
+        for r in resources:
+            if not isinstance(r, dict) or not {"kind", "name", "namespaced"} <= set(r):
+                raise self._unreadable(path, f"a resource without kind, name or namespaced: {r}")
+            if "/" not in r["name"]:
+                verbs = tuple(r.get("verbs") or ())
+                out[r["kind"]] = ApiResource(
+                    api_version, r["kind"], r["name"], bool(r["namespaced"]), verbs
+                )
+        return out
+
+    def _listed(self, index: str) -> set[str]:
+        """The group versions the server's discovery lists at `index` (/api or /apis)."""
+        if index not in self._groups:
+            try:
+                self._groups[index] = self.request("GET", index, what=f"discovery ({index})")
+            except ClusterAccessError as exc:
+                if status_of(exc) == 404:
+                    raise self._not_kubernetes(index) from exc
+                raise
+        doc = self._groups[index]
+        if index == "/api" and isinstance(doc, dict) and isinstance(doc.get("versions"), list):
+            return {str(v) for v in doc["versions"]}
+        if index == "/apis" and isinstance(doc, dict) and isinstance(doc.get("groups"), list):
+            return {
+                str(v.get("groupVersion"))
+                for g in doc["groups"]
+                if isinstance(g, dict)
+                for v in g.get("versions") or []
+                if isinstance(v, dict)
+            }
+        kind = "APIVersions" if index == "/api" else "APIGroupList"
+        raise self._unreadable(index, f"{_described(doc)}, not an {kind}")
+
+    def _not_kubernetes(self, index: str) -> ClusterAccessError:
+        """/api or /apis answered 404: a Kubernetes API server always serves both, and
+        /version; what answers there is something else, or discovery is broken."""
+        try:
+            self.request("GET", "/version", what="GET /version")
+        except ClusterAccessError as exc:
+            if status_of(exc) == 404:
+                return NotKubernetes(
+                    f"cluster {self.name}: {self.server} is not a Kubernetes API server: "
+                    f"{index} and /version answer 404 Not Found (a wrong server URL in the "
+                    "kubeconfig, or a proxy in front of it?)",
+                    cluster=self.name,
+                )
+            raise
+        return self._unreadable(index, "404 Not Found")
+
+    def _unreadable(self, path: str, answered: str) -> ClusterAccessError:
+        return ClusterAccessError(
+            f"cluster {self.name}: discovery could not be read: {self.server}{path} answered "
+            f"{answered}",
+            cluster=self.name,
+            kind=f"discovery ({path})",
+        )
+
     def served_versions(self, group: str) -> list[str]:
-        """The versions of `group` the cluster serves (empty when the group is absent)."""
-        doc = self.request("GET", "/apis", what="discovery")
-        for g in doc.get("groups", []):
-            if g["name"] == group:
-                return [v["version"] for v in g["versions"]]
+        """The versions of `group` the cluster serves now (empty when the group is absent)."""
+        self._groups.pop("/apis", None)
+        self._listed("/apis")  # read afresh, and held to the shape of an APIGroupList
+        for g in self._groups["/apis"]["groups"]:
+            if isinstance(g, dict) and g.get("name") == group:
+                return [
+                    str(v.get("version")) for v in g.get("versions") or [] if isinstance(v, dict)
+                ]
         return []
 
     def path(
         self, api_version: str, kind: str, namespace: str | None = None, name: str | None = None
     ) -> str:
         res = self.resource(api_version, kind)
-        base = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+        base = _version_path(api_version)
         if res.namespaced and namespace:
             base += f"/namespaces/{namespace}"
         base += f"/{res.plural}"
@@ -506,6 +662,22 @@ class KubeCluster:
         return str(status.get("reason") or f"{verb} {kind} {name or ''} is not allowed").strip()
 
 
+def _version_path(api_version: str) -> str:
+    return f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+
+
+def _index_path(api_version: str) -> str:
+    return "/apis" if "/" in api_version else "/api"
+
+
+def _described(doc: t.Any) -> str:
+    """What an answer was, in a few words, for a message."""
+    if isinstance(doc, dict):
+        keys = ", ".join(sorted(map(str, doc))[:5])
+        return f"a JSON object of kind {doc['kind']}" if "kind" in doc else f"{{{keys}}}"
+    return "nothing" if doc is None else f"a JSON {type(doc).__name__}"
+
+
 def _impersonation(
     headers: t.Mapping[str, str], user: str, groups: tuple[str, ...]
 ) -> t.Mapping[str, str]:
@@ -527,12 +699,33 @@ def _transient(exc: ClusterAccessError) -> bool:
     return isinstance(cause, urllib3.exceptions.HTTPError | ConnectionError)
 
 
-def _has_context(kubeconfig: str | None, context: str) -> bool:
-    try:
-        contexts, _ = config.list_kube_config_contexts(config_file=kubeconfig)  # type: ignore[no-untyped-call]
-    except (ConfigException, OSError, TypeError, ValueError):
-        return True  # the file itself is the problem: say that, not "no such context"
-    return any(c.get("name") == context for c in contexts or [])
+def _throttled(exc: ClusterAccessError) -> float | None:
+    """The seconds the server asked us to wait, when it said it is throttling: 429 (API
+    Priority and Fairness, a rate limit), or 503 with a Retry-After; None otherwise."""
+    cause = exc.__cause__
+    if not isinstance(cause, ApiException) or cause.status not in (429, 503):
+        return None
+    asked = (cause.headers or {}).get("Retry-After")
+    seconds = _seconds(asked) if asked is not None else None
+    if seconds is None:
+        return 1.0 if cause.status == 429 else None  # a 503 that names no wait: just failed
+    return min(seconds, MAX_RETRY_AFTER)
+
+
+def _seconds(retry_after: str) -> float | None:
+    """Retry-After: seconds, or an HTTP date."""
+    text = retry_after.strip()
+    with contextlib.suppress(ValueError):
+        return max(0.0, float(text))
+    with contextlib.suppress(TypeError, ValueError, IndexError):
+        when = email.utils.parsedate_to_datetime(text)
+        return max(0.0, when.timestamp() - time.time())
+    return None
+
+
+def _jittered(seconds: float) -> float:
+    """A pause up to a fifth longer, at random: clients throttled together come back apart."""
+    return seconds * (1 + random.random() / 5)
 
 
 def _check_tls_files(cfg: client.Configuration) -> None:
@@ -596,7 +789,7 @@ class _BoundedPlugin(subprocess.Popen):  # type: ignore[type-arg]
                     self.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 super().communicate(timeout=1)
-            _EXEC_FAILURES.message = f" (no answer within {limit:g}s, so it was stopped)"
+            _EXEC_FAILURES.message = f" (no answer within {limit:.3g}s, so it was stopped)"
             raise
 
 
@@ -637,7 +830,10 @@ def _api_error(cluster: str, what: str, exc: ApiException) -> ClusterAccessError
 
 
 def status_of(error: ClusterAccessError) -> int | None:
-    """The HTTP status behind an access error, when there was one."""
+    """The HTTP status behind an access error, when there was one (none for a server that is
+    not Kubernetes: its 404s say nothing of an object or a kind)."""
+    if isinstance(error, NotKubernetes):
+        return None
     cause = error.__cause__
     return int(cause.status) if isinstance(cause, ApiException) and cause.status else None
 
@@ -649,6 +845,7 @@ __all__ = [
     "KindNotServed",
     "KubeCluster",
     "Limits",
+    "NotKubernetes",
     "group_of",
     "status_of",
 ]

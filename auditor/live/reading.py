@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import CRD_API, Json, ResourceKey, group_of
-from auditor.live.kube import DeadlineExceeded, KindNotServed, KubeCluster, status_of
+from auditor.live.kube import (
+    DeadlineExceeded,
+    KindNotServed,
+    KubeCluster,
+    NotKubernetes,
+    status_of,
+)
 
 CRD = (CRD_API, "CustomResourceDefinition")
 NODES = ("v1", "Node")  # what the flavors' nodes hold; kept apart from the objects
@@ -31,6 +37,8 @@ class Live:
     cluster: KubeCluster | None = None
     errors: list[str] = field(default_factory=list)
     applications: list[Json] = field(default_factory=list)  # Argo CD's, when it runs here
+    # identities the repository may define in a file that did not load (drift/unread.py)
+    unread: dict[ResourceKey, str] = field(default_factory=dict)
 
 
 def key_of(obj: Json) -> ResourceKey:
@@ -70,6 +78,10 @@ def read(cluster: KubeCluster, kinds: list[tuple[str, str]], into: Live | None =
         except DeadlineExceeded as exc:
             live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
             live.stopped = "the cluster's deadline passed"
+            continue
+        except NotKubernetes as exc:
+            live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
+            live.stopped = "the server is not a Kubernetes API server"
             continue
         except ClusterAccessError as exc:
             live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")

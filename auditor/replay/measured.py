@@ -23,6 +23,7 @@ from auditor.model import Finding
 from auditor.replay import sim
 from auditor.replay.run import TICK, Observed, SideRun
 from auditor.replay.sim import Loop, SimRun, loops, peak_hour
+from auditor.replay.timeline import Timeline
 from auditor.rules import declarations
 from auditor.rules.rule import Rule
 
@@ -426,6 +427,9 @@ class Comparison:
     head: Side
     kueue_version: str = ""
     engine: str = "kueue"
+    timeline: Timeline | None = None  # the day sampled (auditor/replay/timeline.py)
+    # side -> each ClusterQueue's GPU quota cells and cohort (revisions.gpu_quota)
+    quota: dict[str, list[dict[str, str | None]]] = field(default_factory=dict)
     agreement: t.ClassVar[float] = AGREEMENT
     reclaimer_agreement: t.ClassVar[float] = RECLAIMER_AGREEMENT
     max_distortion: t.ClassVar[float] = MAX_DISTORTION
@@ -486,24 +490,28 @@ class Comparison:
         }
 
     def replay_json(self) -> dict[str, t.Any]:
-        return {
-            "engine": self.engine,
-            "cluster": self.cluster,
-            "speed": self.speed,
-            "workloads": self.workloads,
-            "traceSeconds": round(self.trace_seconds, 1),
-            "kueueVersion": self.kueue_version,
-            "toleranceSeconds": round(tolerance(self.speed), 1),
-            "agreement": AGREEMENT,
-            "reclaimerAgreement": RECLAIMER_AGREEMENT,
-            "maxDistortion": MAX_DISTORTION,
-            "flags": [f.to_json() for f in self.flags()],
-            "loopPreemptions": sim.LOOP_PREEMPTIONS,
-            "loopSwitches": sim.TRADE_SWITCHES,
-            "loopWindowSeconds": sim.LOOP_WINDOW,
-            "base": self.base.to_json(),
-            "head": self.head.to_json(),
-        }
+        return (
+            {
+                "engine": self.engine,
+                "cluster": self.cluster,
+                "speed": self.speed,
+                "workloads": self.workloads,
+                "traceSeconds": round(self.trace_seconds, 1),
+                "kueueVersion": self.kueue_version,
+                "toleranceSeconds": round(tolerance(self.speed), 1),
+                "agreement": AGREEMENT,
+                "reclaimerAgreement": RECLAIMER_AGREEMENT,
+                "maxDistortion": MAX_DISTORTION,
+                "flags": [f.to_json() for f in self.flags()],
+                "loopPreemptions": sim.LOOP_PREEMPTIONS,
+                "loopSwitches": sim.TRADE_SWITCHES,
+                "loopWindowSeconds": sim.LOOP_WINDOW,
+                "base": self.base.to_json(),
+                "head": self.head.to_json(),
+            }
+            | ({"timeline": self.timeline.to_json()} if self.timeline else {})
+            | ({"quota": self.quota} if self.quota else {})
+        )
 
 
 def _message(f: Flag) -> str:

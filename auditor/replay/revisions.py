@@ -6,10 +6,12 @@ import typing as t
 from pathlib import Path
 
 from auditor.errors import ConfigError
+from auditor.kueue import cohorts, quota
+from auditor.replay import timeline
 from auditor.replay.measured import Comparison, combine, summarize
 from auditor.replay.run import SideRun, replay
 from auditor.replay.sim import SimSide, prepare, simulate
-from auditor.replay.trace import Trace
+from auditor.replay.trace import GPU, Trace
 from auditor.repo.gitsource import revision
 from auditor.repo.layout import Repository
 
@@ -48,6 +50,23 @@ def tenants_of(repo: Repository, cluster: str) -> dict[str, str]:
     }
 
 
+def gpu_quota(repo: Repository, cluster: str) -> list[dict[str, str | None]]:
+    """Each ClusterQueue's GPU quota cells on `cluster` at this revision, with its cohort: the
+    cohort tree the replay's report draws (nominal beside what was used and borrowed)."""
+    return [
+        {
+            "clusterQueue": r.name,
+            "cohort": cohorts.cohort_of(r.body),
+            "flavor": c.flavor,
+            "nominal": str(c.fields.get(quota.NOMINAL, "0")),
+        }
+        for r in repo.load([cluster]).for_cluster(cluster)
+        if r.kind == "ClusterQueue"
+        for c in quota.cells(r.body)
+        if c.resource == GPU
+    ]
+
+
 def plan_by_replay(
     root: Path,
     base: str,
@@ -65,11 +84,13 @@ def plan_by_replay(
     check_repeat(repeat)
     runs: dict[str, list[SideRun]] = {}
     tenant_of: dict[str, str] = {}
+    quotas: dict[str, list[dict[str, str | None]]] = {}
     for label, rev in (("base", base), ("head", head)):
         with revision(root, rev) as repo:
             if cluster not in repo.clusters:
                 raise ConfigError(f"cluster {cluster} does not exist at {rev}")
             tenant_of = tenants_of(repo, cluster) | tenant_of
+            quotas[label] = gpu_quota(repo, cluster)
             runs[label] = [
                 replay(toolchain, repo, cluster, trace, speed=speed, label=label, log=log)
                 for _ in range(repeat)
@@ -82,6 +103,11 @@ def plan_by_replay(
         base=combine([summarize(r, tenant_of) for r in runs["base"]]),
         head=combine([summarize(r, tenant_of) for r in runs["head"]]),
         kueue_version=runs["base"][0].kueue_version,
+        # the first replay of each side: a timeline is one day as it happened, not a median
+        timeline=timeline.build(
+            {label: side[0] for label, side in runs.items()}, tenant_of, trace.seconds
+        ),
+        quota=quotas,
     )
 
 
@@ -102,12 +128,14 @@ def plan_by_simulation(
 
     prepared: list[SimSide] = []
     tenant_of: dict[str, str] = {}
+    quotas: dict[str, list[dict[str, str | None]]] = {}
     release = ""
     for label, rev in (("base", base), ("head", head)):
         with revision(root, rev) as repo:
             if cluster not in repo.clusters:
                 raise ConfigError(f"cluster {cluster} does not exist at {rev}")
             tenant_of = tenants_of(repo, cluster) | tenant_of
+            quotas[label] = gpu_quota(repo, cluster)
             binary, release = ensure_sim(testenv, repo.cluster(cluster).kueue_version, log=log)
             prepared.append(prepare(binary, release, repo, cluster, trace, label=label))
     sides = simulate(prepared, trace, log=log)
@@ -120,4 +148,6 @@ def plan_by_simulation(
         head=summarize(sides["head"], tenant_of),
         kueue_version=release,
         engine="sim",
+        timeline=timeline.build(sides, tenant_of, trace.seconds),
+        quota=quotas,
     )

@@ -56,6 +56,10 @@ class Observed:
     gpu_seconds: float = 0.0  # GPUs held, times real seconds
     preemptions: int = 0
     preemption_reasons: dict[str, int] = field(default_factory=dict)
+    # When it held quota ([start, end), end None while it still did) and when it was preempted:
+    # what the replay's timeline (auditor/replay/timeline.py) is drawn from.
+    held: list[tuple[float, float | None]] = field(default_factory=list)
+    preempted_at: list[float] = field(default_factory=list)
     _was_preempted: bool = False
 
     @property
@@ -141,6 +145,11 @@ def _index(wl: Json) -> int | None:
 
 def observe(seen: Observed, wl: Json, now: float, dt: float) -> None:
     """Fold one read of its Workload into what was seen of it."""
+    holding = kueue_workloads.quota_state(wl) != "pending" and not kueue_workloads.finished(wl)
+    if holding and not (seen.held and seen.held[-1][1] is None):
+        seen.held.append((now, None))
+    elif not holding and seen.held and seen.held[-1][1] is None:
+        seen.held[-1] = (seen.held[-1][0], now)
     if kueue_workloads.quota_state(wl) != "pending":
         if seen.admitted is None:
             seen.admitted = now
@@ -155,6 +164,7 @@ def observe(seen: Observed, wl: Json, now: float, dt: float) -> None:
         reason = kueue_workloads.preemption_reason(wl) or UNSEEN
         seen.preemption_reasons[reason] = seen.preemption_reasons.get(reason, 0) + new
         seen.preemptions += new
+        seen.preempted_at.extend([now] * new)
     seen._was_preempted = preempted
     if kueue_workloads.finished(wl) and seen.finished is None:
         seen.finished = now

@@ -204,9 +204,11 @@ def from_output(
                 s.cluster_queue = event.get("clusterQueue") or s.cluster_queue
                 queue_of[s.index] = s.cluster_queue or ""
                 held_since = at
+                s.held.append((at, None))
             elif kind in ("preempted", "evicted", "finished"):
                 if held_since is not None:
                     s.gpu_seconds += s.gpus * (at - held_since)
+                    s.held[-1] = (held_since, at)
                     held_since = None
                 if kind == "finished":
                     s.finished, s.finished_reason = at, "Succeeded"
@@ -214,6 +216,7 @@ def from_output(
                     reason = event.get("reason") or "Evicted"
                     s.preemptions += 1
                     s.preemption_reasons[reason] = s.preemption_reasons.get(reason, 0) + 1
+                    s.preempted_at.append(at)
                     if kind == "preempted":
                         by = event.get("by")
                         log.append(

@@ -126,4 +126,11 @@ def read(path: Path) -> Trace:
 
 
 def write(trace: Trace, path: Path) -> None:
-    path.write_text(json.dumps(trace.to_json(), indent=1) + "\n")
+    """Whole or not at all: written beside `path`, then renamed over it (an interrupt or a
+    full disk never leaves half a trace)."""
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        partial.write_text(json.dumps(trace.to_json(), indent=1) + "\n")
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)

@@ -3,8 +3,9 @@
 Every command that reports writes through REPORTER_BY_NAME, the choices of the shared `-o`
 (auditor/cli/options.py). Text and markdown show a report that carries a section (a plan's
 changes, verify's checks, ...) through the command's view (auditor/report/views.py); JSON adds
-the section's keys; SARIF, JUnit and GitHub annotations carry the findings. Add a format by
-adding a module and one entry below.
+the section's keys; SARIF, JUnit and GitHub annotations carry the findings; HTML draws the JSON
+report's data as charts with their numbers beside them. Add a format by adding a module and one
+entry below.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ def _viewed(generic: Reporter, chosen: dict[str, views.View]) -> Reporter:
     return write
 
 
+def _html(report: Report, stream: t.TextIO) -> None:
+    from auditor.report import html  # draws with pygal: imported only when a page is asked for
+
+    html.write(report, stream)
+
+
 REPORTER_BY_NAME: dict[str, Reporter] = {
     "text": _viewed(text.write, views.TEXT),
     "json": json_.write,
@@ -32,6 +39,7 @@ REPORTER_BY_NAME: dict[str, Reporter] = {
     "sarif": sarif.write,
     "junit": junit.write,
     "github": github.write,
+    "html": _html,  # one self-contained page with charts (docs/html-report.md)
 }
 
 __all__ = ["REPORTER_BY_NAME", "Reporter"]

@@ -96,7 +96,13 @@ def from_json(doc: dict[str, t.Any]) -> Report:
     severity disagrees with the rule catalogue."""
     findings = [_finding(f) for f in doc["findings"]]
     clusters = [
-        ClusterResult(c["name"], c["status"], list(c["errors"]), c.get("schemas"))
+        ClusterResult(
+            c["name"],
+            c["status"],
+            list(c["errors"]),
+            c.get("schemas"),
+            c.get("throttledSeconds", 0.0),
+        )
         for c in doc["clusters"]
     ]
     # --strict is not written down, but it shows: only under it do warnings alone fail a run.

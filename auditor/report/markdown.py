@@ -7,6 +7,9 @@ import typing as t
 from auditor.model import Report
 
 MARKER = "<!-- kueue-gitops-report -->"  # lets a workflow find and update its own comment
+# A line where `github pr-comment` may cut a body over GitHub's limit into the next comment
+# (before each cluster's <details>); invisible on GitHub.
+SPLIT = "<!-- kueue-gitops-split -->"
 
 
 def cell(value: t.Any) -> str:

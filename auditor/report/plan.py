@@ -6,7 +6,7 @@ import typing as t
 
 from auditor.model import Finding
 from auditor.report import cohort_diagram
-from auditor.report.markdown import cell, table_row
+from auditor.report.markdown import SPLIT, cell, table_row
 
 if t.TYPE_CHECKING:  # renderers read a plan's shape; they do not depend on the plan package
     from auditor.plan.model import Change, ClusterPlan, Plan
@@ -67,20 +67,32 @@ def _at(file: str | None, line: int | None) -> str:
 
 
 def _quota_table(changes: list[Change], out: t.TextIO) -> None:
-    out.write("| Queue | Flavor | Resource | Field | Before | After | Δ | Where |\n")
-    out.write("|---|---|---|---|---|---|---|---|\n")
+    """One row per queue, flavor, resource and field: before → after and the signed change."""
+    out.write("| Queue | Flavor | Resource | Field | Before → after | Change | Where |\n")
+    out.write("|---|---|---|---|---|---|---|\n")
     for c in changes:
         flavor, resource = c.cell or ("", "")
         field = (c.path or "").rpartition(".")[2]
         before = c.before if c.before is not None else "—"
         after = c.after if c.after is not None else "—"
-        row = [_obj(c), flavor, f"`{resource}`", field, before, after, c.delta or c.action]
+        row = [_obj(c), flavor, f"`{resource}`", field, f"{before} → {after}", c.delta or c.action]
         out.write(table_row([*row, _at(c.file, c.line)]) + "\n")
 
 
-def _cluster_markdown(plan: Plan, cluster: ClusterPlan, out: t.TextIO) -> None:
+def _counts(findings: list[Finding]) -> str:
+    errors = sum(f.severity == "error" for f in findings)
+    return f"{errors} error(s), {len(findings) - errors} warning(s)"
+
+
+def _cluster_markdown(plan: Plan, cluster: ClusterPlan, out: t.TextIO, *, shown: bool) -> None:
+    """A cluster's section: a <details> of its own, after a line where a long comment may be
+    cut into the next (github pr-comment splits there, never inside a cluster)."""
     findings = _findings_of(plan, cluster.name)
-    out.write(f"\n#### Cluster `{cluster.name}`\n\n")
+    out.write(f"\n{SPLIT}\n<details{' open' if shown else ''}>\n")
+    out.write(
+        f"<summary><strong>Cluster <code>{cluster.name}</code></strong>: "
+        f"{len(cluster.changes)} change(s), {_counts(findings)}</summary>\n\n"
+    )
     for f in findings:
         icon = "❌" if f.severity == "error" else "⚠️"
         out.write(f"- {icon} **{f.severity}** ({_at(f.file, f.line) or f.kind}): {f.message}\n")
@@ -109,12 +121,42 @@ def _cluster_markdown(plan: Plan, cluster: ClusterPlan, out: t.TextIO) -> None:
         out.write("_Checked against live usage._\n")
     elif plan.live and not any(c.name == cluster.name and c.errors for c in plan.report.clusters):
         out.write("_Nothing here needs live usage (no cut, removal or admission loss)._\n")
+    out.write("\n</details>\n")
+
+
+def _verdict(plan: Plan, shown: list[ClusterPlan]) -> str:
+    """What changed (clusters and queues) and the risks found, before any detail."""
+    queues = sorted(
+        {
+            f"`{c.key.name}` ({cluster.name})"
+            for cluster in shown
+            for c in cluster.changes
+            if c.key.kind in ("ClusterQueue", "LocalQueue", "Cohort")
+        }
+    )
+    risky = [f for f in plan.report.findings if f.suppressed is None]
+    rules: dict[str, int] = {}
+    for f in risky:
+        rules[f.rule.id] = rules.get(f.rule.id, 0) + 1
+    risks = (
+        _counts(risky) + ": " + ", ".join(f"`{r}` ({n})" for r, n in sorted(rules.items()))
+        if risky
+        else "none found"
+    )
+    changed = ", ".join(f"`{c.name}`" for c in shown if c.changes) or "none"
+    return (
+        f"- **Clusters changed:** {changed}\n"
+        f"- **Queues changed:** {', '.join(queues) or 'none'}\n"
+        f"- **Risks:** {risks}\n"
+    )
 
 
 def markdown(plan: Plan, stream: t.TextIO) -> None:
     status = plan.report.status
     stream.write(f"{MARKER}\n### {_ICON[status]} kueue-gitops plan: {_headline(plan)}\n\n")
-    stream.write(f"`{plan.base}` → `{plan.head}`\n")
+    stream.write(f"`{plan.base}` → `{plan.head}`\n\n")
+    shown = [c for c in plan.clusters if c.changes or _findings_of(plan, c.name)]
+    stream.write(_verdict(plan, shown))
     for c in plan.report.clusters:
         if c.errors:
             stream.write(f"\n**{c.name} incomplete:** " + "; ".join(c.errors) + "\n")
@@ -123,9 +165,8 @@ def markdown(plan: Plan, stream: t.TextIO) -> None:
         stream.write("\n**Repository problems at the head revision**\n\n")
         for f in unplaced:
             stream.write(f"- ❌ {_at(f.file, f.line)}: {cell(f.message)}\n")
-    for cluster in plan.clusters:
-        if cluster.changes or _findings_of(plan, cluster.name):
-            _cluster_markdown(plan, cluster, stream)
+    for cluster in shown:
+        _cluster_markdown(plan, cluster, stream, shown=len(shown) == 1)
     if not plan.change_count:
         stream.write("\nNo change to any cluster.\n")
     elif not plan.live:

@@ -249,6 +249,38 @@ def chart(c: Comparison) -> str:
     )
 
 
+DAY_POINTS = 48  # the most samples a day chart draws (mermaid labels each one)
+
+
+def day_chart(c: Comparison) -> str:
+    """A mermaid line chart of the GPUs each tenant holds over the day, one line per tenant and
+    side (mermaid draws no legend: the caption names them in order), from the replay's
+    timeline (auditor/replay/timeline.py), at most DAY_POINTS samples."""
+    if c.timeline is None or not c.timeline.times:
+        return ""
+    times = c.timeline.times
+    every = max(1, -(-len(times) // DAY_POINTS))
+    picked = list(range(0, len(times), every))
+    names, lines = [], []
+    for side in ("base", "head"):
+        for tenant, gpus in c.timeline.gpus_by_tenant(side).items():
+            names.append(f"{tenant} {side}")
+            lines.append(f"    line [{', '.join(f'{gpus[i]:g}' for i in picked)}]")
+    labels = ", ".join(f'"{times[i] / 3600:.1f}h"' for i in picked)
+    return "\n".join(
+        [
+            "```mermaid",
+            "xychart-beta",
+            '    title "GPUs in use per tenant over the simulated day"',
+            f"    x-axis [{labels}]",
+            '    y-axis "GPUs"',
+            *lines,
+            "```",
+            f"_Lines, in order: {', '.join(names)}._",
+        ]
+    )
+
+
 def markdown(c: Comparison, stream: t.TextIO) -> None:
     flags = c.flags()
     icon = "❌" if flags else "✅"
@@ -266,4 +298,10 @@ def markdown(c: Comparison, stream: t.TextIO) -> None:
         stream.write("\n")
     stream.write("".join(f"- {cell(r)}\n" for r in _reasons(c) + simulated_lines(c)) + "\n")
     stream.write(chart(c) + "\n\n")
+    day = day_chart(c)
+    if day:
+        stream.write(
+            day + " All the day's charts, with their numbers: `plan --replay ... -o html` "
+            "(the pull-request workflow keeps it as the run's `replays-html` artifact).\n\n"
+        )
     stream.write(f"<details><summary>What is simulated</summary>\n\n{_honesty(c)}\n\n</details>\n")

@@ -40,6 +40,8 @@ def write(report: Report, stream: t.TextIO) -> None:
     for c in report.clusters:
         for error in c.errors:
             stream.write(f"INCOMPLETE {c.name}: {error}\n")
+        if c.throttled:
+            stream.write(f"THROTTLED {c.name}: its API server made the run wait {c.throttled:g}s\n")
     if report.baseline is not None:
         stream.write(report.baseline.describe() + "\n")
     shown = [f for f in report.findings if f.suppressed is None]

@@ -341,6 +341,8 @@ TOOLS = {
     "kubectl": "k8s.io/kubernetes/cmd/kubectl",
     "argocd": "github.com/argoproj/argo-cd/v3/cmd",  # one binary for every Argo CD daemon
     "kwok": "sigs.k8s.io/kwok/cmd/kwok",  # plays the kubelet of the sandbox's simulated nodes
+    # a fault-injecting TCP proxy: slow, cut and stalled answers from a real kube-apiserver
+    "toxiproxy": "github.com/Shopify/toxiproxy/v2/cmd/server",
 }
 SANDBOX_TOOLS = ("kwok",)  # built with the control plane: `sandbox up --with-kueue` needs it
 ARGOCD_MODULE = "github.com/argoproj/argo-cd/v3"

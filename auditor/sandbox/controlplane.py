@@ -97,10 +97,13 @@ class Sandbox:
         kueue_config: dict[str, t.Any] | None = None,
         node_pools: t.Sequence[Json] = (),
         kueue_release: KueueRelease | None = None,
+        priority_and_fairness: bool = False,
     ) -> SandboxState:
         """Start etcd and kube-apiserver with `kueue_release`'s CRDs (default: the control
         plane's Kueue); with Kueue, run it too, and with `node_pools`, simulate those nodes
-        (sandbox/nodes.py)."""
+        (sandbox/nodes.py). `priority_and_fairness`: API Priority and Fairness on, as on a
+        real cluster (off by default: it throttles nothing a sandbox's few clients send, and
+        the fault tests that want its 429s configure it)."""
         say = log or (lambda _m: None)
         release = kueue_release or toolchain.kueue
         if self.running():
@@ -163,7 +166,7 @@ class Sandbox:
                 "--service-account-issuer=https://kubernetes.default.svc",
                 "--service-cluster-ip-range=10.0.0.0/24",
                 "--allow-privileged=true",
-                "--enable-priority-and-fairness=false",
+                f"--enable-priority-and-fairness={str(priority_and_fairness).lower()}",
                 "--endpoint-reconciler-type=none",
             ],
         )

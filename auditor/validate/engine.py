@@ -357,6 +357,7 @@ def _dry_run(
     findings: list[Finding] = []
     created = {r.name for r in resources if r.kind == "Namespace"}
     waiting: list[str] = []
+    cluster = None
     try:
         cluster = connector(profile)
         for resource, exc in live_apply.apply_each(
@@ -381,6 +382,8 @@ def _dry_run(
     except ClusterAccessError as exc:
         result.status = "incomplete"
         result.errors.append(str(exc))
+    finally:
+        result.throttled = cluster.throttled if cluster is not None else 0.0
     if waiting:
         say(
             f"{profile.name}: {len(waiting)} object(s) not dry-run: their namespace does not "

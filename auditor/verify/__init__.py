@@ -90,7 +90,10 @@ def run(
     scratch = Scratch(cluster, profile, run_id, timeout)
     checks: list[Check] = []
     report = Report("verify", clusters=[ClusterResult(profile.name)])
-    main = threading.current_thread() is threading.main_thread()  # signals go to it only
+    # Signals go to the main thread only; the command line raises SIGTERM as a
+    # KeyboardInterrupt already (auditor/cli/signals.py): only a caller without that needs this.
+    main = threading.current_thread() is threading.main_thread()
+    main = main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     previous = signal.signal(signal.SIGTERM, _raise_interrupted) if main else None
     try:
         try:

@@ -248,3 +248,29 @@ def test_metrics_of_one_cluster_keep_the_other_clusters_series(
     assert 'kueue_gitops_audit_complete{cluster="gpu-staging",command="validate"} 1.0' in (
         out.read_text()
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("- apiVersion: v1\n- kind: Config\n", "holds a list at its top level"),
+        ("just a string\n", "holds a string ('just a string') at its top level"),
+        ("clusters: [\n", "is not YAML at line 2"),
+    ],
+    ids=["list", "scalar", "not-yaml"],
+)
+def test_a_malformed_kubeconfig_is_exit_2_naming_the_file(
+    repo_copy: Path, tmp_path: Path, text: str, says: str
+) -> None:
+    """Not a Python error's text: what is wrong, and which file (--kubeconfig or $KUBECONFIG)."""
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text(text)
+    line = ["kueue-gitops", "--repo", str(repo_copy), "drift", "--cluster", "gpu-prod"]
+    for argv, env in (
+        ([*line, "--kubeconfig", str(kubeconfig)], {}),
+        (line, {"KUBECONFIG": str(kubeconfig)}),
+    ):
+        result = run_line(argv, env=env)
+        assert result.exit_code == 2, result.output
+        [error] = result.stderr.splitlines()
+        assert error.startswith(f"Error: cluster gpu-prod: the kubeconfig {kubeconfig} {says}")

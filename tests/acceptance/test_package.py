@@ -66,6 +66,8 @@ def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(
     assert "validate: clean" in checked.stdout
     anywhere = run([cli, "validate", "--repo", str(repo), "-o", "junit"], tmp_path)
     assert anywhere.returncode == 0 and "<testsuites" in anywhere.stdout
+    page = run([cli, "validate", "--repo", str(repo), "-o", "html"], tmp_path)  # pygal installed
+    assert page.returncode == 0 and page.stdout.startswith("<!DOCTYPE html>"), page.stderr
     from_env = run([cli, "codeowners", "--check"], tmp_path, env={"KUEUE_GITOPS_REPO": str(repo)})
     assert from_env.returncode == 0, from_env.stderr
 

@@ -5,6 +5,7 @@ Also: the audit runs under the repo's own least-privilege auditor ClusterRole.
 
 from __future__ import annotations
 
+import shutil
 import typing as t
 from pathlib import Path
 
@@ -183,3 +184,36 @@ def test_the_api_server_stopped_mid_audit(
     assert not any(e.startswith(f"LIST {kind} ") for kind in read for e in cluster.errors)
     assert [f for f in report.findings if f.kind not in read] == []
     assert report.findings == []
+
+
+def test_objects_of_a_file_that_did_not_load_are_not_compared_never_unmanaged(
+    synced: tuple[Sandbox, Path], tmp_path: Path
+) -> None:
+    """A list at the top level, a byte that is not UTF-8 in a comment: each file's own finding
+    says so; the live objects they define are "not compared", naming the file. Before, they
+    came out of drift as unmanaged."""
+    box, synced_repo = synced
+    repo = tmp_path / "repo"
+    shutil.copytree(synced_repo, repo)
+    queues = repo / "tenants/team-a/gpu-prod/localqueues.yaml"
+    queues.write_text(yaml.safe_dump(list(yaml.safe_load_all(queues.read_text()))))
+    cqs = repo / "clusters/gpu-prod/clusterqueues.yaml"
+    cqs.write_bytes(b"# caf\xe9 au lait\n" + cqs.read_bytes())
+    code, report = drift_json(repo, box.kubeconfig)
+    assert code == 1 and report["status"] == "findings"
+    assert [f for f in report["findings"] if f.get("change") == "unmanaged"] == []
+    files = {(f["rule"], f["file"]) for f in report["findings"]}
+    assert ("not-a-mapping", "tenants/team-a/gpu-prod/localqueues.yaml") in files
+    assert ("not-utf8", "clusters/gpu-prod/clusterqueues.yaml") in files
+    not_compared = {
+        (f["kind"], f["name"], f["file"])
+        for f in report["findings"]
+        if f["rule"] == "drift-not-compared"
+    }
+    assert not_compared == {
+        ("LocalQueue", "batch", "tenants/team-a/gpu-prod/localqueues.yaml"),
+        *(
+            ("ClusterQueue", name, "clusters/gpu-prod/clusterqueues.yaml")
+            for name in ("team-a-cq", "team-b-cq")
+        ),
+    }

@@ -12,6 +12,7 @@ import time
 import typing as t
 from pathlib import Path
 
+import git
 import pytest
 
 from auditor.k8s import conditions
@@ -19,7 +20,8 @@ from auditor.k8s.conditions import is_true
 from auditor.kueue.quota import used
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
-from tests.conftest import own_context, run_line
+from tests.acceptance.test_html_report import opened
+from tests.conftest import ROOT, own_context, run_line
 from tests.integration.kueue_jobs import KUEUE, remove_jobs, submit, workloads_by_job
 from tests.integration.waiting import eventually
 from tests.unit.conftest import Revisions
@@ -134,3 +136,36 @@ def test_a_cohort_cut_below_what_its_tree_borrows_warns_who_is_exposed(
     assert warning["file"] == COHORTS and warning["line"] == (
         (repo_copy / COHORTS).read_text().splitlines().index('              nominalQuota: "0"') + 1
     )
+
+
+def test_the_live_plan_and_the_clusters_drift_open_as_pages_with_the_reports_data(
+    team_a: KubeCluster, kueue_sandbox: Sandbox, repo_copy: Path
+) -> None:
+    code, doc = _plan_cut(repo_copy, kueue_sandbox)
+    revs = git.Repo(repo_copy)
+    base, head = revs.commit("HEAD~1").hexsha, revs.head.commit.hexsha
+    revs.close()
+    argv = ["kueue-gitops", "--repo", str(repo_copy), "plan", "--base", base, "--head", head]
+    argv += ["--live", *own_context(kueue_sandbox.kubeconfig), "--cluster", "gpu-staging"]
+    page = run_line([*argv, "-o", "html"])
+    assert page.exit_code == code
+    quota = opened("plan-live", page.stdout)["quota"]
+    [cell] = [c for c in doc["changes"] if c["resource"]]
+    assert quota["data"]["series"] == {
+        "base": [float(cell["before"])],
+        "head": [float(cell["after"])],
+    }
+    assert quota["rows"] == [[quota["data"]["labels"][0], "1", "0", cell["delta"]]]
+    assert [w["rule"] for w in doc["findings"]] == ["plan-quota-below-usage"] * (
+        page.stdout.count("<td>plan-quota-below-usage</td>")
+    )
+    # drift of the same cluster: by category, as its JSON report counts them
+    drift = ["kueue-gitops", "--repo", str(ROOT), "drift", "--cluster", "gpu-staging"]
+    drift += own_context(kueue_sandbox.kubeconfig)
+    found = json.loads(run_line([*drift, "-o", "json"]).stdout)
+    shown = opened("drift-live", run_line([*drift, "-o", "html"]).stdout)["drift"]
+    assert shown["data"]["clusters"] == ["gpu-staging"]
+    assert shown["data"]["series"] == {
+        cat: [sum(f["category"] == cat for f in found["findings"])]
+        for cat in sorted({f["category"] for f in found["findings"]})
+    }

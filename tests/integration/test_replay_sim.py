@@ -12,6 +12,7 @@ lent GPUs back), and one with a Workload no flavor can hold.
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import typing as t
@@ -23,6 +24,7 @@ from click.testing import CliRunner
 from auditor.cli.main import cli
 from auditor.replay import synthetic, trace
 from auditor.replay.trace import Trace, TracedWorkload
+from tests.acceptance.test_html_report import opened
 from tests.conftest import ROOT
 from tests.unit.conftest import Revisions
 
@@ -217,3 +219,40 @@ def test_a_livelock_at_one_instant_is_named_and_the_day_goes_on(
     assert len(loop["cycle"]) <= 21  # twenty steps and how many follow
     # every Workload still ran: the day went on past each livelock
     assert all(g["neverAdmitted"] == 0 for g in head["tenants"])
+
+
+@pytest.mark.parametrize("repo", ["gpu-staging"], indirect=True)
+def test_the_day_as_rows_and_as_a_page_agree_with_the_report(
+    repo: tuple[str, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    cluster, root, shas = repo
+    argv = ["--repo", str(root), "plan", "--base", shas["base"], "--head", shas["halved"],
+            "--cluster", cluster, "--replay", str(root / "busy.json")]  # fmt: skip
+    as_json = CliRunner().invoke(
+        cli, [*argv, "--timeline", str(tmp_path / "day.csv"), "-o", "json"]
+    )
+    as_page = CliRunner().invoke(
+        cli, [*argv, "--timeline", str(tmp_path / "day.jsonl"), "-o", "html"]
+    )
+    assert as_json.exit_code == as_page.exit_code == 1, as_page.stderr
+    doc = json.loads(as_json.stdout)
+    day = doc["replay"]["timeline"]
+    with (tmp_path / "day.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    lines = [json.loads(line) for line in (tmp_path / "day.jsonl").read_text().splitlines()]
+    assert [{k: str(v) for k, v in line.items()} for line in lines] == rows
+    assert len(rows) == len(day["times"]) * len(day["series"])
+    for side in ("base", "head"):
+        mine = [r for r in lines if r["side"] == side]
+        assert sum(r["preempted"] for r in mine) == doc["replay"][side]["preemptions"]
+        for g in doc["replay"][side]["tenants"]:
+            [waits] = [
+                w["counts"] for w in day["waits"] if (w["side"], w["tenant"]) == (side, g["name"])
+            ]
+            assert (sum(waits[:-1]), waits[-1]) == (g["admitted"], g["neverAdmitted"])
+            first = [r["admitted"] for r in mine if r["tenant"] == g["name"]]
+            assert sum(first) >= g["admitted"]  # readmissions after preemption count too
+    figures = opened(f"plan-replay-sim-{cluster}", as_page.stdout)
+    assert figures["gpus-in-use"]["data"]["times"] == day["times"]
+    assert figures["preemptions"]["data"]["preemptions"] == day["preemptions"]
+    assert any(p["preemptor"] == "team-b" for p in day["preemptions"])  # team-b reclaims

@@ -9,8 +9,10 @@ import typing as t
 import pytest
 
 from auditor.k8s.conditions import is_true
+from auditor.k8s.quantity import parse
 from auditor.kueue.quota import used
 from auditor.sandbox import Sandbox
+from tests.acceptance.test_html_report import opened
 from tests.conftest import ROOT, own_context, run_line
 from tests.integration.kueue_jobs import (
     KUEUE,
@@ -111,3 +113,25 @@ def test_the_text_shows_counts_workloads_and_events(preempted: Sandbox) -> None:
     assert evicted and " evicted " in evicted[0] and "Preempted" in evicted[0]
     at = lines.index("Recent Kueue events (last 5 per namespace):")
     assert f"  {NS}:" in lines[at:]
+
+
+def test_the_page_draws_each_queues_nominal_used_and_borrowed_from_the_snapshot(
+    preempted: Sandbox,
+) -> None:
+    doc = json.loads(_status(preempted, "-o", "json"))
+    figures = opened("status-live", _status(preempted, "-o", "html"))
+    tree = figures["cohort-quota"]
+    cells = sorted(
+        (
+            (q.get("cohort") or "(no cohort)", q["name"], c)
+            for q in doc["clusterQueues"]
+            for c in q["quota"]
+        ),
+        key=lambda x: (x[0], x[1]),
+    )
+    assert tree["data"]["series"]["used"] == [float(parse(c["used"]).value) for _, _, c in cells]
+    assert tree["data"]["series"]["nominal"] == [
+        float(parse(c["nominalQuota"]).value) for _, _, c in cells
+    ]
+    [mine] = [r for r in tree["rows"] if r[1:4] == [CQ, "a100", "nvidia.com/gpu"]]
+    assert mine[5] == "3"  # urgent holds 3 GPUs; first was preempted, second waits

@@ -11,8 +11,10 @@ import pytest
 from click.testing import Result
 
 from auditor.cli.options import Context
+from auditor.github import issues
 from auditor.github.api import Comment, Issue
 from auditor.github.rest import RestGitHub
+from auditor.report.markdown import SPLIT
 from tests.conftest import ROOT, run_line
 
 
@@ -327,3 +329,65 @@ def test_an_incomplete_drift_report_is_an_incomplete_step_exit_3(tmp_path: Path)
         "the drift report is incomplete",
         "LIST ClusterQueues: connection refused",  # the drift report's own
     ]
+
+
+def _plan_body(clusters: int, rows: int) -> str:
+    """A plan comment as the plan's markdown writes it: the verdict, then per cluster a SPLIT
+    line and its <details> of `rows` rows."""
+    sections = [
+        f"{SPLIT}\n<details><summary>Cluster `c{i}`</summary>\n\n"
+        + "".join(f"| team-{j}-cq | a100 | `nvidia.com/gpu` | 16 → 8 | -8 |\n" for j in range(rows))
+        + "\n</details>\n"
+        for i in range(clusters)
+    ]
+    return "<!-- kueue-gitops-plan -->\n### ❌ kueue-gitops plan: verdict\n\n" + "".join(sections)
+
+
+def test_a_plan_over_githubs_limit_is_split_at_clusters_into_as_few_comments_as_fit() -> None:
+    body = _plan_body(clusters=6, rows=400)  # about 21 KB a cluster
+    assert len(body) > 65536
+    parts = issues.comment_parts(body)
+    assert len(parts) == 3  # two clusters a comment: 126 KB in three
+    assert all(len(p) <= 65536 for p in parts)
+    assert [p.split("\n", 1)[0] for p in parts] == [
+        "<!-- kueue-gitops-plan -->",
+        "<!-- kueue-gitops-plan part=2 -->",
+        "<!-- kueue-gitops-plan part=3 -->",
+    ]
+    assert parts[0].startswith("<!-- kueue-gitops-plan -->\n### ❌ kueue-gitops plan: verdict")
+    assert "_(continued: part 2 of 3)_" in parts[1]
+    for part in parts:  # cut between clusters, never inside one
+        assert part.count("<details>") == part.count("</details>") == 2
+    joined = "".join(p.split("\n", 1)[1] for p in parts)
+    assert all(f"Cluster `c{i}`" in joined for i in range(6))
+    assert issues.comment_parts(_plan_body(clusters=2, rows=3)) == [_plan_body(clusters=2, rows=3)]
+
+
+def test_a_split_comment_is_edited_in_place_part_by_part_and_a_shorter_one_empties_the_rest(
+    tmp_path: Path,
+) -> None:
+    api = FakeGitHub()
+    api.comment(7, "LGTM")
+    body = tmp_path / "plan.md"
+    body.write_text(_plan_body(clusters=6, rows=400))
+    first = github(api, "pr-comment", "--pr", "7", "--body", str(body))
+    assert (first.exit_code, first.stdout) == (0, "pr-comment: created\n")
+    ids = [c.id for c in api.comments_by_issue[7]]
+    assert len(ids) == 4  # LGTM and three parts
+    body.write_text(_plan_body(clusters=6, rows=399))  # a push: every part edited in place
+    api.writes.clear()
+    again = github(api, "pr-comment", "--pr", "7", "--body", str(body))
+    assert (again.exit_code, again.stdout) == (0, f"pr-comment: updated #{ids[1]}\n")
+    assert api.writes == [f"edit comment {i}" for i in ids[1:]]
+    assert [c.id for c in api.comments_by_issue[7]] == ids
+    body.write_text(_plan_body(clusters=1, rows=3))  # it shrinks: the later parts are emptied
+    api.writes.clear()
+    github(api, "pr-comment", "--pr", "7", "--body", str(body))
+    assert api.writes == [f"edit comment {i}" for i in ids[1:]]
+    bodies = [c.body for c in api.comments_by_issue[7]]
+    assert bodies[1] == _plan_body(clusters=1, rows=3)
+    assert bodies[2].startswith("<!-- kueue-gitops-plan part=2 -->\n_(Not needed any more")
+    assert bodies[3].startswith("<!-- kueue-gitops-plan part=3 -->\n_(Not needed any more")
+    api.writes.clear()  # the same body again: the emptied parts are left as they are
+    github(api, "pr-comment", "--pr", "7", "--body", str(body))
+    assert api.writes == [f"edit comment {ids[1]}"]

@@ -207,7 +207,14 @@ def test_pull_request_steps_plan_then_comment_as_the_workflow_does(
         assert github(api, *comment_line[1:]).exit_code == 0
     [comment] = api.comments_by_issue[12]
     assert comment.body.startswith("<!-- kueue-gitops-plan -->\n### ✅ kueue-gitops plan: 1 change")
-    assert "| 16 | 20 | +4 |" in comment.body
+    assert "| 16 → 20 | +4 |" in comment.body
+    [page_line] = commands(_step(path, "Draw the plan as a page (HTML)")["run"], {"BASE_SHA": base})
+    assert page_line[-2:] == ["-o", "html"]
+    page = run_line(["kueue-gitops", *page_line])
+    assert page.exit_code == 0 and page.output.startswith("<!DOCTYPE html>")
+    assert 'id="quota"' in page.output  # the quota cell's chart
+    kept = _step(path, "Keep the HTML reports")
+    assert kept["with"]["path"] == "reports/" and kept["if"] == "always()"
     revs.repo.close()
 
 
@@ -274,7 +281,9 @@ def test_the_test_workflow_runs_make_test_with_the_go_build_cached(
         monkeypatch.delenv(name, raising=False)
     job = _load(ROOT / ".github/workflows/test.yml")["jobs"]["make-test"]
     steps = job["steps"]
-    assert steps[-1]["run"] == "make test"
+    assert [s["run"] for s in steps if "run" in s] == ["make test"]
+    [kept] = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert kept["if"] == "always()" and kept["with"]["path"] == "test-artifacts/html-reports/"
     [go] = [s for s in steps if str(s.get("uses", "")).startswith("actions/setup-go@")]
     assert go["with"]["cache-dependency-path"] == "testenv/**/go.sum"
     [cache] = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache@")]

@@ -212,9 +212,18 @@ def test_markdown_is_one_comment_with_a_marker_and_a_quota_table(revs: Revisions
     lines = result.output.splitlines()
     assert lines[0] == "<!-- kueue-gitops-plan -->"
     assert lines[1].startswith("### ✅ kueue-gitops plan: 1 change(s) in 1 cluster(s)")
-    assert "#### Cluster `gpu-prod`" in lines
+    assert lines[5:8] == [
+        "- **Clusters changed:** `gpu-prod`",
+        "- **Queues changed:** `team-a-cq` (gpu-prod)",
+        "- **Risks:** none found",
+    ]
+    assert "<details open>" in lines
+    assert (
+        "<summary><strong>Cluster <code>gpu-prod</code></strong>: 1 change(s), 0 error(s), "
+        "0 warning(s)</summary>"
+    ) in lines
     row = next(line for line in lines if line.startswith("| ClusterQueue `team-a-cq`"))
-    assert "| a100 | `nvidia.com/gpu` | nominalQuota | 16 | 24 | +8 |" in row
+    assert "| a100 | `nvidia.com/gpu` | nominalQuota | 16 → 24 | +8 |" in row
     assert "_Not checked against live usage (offline)._" in lines
 
 

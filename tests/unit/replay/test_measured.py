@@ -204,6 +204,9 @@ def test_observe_reads_admission_preemptions_and_the_end_from_the_workload() -> 
     observe(o, wl, 9.0, 0.25)
     assert (o.finished, o.finished_reason, o.admitted) == (9.0, "Succeeded", 1.0)
     assert (o.preemptions, o.preemption_reasons) == (2, {"InCohortReclamation": 1, "unseen": 1})
+    # what the timeline reads: quota held from the first read to the eviction's; preemptions
+    # at the reads that saw them (the unseen one too)
+    assert o.held == [(1.0, 1.25)] and o.preempted_at == [1.25, 9.0]
 
 
 def test_borrowed_gpus_add_up_over_flavors() -> None:

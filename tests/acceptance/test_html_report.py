@@ -1,0 +1,244 @@
+"""`-o html` opened in real headless Chromium (Debian's), as a reviewer opens the CI artifact:
+the page loads with no console error and asks the network for nothing, every chart is drawn with
+the series it names, the data each chart was drawn from equals the JSON report's, and a
+screenshot of each page is kept in test-artifacts/html-reports/ (CI uploads that folder).
+
+The plan is the CLI's on a git repository of its own; the replay's, the fleet's and status's
+pages are drawn from reports made of their commands' own sections (the replay's from the
+simulator's output format, read by auditor/replay/sim.py). tests/integration/test_replay_sim.py
+opens the page `plan --replay` writes with the real simulator."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import typing as t
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from auditor import rules
+from auditor.cli.main import cli
+from auditor.drift.fleet import Fleet, Member
+from auditor.model import ClusterResult, Finding, Report
+from auditor.report import REPORTER_BY_NAME
+from auditor.status import LiveStatus, Snapshot
+from tests import chromium
+from tests.conftest import ROOT
+from tests.unit.conftest import Revisions, cluster_profile
+from tests.unit.replay.test_timeline import comparison
+
+ARTIFACTS = ROOT / "test-artifacts" / "html-reports"
+Doc = dict[str, t.Any]
+
+# Per figure: the series it names, the legend pygal drew, each series' drawn marks (lines, bars,
+# dots), the data it embeds, and its table's rows.
+FIGURES = """JSON.stringify([...document.querySelectorAll('figure.chart')].map(f => ({
+  id: f.id,
+  series: JSON.parse(f.dataset.series),
+  legend: [...f.querySelectorAll('svg .legends .legend text')].map(t => t.textContent),
+  drawn: [...f.querySelectorAll('svg g.plot > g.series')].reduce((n, g) => {
+    const serie = [...g.classList].find(c => c.startsWith('serie-'));
+    n[serie] = (n[serie] || 0) + g.querySelectorAll('path.line, rect.rect, circle.dot').length;
+    return n; }, {}),
+  width: f.querySelector('svg').getBoundingClientRect().width,
+  data: JSON.parse(f.querySelector('script.chart-data').textContent),
+  rows: [...f.querySelectorAll('.numbers tbody tr')].map(r => [...r.cells].map(c => c.textContent)),
+})))"""
+
+
+def both(report: Report) -> tuple[Doc, str]:
+    """The report as -o json and as -o html."""
+    out, page = io.StringIO(), io.StringIO()
+    REPORTER_BY_NAME["json"](report, out)
+    REPORTER_BY_NAME["html"](report, page)
+    return json.loads(out.getvalue()), page.getvalue()
+
+
+def opened(name: str, page: str) -> dict[str, Doc]:
+    """The page in Chromium: no error, no request but the page itself; its figures by id."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.html"
+    path.write_text(page)
+    seen = chromium.visit(path, FIGURES)
+    (ARTIFACTS / f"{name}.png").write_bytes(seen.screenshot)
+    assert seen.errors == []
+    assert seen.requests == [path.resolve().as_uri()]
+    assert seen.screenshot.startswith(b"\x89PNG")
+    assert "<script src" not in page and "http://" not in page.replace("http://www.w3.org", "")
+    figures = {f["id"]: f for f in json.loads(seen.value)}
+    for f in figures.values():
+        assert f["legend"] == f["series"], f["id"]
+        for i, _series in enumerate(f["series"]):
+            assert f["drawn"].get(f"serie-{i}", 0) > 0, (f["id"], _series)
+        assert f["width"] > 300, f["id"]  # laid out, not collapsed
+    return figures
+
+
+def test_the_replay_page_draws_the_day_from_the_reports_timeline() -> None:
+    c = comparison()
+    doc, page = both(Report("plan", c.findings(), [ClusterResult("gpu-prod")], section=c))
+    figures = opened("plan-replay", page)
+    assert list(figures) == ["gpus-in-use", "waits", "preemptions", "cohort-tree"]
+    day = doc["replay"]["timeline"]
+    # GPUs in use: each tenant's LocalQueues added up, base and head on the JSON's time axis
+    gpus = figures["gpus-in-use"]
+    assert gpus["series"] == ["team-a base", "team-a head", "team-b base", "team-b head"]
+    assert gpus["data"]["times"] == day["times"] and len(gpus["rows"]) == len(day["times"])
+    for name, values in gpus["data"]["series"].items():
+        tenant, side = name.split()
+        queues = [s["gpus"] for s in day["series"] if (s["tenant"], s["side"]) == (tenant, side)]
+        assert values == [sum(v) for v in zip(*queues, strict=True)]
+    # waits: the JSON's distributions, bins as its waitBins
+    waits = figures["waits"]
+    assert waits["data"]["bins"] == day["waitBins"]
+    assert waits["data"]["series"] == {
+        f"{w['tenant']} {w['side']}": w["counts"] for w in day["waits"]
+    }
+    # preemptions: preemptor → victim per side, as the JSON has them
+    assert figures["preemptions"]["data"]["preemptions"] == day["preemptions"]
+    assert figures["preemptions"]["series"] == ["team-b → team-a (head)"]
+    # the cohort tree: nominal from each side's quota cells, the most used at once from the
+    # timeline's series of the queue, the most borrowed from the side's clusterQueues
+    tree = figures["cohort-tree"]
+    assert tree["data"]["queues"] == [["ai", "team-a"], ["ai", "team-b"]]
+    got = tree["data"]["series"]
+    for side in ("base", "head"):
+        cells = doc["replay"]["quota"][side]
+        assert got[f"nominal {side}"] == [
+            sum(float(c["nominal"]) for c in cells if c["clusterQueue"] == q)
+            for q in ("team-a", "team-b")
+        ]
+        peak = {g["name"]: g["borrowedGpus"]["peak"] for g in doc["replay"][side]["clusterQueues"]}
+        assert got[f"borrowed peak {side}"] == [peak[q] for q in ("team-a", "team-b")]
+        for i, q in enumerate(("team-a", "team-b")):
+            mine = [s["gpus"] for s in day["series"] if (s["side"], s["clusterQueue"]) == (side, q)]
+            assert got[f"used peak {side}"][i] == max(sum(at) for at in zip(*mine, strict=True))
+    assert (got["nominal base"], got["nominal head"]) == ([6.0, 4.0], [4.0, 4.0])
+    assert tree["rows"][0][:4] == ["ai", "team-a", "a100 4, h100 2", "a100 2, h100 2"]
+
+
+def test_a_livelock_is_marked_on_the_preemption_timeline() -> None:
+    c = comparison()
+    c.head.livelocks = [600.0]
+    doc, page = both(Report("plan", c.findings(), [ClusterResult("gpu-prod")], section=c))
+    figures = opened("plan-replay-livelock", page)
+    shown = figures["preemptions"]
+    assert shown["series"] == ["team-b → team-a (head)", "livelock (head)"]
+    assert ["head", "0:10:00", "", "", "", "livelock"] in shown["rows"]
+    assert doc["replay"]["head"]["livelockAt"] == [600.0]
+
+
+def test_the_plan_page_shows_each_quota_cell_base_to_head(tmp_path: Path) -> None:
+    for folder in ("clusters", "tenants"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    revs = Revisions(tmp_path)
+    try:
+        base = revs.commit("base")
+        revs.edit(
+            "clusters/gpu-prod/clusterqueues.yaml", 'nominalQuota: "256"', 'nominalQuota: "192"'
+        )
+        head = revs.commit("team-a's CPU cut")
+    finally:
+        revs.repo.close()
+    argv = ["--repo", str(tmp_path), "plan", "--base", base, "--head", head]
+    as_json = CliRunner().invoke(cli, [*argv, "-o", "json"])
+    as_html = CliRunner().invoke(cli, [*argv, "-o", "html"])
+    assert as_json.exit_code == as_html.exit_code, as_html.stderr
+    doc = json.loads(as_json.stdout)
+    figures = opened("plan-offline", as_html.stdout)
+    quota = figures["quota"]
+    cells = [c for c in doc["changes"] if c["resource"] and c["delta"]]
+    assert quota["series"] == ["base", "head"]
+    assert quota["data"]["series"] == {
+        "base": [float(c["before"]) for c in cells],
+        "head": [float(c["after"]) for c in cells],
+    }
+    assert [r[1:] for r in quota["rows"]] == [[c["before"], c["after"], c["delta"]] for c in cells]
+    assert ["256", "192", "-64"] in [r[1:] for r in quota["rows"]]
+
+
+def test_the_fleet_page_draws_drift_by_cluster_and_category_and_the_releases() -> None:
+    findings = [
+        Finding(rules.get("drift-quota"), "nominalQuota differs", cluster="gpu-prod"),
+        Finding(rules.get("drift-quota"), "borrowingLimit differs", cluster="gpu-prod"),
+        Finding(rules.get("drift-rbac"), "a RoleBinding grants more", cluster="gpu-staging"),
+    ]
+    fleet = Fleet(
+        "v0.19.2",
+        [
+            Member("gpu-prod", "v0.17.0", 2, {"ClusterQueue": ["v1beta1", "v1beta2"]}),
+            Member("gpu-staging", "v0.19.2", 0, {"ClusterQueue": ["v1beta2"]}),
+        ],
+    )
+    clusters = [ClusterResult("gpu-prod"), ClusterResult("gpu-staging")]
+    doc, page = both(Report("drift", findings, clusters, section=fleet))
+    figures = opened("drift-fleet", page)
+    drift = figures["drift"]
+    assert drift["data"]["clusters"] == ["gpu-prod", "gpu-staging"]
+    assert drift["data"]["series"] == {"quota": [2, 0], "rbac": [0, 1]}
+    assert sorted(f["category"] for f in doc["findings"]) == ["quota", "quota", "rbac"]
+    releases = figures["fleet"]
+    assert releases["data"]["series"] == {
+        "minor releases behind": [m["minorsBehind"] for m in doc["fleet"]["clusters"]]
+    }
+    assert [r[:3] for r in releases["rows"]] == [
+        ["gpu-prod", "v0.17.0", "2"],
+        ["gpu-staging", "v0.19.2", "0"],
+    ]
+
+
+def test_the_status_page_draws_the_cohort_tree_nominal_used_and_borrowed() -> None:
+    def cq(name: str, nominal: str, used: str, borrowed: str) -> Doc:
+        return {
+            "metadata": {"name": name},
+            "spec": {
+                "cohortName": "ai-shared",
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["nvidia.com/gpu"],
+                        "flavors": [
+                            {
+                                "name": "a100",
+                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": nominal}],
+                            }
+                        ],
+                    }
+                ],
+            },
+            "status": {
+                "flavorsReservation": [
+                    {
+                        "name": "a100",
+                        "resources": [
+                            {"name": "nvidia.com/gpu", "total": used, "borrowed": borrowed}
+                        ],
+                    }
+                ]
+            },
+        }
+
+    live = LiveStatus([cq("team-a-cq", "16", "20", "4"), cq("team-b-cq", "16", "6", "0")], [], [])
+    snapshot = Snapshot(live, cluster_profile())
+    doc, page = both(Report("status", [], [ClusterResult("gpu-staging")], section=snapshot))
+    figures = opened("status", page)
+    tree = figures["cohort-quota"]
+    assert tree["series"] == ["nominal", "used", "borrowed"]
+    cells = [(q["name"], c) for q in doc["clusterQueues"] for c in q["quota"]]
+    assert tree["data"]["series"] == {
+        "nominal": [float(c["nominalQuota"]) for _, c in cells],
+        "used": [float(c["used"]) for _, c in cells],
+        "borrowed": [float(c["borrowed"]) for _, c in cells],
+    }
+    assert tree["rows"][0] == ["ai-shared", "team-a-cq", "a100", "nvidia.com/gpu", "16", "20", "4"]
+
+
+def test_a_page_is_the_same_bytes_for_the_same_report_and_runs_no_script() -> None:
+    c = comparison()
+    pages = {both(Report("plan", c.findings(), [ClusterResult("gpu-prod")], section=c))[1]}
+    pages.add(both(Report("plan", c.findings(), [ClusterResult("gpu-prod")], section=c))[1])
+    [page] = pages
+    scripts = re.findall(r"<script[^>]*>", page)
+    assert scripts and set(scripts) == {'<script type="application/json" class="chart-data">'}
