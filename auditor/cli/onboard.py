@@ -14,7 +14,7 @@ from auditor.errors import ConfigError
 from auditor.onboard import start
 from auditor.repo import boundaries
 from auditor.repo.layout import CLUSTERS, Repository
-from auditor.repo.profiles import export_schemas
+from auditor.repo.profiles import exported_schemas, owner_problem
 
 
 def _root(ctx: Context) -> tuple[Repository, Path]:
@@ -24,17 +24,25 @@ def _root(ctx: Context) -> tuple[Repository, Path]:
     return repo, repo.root
 
 
-def _regenerate(root: Path, clusters: list[str]) -> list[str]:
-    """CODEOWNERS and the clusters' admission policies, from the repository as it is now."""
-    repo = Repository.open(root)  # read afresh: the profiles just written are part of it
-    (root / codeowners.FILE).write_text(codeowners.render(repo))
+def _regenerate(plan: onboard.Plan, root: Path, clusters: list[str]) -> list[str]:
+    """Add CODEOWNERS and the clusters' admission policies to `plan`, made from the repository
+    as it will be once the plan is written (before anything is): what they regenerate."""
+    repo = plan.pending(root)
+    plan.replace[codeowners.FILE] = codeowners.render(repo)
     loaded = repo.load(clusters)
-    written = [codeowners.FILE]
+    regenerated = [codeowners.FILE]
     for name in clusters:
         made = boundaries.boundaries(repo.cluster(name), repo.tenants, loaded.for_cluster(name))
-        (root / boundaries.policy_path(name)).write_text(boundaries.render(name, made))
-        written.append(boundaries.policy_path(name))
-    return written
+        plan.replace[boundaries.policy_path(name)] = boundaries.render(name, made)
+        regenerated.append(boundaries.policy_path(name))
+    return regenerated
+
+
+def _write(plan: onboard.Plan, root: Path, clusters: list[str]) -> tuple[list[str], list[str]]:
+    """Regenerate, then write everything at once: what was written, and what regenerated."""
+    regenerated = _regenerate(plan, root, clusters)
+    written = plan.write(root)
+    return [p for p in written if p not in regenerated], regenerated
 
 
 def _report(written: list[str], regenerated: list[str], then: str) -> None:
@@ -81,10 +89,14 @@ def tenant() -> None:
     required=True,
     metavar="FLAVOR.RESOURCE=N",
     help="Nominal quota of its ClusterQueue on each cluster, e.g. a100.nvidia.com/gpu=8 "
-    "(at least one; repeatable; a flavor's other resources get 0).",
+    "(at least one; repeatable). The queue covers every resource the flavor's nodes offer (the "
+    "cluster profile's capacity): one not named gets the tenant's share of it (4 of 8 GPUs: "
+    "half the flavor's cpu and memory).",
 )
 @click.option(
-    "--cohort", metavar="NAME", help="The cohort its ClusterQueue borrows in and lends to."
+    "--cohort",
+    metavar="NAME",
+    help="The cohort its ClusterQueue borrows in and lends to (one the cluster has).",
 )
 @pass_context
 def tenant_add(
@@ -113,10 +125,10 @@ def tenant_add(
         [onboard.Quota.parse(q) for q in quotas],
         cohort,
     )
-    written = plan.write(root)
+    written, regenerated = _write(plan, root, sorted(set(clusters)))
     _report(
         written,
-        _regenerate(root, sorted(set(clusters))),
+        regenerated,
         f"tenant {name}: run `kueue-gitops validate`, then commit and open a pull request",
     )
 
@@ -173,10 +185,7 @@ def cluster_add(
             raise click.UsageError(
                 "--kueue-version and --capacity are for a cluster without --like"
             )
-        written = onboard.cluster(repo, name, like, kube_context).write(root)
-        copied = onboard.copy_schemas(root, like, name)
-        if copied:
-            written.append(copied)
+        plan = onboard.cluster(repo, name, like, kube_context)
         then = (
             "adjust its profile's capacity and kueue version, run "
             f"`kueue-gitops schemas fetch --cluster {name}` once it is reachable"
@@ -184,30 +193,37 @@ def cluster_add(
     else:
         if name in repo.clusters:
             raise ConfigError(f"cluster {name} exists already ({CLUSTERS}/{name}/)")
-        owners = next((repo.cluster(c).owners for c in sorted(repo.clusters)), None)
+        clusters = sorted(repo.clusters)
+        owners = next((repo.cluster(c).owners for c in clusters), None)
         version = kueue_version or start.newest_release()
+        start.check_release(
+            version, [c for c in clusters if repo.cluster(c).kueue_version == version]
+        )
         made = start.ClusterStart(
             name,
             tuple(owners or [start.owners_from("")]),
             version,
             context=kube_context,
-            capacity=tuple(onboard.Quota.parse(q) for q in capacity or start.DEFAULT_CAPACITY),
+            capacity=_capacity(capacity),
         )
-        written = onboard.Plan(start.cluster_files(made), {}).write(root)
+        plan = onboard.Plan(start.cluster_files(made), {})
         then = (
             f"validate judges it by the package's schemas of Kueue {version}; run "
             f"`kueue-gitops schemas fetch --cluster {name}` once it is reachable to match it "
             "exactly"
         )
-    project = onboard.add_destinations(root, name, like)
-    if project:
-        written.append(project)
-    else:
+    plan.replace |= onboard.with_destinations(root, name, like)
+    if onboard.PROJECTS not in plan.replace:
         ctx.note(
             f"argocd/projects.yaml has no destinations to add {name}'s beside: Argo CD may not "
             f"sync clusters/{name}/ until its AppProject names it (`kueue-gitops init` writes one)"
         )
-    _report(written, _regenerate(root, [name]), f"cluster {name}: {then}, then commit")
+    written, regenerated = _write(plan, root, [name])
+    _report(written, regenerated, f"cluster {name}: {then}, then commit")
+
+
+def _capacity(given: tuple[str, ...]) -> tuple[onboard.Quota, ...]:
+    return tuple(onboard.Quota.parse(q, "--capacity") for q in given or start.DEFAULT_CAPACITY)
 
 
 def _released_version(ctx: Context) -> str:
@@ -305,38 +321,51 @@ def init(
     root = (ctx.repo_dir or Path.cwd()).resolve()
     if (root / CLUSTERS).exists():
         raise ConfigError(f"{root / CLUSTERS} exists already: add a cluster with `cluster add`")
+    # Every flag is judged before the first file is written: a typo is retried as typed.
+    for owner in owners:
+        if problem := owner_problem(owner):
+            raise ConfigError(f"--owner {problem}")
+    version = kueue_version or start.newest_release()
+    start.check_release(version)
+    cells = _capacity(capacity)
+    label = _label(admission_label)
+    if not onboard.DNS_LABEL.fullmatch(cohort):
+        raise ConfigError(f"--cohort {cohort!r} must be a DNS label (it names a Cohort)")
     if not owners:
         guess = start.owners_from(repo_url)
         if sys.stdin.isatty():
             guess = click.prompt("The platform team that owns the clusters", default=guess)
+            if problem := owner_problem(guess):
+                raise ConfigError(f"owner {problem}")
         else:
             ctx.note(f"the clusters' owner is {guess} (--owner names another)")
         owners = (guess,)
-    version = kueue_version or start.newest_release()
     starts = [
         start.ClusterStart(
-            name,
-            tuple(owners),
-            version,
-            admission=_label(admission_label),
-            capacity=tuple(onboard.Quota.parse(q) for q in capacity or start.DEFAULT_CAPACITY),
-            cohort=cohort,
+            name, tuple(owners), version, admission=label, capacity=cells, cohort=cohort
         )
         for name in dict.fromkeys(clusters)
     ]
     tool = _released_version(ctx)
-    written = start.repository(starts, repo_url, tool, revision).write(root)
-    written += [path for path, _changed in export_schemas(root)]
+    plan = start.repository(starts, repo_url, tool, revision)
+    plan.create |= exported_schemas()
     names = [s.name for s in starts]
-    first = names[0]
-    example = next((q for q in starts[0].capacity if "gpu" in q.resource), starts[0].capacity[0])
-    _report(
-        written,
-        _regenerate(root, names),
+    written, regenerated = _write(plan, root, names)
+    _report(written, regenerated, _next_steps(starts[0], version))
+
+
+def _next_steps(first: start.ClusterStart, version: str) -> str:
+    """What to do after init, down to a tenant whose queue admits a realistic Job: the quota
+    names the flavor's GPUs (or its first resource) at the flavor's whole capacity; the other
+    resources of the flavor (cpu, memory) follow in proportion (`tenant add`)."""
+    example = next((q for q in first.capacity if "gpu" in q.resource), first.capacity[0])
+    others = [q.resource for q in first.capacity if q.flavor == example.flavor and q != example]
+    follow = f"   # {' and '.join(others)} of {example.flavor} follow in proportion"
+    return (
         "next: label the nodes behind each flavor "
         f"{start.POOL_LABEL}=<flavor> (or edit resourceflavors.yaml and the capacity), then\n"
         "  kueue-gitops validate   # by the package's schemas of Kueue "
-        f"{version}; `schemas fetch --cluster {first}` matches a live cluster exactly\n"
-        f"  kueue-gitops tenant add TEAM --cluster {first} --owner @ORG/TEAM --group GROUP "
-        f"--quota {example.flavor}.{example.resource}=N",
+        f"{version}; `schemas fetch --cluster {first.name}` matches a live cluster exactly\n"
+        f"  kueue-gitops tenant add TEAM --cluster {first.name} --owner @ORG/TEAM --group GROUP "
+        f"--quota {example.flavor}.{example.resource}={example.amount}{follow if others else ''}"
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from auditor.cli.options import Context, pass_context
-from auditor.errors import SandboxError
+from auditor.errors import ConfigError, SandboxError
 from auditor.live import apply as live_apply
 from auditor.repo import boundaries
 from auditor.sandbox import (
@@ -258,11 +258,38 @@ def down(ctx: Context, names: tuple[str, ...], every: bool) -> None:
         click.echo(f"{name}: " + (f"stopped {', '.join(stopped)}" if stopped else "not running"))
 
 
+def _shown(ctx: Context, every: bool) -> list[str]:
+    """The sandboxes status and env speak of: this repository's clusters' (all of them with
+    --all, or outside a repository), saying on stderr how many others were left out."""
+    names = _all_names()
+    if every:
+        return names
+    try:
+        mine = set(ctx.repository().clusters)
+    except ConfigError:
+        return names
+    others = [n for n in names if n not in mine and Sandbox(n).state() is not None]
+    if others:
+        ctx.note(
+            f"{len(others)} sandbox(es) of no cluster of this repository ({', '.join(others)}): "
+            "--all shows them"
+        )
+    return [n for n in names if n in mine]
+
+
+_ALL = click.option(
+    "--all", "every", is_flag=True, help="Every sandbox, not only this repository's clusters'."
+)
+
+
 @sandbox.command()
-def status() -> None:
-    """List the sandboxes and whether they run. Exit 3 when one is stale (a process died)."""
+@_ALL
+@pass_context
+def status(ctx: Context, every: bool) -> None:
+    """List this repository's sandboxes and whether they run. Exit 3 when one is stale (a
+    process died)."""
     stale = False
-    for name in _all_names():
+    for name in _shown(ctx, every):
         box = Sandbox(name)
         state = box.state()
         if state is None:
@@ -278,9 +305,11 @@ def status() -> None:
 
 
 @sandbox.command()
-def env() -> None:
-    """Print `export KUBECONFIG=...` covering every running sandbox."""
-    files = [str(Sandbox(n).kubeconfig) for n in _all_names() if Sandbox(n).running()]
+@_ALL
+@pass_context
+def env(ctx: Context, every: bool) -> None:
+    """Print `export KUBECONFIG=...` covering this repository's running sandboxes."""
+    files = [str(Sandbox(n).kubeconfig) for n in _shown(ctx, every) if Sandbox(n).running()]
     if not files:
         raise SandboxError("no sandbox is running; start one with `kueue-gitops sandbox up`")
     click.echo(f"export KUBECONFIG={os.pathsep.join(files)}")

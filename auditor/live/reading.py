@@ -2,7 +2,8 @@
 
 A LIST that fails (forbidden, unreachable, timeout) is recorded with the kind named and the kind
 left unread; once a cluster stops answering or its deadline passes, its remaining kinds are
-named, not attempted. drift reads through it (auditor/drift/reading.py), and so does import.
+named, not attempted, on one line. drift reads through it (auditor/drift/reading.py), and so
+does import.
 """
 
 from __future__ import annotations
@@ -48,12 +49,25 @@ def key_of(obj: Json) -> ResourceKey:
     )  # fmt: skip
 
 
+NOT_ATTEMPTED = "LIST not attempted ({why}): "
+
+
+def _not_attempted(live: Live, kind: str) -> None:
+    """Name a kind left unread once the cluster stopped answering, on one line with the others:
+    an unreachable cluster is one failure, not one per kind."""
+    head = NOT_ATTEMPTED.format(why=live.stopped)
+    if live.errors and live.errors[-1].startswith(head):
+        live.errors[-1] += f", {kind}"
+    else:
+        live.errors.append(head + kind)
+
+
 def read(cluster: KubeCluster, kinds: list[tuple[str, str]], into: Live | None = None) -> Live:
     """One paginated LIST per kind; a failed LIST is recorded and the kind left unread."""
     live = into or Live()
     for api_version, kind in kinds:
         if live.stopped:
-            live.errors.append(f"LIST {kind} ({api_version}) not attempted: {live.stopped}")
+            _not_attempted(live, kind)
             continue
         try:
             items = cluster.list(api_version, kind)

@@ -5,10 +5,10 @@ Kueue release is the controller's image tag (the Deployment kueue-system/kueue-c
 manager, as upstream installs it), else what the user names. Anything unread (a LIST forbidden,
 the deadline passed) stops the import before a file is written.
 
-Writing: every file is made in a folder aside (under .kueue-gitops/ of the repository) and moved
-in only once all of them are made and none would overwrite a file edited since the last import
-(the record of what each import wrote, .kueue-gitops/imported.json, tells them apart); a move
-that fails puts back what was moved before it.
+Writing: through the one writer of onboarding (staging.py: every file made aside inside the
+repository, then moved in, or nothing; a move that fails puts back what was moved before it),
+once none would overwrite a file edited since the last import (the record of what each import
+wrote, .kueue-gitops/imported.json, tells them apart).
 """
 
 from __future__ import annotations
@@ -16,10 +16,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import os
 import re
-import shutil
-import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +28,7 @@ from auditor.kueue import config as kueue_config
 from auditor.kueue import release, versions
 from auditor.live.kube import KubeCluster, status_of
 from auditor.live.reading import CRD, NODES, read
+from auditor.onboard import staging
 from auditor.onboard.estate import KUEUE_KINDS, Estate
 from auditor.repo.layout import TENANTS
 from auditor.repo.profiles import PROFILE_FILE
@@ -242,18 +240,16 @@ def write_whole(
         todo[path] = None
     if conflicts:
         raise EditedByHand(cluster, conflicts)
-    aside = root / STATE / f"import-{os.getpid()}"  # on the repository's filesystem: moves rename
-    shutil.rmtree(aside, ignore_errors=True)
-    try:
-        for path, made in todo.items():
-            if made is not None:
-                (aside / "new" / path).parent.mkdir(parents=True, exist_ok=True)
-                (aside / "new" / path).write_text(made)
-        if schemas is not None:
-            schemas_fetch.write(schemas, aside / "new" / "schemas")
-        _move_in(root, aside, todo, schemas is not None and cluster)
-    finally:
-        shutil.rmtree(aside, ignore_errors=True)
+    staging.write_all(
+        root,
+        {path: made for path, made in todo.items() if made is not None},
+        removed=[path for path, made in todo.items() if made is None],
+        folders=(
+            {f"schemas/{cluster}": lambda folder: schemas_fetch.write(schemas, folder.parent)}
+            if schemas is not None
+            else {}
+        ),
+    )
     for path in [p for p, made in todo.items() if made is None]:
         record.pop(path, None)
     for path, text in files.items():
@@ -262,46 +258,6 @@ def write_whole(
     (root / RECORD).write_text(json.dumps(dict(sorted(record.items())), indent=2) + "\n")
     out.changed = sorted(todo)
     return out
-
-
-def _move_in(
-    root: Path, aside: Path, todo: dict[str, str | None], schemas: str | t.Literal[False]
-) -> None:
-    """Move the files made aside into place; on any failure, put back what was moved."""
-    moves: list[tuple[Path, Path]] = []  # (source, target): undone in reverse
-    if schemas:
-        moves.append((aside / "new" / "schemas" / schemas, root / "schemas" / schemas))
-    moves += [
-        (aside / "new" / path, root / path)
-        for path, text in sorted(todo.items())
-        if text is not None
-    ]
-    removed = [root / path for path, text in sorted(todo.items()) if text is None]
-    done: list[tuple[Path, Path | None, Path]] = []  # (target, its former self aside, source)
-    try:
-        for n, (source, target) in enumerate(moves):
-            former = None
-            if target.exists():
-                former = aside / "old" / str(n)
-                former.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(target, former)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            done.append((target, former, source))
-            os.replace(source, target)
-        for n, target in enumerate(removed):
-            former = aside / "gone" / str(n)
-            former.parent.mkdir(parents=True, exist_ok=True)
-            done.append((target, former, former))
-            os.replace(target, former)
-    except OSError:
-        for target, former, _source in reversed(done):
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-            if former is not None and former.exists():
-                os.replace(former, target)
-        raise
 
 
 def _record(root: Path) -> dict[str, dict[str, str]]:

@@ -60,7 +60,7 @@ class ClusterStart:
     admission: tuple[str, str] = ("kueue-gitops.io/admission", "enabled")
     tenant_label: str = "kueue-gitops.io/tenant"
     capacity: tuple[Quota, ...] = field(
-        default_factory=lambda: tuple(Quota.parse(q) for q in DEFAULT_CAPACITY)
+        default_factory=lambda: tuple(Quota.parse(q, "--capacity") for q in DEFAULT_CAPACITY)
     )
     cohort: str = "shared"
 
@@ -95,10 +95,31 @@ def release_api(version: str) -> kueue_config.KueueApi:
     return found
 
 
+def writable_releases() -> list[str]:
+    """The Kueue releases whose Configuration the template fits: those init can write for."""
+    return [v for v in kueue_config.known_versions() if not _unfit(v)]
+
+
 def newest_release() -> str:
     """The newest Kueue release whose Configuration the template fits."""
-    fits = [v for v in kueue_config.known_versions() if not _unfit(v)]
-    return fits[-1]
+    return writable_releases()[-1]
+
+
+def check_release(version: str, like: t.Sequence[str] = ()) -> None:
+    """Refuse a release init cannot write a cluster for, saying what it can do instead: the
+    releases it writes, and (`like`: the repository's clusters that run `version`) a copy."""
+    release_api(version)
+    unfit = _unfit(version)
+    if not unfit:
+        return
+    copy = (
+        f", or `cluster add NAME --like {like[0]}` to copy a cluster that runs it" if like else ""
+    )
+    raise ConfigError(
+        f"--kueue-version {version}: kueue-gitops audits clusters that run it, but cannot write "
+        f"a new one (its Configuration refuses what init writes: {'; '.join(unfit)}); choose "
+        f"--kueue-version {' or '.join(writable_releases())}{copy}"
+    )
 
 
 def _unfit(version: str) -> list[str]:
@@ -140,13 +161,7 @@ def cluster_files(start: ClusterStart) -> dict[str, str]:
     admission policies (generated from the rest)."""
     if not DNS_LABEL.fullmatch(start.name):
         raise ConfigError(f"cluster name {start.name!r} must be a DNS label (Argo CD, kubeconfig)")
-    unfit = _unfit(start.kueue_version)
-    if unfit:
-        raise ConfigError(
-            f"Kueue {start.kueue_version}'s Configuration refuses what init writes "
-            f"({'; '.join(unfit)}): choose a newer --kueue-version, or `cluster add --like` "
-            "a cluster that runs it"
-        )
+    check_release(start.kueue_version)
     values = start.values()
     base = f"{CLUSTERS}/{start.name}"
     files = {f"{base}/{PROFILE_FILE}": render("cluster/profile.yaml", values)}

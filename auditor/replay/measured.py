@@ -440,8 +440,9 @@ class Comparison:
 
     def flags(self) -> list[Flag]:
         """What a reviewer should look at: a tenant's p95 wait rising past the threshold (and,
-        replayed more than once, above every base replay's), or Workloads the head never admits
-        that the base did."""
+        replayed more than once, above every base replay's), or Workloads the head never
+        admits: a finding about the head even when the base leaves them waiting too (a queue
+        that admits nothing on either side is no reason for a green verdict)."""
         out = []
         margin = max(WAIT_RISE_SECONDS, tolerance(self.speed))
         for head in self.head.tenants:
@@ -452,7 +453,7 @@ class Comparison:
             )
             if after > before * WAIT_RISE_RATIO and after - before > margin and apart:
                 out.append(Flag(head.name, "wait-p95-rises", before, after))
-            if head.never_admitted > base.never_admitted:
+            if head.never_admitted:
                 out.append(
                     Flag(head.name, "never-admitted", base.never_admitted, head.never_admitted)
                 )
@@ -520,6 +521,10 @@ def _message(f: Flag) -> str:
     if f.kind == "wait-p95-rises":
         return f"{f.tenant}: p95 admission wait rises from {d(f.base)} to {d(f.head)}"
     if f.kind == "never-admitted":
-        return f"{f.tenant}: {f.head:g} Workload(s) never admitted (base: {f.base:g})"
+        same = " either" if f.base >= f.head else ""
+        return (
+            f"{f.tenant}: {f.head:g} Workload(s) never admitted "
+            f"(base: {f.base:g}{' never admitted' + same if f.base else ''})"
+        )
     shown = "; ".join(f.cycle[:6]) + ("; ..." if len(f.cycle) > 6 else "")
     return f"{f.tenant}: preemption loop on the head: {shown}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import functools
 import json
+import re
 import typing as t
 from dataclasses import dataclass, field
 from importlib import resources
@@ -41,17 +42,34 @@ SCHEMA_NAMES = ("clusterprofile", "tenantprofile")
 EXPORTED = "schemas/_profiles"  # `_`: never a cluster's name, so never a cluster's schema folder
 
 
+def owner_problem(owner: str) -> str | None:
+    """Why a profile would refuse `owner` (its schema's pattern), or None."""
+    pattern = _schema("clusterprofile")["$defs"]["owners"]["items"]["pattern"]
+    if re.fullmatch(pattern, owner):
+        return None
+    return f"{owner!r} is no GitHub @ORG/TEAM, @USER or e-mail address (CODEOWNERS names it)"
+
+
+def exported_schemas() -> dict[str, str]:
+    """The profiles' JSON Schemas as the repository holds them: path below the root -> text."""
+    return {
+        f"{EXPORTED}/{name}.json": resources.files("auditor.repo")
+        .joinpath(f"profile_schemas/{name}.json")
+        .read_text()
+        for name in SCHEMA_NAMES
+    }
+
+
 def export_schemas(root: Path) -> list[tuple[str, bool]]:
     """Write the profiles' JSON Schemas under `root`/EXPORTED: each path, and whether it changed."""
     out = []
-    for name in SCHEMA_NAMES:
-        text = resources.files("auditor.repo").joinpath(f"profile_schemas/{name}.json").read_text()
-        target = root / EXPORTED / f"{name}.json"
+    for path, text in exported_schemas().items():
+        target = root / path
         changed = not target.is_file() or target.read_text() != text
         if changed:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
-        out.append((f"{EXPORTED}/{name}.json", changed))
+        out.append((path, changed))
     return out
 
 

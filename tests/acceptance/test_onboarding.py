@@ -216,3 +216,128 @@ def test_tenant_add_help_says_quota_is_required() -> None:
     shown = run_line(["kueue-gitops", "tenant", "add", "--help"]).output
     quota = shown[shown.index("--quota") :].split("\n  -")[0]
     assert "required" in quota
+
+
+# -- issue 34: nothing half-written, every flag judged first, queues that admit real Jobs ------
+
+
+def files_in(folder: Path) -> list[str]:
+    return sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*") if ".git" not in p.parts
+    )
+
+
+def test_init_judges_every_flag_before_the_first_file_and_the_retry_works(
+    tmp_path: Path,
+) -> None:
+    empty = tmp_path / "platform"
+    empty.mkdir()
+    subprocess.run(["git", "init", "-q", str(empty)], check=True)
+    url = ["--cluster", "gpu-a", "--repo-url", "https://git.example.com/platform/kueue.git"]
+    for argv, says in (
+        (["--owner", "platform-team"], "--owner 'platform-team' is no GitHub @ORG/TEAM"),
+        (["--capacity", "a100=8"], "--capacity 'a100=8': write FLAVOR.RESOURCE=AMOUNT"),
+        (["--capacity", "a100.cpu=lots"], "--capacity 'a100.cpu=lots': 'lots' is not a"),
+        (["--kueue-version", "v0.9.1"], "cannot write a new one"),
+        (["--kueue-version", "v0.0.1"], "--kueue-version v0.0.1: this kueue-gitops knows"),
+        (["--cohort", "Shared_Pool"], "--cohort 'Shared_Pool' must be a DNS label"),
+        (["--admission-label", "enabled"], "write KEY=VALUE"),
+        (["--cluster", "GPU_B"], "cluster name 'GPU_B' must be a DNS label"),
+    ):
+        code, _, err = kg(empty, "init", *url, *argv)
+        assert code == 2 and says in err, (argv, err)
+        assert files_in(empty) == [], argv  # nothing written: the retry is not "exists already"
+    code, _, err = kg(empty, "init", *url, "--owner", "@platform/kueue-admins")
+    assert code == 0, err
+
+
+def test_v0_9_1_is_refused_honestly_for_a_new_cluster(tmp_path: Path, repo: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = kg(
+        empty, "init", "--cluster", "gpu-a", "--repo-url", "https://x.example/r.git",
+        "--kueue-version", "v0.9.1",
+    )  # fmt: skip
+    assert code == 2 and "audits clusters that run it, but cannot write a new one" in err
+    assert "--like" not in err  # a new repository has no cluster to copy
+    assert f"--kueue-version {' or '.join(start.writable_releases())}" in err
+    # In a repository that runs it (gpu-legacy), copying that cluster is the way.
+    code, _, err = kg(repo, "cluster", "add", "gpu-old", "--kueue-version", "v0.9.1")
+    assert code == 2 and "`cluster add NAME --like gpu-legacy`" in err
+    assert not (repo / "clusters/gpu-old").exists()
+
+
+def test_cluster_add_like_a_cluster_without_schemas_copies_none_and_a_refusal_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    repo = init_repo(tmp_path, "--owner", "@platform/kueue-admins")
+    (repo / "schemas/gpu-b").mkdir()  # in the way: refused before a file is written
+    before = files_in(repo)
+    code, _, err = kg(repo, "cluster", "add", "gpu-b", "--like", "gpu-a")
+    assert code == 2 and "schemas/gpu-b/ exists already: nothing was written" in err
+    assert files_in(repo) == before  # no half-written clusters/gpu-b/ blocking the retry
+    (repo / "schemas/gpu-b").rmdir()
+    code, _, err = kg(repo, "cluster", "add", "gpu-b", "--like", "gpu-a")
+    assert code == 0, err
+    assert (repo / "clusters/gpu-b/profile.yaml").is_file()
+    assert not (repo / "schemas/gpu-b").exists()  # gpu-a has none: both judged by the package's
+    clean(repo)
+
+
+def test_cluster_add_names_the_capacity_flag_it_could_not_read(repo: Path) -> None:
+    code, _, err = kg(repo, "cluster", "add", "gpu-new", "--capacity", "a100=8")
+    assert code == 2 and "--capacity 'a100=8'" in err and "--quota" not in err
+
+
+def test_tenant_add_refuses_an_unknown_cohort_naming_the_known_ones(repo: Path) -> None:
+    before = files_in(repo)
+    code, _, err = kg(repo, *TEAM_C, "--cluster", "gpu-prod", "--cohort", "ai-shraed")
+    assert code == 2, err
+    assert "--cohort ai-shraed: no such cohort on cluster gpu-prod" in err
+    assert "known: ai-shared, example-org" in err
+    assert files_in(repo) == before
+
+
+def test_a_gpu_only_quota_covers_the_flavors_cpu_and_memory_in_proportion(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path, "--owner", "@platform/kueue-admins")  # gpu: 64 cpu, 512Gi, 8 GPUs
+    shutil.copytree(ROOT / "schemas/gpu-staging", repo / "schemas/gpu-a")
+    code, _, err = kg(repo, *TEAM_C[:-4], "--cluster", "gpu-a", "--cohort", "shared",
+                      "--quota", "gpu.nvidia.com/gpu=2", "--quota", "gpu.memory=100Gi")  # fmt: skip
+    assert code == 0, err
+    [queue] = yaml.safe_load_all((repo / "clusters/gpu-a/clusterqueues.yaml").read_text())
+    [group] = queue["spec"]["resourceGroups"]
+    assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu"]
+    cells = {r["name"]: r["nominalQuota"] for r in group["flavors"][0]["resources"]}
+    assert cells == {"cpu": "16", "memory": "100Gi", "nvidia.com/gpu": "2"}  # 2 of 8 GPUs: 1/4
+    assert queue["spec"]["cohortName"] == "shared" and "borrowingLimit" not in str(group)
+    clean(repo)
+
+
+def test_init_next_step_names_a_quota_that_admits_a_realistic_job(tmp_path: Path) -> None:
+    empty = tmp_path / "platform"
+    empty.mkdir()
+    code, out, err = kg(
+        empty, "init", "--cluster", "gpu-a", "--repo-url", "https://x.example/r.git",
+        "--owner", "@platform/kueue-admins",
+    )  # fmt: skip
+    assert code == 0, err
+    hint = out[out.index("next:") :]
+    assert "--quota gpu.nvidia.com/gpu=8" in hint and "cpu and memory of gpu follow" in hint
+
+
+def test_a_hand_written_gpu_only_queue_is_the_new_finding(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path, "--owner", "@platform/kueue-admins")
+    shutil.copytree(ROOT / "schemas/gpu-staging", repo / "schemas/gpu-a")
+    assert kg(repo, *TEAM_C[:-4], "--cluster", "gpu-a", "--quota", "gpu.nvidia.com/gpu=4")[0] == 0
+    path = repo / "clusters/gpu-a/clusterqueues.yaml"
+    [queue] = yaml.safe_load_all(path.read_text())
+    group = queue["spec"]["resourceGroups"][0]
+    group["coveredResources"] = ["nvidia.com/gpu"]  # what tenant add wrote before issue 34
+    group["flavors"][0]["resources"] = group["flavors"][0]["resources"][2:]
+    path.write_text(yaml.safe_dump(queue, sort_keys=False))
+    code, out, _ = kg(repo, "validate", "-o", "json")
+    found = [(f["rule"], f["kind"], f["name"]) for f in open_findings(out)]
+    assert code == 1 and found == [
+        ("queue-admits-no-job", "ClusterQueue", "team-c-cq"),
+        ("queue-admits-no-job", "LocalQueue", "batch"),
+    ]

@@ -23,6 +23,7 @@ from auditor.k8s.objects import ResourceKey
 from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.validate.checks import (
+    admissible,
     admission_policies,
     alert_coverage,
     cohort_tree,
@@ -102,6 +103,7 @@ _MODULES: tuple[ModuleType, ...] = (
     localqueue_target,
     namespace_selector,
     quotas,
+    admissible,
     cohort_tree,
     flavors,
     preemption,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.errors import ClusterAccessError, ConfigError
+from auditor.errors import AuditorError, ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
 from auditor.live.kube import DeadlineExceeded, KubeCluster
 from auditor.onboard import estate as onboard_estate
@@ -483,7 +483,7 @@ def test_a_failed_move_puts_everything_back(
         real(src, dst)
 
     monkeypatch.setattr(os, "replace", failing)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(AuditorError, match="disk full; nothing was written"):
         importing.write_whole(
             tmp_path, "c", {"clusters/c/a.yaml": "a2\n", "clusters/c/z.yaml": "z\n"}, None
         )

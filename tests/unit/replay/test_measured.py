@@ -96,6 +96,18 @@ def test_never_admitted_is_flagged_when_the_head_leaves_work_waiting() -> None:
     assert head.tenant("team-a").never_admitted == 1
 
 
+def test_never_admitted_on_both_sides_is_still_a_finding_about_the_head() -> None:
+    base_run, head_run = side("base", [], [0]), side("head", [], [0])
+    for run in (base_run, head_run):  # every Workload of team-a waits to the end, on each side
+        run.workloads += [seen(50 + i, "team-a", 0.0, None) for i in range(3)]
+    c = Comparison(
+        "c", SPEED, 4, 3600.0, summarize(base_run, TENANTS), summarize(head_run, TENANTS)
+    )
+    [finding] = c.findings()
+    assert finding.rule.id == "replay-never-admitted" and str(finding.severity) == "error"
+    assert finding.message == "team-a: 3 Workload(s) never admitted (base: 3 never admitted either)"
+
+
 def test_reports_show_base_to_head_what_is_simulated_and_a_chart() -> None:
     base = summarize(side("base", [1.0, 2.0], [0, 1]), TENANTS)
     head = summarize(side("head", [1.0, 20.0], [0, 2]), TENANTS)
