@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,15 @@ def test_status_and_env_list_only_this_repositorys_sandboxes(boxes: Path, repo_c
         "elsewhere",
         "gpu-staging",
     ]
+
+
+def test_a_stale_sandbox_is_an_error_naming_it_after_the_list(boxes: Path, repo_copy: Path) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its pid: a process that died
+    state = json.loads((boxes / "gpu-staging" / "state.json").read_text())
+    state["pids"] = {"kube-apiserver": dead.pid}
+    (boxes / "gpu-staging" / "state.json").write_text(json.dumps(state))
+    status = run_line(["kueue-gitops", "--repo", str(repo_copy), "sandbox", "status"])
+    assert status.exit_code == 3
+    assert status.stdout.startswith("gpu-staging: STALE")
+    assert "gpu-staging" in status.stderr and "sandbox down gpu-staging" in status.stderr
