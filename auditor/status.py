@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from auditor.k8s import conditions
 from auditor.k8s.objects import KUEUE_GROUP, Json
-from auditor.kueue import capacity, quota
+from auditor.kueue import capacity, quota, stop_policy
 from auditor.kueue import workloads as kueue_workloads
 from auditor.repo.profiles import ClusterProfile
 
@@ -205,7 +205,7 @@ def to_json(status: LiveStatus, profile: ClusterProfile, events: int = EVENTS) -
             {
                 "name": _name(cq),
                 "cohort": (cq.get("spec") or {}).get("cohortName"),
-                "stopPolicy": (cq.get("spec") or {}).get("stopPolicy", "None"),
+                "stopPolicy": stop_policy.policy_of(cq) or stop_policy.NONE,
                 "quota": [
                     {"flavor": c.flavor, "resource": c.resource, **c.fields}
                     # what Kueue reserves in the cell now, and how much of it is borrowed

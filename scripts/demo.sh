@@ -258,7 +258,7 @@ PY
 git -C "$REPLAY" -c user.name=demo -c user.email=demo@example.com commit -qam "Halve team-a's a100 GPUs"
 kueue-gitops --repo "$REPLAY" trace generate --cluster gpu-staging --workloads 24 --hours 0.5 \
   --median-run 900 --seed 11 --tenant team-a:batch-low:0.65 --tenant team-b:batch-standard:0.35 \
-  -o "$REPLAY/../trace.json"
+  --out "$REPLAY/../trace.json"
 started=$(date +%s.%N)
 kueue-gitops --repo "$REPLAY" plan --base HEAD~1 --head HEAD --cluster gpu-staging \
   --replay "$REPLAY/../trace.json" --engine sim || echo "(plan --replay --engine sim exited $?: a tenant waits longer)"

@@ -39,9 +39,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "trace generate": (
         "kueue-gitops trace generate --cluster gpu-staging --workloads 40 --hours 1 --seed 7 "
-        "-o trace.json",
+        "--out trace.json",
     ),
-    "trace record": ("kueue-gitops trace record --cluster gpu-prod --since 24h -o trace.json",),
+    "trace record": ("kueue-gitops trace record --cluster gpu-prod --since 24h --out trace.json",),
     "codeowners": ("kueue-gitops codeowners", "kueue-gitops codeowners --check"),
     "generate policies": ("kueue-gitops generate policies --cluster gpu-prod",),
     "generate argocd": (
@@ -56,7 +56,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "kueue-gitops hold team-a-cq --apply",
     ),
     "resume": ("kueue-gitops resume team-a-cq --cluster gpu-prod --apply",),
-    "export-workloads": ("kueue-gitops export-workloads --cluster gpu-prod -o snapshots/",),
+    "export-workloads": ("kueue-gitops export-workloads --cluster gpu-prod --out-dir snapshots/",),
     "verify": ("kueue-gitops verify --cluster gpu-staging",),
     "preemptions": ("kueue-gitops preemptions --cluster gpu-prod",),
     "upgrade-check": ("kueue-gitops upgrade-check --cluster gpu-prod --to v0.18.0",),

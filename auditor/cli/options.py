@@ -212,6 +212,22 @@ def output_format(func: F) -> F:
     )(func)
 
 
+def old_output(command: str, new: str, *also: str) -> t.Callable[[F], F]:
+    """The old -o/--output of a command that writes a file or folder, not a report: refused,
+    naming `new`, its own option (-o is a report format everywhere else)."""
+
+    def refuse(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value is None:
+            return
+        if value in FORMATS:  # `-o json` once wrote a file named json
+            raise click.UsageError(f"{command} writes no report (-o {value}): give {new} PATH")
+        raise click.UsageError(f"-o is a report format; {command} takes {new} {value}")
+
+    return click.option(
+        "-o", "--output", *also, "old_output", hidden=True, expose_value=False, callback=refuse
+    )
+
+
 DEADLINE = 120.0  # seconds per cluster: a large cluster's LISTs take a few; a hung one, forever
 
 

@@ -12,6 +12,7 @@ from auditor.cli.options import (
     cluster_access,
     cluster_deadline,
     finish,
+    old_output,
     output_format,
     pass_context,
 )
@@ -147,14 +148,15 @@ resume = _runbook_command(hold=False)
 @click.command(name="export-workloads")
 @click.option("--cluster", required=True, metavar="NAME", help="Repo cluster to read.")
 @click.option(
-    "-o",
-    "--output-dir",
+    "--out-dir",
     "output_dir",
+    metavar="DIR",
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("."),
     show_default=True,
     help="Folder for the timestamped JSON file.",
 )
+@old_output("export-workloads", "--out-dir", "--output-dir")
 @cluster_access
 @cluster_deadline
 @pass_context

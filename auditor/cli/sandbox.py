@@ -11,9 +11,10 @@ from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, pass_context
+from auditor.cli.options import Context, finish, output_format, pass_context
 from auditor.errors import ConfigError, SandboxError
 from auditor.live import apply as live_apply
+from auditor.model import ClusterResult, Report
 from auditor.repo import boundaries
 from auditor.sandbox import (
     Sandbox,
@@ -286,22 +287,27 @@ _ALL = click.option(
 @_ALL
 @pass_context
 def status(ctx: Context, every: bool) -> None:
-    """List this repository's sandboxes and whether they run. Exit 3 when one is stale (a
-    process died)."""
-    stale = False
+    """List this repository's sandboxes and whether they run. A listing, not a report: a
+    stale sandbox (a process died) is an error after the list (exit 3)."""
+    stale = []
     for name in _shown(ctx, every):
         box = Sandbox(name)
         state = box.state()
         if state is None:
             continue
         running = box.running()
-        stale |= not running
+        if not running:
+            stale.append(name)
         click.echo(
             f"{name}: {'running' if running else 'STALE (a process died)'} "
             f"at https://127.0.0.1:{state.api_port} kubeconfig {box.kubeconfig}"
         )
     if stale:
-        raise SystemExit(3)
+        names = " ".join(stale)
+        raise SandboxError(
+            f"sandbox(es) {', '.join(stale)} stale (a process died): "
+            f"`kueue-gitops sandbox down {names}` then `kueue-gitops sandbox up {names}`"
+        )
 
 
 @sandbox.command()
@@ -318,28 +324,29 @@ def env(ctx: Context, every: bool) -> None:
 @sandbox.command()
 @click.option("--cluster", "cluster", required=True, help="Repo cluster whose manifests to apply.")
 @click.option("--name", help="Sandbox to apply to (default: the one named like the cluster).")
+@output_format
 @pass_context
-def apply(ctx: Context, cluster: str, name: str | None) -> None:
-    """Apply clusters/C and tenants/*/C with server-side apply, as Argo CD would."""
+def apply(ctx: Context, cluster: str, name: str | None, output: str) -> None:
+    """Apply clusters/C and tenants/*/C with server-side apply, as Argo CD would. Each object's
+    outcome goes to stderr; the report holds the manifests' findings (exit 1) and, as the
+    cluster's errors, the objects the API server rejected (the sync incomplete: exit 3)."""
     repo = ctx.repository()
     loaded = repo.load([cluster])
-    for finding in loaded.findings:
-        click.echo(f"{finding.file}:{finding.line}: {finding.message}", err=True)
     box = Sandbox(name or cluster)
     if not box.running():
         raise SandboxError(
             f"sandbox {box.name} is not running; `kueue-gitops sandbox up {box.name}`"
         )
     results = live_apply.apply_all(box.connect(), loaded.for_cluster(cluster))
-    failed = [r for r in results if r.error]
+    errors = []
     for r in results:
         mark = "FAILED" if r.error else "applied"
-        click.echo(f"{mark:>8} {r.resource.key}  ({r.resource.file}:{r.resource.line})")
+        click.echo(f"{mark:>8} {r.resource.key}  ({r.resource.file}:{r.resource.line})", err=True)
         if r.error:
-            click.echo(f"         {r.error}", err=True)
-    click.echo(f"{len(results) - len(failed)} applied, {len(failed)} rejected")
-    if failed or loaded.findings:
-        raise SystemExit(1)
+            errors.append(f"{r.resource.key} ({r.resource.file}:{r.resource.line}): {r.error}")
+    click.echo(f"{len(results) - len(errors)} applied, {len(errors)} rejected", err=True)
+    result = ClusterResult(cluster, status="incomplete" if errors else "ok", errors=errors)
+    finish(Report("sandbox apply", findings=list(loaded.findings), clusters=[result]), output)
 
 
 def _all_names() -> list[str]:

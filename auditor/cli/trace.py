@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
+from auditor.cli.options import (
+    Context,
+    cluster_access,
+    cluster_deadline,
+    old_output,
+    pass_context,
+)
 from auditor.errors import ConfigError
 from auditor.live.access import connect
 from auditor.replay import record as replay_record
@@ -66,7 +72,15 @@ def trace() -> None:
     help="A tenant's part of the work (repeatable); default: every tenant LocalQueue of the "
     "cluster, equal shares, the priority classes its profile approves.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    "output",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The trace file to write.",
+)
+@old_output("trace generate", "--out")
 @pass_context
 def generate(
     ctx: Context,
@@ -95,7 +109,15 @@ def generate(
 @trace.command()
 @click.option("--cluster", required=True, metavar="C", help="The repository cluster to read.")
 @click.option("--since", default="24h", show_default=True, help="The window: 30m, 24h, 7d ...")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    "output",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The trace file to write.",
+)
+@old_output("trace record", "--out")
 @cluster_access
 @cluster_deadline
 @pass_context

@@ -13,7 +13,7 @@ from __future__ import annotations
 from auditor import rules
 from auditor.drift.normalize import Path
 from auditor.k8s.objects import RBAC_KINDS
-from auditor.kueue import admission
+from auditor.kueue import admission, stop_policy
 from auditor.kueue import config as kueue_config
 from auditor.kueue.quota import QUOTA_FIELDS
 
@@ -82,7 +82,7 @@ def rule(kind: str, path: Path = ()) -> rules.Rule:
         return FLAVOR
     if names & PREEMPTION_FIELDS:
         return PREEMPTION
-    if "stopPolicy" in names:
+    if stop_policy.FIELD in names:
         return STOP_POLICY
     if kind in PRIORITY_KINDS:
         return PRIORITY

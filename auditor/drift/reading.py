@@ -8,7 +8,7 @@ committed catalog first, the live CRDs second.
 from __future__ import annotations
 
 from auditor.drift.normalize import Schema
-from auditor.k8s.objects import RBAC_KINDS, Json
+from auditor.k8s.objects import RBAC_API, RBAC_KINDS, SCHEDULING_API, Json
 from auditor.live.reading import CRD as CRD
 from auditor.live.reading import NODES as NODES
 from auditor.live.reading import Live as Live
@@ -18,7 +18,6 @@ from auditor.model import Resource
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
 
-RBAC = "rbac.authorization.k8s.io/v1"
 KUEUE_KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
 
 
@@ -27,8 +26,8 @@ def watched_kinds(profile: ClusterProfile) -> list[tuple[str, str]]:
     kueue = profile.kueue_api
     return [
         ("v1", "Namespace"),
-        ("scheduling.k8s.io/v1", "PriorityClass"),
-        *((RBAC, kind) for kind in RBAC_KINDS),
+        (SCHEDULING_API, "PriorityClass"),
+        *((RBAC_API, kind) for kind in RBAC_KINDS),
         *((kueue, kind) for kind in KUEUE_KINDS),
     ]
 

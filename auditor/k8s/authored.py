@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.k8s.objects import Json
+from auditor.k8s.objects import SCHEDULING_GROUP, Json
 
 Schema = dict[str, t.Any]
 
@@ -36,7 +36,7 @@ CORE_DEFAULTS: dict[tuple[str, str], Schema] = {
     ("", "Namespace"): {
         "properties": {"spec": {"default": {"finalizers": ["kubernetes"]}}},
     },
-    ("scheduling.k8s.io", "PriorityClass"): {
+    (SCHEDULING_GROUP, "PriorityClass"): {
         "properties": {
             "preemptionPolicy": {"default": "PreemptLowerPriority"},
             "globalDefault": {"default": False},  # a plain bool: false is never stored

@@ -10,6 +10,9 @@ Json = dict[str, t.Any]  # a Kubernetes object or any part of one, as decoded fr
 CRD_API = "apiextensions.k8s.io/v1"
 ADMISSION_API = "admissionregistration.k8s.io/v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
+RBAC_API = f"{RBAC_GROUP}/v1"
+SCHEDULING_GROUP = "scheduling.k8s.io"  # PriorityClass
+SCHEDULING_API = f"{SCHEDULING_GROUP}/v1"
 RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 KUEUE_GROUP = "kueue.x-k8s.io"  # here, not in auditor.kueue, so RBAC rules below it can name it
 

@@ -21,7 +21,7 @@ import typing as t
 from dataclasses import dataclass, field, replace
 
 from auditor.k8s import selectors
-from auditor.k8s.objects import KUEUE_GROUP, RBAC_GROUP, Json
+from auditor.k8s.objects import KUEUE_GROUP, RBAC_GROUP, SCHEDULING_GROUP, Json
 
 ALL = "*"
 READ_VERBS = ("get", "list", "watch")
@@ -43,7 +43,7 @@ class Watched(t.NamedTuple):
 QUOTA_RESOURCES = ("clusterqueues", "resourceflavors", "cohorts", "workloadpriorityclasses")
 WATCHED: tuple[Watched, ...] = (
     *(Watched(KUEUE_GROUP, r, WRITE_VERBS, False) for r in QUOTA_RESOURCES),
-    Watched("scheduling.k8s.io", "priorityclasses", WRITE_VERBS, False),
+    Watched(SCHEDULING_GROUP, "priorityclasses", WRITE_VERBS, False),
     Watched("", "namespaces", ("update", "patch"), True),  # relabelling one is admission
     # `bind` is asked in the namespace of the RoleBinding being written, for Roles and ClusterRoles.
     Watched(RBAC_GROUP, "roles", ("bind", "escalate"), True),

@@ -4,4 +4,9 @@ from __future__ import annotations
 
 from auditor.k8s.objects import KUEUE_GROUP
 
-__all__ = ["KUEUE_GROUP"]
+# Where upstream's install puts Kueue: its namespace, and the Deployment and ServiceAccount
+# (one name) of its controller.
+NAMESPACE = "kueue-system"
+CONTROLLER = "kueue-controller-manager"
+
+__all__ = ["CONTROLLER", "KUEUE_GROUP", "NAMESPACE"]

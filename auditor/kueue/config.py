@@ -17,9 +17,8 @@ import typing as t
 from dataclasses import dataclass
 
 from auditor.k8s.objects import Json
-from auditor.kueue import release
+from auditor.kueue import NAMESPACE, release
 
-NAMESPACE = "kueue-system"
 CONFIG_MAP = "kueue-manager-config"
 KEY = "controller_manager_config.yaml"
 API_VERSION = "config.kueue.x-k8s.io/v1beta2"

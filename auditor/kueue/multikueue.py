@@ -38,7 +38,7 @@ FIELD_MANAGER = "kueue"
 # What the reconciler writes on an automated manager ClusterQueue (its one group, one flavor).
 OWNED: tuple[str | int, ...] = ("spec", "resourceGroups", 0, "flavors", 0, "resources")
 OWNED_JQ = ".spec.resourceGroups[0].flavors[0].resources"
-DROPPED = ("borrowingLimit", "lendingLimit")  # not in what it writes: gone at every sum
+DROPPED = quota.LIMITS  # not in what it writes: gone at every sum
 
 
 class Quota(enum.StrEnum):
@@ -147,7 +147,7 @@ def nominal_by_resource(queue: Json) -> dict[str, Quantity]:
     total: dict[str, Quantity] = {}
     for cell in quota.cells(queue):
         try:
-            value = parse(cell.fields.get("nominalQuota"))
+            value = parse(cell.fields.get(quota.NOMINAL))
         except QuantityError:
             continue
         total[cell.resource] = total.get(cell.resource, ZERO) + value

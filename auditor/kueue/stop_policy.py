@@ -6,6 +6,7 @@ import typing as t
 
 from auditor.k8s.objects import Json
 
+FIELD = "stopPolicy"  # of a queue's spec
 NONE = "None"
 HOLD = "Hold"
 HOLD_AND_DRAIN = "HoldAndDrain"
@@ -19,15 +20,15 @@ EFFECT = {
 def policy_of(queue: Json) -> t.Any:
     """A ClusterQueue's or LocalQueue's stopPolicy as written (None when unset)."""
     spec = queue.get("spec")
-    return spec.get("stopPolicy") if isinstance(spec, dict) else None
+    return spec.get(FIELD) if isinstance(spec, dict) else None
 
 
 def without(queue: Json) -> Json:
     """A copy of the queue as it is with its stopPolicy removed (admitting: the default)."""
     spec = queue.get("spec")
-    if not isinstance(spec, dict) or "stopPolicy" not in spec:
+    if not isinstance(spec, dict) or FIELD not in spec:
         return queue
-    return {**queue, "spec": {k: v for k, v in spec.items() if k != "stopPolicy"}}
+    return {**queue, "spec": {k: v for k, v in spec.items() if k != FIELD}}
 
 
 def holds(policy: object) -> bool:
@@ -37,4 +38,4 @@ def holds(policy: object) -> bool:
 
 def patch(policy: str | None) -> Json:
     """The merge patch that sets a ClusterQueue's stopPolicy; None removes it (the default)."""
-    return {"spec": {"stopPolicy": policy}}
+    return {"spec": {FIELD: policy}}

@@ -21,7 +21,8 @@ import yaml
 
 from auditor.errors import ConfigError
 from auditor.k8s import quantity
-from auditor.kueue import cohorts
+from auditor.k8s.objects import RBAC_API, RBAC_GROUP
+from auditor.kueue import cohorts, quota
 from auditor.onboard import staging
 from auditor.repo.layout import CLUSTERS, TENANTS, Repository
 from auditor.repo.profiles import EXPORTED, PROFILE_FILE, ClusterProfile
@@ -149,7 +150,7 @@ def cluster_queue(
                     {
                         "name": f,
                         "resources": [
-                            {"name": r, "nominalQuota": given.get((f, r), "0")} for r in resources
+                            {"name": r, quota.NOMINAL: given.get((f, r), "0")} for r in resources
                         ],
                     }
                     for f in flavors
@@ -261,17 +262,15 @@ def tenant(
         create[f"{base}/rbac.yaml"] = _yaml(
             "Platform-owned: members may submit Jobs and read queue status here, nothing more.",
             {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "apiVersion": RBAC_API,
                 "kind": "RoleBinding",
                 "metadata": {"name": f"{name}-submitters", "namespace": name},
                 "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
+                    "apiGroup": RBAC_GROUP,
                     "kind": "ClusterRole",
                     "name": SUBMITTER_ROLE,
                 },
-                "subjects": [
-                    {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}
-                ],
+                "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": group}],
             },
         )
         append[f"{CLUSTERS}/{cluster}/clusterqueues.yaml"] = _yaml(
@@ -333,7 +332,7 @@ def _app_project(repo: Repository, name: str, clusters: list[str]) -> str:
                 "clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": name}],
                 "namespaceResourceWhitelist": [
                     {"group": "kueue.x-k8s.io", "kind": "LocalQueue"},
-                    {"group": "rbac.authorization.k8s.io", "kind": "RoleBinding"},
+                    {"group": RBAC_GROUP, "kind": "RoleBinding"},
                 ],
             },
         },

@@ -23,9 +23,9 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.k8s.objects import KUEUE_GROUP, RBAC_KINDS, Json
+from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_KINDS, SCHEDULING_API, Json
+from auditor.kueue import CONTROLLER, NAMESPACE, release, versions
 from auditor.kueue import config as kueue_config
-from auditor.kueue import release, versions
 from auditor.live.kube import KubeCluster, status_of
 from auditor.live.reading import CRD, NODES, read
 from auditor.onboard import staging
@@ -34,7 +34,6 @@ from auditor.repo.layout import TENANTS
 from auditor.repo.profiles import PROFILE_FILE
 from auditor.schemas import fetch as schemas_fetch
 
-CONTROLLER = ("kueue-system", "kueue-controller-manager")  # upstream's install
 STATE = ".kueue-gitops"
 RECORD = f"{STATE}/imported.json"
 _TAG = re.compile(r":(v\d+\.\d+\.\d+)(?:@sha256:[0-9a-f]+)?$")
@@ -80,21 +79,21 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
         )
     api = versions.api_version(served, served)
     version, controller = None, None
-    deployment = _get(cluster, "apps/v1", "Deployment", CONTROLLER[1], CONTROLLER[0])
+    deployment = _get(cluster, "apps/v1", "Deployment", CONTROLLER, NAMESPACE)
     if deployment is not None:
         version, controller = controller_release(deployment)
     version = kueue_version or version
     if version is None:
         raise ConfigError(
-            f"cluster {cluster.name}: no Deployment {'/'.join(CONTROLLER)} names the Kueue "
+            f"cluster {cluster.name}: no Deployment {NAMESPACE}/{CONTROLLER} names the Kueue "
             "release it runs (an install of another shape?): pass --kueue-version; nothing was "
             "written"
         )
     version = supported(version)
     kinds = [
         ("v1", "Namespace"),
-        ("scheduling.k8s.io/v1", "PriorityClass"),
-        *(("rbac.authorization.k8s.io/v1", kind) for kind in RBAC_KINDS),
+        (SCHEDULING_API, "PriorityClass"),
+        *((RBAC_API, kind) for kind in RBAC_KINDS),
         *((api, kind) for kind in KUEUE_KINDS),
         (api, "Workload"),
         NODES,
@@ -108,7 +107,7 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
         )
     objects = [o for o in live.objects.values() if o.get("kind") != "Workload"]
     workloads = [o for o in live.objects.values() if o.get("kind") == "Workload"]
-    config = _get(cluster, "v1", "ConfigMap", kueue_config.CONFIG_MAP, kueue_config.NAMESPACE)
+    config = _get(cluster, "v1", "ConfigMap", kueue_config.CONFIG_MAP, NAMESPACE)
     if config is not None:
         config.setdefault("apiVersion", "v1")
         config.setdefault("kind", "ConfigMap")

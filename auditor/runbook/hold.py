@@ -154,8 +154,8 @@ def set_stop_policy(text: str, file: str, name: str, policy: str | None) -> str:
         return BOM + set_stop_policy(text[1:], file, name, policy)
     spec, key_line = _spec_of(text, file, name)
     lines = _lines(text)
-    if "stopPolicy" in spec:
-        row = spec.lc.key("stopPolicy")[0]
+    if kueue_stop_policy.FIELD in spec:
+        row = spec.lc.key(kueue_stop_policy.FIELD)[0]
         if policy is None and MARKER in lines[row]:
             del lines[row]  # the line our hold added
         else:

@@ -34,6 +34,7 @@ import yaml
 
 from auditor.errors import ClusterAccessError, SandboxError
 from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_GROUP
+from auditor.kueue import CONTROLLER, NAMESPACE
 from auditor.kueue import release as kueue_release
 from auditor.kueue.config import API_VERSION
 from auditor.sandbox import services
@@ -44,14 +45,13 @@ if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
     from auditor.sandbox.controlplane import Sandbox
 
-NAMESPACE = "kueue-system"
 SERVICE = "kueue-webhook-service"
 SECRET = "kueue-webhook-server-cert"
 # Kueue's identity as upstream installs it, the ServiceAccount kueue-controller-manager, held
 # here by a client certificate (the API server takes the account's user name and groups from
 # it): RBAC binds the account, and drift trusts it as a profile's drift.trustedSubjects does on
 # a real cluster, so a repository's drift against its sandbox is clean.
-KUEUE_ACCOUNT = "kueue-controller-manager"
+KUEUE_ACCOUNT = CONTROLLER
 KUEUE_USER = f"system:serviceaccount:{NAMESPACE}:{KUEUE_ACCOUNT}"
 KUEUE_GROUPS = ("system:serviceaccounts", f"system:serviceaccounts:{NAMESPACE}")
 KUEUE_SUBJECT = {"kind": "ServiceAccount", "name": KUEUE_ACCOUNT, "namespace": NAMESPACE}

@@ -24,6 +24,7 @@ import yaml
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import KUEUE_GROUP, RBAC_GROUP, Json
+from auditor.kueue import NAMESPACE
 from auditor.sandbox import kueue, pki
 from auditor.sandbox.build import KueueRelease, Toolchain
 from auditor.sandbox.services import READY_TIMEOUT, free_port
@@ -60,7 +61,7 @@ def start(
     shutil.copyfile(serving.cert, certs / "tls.crt")
     shutil.copyfile(serving.key, certs / "tls.key")
     bundle = base64.b64encode(ca.cert_path.read_bytes()).decode()
-    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue.NAMESPACE}}
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     for body in [namespace, *_rbac(release), *_webhooks(release, webhook_port, bundle)]:
         admin.apply(body, manager=kueue.MANAGER)
     config = box.dir / "kueue" / "config.yaml"
@@ -91,7 +92,7 @@ def overlay(configuration: Json | None, cert_dir: str, webhook_port: int, health
     """The repository's Configuration with the local process's addresses laid over it."""
     config = copy.deepcopy(configuration or {"apiVersion": CONFIG_API, "kind": "Configuration"})
     config.update(
-        namespace=kueue.NAMESPACE,
+        namespace=NAMESPACE,
         health={
             **(config.get("health") or {}),
             "healthProbeBindAddress": f"127.0.0.1:{health_port}",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import ClusterAccessError
-from auditor.k8s.objects import CRD_API, RBAC_GROUP
+from auditor.k8s.objects import CRD_API, RBAC_GROUP, SCHEDULING_GROUP
 from auditor.schemas import convert
 from auditor.schemas.catalog import INDEX_FILE, PACKAGED_FILES, Schema, schema_file, schema_path
 
@@ -34,7 +34,7 @@ CORE_KINDS: tuple[tuple[str, str], ...] = (
     (RBAC_GROUP, "RoleBinding"),
     (RBAC_GROUP, "ClusterRole"),
     (RBAC_GROUP, "ClusterRoleBinding"),
-    ("scheduling.k8s.io", "PriorityClass"),
+    (SCHEDULING_GROUP, "PriorityClass"),
     (ADMISSION_GROUP, "ValidatingAdmissionPolicy"),
     (ADMISSION_GROUP, "ValidatingAdmissionPolicyBinding"),
 )

@@ -20,7 +20,7 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor import rules
+from auditor import kueue, rules
 from auditor.errors import ClusterAccessError
 from auditor.k8s import conditions
 from auditor.k8s.objects import KUEUE_GROUP, Json, group_of
@@ -47,8 +47,6 @@ UPGRADE_RUNNING_WITHOUT_RECOVERY = _RULES["upgrade-running-without-recovery"]
 UPGRADE_REPO_VERSION_DEPRECATED = _RULES["upgrade-repo-version-deprecated"]
 UPGRADE_REPO_VERSION_UNSERVED = _RULES["upgrade-repo-version-unserved"]
 UPGRADE_REPO_INVALID = _RULES["upgrade-repo-invalid"]
-
-CONTROLLER = ("kueue-controller-manager", "kueue-system")
 
 
 @dataclass
@@ -112,7 +110,7 @@ def _stored(crd: Json) -> list[str]:
 
 def _now(cluster: KubeCluster, profile: ClusterProfile, crds: list[Json]) -> list[Finding]:
     findings = []
-    down = probes.deployment_unavailable(cluster, *CONTROLLER)
+    down = probes.deployment_unavailable(cluster, kueue.CONTROLLER, kueue.NAMESPACE)
     stale = probes.stale_queues(cluster, profile.kueue_api)
     if down or stale:
         why = down or f"ClusterQueue(s) {', '.join(stale)} not reconciled for their current spec"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from auditor import rules
 from auditor.k8s.conditions import is_true, message, reason
-from auditor.k8s.objects import Json
+from auditor.k8s.objects import SCHEDULING_API, Json
 from auditor.kueue import admission
 from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL, QUOTA_RESERVED
 from auditor.repo.profiles import TenantProfile
@@ -154,9 +154,7 @@ class Crossing:
 
     def unapproved_priority(self) -> Check:
         level = self.act.unapproved("WorkloadPriorityClass", self.tenant.workload_levels)
-        pod = self.act.unapproved(
-            "PriorityClass", self.tenant.pod_levels, api="scheduling.k8s.io/v1"
-        )
+        pod = self.act.unapproved("PriorityClass", self.tenant.pod_levels, api=SCHEDULING_API)
         queue = {QUEUE_LABEL: self.tenant.queues[0]}
         by_level = self.act.try_job({**queue, PRIORITY_LABEL: level}, dry_run=True)
         by_pod = self.act.try_job(queue, dry_run=True, pod_class=pod)
@@ -264,7 +262,7 @@ class Crossing:
             ),
             (
                 "create PriorityClass",
-                lambda: self.act.dry_create("scheduling.k8s.io/v1", "PriorityClass", {"value": 1}),
+                lambda: self.act.dry_create(SCHEDULING_API, "PriorityClass", {"value": 1}),
             ),
         ]
         if cohorts:  # v1alpha1 where Kueue is older than v0.11: tried where it is served

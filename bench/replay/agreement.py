@@ -212,7 +212,7 @@ def main() -> None:
                 [*CLI, "--repo", str(repo), "trace", "generate", "--cluster", CLUSTER,
                  "--workloads", str(case.workloads), "--hours", str(case.hours),
                  "--median-run", str(case.median_run), "--seed", str(case.seed), *tenants,
-                 "-o", str(trace)],
+                 "--out", str(trace)],
                 check=True, cwd=ROOT, capture_output=True,
             )  # fmt: skip
             plan = ["plan", "--base", "HEAD~1", "--head", "HEAD", "--cluster", CLUSTER,

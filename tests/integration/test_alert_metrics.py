@@ -29,12 +29,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from auditor import rules
 from auditor.errors import ClusterAccessError
+from auditor.kueue import CONTROLLER, NAMESPACE
 from auditor.live.apply import apply_all
 from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.layout import Repository
 from auditor.report import metrics
 from auditor.sandbox import Sandbox, Toolchain
-from auditor.sandbox.kueue import KUEUE_ACCOUNT, NAMESPACE
 from tests.conftest import ROOT
 from tests.integration.conftest import repo_kueue_config, repo_kueue_release
 
@@ -324,7 +324,7 @@ class Scraper:
 
         scraper = {"kind": "ServiceAccount", "name": "prometheus", "namespace": "kueue-system"}
         # The identity the sandbox's Kueue runs as: upstream's ServiceAccount.
-        kueue = {"kind": "ServiceAccount", "name": KUEUE_ACCOUNT, "namespace": NAMESPACE}
+        kueue = {"kind": "ServiceAccount", "name": CONTROLLER, "namespace": NAMESPACE}
         return [
             {
                 "apiVersion": "v1",

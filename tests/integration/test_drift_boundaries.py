@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.kueue import admission
+from auditor.kueue import NAMESPACE, admission
 from auditor.kueue import config as kueue_config
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import start_sandbox
@@ -57,7 +57,7 @@ def test_a_policy_deleted_or_loosened_live_is_an_error(synced: tuple[Sandbox, Pa
         {"spec": {"failurePolicy": "Ignore"}},
     )
     cluster.delete(admission.API, admission.BINDING, admission.NAMESPACE_POLICY)
-    live = cluster.get("v1", "ConfigMap", kueue_config.CONFIG_MAP, kueue_config.NAMESPACE)
+    live = cluster.get("v1", "ConfigMap", kueue_config.CONFIG_MAP, NAMESPACE)
     text = live["data"][kueue_config.KEY]
     relaid = "# a comment and a blank line are not drift\n\n" + text.replace(
         "manageJobsWithoutQueueName: true", "manageJobsWithoutQueueName: false"
@@ -67,7 +67,7 @@ def test_a_policy_deleted_or_loosened_live_is_an_error(synced: tuple[Sandbox, Pa
         "ConfigMap",
         kueue_config.CONFIG_MAP,
         {"data": {kueue_config.KEY: relaid}},
-        namespace=kueue_config.NAMESPACE,
+        namespace=NAMESPACE,
     )
     try:
         code, report = drift_json(repo, box.kubeconfig)

@@ -207,7 +207,7 @@ def test_a_livelock_at_one_instant_is_named_and_the_day_goes_on(
         ["--repo", str(root), "trace", "generate", "--cluster", "gpu-staging",
          "--workloads", "30", "--hours", "0.5", "--median-run", "300", "--seed", "12",
          "--tenant", "team-a:batch-low:0.6", "--tenant", "team-b:batch-standard:0.4",
-         "-o", str(root / "reclaim.json")],
+         "--out", str(root / "reclaim.json")],
     )  # fmt: skip
     assert made.exit_code == 0, made.stderr
     code, doc = replayed(repo, "halved", "reclaim.json")

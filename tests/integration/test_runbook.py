@@ -280,7 +280,7 @@ def test_export_writes_every_workloads_state_and_who_preempted_whom(
             "--cluster",
             "gpu-prod",
             *own_context(fresh_sandbox.kubeconfig),
-            "-o",
+            "--out-dir",
             str(out),
         ]
     )
@@ -342,7 +342,7 @@ def test_export_from_an_unreachable_cluster_fails_and_writes_nothing(
             "--cluster",
             "gpu-prod",
             *own_context(kubeconfig),
-            "-o",
+            "--out-dir",
             str(tmp_path / "out"),
         ]
     )

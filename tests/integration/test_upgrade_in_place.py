@@ -76,7 +76,9 @@ def test_the_legacy_cluster_upgrades_without_losing_a_queue_or_a_workload(
         for cq in ("team-a-cq", "team-b-cq"):
             cluster.patch(OLD, "ClusterQueue", cq, {"spec": {"stopPolicy": "Hold"}})
         # 2. export what runs
-        exported = line(box, "export-workloads", "--cluster", "gpu-legacy", "-o", str(tmp_path))
+        exported = line(
+            box, "export-workloads", "--cluster", "gpu-legacy", "--out-dir", str(tmp_path)
+        )
         assert exported.exit_code == 0, exported.output
         [snapshot] = tmp_path.glob("workloads-*.json")
         assert len(json.loads(snapshot.read_text())["workloads"]) == 3

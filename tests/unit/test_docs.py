@@ -28,6 +28,7 @@ DOCS = (
     "docs/replay.md",
     "docs/editor.md",
     "bench/README.md",
+    "bench/HISTORY.md",
 )
 TOP_LEVEL = {p.name for p in ROOT.iterdir() if p.name not in (".git", ".venv")}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor.k8s import selectors
+from auditor.k8s.objects import SCHEDULING_GROUP
 from auditor.kueue import KUEUE_GROUP, release
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries, manifests
@@ -86,7 +87,7 @@ def about_profile(
 
 PRIORITY_KINDS = {
     "workload": ("WorkloadPriorityClass", KUEUE),
-    "pod": ("PriorityClass", "scheduling.k8s.io"),
+    "pod": ("PriorityClass", SCHEDULING_GROUP),
 }
 
 

@@ -16,8 +16,8 @@ import yaml
 
 from auditor import rules
 from auditor.k8s import selectors
+from auditor.kueue import NAMESPACE, release
 from auditor.kueue import config as kueue_config
-from auditor.kueue import release
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries, manifests
 
@@ -44,7 +44,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             ctx,
             KUEUE_CONFIG_MISSING,
             f"the repository holds no Kueue Configuration for {ctx.cluster.name}: keep the "
-            f"ConfigMap {kueue_config.NAMESPACE}/{kueue_config.CONFIG_MAP} (key "
+            f"ConfigMap {NAMESPACE}/{kueue_config.CONFIG_MAP} (key "
             f"{kueue_config.KEY}) in clusters/{ctx.cluster.name}/{boundaries.KUEUE_FOLDER}/, "
             "or Kueue runs on upstream's defaults, where a Job without a queue name runs "
             "outside every quota",
@@ -156,7 +156,7 @@ def _against_api(
         )
     yield from _gates(embedded, config, api.version)
     selector = config.get("managedJobsNamespaceSelector")
-    namespace = config.get("namespace") or kueue_config.NAMESPACE
+    namespace = config.get("namespace") or NAMESPACE
     for forbidden in ("kube-system", namespace):
         if selector is not None and selectors.selects(selector, {NAME_LABEL: forbidden}, nil=True):
             yield embedded.finding(

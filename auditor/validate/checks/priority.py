@@ -15,7 +15,7 @@ import typing as t
 
 from auditor import rules
 from auditor.model import Finding
-from auditor.validate.checks._common import KUEUE, about_profile, named
+from auditor.validate.checks._common import PRIORITY_KINDS, about_profile, named
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
@@ -26,10 +26,7 @@ PRIORITY_LEVEL_MISSING = RULES["priority-level-missing"]
 
 ID = "priority"
 
-KINDS = {
-    "workload": ("WorkloadPriorityClass", KUEUE),
-    "pod": ("PriorityClass", "scheduling.k8s.io"),
-}
+KINDS = PRIORITY_KINDS
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

@@ -25,7 +25,7 @@ import typing as t
 
 from auditor import rules
 from auditor.k8s import baseline, rbac
-from auditor.k8s.objects import RBAC_GROUP
+from auditor.k8s.objects import RBAC_GROUP, SCHEDULING_GROUP
 from auditor.k8s.rbac import Policy, RoleRef
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
@@ -131,7 +131,7 @@ def _classify(group: str, resource: str, writes: list[str], managed: Managed) ->
         return []
     if (group, resource) in managed:  # Kueue queues it here (pods, deployments, ...)
         return []
-    if group == KUEUE or (group == "scheduling.k8s.io" and base == "priorityclasses"):
+    if group == KUEUE or (group == SCHEDULING_GROUP and base == "priorityclasses"):
         return [RBAC_PLATFORM_WRITE]
     if group == "" and base == "namespaces":
         return [RBAC_NAMESPACE_WRITE]
