@@ -21,6 +21,7 @@ from auditor import rules
 from auditor.k8s.objects import Json, ResourceKey, group_of
 from auditor.model import Finding
 from auditor.repo.layout import Repository
+from auditor.repo.manifests import CONSTRUCT_ERRORS
 from auditor.repo.profiles import ClusterProfile
 
 _RULES = rules.of(__name__)
@@ -55,7 +56,7 @@ def refused(found: t.Iterable[Finding]) -> Unread:
 def identities(data: bytes) -> list[ResourceKey]:
     """Every object identity `data` names, read as leniently as it can be."""
     documents: list[t.Any] = []
-    with contextlib.suppress(yaml.YAMLError, ValueError, RecursionError):
+    with contextlib.suppress(yaml.YAMLError, RecursionError, *CONSTRUCT_ERRORS):
         for document in yaml.safe_load_all(data.decode("utf-8", errors="replace")):
             documents.append(document)
     out: list[ResourceKey] = []

@@ -52,6 +52,8 @@ INT_TAG = "tag:yaml.org,2002:int"
 # What a scalar may become: JSON's scalars, and timestamps (Kubernetes makes them strings).
 _SCALARS = frozenset({str, int, float, bool, type(None), datetime.date, datetime.datetime})
 _LONG_INT = re.compile(r"[-+]?[0-9_]{100,}")
+# What PyYAML's constructors raise for a value its explicit tag cannot hold (`!!timestamp x`).
+CONSTRUCT_ERRORS = (ValueError, AttributeError, KeyError, TypeError, OverflowError)
 _SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 MAX_NODES = 200_000  # per document: far beyond any real manifest, far below an alias bomb
 MAX_DEPTH = 100  # nesting per document: a CRD's schema is the deepest object, at about 40
@@ -134,7 +136,7 @@ class _Builder:
         so is a value its explicit tag cannot hold (`!!timestamp x`, `!!bool maybe`)."""
         try:
             value = self.loader.construct_object(node)
-        except (ValueError, AttributeError, KeyError, TypeError, OverflowError):
+        except CONSTRUCT_ERRORS:
             if node.tag == INT_TAG and _LONG_INT.fullmatch(node.value):  # past 4,300 digits
                 raise _bad_number(node, "more digits than a number can have") from None
             raise _Problem(
