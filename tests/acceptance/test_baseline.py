@@ -37,6 +37,13 @@ metadata:
 spec:
   cohort: ai-shared
   namespaceSelector: {{matchLabels: {{platform.example.com/kueue: enabled}}}}
+  resourceGroups:  # enough that a Job asking cpu and memory could be admitted
+    - coveredResources: [cpu, memory]
+      flavors:
+        - name: cpu-only
+          resources:
+            - {{name: cpu, nominalQuota: "1"}}
+            - {{name: memory, nominalQuota: 1Gi}}
 """
 
 
