@@ -191,7 +191,7 @@ def test_the_base_install_helps_and_completes_without_the_extras(
     )  # fmt: skip
     # The CRDs were read; what stops it is the cluster's context, not a missing extra.
     assert upgrade.returncode == 2, upgrade.stdout + upgrade.stderr
-    assert "cluster gpu-prod: cannot use context gpu-prod" in upgrade.stderr
+    assert "cluster gpu-prod: no context gpu-prod of" in upgrade.stderr
     assert "extra" not in upgrade.stdout + upgrade.stderr
 
     started = run([cli, "sandbox", "up", "scratch"], tmp_path, env={"PATH": "/usr/bin:/bin"})
