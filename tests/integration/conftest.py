@@ -74,6 +74,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
+def release_sandbox(toolchain: Toolchain, root: Path, name: str, version: str) -> Sandbox:
+    """A bare sandbox running Kueue `version` (none of this repository applied), started, or
+    the test failed saying why."""
+    box = Sandbox(f"{name}-{version.replace('.', '-')}-{os.getpid()}", root=root)
+    try:
+        box.up(toolchain, with_kueue=True, kueue_release=releases.release(toolchain, version))
+    except Exception as exc:
+        box.down()
+        pytest.fail(f"the Kueue {version} sandbox could not start: {exc}", pytrace=False)
+    return box
+
+
 def synced_kueue_sandbox(toolchain: Toolchain, root: Path, cluster: str) -> Sandbox:
     """A sandbox of `cluster` running the Kueue release its profile names (from the repo's
     Configuration), kube-controller-manager, and kwok's nodes from the profile's capacity,

@@ -20,9 +20,10 @@ import pytest
 import yaml
 
 from auditor.live.kube import KubeCluster
-from auditor.sandbox import Sandbox, Toolchain, releases
+from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import ROOT
 from tests.installed import git, run
+from tests.integration.conftest import release_sandbox
 
 ESTATE = ROOT / "tests/data/import/estate.yaml"
 RELEASES = ("v0.17.0", "v0.19.2")
@@ -40,12 +41,7 @@ def estate(
 ) -> t.Iterator[Sandbox]:
     """A sandbox running Kueue `request.param`, with the estate applied by hand."""
     version = str(request.param)
-    box = Sandbox(f"import-{version.replace('.', '-')}", root=sandboxes_dir)
-    try:
-        box.up(toolchain, with_kueue=True, kueue_release=releases.release(toolchain, version))
-    except Exception as exc:
-        box.down()
-        pytest.fail(f"the Kueue {version} sandbox could not start: {exc}", pytrace=False)
+    box = release_sandbox(toolchain, sandboxes_dir, "import", version)
     try:
         admin = box.connect()
         text = string.Template(ESTATE.read_text()).substitute(version=version)

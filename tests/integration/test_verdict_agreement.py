@@ -13,7 +13,6 @@ reason, in expected-disagreements.yaml, and a listed one that no longer happens 
 from __future__ import annotations
 
 import copy
-import os
 import random
 import typing as t
 from dataclasses import dataclass
@@ -29,13 +28,14 @@ from auditor.model import Finding, Resource
 from auditor.plan import immutable
 from auditor.repo.layout import Repository
 from auditor.repo.manifests import load_bytes
-from auditor.sandbox import Sandbox, Toolchain, releases
+from auditor.sandbox import Toolchain
 from auditor.schemas import validator as schemas_validator
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.validate import checks
 from auditor.validate.checks import kueue_webhook, quantities
 from auditor.validate.engine import judged, validator_of
 from tests.conftest import ROOT
+from tests.integration.conftest import release_sandbox
 
 CORPUS = ROOT / "tests/data/verdicts"
 NAMESPACE = "vd"
@@ -302,12 +302,7 @@ def kueue_box(
     request: pytest.FixtureRequest, toolchain: Toolchain, sandboxes_dir: Path
 ) -> t.Iterator[tuple[str, KubeCluster]]:
     version = str(request.param)
-    box = Sandbox(f"verdicts-{version.replace('.', '-')}-{os.getpid()}", root=sandboxes_dir)
-    try:
-        box.up(toolchain, with_kueue=True, kueue_release=releases.release(toolchain, version))
-    except Exception as exc:
-        box.down()
-        pytest.fail(f"the Kueue {version} sandbox could not start: {exc}", pytrace=False)
+    box = release_sandbox(toolchain, sandboxes_dir, "verdicts", version)
     try:
         live = box.connect()
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
