@@ -74,6 +74,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
+def unread_kinds(errors: t.Iterable[str]) -> list[str]:
+    """The kinds a cluster's errors say were not read: `LIST <Kind> ...` one by one, and the
+    kinds named on the one `LIST not attempted (...): A, B` line once it stopped answering."""
+    kinds: list[str] = []
+    for error in errors:
+        if error.startswith("LIST not attempted ("):
+            kinds += error.partition("): ")[2].split(", ")
+        elif error.startswith("LIST "):
+            kinds.append(error.split()[1])
+    return kinds
+
+
 def release_sandbox(toolchain: Toolchain, root: Path, name: str, version: str) -> Sandbox:
     """A bare sandbox running Kueue `version` (none of this repository applied), started, or
     the test failed saying why."""

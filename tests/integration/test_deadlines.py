@@ -22,6 +22,7 @@ from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import own_context, run_line, start_sandbox
+from tests.integration.conftest import unread_kinds
 from tests.integration.test_drift import CLUSTER, servable_repo, sync
 
 Json = dict[str, t.Any]
@@ -81,8 +82,8 @@ def test_etcd_stopped_behind_a_running_api_server_ends_at_the_deadline(
     assert seconds < DEADLINE + MARGIN
     [cluster] = report["clusters"]
     assert "deadline" in cluster["errors"][0]
-    not_read = [e.split()[1] for e in cluster["errors"]]
-    assert {"Namespace", "ClusterQueue", "LocalQueue", "ClusterRole"} <= set(not_read)
+    not_read = set(unread_kinds(cluster["errors"]))
+    assert {"Namespace", "ClusterQueue", "LocalQueue", "ClusterRole"} <= not_read
     assert report["findings"] == []
 
 
