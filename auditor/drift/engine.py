@@ -51,6 +51,7 @@ from auditor.drift.reading import (
     key_of,
     kinds_to_read,
     read,
+    read_instead,
     watched_kinds,
 )
 from auditor.errors import ClusterAccessError, internal_error
@@ -338,6 +339,10 @@ def _read_cluster(
     first = set(kinds)
     desired = loaded.result().for_cluster(profile.name)
     read(cluster, [k for k in kinds_to_read(profile, desired) if k not in first], live)
+    # A watched kind the profile's version does not serve is read in the version the repository
+    # writes it in (v0.9.1's Cohort: v1alpha1), then compared; served in neither, it is reported.
+    written = {(r.api_version, r.kind) for r in desired if r.kind in live.not_served}
+    read_instead(cluster, live, sorted(written))
     if not live.stopped:
         live.applications = argocd.read_applications(cluster)
     return live

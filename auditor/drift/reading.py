@@ -14,6 +14,7 @@ from auditor.live.reading import NODES as NODES
 from auditor.live.reading import Live as Live
 from auditor.live.reading import key_of as key_of
 from auditor.live.reading import read as read
+from auditor.live.reading import read_instead as read_instead
 from auditor.model import Resource
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog

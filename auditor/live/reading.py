@@ -98,3 +98,14 @@ def read(cluster: KubeCluster, kinds: list[tuple[str, str]], into: Live | None =
         for item in items:
             live.objects[key_of(item)] = item
     return live
+
+
+def read_instead(cluster: KubeCluster, live: Live, kinds: list[tuple[str, str]]) -> None:
+    """Read each of `kinds` the cluster did not serve in the version first tried in the version
+    given here (a Kueue kind served in an older version only: v0.9.1's Cohort is v1alpha1); a
+    kind served in neither stays not served."""
+    again = [(api, kind) for api, kind in kinds if kind in live.not_served]
+    for _, kind in again:
+        del live.not_served[kind]
+        live.read.discard(kind)
+    read(cluster, again, live)

@@ -27,7 +27,7 @@ from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_KINDS, SCHEDULING_AP
 from auditor.kueue import CONTROLLER, NAMESPACE, release, versions
 from auditor.kueue import config as kueue_config
 from auditor.live.kube import KubeCluster, status_of
-from auditor.live.reading import CRD, NODES, read
+from auditor.live.reading import CRD, NODES, Live, read, read_instead
 from auditor.onboard import staging
 from auditor.onboard.estate import KUEUE_KINDS, Estate
 from auditor.repo.layout import TENANTS
@@ -100,6 +100,7 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
         CRD,
     ]
     live = read(cluster, kinds)
+    apis = _elsewhere(cluster, live, api, served)
     if live.errors:
         raise ClusterAccessError(
             f"cluster {cluster.name}: {'; '.join(live.errors)}; nothing was written",
@@ -117,7 +118,7 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
         version,
         api,
         objects,
-        schemas=_schemas(live.crds, api),
+        schemas=_schemas(live.crds, apis),
         nodes=live.nodes,
         workloads=workloads,
         controller=controller,
@@ -133,18 +134,32 @@ def _get(cluster: KubeCluster, api: str, kind: str, name: str, namespace: str) -
         raise
 
 
-def _schemas(crds: list[Json], kueue_api: str) -> dict[tuple[str, str], Json]:
-    """Each CRD kind's schema in the version import read it in (Kueue's: `kueue_api`)."""
+def _elsewhere(cluster: KubeCluster, live: Live, api: str, served: list[str]) -> dict[str, str]:
+    """Read each Kueue kind `api` does not serve in the next version the cluster serves it in
+    (v0.9.1's Cohort and Topology are v1alpha1 only): a served kind is never dropped. Returns
+    the apiVersion each Kueue kind was read in."""
+    apis = dict.fromkeys(KUEUE_KINDS, api)
+    for other in versions.to_try(api, served)[1:]:
+        missing = [kind for kind in KUEUE_KINDS if kind in live.not_served]
+        read_instead(cluster, live, [(other, kind) for kind in missing])
+        apis.update((kind, other) for kind in missing if kind not in live.not_served)
+    return apis
+
+
+def _schemas(crds: list[Json], apis: dict[str, str]) -> dict[tuple[str, str], Json]:
+    """Each CRD kind's schema in the version import read it in (Kueue's: `apis`, by kind)."""
     out = {}
     for crd in crds:
         spec = crd.get("spec") or {}
         group = str(spec.get("group", ""))
-        want = kueue_api.rpartition("/")[2] if group == KUEUE_GROUP else None
+        kind = str((spec.get("names") or {}).get("kind"))
+        api = apis.get(kind, "") if group == KUEUE_GROUP else ""
+        want = api.rpartition("/")[2] or None
         for version in spec.get("versions") or []:
             if (want and version.get("name") == want) or (not want and version.get("storage")):
                 schema = (version.get("schema") or {}).get("openAPIV3Schema")
                 if schema:
-                    out[(group, str((spec.get("names") or {}).get("kind")))] = schema
+                    out[(group, kind)] = schema
     return out
 
 

@@ -25,8 +25,9 @@ from tests.conftest import ROOT
 from tests.installed import git, run
 from tests.integration.conftest import release_sandbox
 
-ESTATE = ROOT / "tests/data/import/estate.yaml"
-RELEASES = ("v0.17.0", "v0.19.2")
+RELEASES = ("v0.9.1", "v0.17.0", "v0.19.2")
+# The estate in the API each release serves: v0.9.1 serves kueue.x-k8s.io/v1beta1 only.
+ESTATES = {"v0.9.1": "estate-v1beta1.yaml"}
 TEAMS = ("--tenants-by", "label=kueue.example.com/team", "--owner", "@acme/platform")
 PLANTED = {"namespace-selector-too-broad", "kueue-config-unmanaged-jobs", "preemption-unvalidated"}
 # What every estate lacks until kueue-gitops adds it: the alerts and the generated admission
@@ -44,7 +45,8 @@ def estate(
     box = release_sandbox(toolchain, sandboxes_dir, "import", version)
     try:
         admin = box.connect()
-        text = string.Template(ESTATE.read_text()).substitute(version=version)
+        estate = ROOT / "tests/data/import" / ESTATES.get(version, "estate.yaml")
+        text = string.Template(estate.read_text()).substitute(version=version)
         for doc in yaml.safe_load_all(text):
             admin.apply(doc, manager=MANAGER)
     except BaseException:
@@ -70,8 +72,9 @@ def _status(repo: Path) -> str:
 
 
 def test_import_validate_drift_reimport_and_a_second_cluster(
-    estate: Sandbox, base_install: Path, tmp_path: Path
+    estate: Sandbox, base_install: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    version = request.node.callspec.params["estate"]
     repo = tmp_path / "platform"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -81,13 +84,16 @@ def test_import_validate_drift_reimport_and_a_second_cluster(
     said = kg("import", "--cluster", "gpu-a", *access, *TEAMS)
     assert "tenants: team-a (team-a); team-b (team-b)" in said
     profile = yaml.safe_load((repo / "clusters/gpu-a/profile.yaml").read_text())["spec"]
-    assert profile["kueue"]["version"] == estate.name.removeprefix("import-").replace("-", ".")
+    assert profile["kueue"]["version"] == version
     assert profile["admissionLabel"] == {"key": "kueue.example.com/admission", "value": "enabled"}
     team_b = yaml.safe_load((repo / "tenants/team-b/profile.yaml").read_text())["spec"]
     assert team_b["group"] == "example:team-b"
     assert team_b["clusters"] == {
         "gpu-a": {"namespaces": ["team-b"], "clusterQueues": ["shared-cq", "team-b-cq"]}
     }
+    # The Cohort, in the version the release serves it in (v0.9.1: v1alpha1, beside v1beta1).
+    cohorts = list(yaml.safe_load_all((repo / "clusters/gpu-a/cohorts.yaml").read_text()))
+    assert [c["metadata"]["name"] for c in cohorts if c] == ["research"]
     queues = (repo / "clusters/gpu-a/clusterqueues.yaml").read_text()
     for server_side in (
         "status:",
@@ -107,7 +113,7 @@ def test_import_validate_drift_reimport_and_a_second_cluster(
     assert {f["rule"] for f in found["findings"]} == PLANTED | NOT_YET_ADOPTED, found["findings"]
     drift = json.loads(run([str(base_install), "drift", "--cluster", "gpu-a", "-o", "json",
                             "--kubeconfig", str(estate.kubeconfig)], repo).stdout)  # fmt: skip
-    assert (drift["status"], drift["findings"]) == ("clean", []), drift
+    assert (drift["status"], drift["findings"]) == ("clean", []), drift["findings"]
 
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "import gpu-a")

@@ -13,7 +13,7 @@ import yaml
 
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
-from auditor.live.kube import DeadlineExceeded, KubeCluster
+from auditor.live.kube import DeadlineExceeded, KindNotServed, KubeCluster
 from auditor.onboard import estate as onboard_estate
 from auditor.onboard import importing
 
@@ -499,8 +499,15 @@ def test_a_failed_move_puts_everything_back(
 class FakeCluster:
     name = "gpu-a"
 
-    def __init__(self, served: list[str], version: str = "v0.19.2", fail: Exception | None = None):
+    def __init__(
+        self,
+        served: list[str],
+        version: str = "v0.19.2",
+        fail: Exception | None = None,
+        holds: dict[tuple[str, str], list[dict[str, t.Any]]] | None = None,
+    ):
         self.served, self.version, self.fail = served, version, fail
+        self.holds = holds or {}  # (apiVersion, kind) -> objects; a kind held in none is empty
 
     def served_versions(self, group: str) -> list[str]:
         return self.served
@@ -514,7 +521,9 @@ class FakeCluster:
     def list(self, api: str, kind: str) -> list[dict[str, t.Any]]:
         if self.fail is not None and kind == "ClusterRole":
             raise self.fail
-        return []
+        if kind in {k for _, k in self.holds} and (api, kind) not in self.holds:
+            raise KindNotServed(f"cluster gpu-a does not serve {api} {kind}")
+        return self.holds.get((api, kind), [])
 
 
 def read(fake: FakeCluster) -> onboard_estate.Estate:
@@ -550,3 +559,31 @@ def test_a_cluster_read_whole() -> None:
     found = read(FakeCluster(["v1beta1", "v1beta2"]))
     assert (found.kueue_version, found.kueue_api) == ("v0.19.2", "kueue.x-k8s.io/v1beta2")
     assert [o["kind"] for o in found.objects] == ["ConfigMap"]  # Kueue's, by GET
+
+
+def test_a_kind_the_preferred_version_does_not_serve_is_read_where_it_is_served() -> None:
+    # Kueue v0.9.1: everything in v1beta1 but Cohort, which is v1alpha1 only.
+    cohort = live("Cohort", "research", apiVersion="kueue.x-k8s.io/v1alpha1")
+    schema = {"type": "object", "properties": {"spec": {"type": "object"}}}
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "spec": {
+            "group": "kueue.x-k8s.io",
+            "names": {"kind": "Cohort"},
+            "versions": [{"name": "v1alpha1", "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
+    found = read(
+        FakeCluster(
+            ["v1beta1", "v1alpha1"],
+            version="v0.9.1",
+            holds={
+                ("kueue.x-k8s.io/v1alpha1", "Cohort"): [cohort],
+                ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): [crd],
+            },
+        )
+    )
+    assert found.kueue_api == "kueue.x-k8s.io/v1beta1"
+    assert [o for o in found.objects if o["kind"] == "Cohort"] == [cohort]
+    assert found.schemas[("kueue.x-k8s.io", "Cohort")] == schema
