@@ -24,7 +24,6 @@ import logging
 import multiprocessing
 import os
 import pickle
-import threading
 import typing as t
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -56,6 +55,7 @@ from auditor.drift.reading import (
 )
 from auditor.errors import ClusterAccessError, internal_error
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
+from auditor.live import forking
 from auditor.live.kube import ContextMissing, KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
 from auditor.repo import cached, manifests, suppressions
@@ -257,7 +257,7 @@ def _forked(
     """Each group of clusters audited in a forked worker (as validate's clusters are) while
     this process loads the repository for the report; None when forking is not for here (no
     fork, one core, another thread running) or the pool broke (then the caller audits)."""
-    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
+    if (os.cpu_count() or 1) < 2 or not forking.alone():
         return None
     global _GROUP_JOB
     _GROUP_JOB = (repo, connect, schemas_root, caches)

@@ -22,10 +22,10 @@ import contextlib
 import os
 import pickle
 import sys
-import threading
 import typing as t
 
 from auditor.errors import ConfigError
+from auditor.live import forking
 from auditor.repo import cache as repo_cache
 from auditor.repo import cached
 from auditor.repo.layout import Loaded, Repository
@@ -72,8 +72,7 @@ class Preload:
         thread (one holding a lock at the fork would leave it held in the child for good)."""
         preload = cls(repo, clusters, file_caches(repo, clusters) if cache else None)
         warm = bool(preload.caches) and all(c.old for c in preload.caches.values())
-        alone = threading.active_count() == 1
-        if warm or not alone or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+        if warm or not forking.alone() or (os.cpu_count() or 1) < 2:
             return preload
         if repo.root is not None:
             preload._fork()

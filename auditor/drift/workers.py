@@ -18,12 +18,12 @@ import gc
 import logging
 import multiprocessing
 import os
-import threading
 import typing as t
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from auditor.errors import internal_error, processing
+from auditor.live import forking
 from auditor.model import Finding
 
 log = logging.getLogger(__name__)
@@ -52,8 +52,7 @@ _TASKS: list[Comparison] | None = None  # a forked worker inherits them: only in
 
 def _outcomes(tasks: list[Comparison], jobs: int | None) -> list[Outcome]:
     count = min(len(tasks), jobs or os.cpu_count() or 1)
-    # A thread other than this one could hold a lock at the fork, held in the child for good.
-    if count < 2 or threading.active_count() > 1 or not hasattr(os, "fork"):
+    if count < 2 or not forking.alone():
         return [here(task) for task in tasks]
     global _TASKS
     _TASKS = tasks

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import os
 import socket
 import threading
 import time
@@ -23,6 +24,8 @@ import typing as t
 
 import urllib3
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from auditor.live.forking import WATCHDOG
 
 
 class Watch:
@@ -56,6 +59,11 @@ class _Watchdog:
     """One daemon thread that fires each watch at its time (a heap: no thread per request)."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Nothing watched, no thread: how a forked child starts (its parent's thread and the
+        lock it may have held at the fork are not the child's)."""
         self._due: list[tuple[float, int, Watch]] = []
         self._done: set[int] = set()
         self._order = itertools.count()
@@ -68,9 +76,7 @@ class _Watchdog:
         with self._wake:
             heapq.heappush(self._due, (at, ident, watch))
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._run, name="kueue-gitops-deadlines", daemon=True
-                )
+                self._thread = threading.Thread(target=self._run, name=WATCHDOG, daemon=True)
                 self._thread.start()
             self._wake.notify()
         return ident, watch
@@ -98,6 +104,7 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+os.register_at_fork(after_in_child=_WATCHDOG.reset)
 _CURRENT = threading.local()  # the watch of the request this thread is making
 
 
