@@ -69,7 +69,7 @@ def test_cli_lifecycle_two_sandboxes_side_by_side(
         one, two = Sandbox("one", tmp_path), Sandbox("two", tmp_path)
         assert one.running() and two.running()
         assert one.server != two.server
-        env = run_line(["kueue-gitops", "sandbox", "env"])
+        env = run_line(["kueue-gitops", "sandbox", "env", "--all"])  # neither is a repo cluster
         assert env.output.strip() == f"export KUBECONFIG={one.kubeconfig}:{two.kubeconfig}"
         applied = run_line(
             [
@@ -109,7 +109,7 @@ def test_status_exits_3_when_a_sandbox_process_died(
         assert state is not None
         os.killpg(state.pids["kube-apiserver"], signal.SIGKILL)
         eventually(lambda: not box.running(), what="the sandbox seen as not running", seconds=10)
-        result = run_line(["kueue-gitops", "sandbox", "status"])
+        result = run_line(["kueue-gitops", "sandbox", "status", "--all"])  # no repo cluster
         assert result.exit_code == 3
         assert "crashy: STALE" in result.output
     finally:
