@@ -118,8 +118,16 @@ def test_the_text_shows_counts_workloads_and_events(preempted: Sandbox) -> None:
 def test_the_page_draws_each_queues_nominal_used_and_borrowed_from_the_snapshot(
     preempted: Sandbox,
 ) -> None:
-    doc = json.loads(_status(preempted, "-o", "json"))
-    figures = opened("status-live", _status(preempted, "-o", "html"))
+    def settled() -> tuple[dict[str, t.Any], str] | None:
+        """The JSON and the page of one state: Kueue may still be moving usage between two
+        runs, so the page counts only when the JSON before and after it agree on the queues."""
+        before = json.loads(_status(preempted, "-o", "json"))
+        page = _status(preempted, "-o", "html")
+        after = json.loads(_status(preempted, "-o", "json"))
+        return (before, page) if before["clusterQueues"] == after["clusterQueues"] else None
+
+    doc, page = eventually(settled, what="the queues' usage the same before and after the page")
+    figures = opened("status-live", page)
     tree = figures["cohort-quota"]
     cells = sorted(
         (
