@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import typing as t
 from pathlib import Path
 
 import click
 
 from auditor.cli.options import (
     Context,
+    F,
     cluster_access,
     cluster_deadline,
     old_output,
@@ -51,6 +53,23 @@ def trace() -> None:
     """Workload traces for `plan --replay`: generate a synthetic one, or record a cluster's."""
 
 
+def _trace_file(command: str) -> t.Callable[[F], F]:
+    """--out FILE, the trace a command writes (`-o` is a report format: refused with a hint)."""
+
+    def decorate(func: F) -> F:
+        func = old_output(command, "--out")(func)
+        return click.option(
+            "--out",
+            "output",
+            metavar="FILE",
+            type=click.Path(dir_okay=False, path_type=Path),
+            required=True,
+            help="The trace file to write.",
+        )(func)
+
+    return decorate
+
+
 @trace.command()
 @click.option("--cluster", required=True, metavar="C", help="The repository cluster it is for.")
 @click.option("--workloads", default=40, show_default=True, type=click.IntRange(min=1))
@@ -72,15 +91,7 @@ def trace() -> None:
     help="A tenant's part of the work (repeatable); default: every tenant LocalQueue of the "
     "cluster, equal shares, the priority classes its profile approves.",
 )
-@click.option(
-    "--out",
-    "output",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="The trace file to write.",
-)
-@old_output("trace generate", "--out")
+@_trace_file("trace generate")
 @pass_context
 def generate(
     ctx: Context,
@@ -109,15 +120,7 @@ def generate(
 @trace.command()
 @click.option("--cluster", required=True, metavar="C", help="The repository cluster to read.")
 @click.option("--since", default="24h", show_default=True, help="The window: 30m, 24h, 7d ...")
-@click.option(
-    "--out",
-    "output",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="The trace file to write.",
-)
-@old_output("trace record", "--out")
+@_trace_file("trace record")
 @cluster_access
 @cluster_deadline
 @pass_context
