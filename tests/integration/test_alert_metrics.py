@@ -152,7 +152,8 @@ def test_kube_state_metrics_names_and_labels_come_from_the_shipped_config(used: 
     assert {n: ls for n, ls in missing.items() if ls} == {}
 
 
-def test_the_auditors_own_metrics_are_what_export_writes(used: Used, tmp_path: Path) -> None:
+def exported(tmp_path: Path) -> Used:
+    """The metrics, with their label names, that a drift report with one finding exports."""
     report = Report(
         "drift",
         findings=[Finding(rules.get("drift-quota"), "m", cluster="gpu-prod")],
@@ -164,6 +165,11 @@ def test_the_auditors_own_metrics_are_what_export_writes(used: Used, tmp_path: P
     for family in text_string_to_metric_families(out.read_text()):
         for sample in family.samples:
             written.setdefault(sample.name, set()).update(sample.labels)
+    return written
+
+
+def test_the_auditors_own_metrics_are_what_export_writes(used: Used, tmp_path: Path) -> None:
+    written = exported(tmp_path)
     wanted = of_source(used, "kueue_gitops_")
     missing = {n: ls - written.get(n, {"<metric>"}) for n, ls in wanted.items()}
     assert {n: ls for n, ls in missing.items() if ls} == {}

@@ -13,11 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from prometheus_client.parser import text_string_to_metric_families
 
-from auditor import rules
-from auditor.model import ClusterResult, Finding, Report
-from auditor.report import metrics
 from auditor.sandbox.build import TOOLS, ensure_tool
 from tests.conftest import ROOT
 from tests.integration.test_alert_metrics import (
@@ -27,6 +23,7 @@ from tests.integration.test_alert_metrics import (
     NOT_METRICS,
     SELECTOR,
     Used,
+    exported,
 )
 
 DASHBOARD = ROOT / "deploy/grafana/kueue-gitops.json"
@@ -112,17 +109,7 @@ def test_every_kueue_metric_and_label_is_declared_by_each_supported_release(modu
 
 
 def test_the_auditors_metrics_are_what_a_run_writes(tmp_path: Path) -> None:
-    report = Report(
-        "drift",
-        findings=[Finding(rules.get("drift-quota"), "m", cluster="gpu-prod")],
-        clusters=[ClusterResult("gpu-prod")],
-    )
-    out = tmp_path / "drift.prom"
-    metrics.export(report, metrics_file=out)
-    written: Used = {}
-    for family in text_string_to_metric_families(out.read_text()):
-        for sample in family.samples:
-            written.setdefault(sample.name, set()).update(sample.labels)
+    written = exported(tmp_path)
     wanted = {n: ls for n, ls in used().items() if n.startswith("kueue_gitops_")}
     assert wanted
     missing = {n: ls - written.get(n, {"<metric>"}) for n, ls in wanted.items()}
