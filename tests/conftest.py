@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import typing as t
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from click.testing import CliRunner, Result
 from auditor.cli.main import cli
 from auditor.report import contract
 from auditor.sandbox import Sandbox, Toolchain, ensure_built
+from tests.estate import copy_estate
 from tests.installed import base_install, source, wheel  # noqa: F401 - session fixtures
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,10 +54,8 @@ def assert_report(doc: t.Any) -> None:
 
 @pytest.fixture
 def repo_copy(tmp_path: Path) -> Path:
-    """A private copy of this repository's clusters/ and tenants/ to change freely."""
-    for folder in ("clusters", "tenants"):
-        shutil.copytree(ROOT / folder, tmp_path / folder)
-    return tmp_path
+    """A private copy of the frozen estate's clusters/ and tenants/ to change freely."""
+    return copy_estate(tmp_path)
 
 
 @pytest.fixture(scope="session")

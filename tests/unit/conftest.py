@@ -1,10 +1,9 @@
-"""Temporary git repositories with a base and a head commit, built from a copy of the repo;
-and a cluster profile for tests that need one without reading a repository."""
+"""Temporary git repositories with a base and a head commit, built from a copy of the frozen
+estate (tests/estate.py); and a cluster profile for tests that need one without reading one."""
 
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import typing as t
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import git
 import pytest
 
 from auditor.repo.profiles import ClusterProfile
-from tests.conftest import ROOT
+from tests.estate import copy_estate
 
 STAGING = ClusterProfile(
     name="gpu-staging",
@@ -34,12 +33,12 @@ def cluster_profile(**changes: t.Any) -> ClusterProfile:
 class Revisions:
     """A real git repository in a temporary folder; edit files, then `commit()`.
 
-    It holds this repository's committed schemas/ too: plan reads them at the head revision."""
+    It holds the frozen estate's schemas/ too: plan reads them at the head revision."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         if not (root / "schemas").exists():
-            shutil.copytree(ROOT / "schemas", root / "schemas")
+            copy_estate(root, "schemas")
         self.repo = git.Repo.init(root, initial_branch="main")
         with self.repo.config_writer() as cfg:
             cfg.set_value("user", "name", "Test").set_value("user", "email", "test@example.com")

@@ -22,6 +22,7 @@ from auditor.repo.layout import Repository
 from auditor.rules import declarations, render
 from auditor.validate.engine import validator_of
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 CATALOGUE = rules.catalogue()
@@ -206,7 +207,9 @@ def test_schema_examples(case: tuple[rules.Rule, rules.Example, bool]) -> None:
     resources, problems = manifests.load_text(example.text, example.file)
     assert problems == [] and len(resources) == 1
     cluster = example.file.split("/")[1]
-    found, _ = validator_of(Repository.open(ROOT), ROOT / "schemas", cluster).check(resources[0])
+    found, _ = validator_of(Repository.open(ESTATE), ESTATE / "schemas", cluster).check(
+        resources[0]
+    )
     if fails:
         assert rule in [f.rule for f in found], [(f.rule.id, f.message) for f in found]
     else:
@@ -242,6 +245,6 @@ def test_every_rule_has_its_own_anchor_in_the_docs() -> None:
 
 
 def test_the_docs_url_is_this_repositorys() -> None:
-    apps = (ROOT / "argocd/applicationsets.yaml").read_text()
+    apps = (ESTATE / "argocd/applicationsets.yaml").read_text()
     assert f"repoURL: {rules.REPO_URL}.git" in apps
     assert f"{rules.REPO_URL}/blob/main/docs/rules.md" == rules.DOCS_URL

@@ -15,7 +15,7 @@ from auditor.k8s.objects import Json
 from auditor.live.kube import ContextMissing, DeadlineExceeded, KubeCluster, Limits
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 
 class RepoAsLive(KubeCluster):
@@ -113,7 +113,7 @@ def test_a_malformed_repo_object_is_a_finding_not_a_crash(repo_copy: Path) -> No
         Repository.open(repo_copy),
         ["gpu-staging"],
         lambda p: RepoAsLive(p.name, live),
-        schemas_root=ROOT / "schemas",
+        schemas_root=ESTATE / "schemas",
     )
     assert not report.incomplete
     [found] = [f for f in report.findings if f.rule.id == "drift-not-compared"]

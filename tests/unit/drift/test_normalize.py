@@ -7,6 +7,7 @@ import typing as t
 import pytest
 
 from auditor.drift.normalize import normalize, quantity_value
+from tests.estate import ESTATE
 
 CQ_SCHEMA: dict[str, t.Any] = {
     "type": "object",
@@ -186,9 +187,8 @@ def test_a_fair_sharing_weight_is_a_quantity_in_every_kind_of_the_v0_19_2_schema
 ) -> None:
     """gpu-staging's committed schemas are Kueue v0.19.2's: 0.5 is stored as 500m."""
     from auditor.schemas.catalog import SchemaCatalog
-    from tests.conftest import ROOT
 
-    schema = SchemaCatalog(ROOT / "schemas", "gpu-staging").schema("kueue.x-k8s.io/v1beta2", kind)
+    schema = SchemaCatalog(ESTATE / "schemas", "gpu-staging").schema("kueue.x-k8s.io/v1beta2", kind)
     assert schema is not None
 
     def weighed(weight: t.Any) -> dict[str, t.Any]:

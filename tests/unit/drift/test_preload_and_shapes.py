@@ -15,6 +15,7 @@ from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import PROFILE_FILE
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator
+from tests.estate import ESTATE
 
 ROOT = Path(__file__).resolve().parents[3]
 CLUSTERS = ["gpu-prod", "gpu-staging"]
@@ -112,7 +113,7 @@ def test_clusters_with_the_same_schemas_compile_each_kind_once(
 ) -> None:
     for name in ("a", "b"):
         (tmp_path / "schemas" / name).parent.mkdir(exist_ok=True)
-        (tmp_path / "schemas" / name).symlink_to(ROOT / "schemas" / "gpu-prod")
+        (tmp_path / "schemas" / name).symlink_to(ESTATE / "schemas" / "gpu-prod")
     compiled_kinds: list[tuple[str, str]] = []
     real = ClusterValidator.kind_schema
 
@@ -121,7 +122,7 @@ def test_clusters_with_the_same_schemas_compile_each_kind_once(
         return real(self, api_version, kind)
 
     monkeypatch.setattr(ClusterValidator, "kind_schema", counting)
-    repo = Repository.open(ROOT)
+    repo = Repository.open(ESTATE)
     desired = repo.load(["gpu-prod"]).for_cluster("gpu-prod")
     compiled: shapes.Compiled = {}
     for name in ("a", "b"):

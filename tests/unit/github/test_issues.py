@@ -15,7 +15,8 @@ from auditor.github import issues
 from auditor.github.api import Comment, Issue
 from auditor.github.rest import RestGitHub
 from auditor.report.markdown import SPLIT
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import ESTATE
 
 
 class FakeGitHub:
@@ -102,7 +103,8 @@ def report(status: str, *findings: dict[str, t.Any]) -> dict[str, t.Any]:
 def github(api: FakeGitHub | None, *argv: str, **kw: t.Any) -> Result:
     """`kueue-gitops github ARGV...`, reaching GitHub through `api` (None: the REST API)."""
     obj = Context(github_api=(lambda: api) if api is not None else None)
-    return run_line(["kueue-gitops", "github", *argv], obj=obj, **kw)
+    # As the workflow runs it, in a checkout of the repository (the frozen estate here).
+    return run_line(["kueue-gitops", "--repo", str(ESTATE), "github", *argv], obj=obj, **kw)
 
 
 def run(
@@ -251,9 +253,9 @@ def test_schema_pull_request_is_opened_once(tmp_path: Path) -> None:
 
 
 def test_clusters_prints_the_matrix_from_the_repository() -> None:
-    result = run_line(["kueue-gitops", "--repo", str(ROOT), "github", "clusters"])
+    result = run_line(["kueue-gitops", "--repo", str(ESTATE), "github", "clusters"])
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == sorted(p.name for p in (ROOT / "clusters").iterdir())
+    assert json.loads(result.stdout) == sorted(p.name for p in (ESTATE / "clusters").iterdir())
 
 
 def test_without_a_token_the_real_api_is_a_configuration_error(tmp_path: Path) -> None:
@@ -279,10 +281,7 @@ def test_the_rest_api_is_built_from_the_workflow_environment() -> None:
     assert (api.base, api.owner) == ("https://api.github.com/repos/o/r", "o")
 
 
-def test_the_clusters_owners_are_mentioned_when_drift_appears_or_changes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(ROOT)  # the workflow runs in its checkout: the profile names the owners
+def test_the_clusters_owners_are_mentioned_when_drift_appears_or_changes(tmp_path: Path) -> None:
     api = FakeGitHub()
     run(api, tmp_path, report("findings", DRIFT))
     assert "Cluster owners (its profile's `owners`): @example-org/platform" in (

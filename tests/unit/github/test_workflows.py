@@ -25,6 +25,7 @@ from auditor.cli.main import cli
 from auditor.model import ClusterResult, Finding, Report
 from auditor.report import REPORTER_BY_NAME
 from tests.conftest import ROOT, run_line
+from tests.estate import ESTATE
 from tests.unit.conftest import Revisions
 from tests.unit.github.test_issues import FakeGitHub, github
 
@@ -127,7 +128,7 @@ def test_drift_matrix_comes_from_the_clusters_step_and_only_incomplete_fails() -
         _step(ROOT / ".github/workflows/drift-report.yml", "List the clusters")["run"], {}
     )
     assert listing == ["github", "clusters"]
-    result = run_line(["kueue-gitops", "--repo", str(ROOT), *listing])
+    result = run_line(["kueue-gitops", "--repo", str(ESTATE), *listing])
     assert (result.exit_code, json.loads(result.stdout)) == (
         0,
         ["gpu-legacy", "gpu-prod", "gpu-staging"],

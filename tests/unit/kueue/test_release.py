@@ -12,12 +12,13 @@ from auditor.kueue import release, webhooks
 from auditor.repo.layout import Repository
 from auditor.sandbox import releases
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 Json = dict[str, t.Any]
 
 
 def test_every_release_a_profile_names_is_carried_whole() -> None:
-    for profile in Repository.open(ROOT).clusters.values():
+    for profile in Repository.open(ESTATE).clusters.values():
         version = profile.kueue_version
         assert version, f"{profile.file}: names no Kueue release"
         known = release.get(version)
@@ -41,7 +42,7 @@ def test_every_carried_release_is_pinned_so_it_can_be_derived_again() -> None:
 
 
 def test_the_estate_runs_three_releases_each_carried() -> None:
-    by_cluster = {n: p.kueue_version for n, p in Repository.open(ROOT).clusters.items()}
+    by_cluster = {n: p.kueue_version for n, p in Repository.open(ESTATE).clusters.items()}
     assert by_cluster == {"gpu-legacy": "v0.9.1", "gpu-prod": "v0.17.0", "gpu-staging": "v0.19.2"}
 
 

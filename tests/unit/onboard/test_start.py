@@ -10,8 +10,9 @@ import pytest
 from auditor.onboard import start
 from auditor.repo.layout import Repository
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 
-REPO = Repository.open(ROOT)
+REPO = Repository.open(ESTATE)
 URL = "https://github.com/example-org/kueue-gitops.git"
 
 
@@ -26,14 +27,14 @@ def test_the_repositorys_platform_files_are_the_templates_filled_in(cluster: str
     if cluster != "gpu-legacy":  # Kueue v0.9.1's Configuration predates the template's fields
         same.append("kueue/manager-config.yaml")
     for name in same:
-        committed = (ROOT / "clusters" / cluster / name).read_text()
+        committed = (ESTATE / "clusters" / cluster / name).read_text()
         assert committed == start.render(f"cluster/{name}", values), f"clusters/{cluster}/{name}"
 
 
 def test_the_repositorys_argocd_objects_are_the_templates_filled_in() -> None:
     made = start.argocd_files(URL, "main", ["gpu-prod", "gpu-staging", "gpu-legacy"])
     for path, text in made.items():
-        assert (ROOT / path).read_text() == text, path
+        assert (ESTATE / path).read_text() == text, path
 
 
 def test_the_configuration_template_is_refused_by_a_release_that_lacks_its_fields() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from auditor.replay import synthetic
 from auditor.repo.layout import Repository
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 MIXES = [
     synthetic.TenantMix("team-a", "batch", 3.0, {"batch-low": 1.0}),
@@ -50,7 +50,7 @@ def test_bursts_put_a_quarter_of_the_work_into_short_windows() -> None:
 
 
 def test_default_mixes_are_the_clusters_tenant_queues_with_their_approved_priorities() -> None:
-    mixes = synthetic.mixes_from(Repository.open(ROOT), "gpu-staging")
+    mixes = synthetic.mixes_from(Repository.open(ESTATE), "gpu-staging")
     assert [(m.namespace, m.local_queue, sorted(m.priorities)) for m in mixes] == [
         ("team-a", "batch", ["batch-low", "batch-standard"]),
         ("team-b", "batch", ["batch-low", "batch-standard"]),

@@ -7,7 +7,7 @@ import typing as t
 
 from auditor.repo import argocd
 from auditor.repo.layout import Repository
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 COMMITTED = "https://github.com/example-org/kueue-gitops.git"
 CLONE = "file:///srv/clone.git"
@@ -18,7 +18,7 @@ def projects(repo: Repository) -> dict[str, dict[str, t.Any]]:
 
 
 def test_tenant_projects_confine_each_tenant_to_its_profiles_namespaces() -> None:
-    repo = Repository.open(ROOT)
+    repo = Repository.open(ESTATE)
     found = projects(repo)
     for tenant, profile in repo.tenants.items():
         spec = found[f"tenant-{tenant}"]["spec"]
@@ -34,7 +34,7 @@ def test_tenant_projects_confine_each_tenant_to_its_profiles_namespaces() -> Non
 
 
 def test_retarget_changes_the_committed_url_and_nothing_else() -> None:
-    found = argocd.documents(Repository.open(ROOT))
+    found = argocd.documents(Repository.open(ESTATE))
     assert argocd.repo_urls(found) == {COMMITTED}
     moved = argocd.retarget(found, CLONE)
     assert CLONE in str(moved) and COMMITTED not in str(moved)

@@ -10,6 +10,7 @@ from auditor.kueue import admission
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 
 def made(root: Path, cluster: str = "gpu-prod") -> admission.Boundaries:
@@ -20,7 +21,7 @@ def made(root: Path, cluster: str = "gpu-prod") -> admission.Boundaries:
 
 
 def test_each_admitting_namespace_with_its_queues_and_its_tenants_levels() -> None:
-    b = made(ROOT)
+    b = made(ESTATE)
     assert b.namespaces == (
         admission.Namespace(
             "team-a", ("batch",), "team-a", ("batch-low", "batch-standard"), ("tenant-batch",)
@@ -40,7 +41,7 @@ def test_each_admitting_namespace_with_its_queues_and_its_tenants_levels() -> No
 
 
 def test_the_kueue_configuration_comes_from_its_config_map() -> None:
-    resources = Repository.open(ROOT).load(["gpu-prod"]).for_cluster("gpu-prod")
+    resources = Repository.open(ESTATE).load(["gpu-prod"]).for_cluster("gpu-prod")
     found = boundaries.config_map(resources)
     assert found is not None and found.file == "clusters/gpu-prod/kueue/manager-config.yaml"
     config = boundaries.configuration(found)
@@ -57,8 +58,8 @@ def test_a_namespace_admitting_work_without_queues_or_tenant_gets_none(repo_copy
 
 
 def test_the_committed_files_are_what_the_generator_writes() -> None:
-    repo = Repository.open(ROOT)
+    repo = Repository.open(ESTATE)
     for cluster in repo.clusters:
-        text = boundaries.render(cluster, made(ROOT, cluster))
+        text = boundaries.render(cluster, made(ESTATE, cluster))
         assert (ROOT / boundaries.policy_path(cluster)).read_text() == text
-        assert list(yaml.safe_load_all(text)) == admission.policies(made(ROOT, cluster))
+        assert list(yaml.safe_load_all(text)) == admission.policies(made(ESTATE, cluster))

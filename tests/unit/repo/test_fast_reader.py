@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.repo import manifests
+from tests.estate import ESTATE
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -154,7 +155,7 @@ def test_a_malformed_file_still_gets_pyyamls_message_and_line(
     assert capfd.readouterr().err == ""  # rapidyaml's own report on fd 2 is hidden
 
 
-SAMPLE = (ROOT / "clusters/gpu-prod/clusterqueues.yaml").read_text()
+SAMPLE = (ESTATE / "clusters/gpu-prod/clusterqueues.yaml").read_text()
 
 
 @settings(max_examples=400, derandomize=True, deadline=None)

@@ -6,10 +6,11 @@ import pytest
 
 from auditor.errors import ConfigError
 from auditor.repo.layout import Repository
+from tests.estate import ESTATE
 
 
-def test_this_repository_loads_cleanly_and_places_objects_on_clusters() -> None:
-    repo = Repository.open(Path(__file__).parent)
+def test_the_estate_loads_cleanly_and_places_objects_on_clusters() -> None:
+    repo = Repository.open(ESTATE)
     assert set(repo.clusters) == {"gpu-legacy", "gpu-prod", "gpu-staging"}
     assert set(repo.tenants) == {"team-a", "team-b"}
     loaded = repo.load()

@@ -7,11 +7,11 @@ from pathlib import Path
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.sandbox.kueue import SECRET, SERVICE, overlay
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 
 def test_what_decides_admission_is_kept_and_addresses_are_local(tmp_path: Path) -> None:
-    declared = boundaries.kueue_configuration(Repository.open(ROOT), "gpu-staging")
+    declared = boundaries.kueue_configuration(Repository.open(ESTATE), "gpu-staging")
     assert declared is not None
     running = overlay(declared, tmp_path, 40001, 40002)
     for field in ("manageJobsWithoutQueueName", "managedJobsNamespaceSelector", "integrations"):

@@ -9,7 +9,7 @@ from tests.conftest import ROOT
 
 
 def test_this_checkout_builds_from_its_own_testenv() -> None:
-    assert pins.testenv(ROOT / "clusters" / "gpu-prod") == ROOT / "testenv"
+    assert pins.testenv(ROOT / "testenv") == ROOT / "testenv"
 
 
 def test_a_repository_without_testenv_builds_from_the_shipped_pins(tmp_path: Path) -> None:

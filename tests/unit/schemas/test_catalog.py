@@ -17,13 +17,13 @@ from auditor.kueue import release
 from auditor.repo.gitsource import GitTree
 from auditor.schemas import catalog, fetch
 from auditor.schemas.catalog import PACKAGED, PackagedCatalog, SchemaCatalog
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 PACKAGE = Path(str(resources.files("auditor.schemas").joinpath(PACKAGED)))
 
 
 def test_committed_schemas_win_over_the_packaged_ones(tmp_path: Path) -> None:
-    shutil.copytree(ROOT / "schemas/gpu-prod", tmp_path / "schemas/gpu-prod")
+    shutil.copytree(ESTATE / "schemas/gpu-prod", tmp_path / "schemas/gpu-prod")
     found = catalog.find(tmp_path / "schemas", "gpu-prod", "v0.17.0")
     assert type(found) is SchemaCatalog
     assert found.source.to_json() == {"source": "repository", "folder": "schemas/gpu-prod"}
@@ -68,7 +68,7 @@ def test_a_release_the_package_lacks_is_a_configuration_error_naming_the_fix(
 def test_at_a_git_revision_the_committed_schemas_are_those_of_that_revision(
     tmp_path: Path,
 ) -> None:
-    shutil.copytree(ROOT / "schemas/gpu-prod", tmp_path / "schemas/gpu-prod")
+    shutil.copytree(ESTATE / "schemas/gpu-prod", tmp_path / "schemas/gpu-prod")
     repo = git.Repo.init(tmp_path, initial_branch="main")
     with repo.config_writer() as cfg:
         cfg.set_value("user", "name", "Test").set_value("user", "email", "t@example.com")

@@ -8,7 +8,7 @@ import typing as t
 import pytest
 
 from auditor.schemas import cel, transitions
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 IMMUTABLE = [{"rule": "self == oldSelf", "message": "field is immutable"}]
 SCHEMA = {
@@ -107,7 +107,7 @@ def test_optional_old_self_rules_are_named_unsupported_never_guessed() -> None:
 
 
 FLAVOR = json.loads(
-    (ROOT / "schemas/gpu-prod/kueue.x-k8s.io/resourceflavor_v1beta2.json").read_text()
+    (ESTATE / "schemas/gpu-prod/kueue.x-k8s.io/resourceflavor_v1beta2.json").read_text()
 )
 
 
@@ -143,7 +143,7 @@ def test_kueues_conditional_flavor_rules(
 
 def test_every_committed_transition_rule_can_be_judged_offline() -> None:
     seen = 0
-    for path in sorted((ROOT / "schemas").glob("*/*/*.json")):
+    for path in sorted((ESTATE / "schemas").glob("*/*/*.json")):
         schema = json.loads(path.read_text())
         for rule in cel.collect(schema) if isinstance(schema, dict) else []:
             if rule.transition:

@@ -10,8 +10,9 @@ from auditor.repo.manifests import load_bytes
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, compiled, python_patterns
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 
-CATALOG = SchemaCatalog(ROOT / "schemas", "gpu-prod")
+CATALOG = SchemaCatalog(ESTATE / "schemas", "gpu-prod")
 VALIDATOR = ClusterValidator(CATALOG)  # shared: compiling each kind once keeps this test fast
 KINDS = sorted(
     (f"{e['group']}/{v}" if e["group"] else v, e["kind"])
@@ -26,8 +27,8 @@ def test_every_committed_schema_compiles_for_both_validators(api_version: str, k
 
 
 def samples() -> t.Iterator[tuple[str, dict[str, t.Any]]]:
-    files = [*(ROOT / "tests/data/cel").glob("*.yaml"), *(ROOT / "clusters").rglob("*.yaml")]
-    files += (ROOT / "tenants").rglob("*.yaml")
+    files = [*(ROOT / "tests/data/cel").glob("*.yaml"), *(ESTATE / "clusters").rglob("*.yaml")]
+    files += (ESTATE / "tenants").rglob("*.yaml")
     for path in sorted(files):
         for resource in load_bytes(path.read_bytes(), str(path))[0]:
             if resource.kind.endswith("Profile"):
@@ -102,7 +103,7 @@ def _judged(cluster: str, version: str | None, text: str) -> list[tuple[str, str
 
     [resource], _ = load_bytes(text.encode(), "x.yaml")
     known = release.get(version) if version else None
-    findings, sound = ClusterValidator(SchemaCatalog(ROOT / "schemas", cluster), known).check(
+    findings, sound = ClusterValidator(SchemaCatalog(ESTATE / "schemas", cluster), known).check(
         resource
     )
     assert sound  # a value past its format leaves the object well-typed for the checks

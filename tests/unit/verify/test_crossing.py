@@ -11,7 +11,7 @@ from auditor.repo.layout import Repository
 from auditor.repo.profiles import TenantProfile
 from auditor.verify.actor import ActingTenant, by_policy, outcome, words_of
 from auditor.verify.crossing import pick
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 REFUSED = (
     'cluster c: create Job forbidden (403): jobs.batch "j" is forbidden: ValidatingAdmissionPolicy '
@@ -20,7 +20,7 @@ REFUSED = (
 
 
 def declared(cluster: str = "gpu-staging") -> tuple[admission.Boundaries, list[TenantProfile]]:
-    repo = Repository.open(ROOT)
+    repo = Repository.open(ESTATE)
     made = boundaries.boundaries(
         repo.cluster(cluster), repo.tenants, repo.load([cluster]).for_cluster(cluster)
     )

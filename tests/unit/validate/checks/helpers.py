@@ -15,7 +15,7 @@ from auditor.schemas.validator import ClusterValidator
 from auditor.validate import checks
 from auditor.validate.checks import CheckContext
 from auditor.validate.engine import why_invalid
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 
 def context(
@@ -44,7 +44,7 @@ class Invalid(Mapping[ResourceKey, Finding]):
 
     @functools.cached_property
     def _found(self) -> dict[ResourceKey, Finding]:
-        validator = ClusterValidator(SchemaCatalog(ROOT / "schemas", self.cluster))
+        validator = ClusterValidator(SchemaCatalog(ESTATE / "schemas", self.cluster))
         judged = ((r, *validator.check(r)) for r in self.resources)
         return {r.key: why_invalid(found) for r, found, ok in judged if found and not ok}
 

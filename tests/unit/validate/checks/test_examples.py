@@ -10,7 +10,7 @@ import pytest
 from auditor import rules
 from auditor.model import Severity
 from auditor.validate import checks
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 from tests.unit.validate.checks.helpers import context, run_check, write
 
 CHECK_OF = {rule_id: check_id for check_id, m in checks.CHECKS.items() for rule_id in m.RULES}
@@ -64,6 +64,6 @@ def test_the_failing_example_fails_with_its_rule(repo_copy: Path, rule_id: str) 
 
 def test_the_repository_itself_passes_every_check_without_errors() -> None:
     for cluster in ("gpu-prod", "gpu-staging"):
-        findings = checks.run(context(ROOT, cluster))
+        findings = checks.run(context(ESTATE, cluster))
         errors = [f for f in findings if f.severity is Severity.ERROR]
         assert errors == [], [f.message for f in errors]

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from auditor import rules
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 from tests.unit.validate.checks.helpers import assert_findings, edit, line_of, run_check, write
 
 MIRRORED = rules.get("multikueue-worker-mirror").passes  # team-a-cq dispatching to gpu-prod
@@ -84,7 +84,7 @@ def test_workers_mirror_the_managers_queues(repo_copy: Path) -> None:
 
 def workers_cpu() -> int:
     """gpu-prod's team-a-cq's CPUs over all its flavors, read from the file."""
-    docs = yaml.safe_load_all((ROOT / "clusters/gpu-prod/clusterqueues.yaml").read_text())
+    docs = yaml.safe_load_all((ESTATE / "clusters/gpu-prod/clusterqueues.yaml").read_text())
     [queue] = [d for d in docs if d and d["metadata"]["name"] == "team-a-cq"]
     return sum(
         int(r["nominalQuota"])

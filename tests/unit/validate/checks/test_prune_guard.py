@@ -3,7 +3,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 from tests.unit.validate.checks.helpers import assert_findings, edit, line_of, run_check
 
 CQS = "clusters/gpu-prod/clusterqueues.yaml"
@@ -15,7 +15,7 @@ APPSETS = "argocd/applicationsets.yaml"
 
 def test_every_committed_queue_and_admitted_namespace_is_guarded(repo_copy: Path) -> None:
     assert run_check(repo_copy, "prune-guard") == []
-    shutil.copytree(ROOT / "argocd", repo_copy / "argocd")
+    shutil.copytree(ESTATE / "argocd", repo_copy / "argocd")
     assert run_check(repo_copy, "prune-guard", "gpu-staging") == []
 
 
@@ -50,7 +50,7 @@ def test_only_admitted_namespaces_must_be_guarded(repo_copy: Path) -> None:
 def test_prune_false_is_not_needed_where_the_application_set_does_not_prune(
     repo_copy: Path,
 ) -> None:
-    shutil.copytree(ROOT / "argocd", repo_copy / "argocd")
+    shutil.copytree(ESTATE / "argocd", repo_copy / "argocd")
     edit(repo_copy, LQS, "Prune=false,Delete=false", "Delete=false")
     [finding] = run_check(repo_copy, "prune-guard")
     assert finding.message.startswith(

@@ -11,7 +11,7 @@ import yaml
 from auditor import rules
 from auditor.repo import argocd
 from auditor.repo.layout import Repository
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 from tests.unit.validate.checks.helpers import line_of, run_check, write
 
 AUTOMATED = rules.get("multikueue-quota-unsupported").passes
@@ -20,7 +20,7 @@ APPSETS = "argocd/applicationsets.yaml"
 
 
 def test_the_committed_argocd_fights_kueue_and_the_generated_one_does_not(repo_copy: Path) -> None:
-    shutil.copytree(ROOT / "argocd", repo_copy / "argocd")
+    shutil.copytree(ESTATE / "argocd", repo_copy / "argocd")
     assert run_check(repo_copy, "self-heal", "gpu-staging") == []  # Kueue writes no quota yet
     write(repo_copy, CONFIG, AUTOMATED.text)
     [fight] = run_check(repo_copy, "self-heal", "gpu-staging")
