@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import ROOT, run_line
+from tests.estate import ESTATE
 
 
 def test_help_lists_exit_codes() -> None:
@@ -25,7 +26,7 @@ def test_python_dash_m_runs_the_same_cli() -> None:
 
 
 def test_unknown_cluster_is_a_usage_error() -> None:
-    result = run_line(["kueue-gitops", "--repo", str(ROOT), "status", "--cluster", "nope"])
+    result = run_line(["kueue-gitops", "--repo", str(ESTATE), "status", "--cluster", "nope"])
     assert result.exit_code == 2
     assert "no cluster 'nope'" in result.stderr
 
@@ -48,7 +49,7 @@ def test_unreachable_cluster_exits_3_and_names_it(tmp_path: Path) -> None:
         [
             "kueue-gitops",
             "--repo",
-            str(ROOT),
+            str(ESTATE),
             "status",
             "--cluster",
             "gpu-prod",
@@ -65,7 +66,7 @@ def test_validate_keeps_its_every_run_notes_for_verbose_and_v_q_work_after_the_c
 ) -> None:
     """A pre-commit hook's output is the report: the transition-rule count (the same on every
     run) is a -v detail; -v and -q are accepted after the command as before it."""
-    line = ["kueue-gitops", "--repo", str(ROOT), "validate", "--cluster", "gpu-prod"]
+    line = ["kueue-gitops", "--repo", str(ESTATE), "validate", "--cluster", "gpu-prod"]
     plain = run_line(line)
     assert plain.exit_code == 0 and plain.stderr == "", plain.stderr
     for verbose in ([*line, "-v"], ["kueue-gitops", "-v", *line[1:]]):

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from auditor.cli import examples
 from auditor.cli.main import cli
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import ESTATE
 
 COMMANDS = dict(examples.walk(cli))
 KUEUE_GITOPS = re.compile(r"kueue-gitops((?:[^|>;)\n\"]|\"[^\"]*\")*)")
@@ -62,9 +63,9 @@ def test_a_mistyped_command_gets_a_suggestion() -> None:
 
 
 def test_repo_before_or_after_the_command_or_from_the_environment(tmp_path: Path) -> None:
-    before = run_line(["kueue-gitops", "--repo", str(ROOT), "github", "clusters"])
-    after = run_line(["kueue-gitops", "github", "clusters", "--repo", str(ROOT)])
-    env = CliRunner().invoke(cli, ["github", "clusters"], env={"KUEUE_GITOPS_REPO": str(ROOT)})
+    before = run_line(["kueue-gitops", "--repo", str(ESTATE), "github", "clusters"])
+    after = run_line(["kueue-gitops", "github", "clusters", "--repo", str(ESTATE)])
+    env = CliRunner().invoke(cli, ["github", "clusters"], env={"KUEUE_GITOPS_REPO": str(ESTATE)})
     assert before.exit_code == after.exit_code == env.exit_code == 0
     assert before.stdout == after.stdout == env.stdout
     nowhere = run_line(["kueue-gitops", "github", "clusters", "--repo", str(tmp_path)])
@@ -83,18 +84,18 @@ def complete(words: str) -> list[str]:
 
 def test_completion_offers_commands_and_the_repositorys_cluster_names() -> None:
     assert "validate" in complete("kueue-gitops val")
-    names = complete(f"kueue-gitops --repo {ROOT} drift --cluster gpu-")
+    names = complete(f"kueue-gitops --repo {ESTATE} drift --cluster gpu-")
     assert {"gpu-prod", "gpu-staging"} <= set(names)
     assert all(n.startswith("gpu-") for n in names)
-    assert complete(f"kueue-gitops --repo {ROOT} status --cluster gpu-st") == ["gpu-staging"]
+    assert complete(f"kueue-gitops --repo {ESTATE} status --cluster gpu-st") == ["gpu-staging"]
 
 
 def test_completion_after_like_explain_and_hold() -> None:
-    assert complete(f"kueue-gitops --repo {ROOT} cluster add gpu-dev --like gpu-st") == [
+    assert complete(f"kueue-gitops --repo {ESTATE} cluster add gpu-dev --like gpu-st") == [
         "gpu-staging"
     ]
     assert complete("kueue-gitops explain capacity-ex") == ["capacity-exceeded"]
-    queues = complete(f"kueue-gitops --repo {ROOT} hold team-")
+    queues = complete(f"kueue-gitops --repo {ESTATE} hold team-")
     assert "team-a-cq" in queues and all(q.startswith("team-") for q in queues)
-    on_prod = complete(f"kueue-gitops --repo {ROOT} resume --cluster gpu-prod team-a")
+    on_prod = complete(f"kueue-gitops --repo {ESTATE} resume --cluster gpu-prod team-a")
     assert on_prod == ["team-a-cq"]

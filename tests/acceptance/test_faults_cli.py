@@ -16,7 +16,8 @@ import yaml
 
 from auditor.repo import manifests
 from auditor.validate.checks import quotas
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import ESTATE
 
 BAD = "tenants/team-a/gpu-prod/bad.yaml"
 CQS = "clusters/gpu-prod/clusterqueues.yaml"
@@ -28,7 +29,7 @@ LQ = (
 @pytest.fixture
 def repo_copy(repo_copy: Path) -> Path:
     """The working tree's repository, with its schemas (validate needs them)."""
-    shutil.copytree(ROOT / "schemas", repo_copy / "schemas")
+    shutil.copytree(ESTATE / "schemas", repo_copy / "schemas")
     return repo_copy
 
 

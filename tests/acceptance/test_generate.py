@@ -7,7 +7,8 @@ import typing as t
 from pathlib import Path
 
 from auditor.repo.layout import Repository
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import ESTATE
 
 
 def generate(repo: Path, *args: str) -> tuple[int, str]:
@@ -20,7 +21,7 @@ def findings(report: dict[str, t.Any]) -> list[dict[str, t.Any]]:
 
 
 def validate(repo: Path) -> tuple[int, dict[str, t.Any]]:
-    line = ["kueue-gitops", "--repo", str(repo), "validate", "--schemas", str(ROOT / "schemas")]
+    line = ["kueue-gitops", "--repo", str(repo), "validate", "--schemas", str(ESTATE / "schemas")]
     result = run_line([*line, "-o", "json"])
     return result.exit_code, json.loads(result.stdout)
 

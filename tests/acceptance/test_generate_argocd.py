@@ -9,7 +9,8 @@ from pathlib import Path
 import yaml
 
 from auditor import rules
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import ESTATE, copy_estate
 
 COMMITTED = "https://github.com/example-org/kueue-gitops.git"
 FORK = "https://github.com/someone/kueue-gitops.git"
@@ -18,14 +19,14 @@ FORK = "https://github.com/someone/kueue-gitops.git"
 def committed() -> list[dict[str, t.Any]]:
     return [
         doc
-        for path in sorted((ROOT / "argocd").rglob("*.yaml"))
+        for path in sorted((ESTATE / "argocd").rglob("*.yaml"))
         for doc in yaml.safe_load_all(path.read_text())
         if doc
     ]
 
 
 def test_every_committed_url_and_only_it_names_the_fork() -> None:
-    result = run_line(["kueue-gitops", "--repo", str(ROOT), "generate", "argocd",
+    result = run_line(["kueue-gitops", "--repo", str(ESTATE), "generate", "argocd",
                        "--repo-url", FORK])  # fmt: skip
     assert result.exit_code == 0, result.output
     printed = [d for d in yaml.safe_load_all(result.stdout) if d]
@@ -43,8 +44,8 @@ def test_every_committed_url_and_only_it_names_the_fork() -> None:
 
 
 def test_without_an_application_set_there_is_nothing_to_point(tmp_path: Path) -> None:
-    shutil.copytree(ROOT / "clusters", tmp_path / "clusters")
-    shutil.copytree(ROOT / "tenants", tmp_path / "tenants")
+    shutil.copytree(ESTATE / "clusters", tmp_path / "clusters")
+    shutil.copytree(ESTATE / "tenants", tmp_path / "tenants")
     result = run_line(["kueue-gitops", "--repo", str(tmp_path), "generate", "argocd",
                        "--repo-url", FORK])  # fmt: skip
     assert result.exit_code == 2
@@ -52,8 +53,7 @@ def test_without_an_application_set_there_is_nothing_to_point(tmp_path: Path) ->
 
 
 def test_where_kueue_writes_a_managers_quota_argo_cd_is_told_to_leave_it(tmp_path: Path) -> None:
-    for folder in ("clusters", "tenants", "argocd"):
-        shutil.copytree(ROOT / folder, tmp_path / folder)
+    copy_estate(tmp_path, "clusters", "tenants", "argocd")
     # The automated manager of the rules' own example, on gpu-staging (Kueue v0.19.2).
     example = rules.get("multikueue-quota-unsupported").passes
     assert example.file

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
 import typing as t
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from auditor.report import REPORTER_BY_NAME
 from auditor.status import LiveStatus, Snapshot
 from tests import chromium
 from tests.conftest import ROOT
+from tests.estate import copy_estate
 from tests.unit.conftest import Revisions, cluster_profile
 from tests.unit.replay.test_timeline import comparison
 
@@ -132,8 +132,7 @@ def test_a_livelock_is_marked_on_the_preemption_timeline() -> None:
 
 
 def test_the_plan_page_shows_each_quota_cell_base_to_head(tmp_path: Path) -> None:
-    for folder in ("clusters", "tenants"):
-        shutil.copytree(ROOT / folder, tmp_path / folder)
+    copy_estate(tmp_path, "clusters", "tenants")
     revs = Revisions(tmp_path)
     try:
         base = revs.commit("base")

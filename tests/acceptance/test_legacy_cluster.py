@@ -6,7 +6,8 @@ import json
 import typing as t
 from pathlib import Path
 
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import ESTATE
 
 Json = dict[str, t.Any]
 QUEUES = "clusters/gpu-legacy/clusterqueues.yaml"
@@ -15,13 +16,13 @@ QUEUES = "clusters/gpu-legacy/clusterqueues.yaml"
 def validate(repo: Path) -> tuple[int, list[Json]]:
     result = run_line(
         ["kueue-gitops", "--repo", str(repo), "validate", "--cluster", "gpu-legacy",
-         "--schemas", str(ROOT / "schemas"), "-o", "json"]
+         "--schemas", str(ESTATE / "schemas"), "-o", "json"]
     )  # fmt: skip
     return result.exit_code, json.loads(result.stdout)["findings"]
 
 
 def test_the_legacy_cluster_validates_clean() -> None:
-    code, findings = validate(ROOT)
+    code, findings = validate(ESTATE)
     assert code == 0, findings
     # Kueue v0.9.1 cannot restrict the namespaces it manages: accepted until the upgrade.
     assert [f["rule"] for f in findings] == ["kueue-config-unmanaged-jobs"]

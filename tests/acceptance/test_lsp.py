@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sys
 import typing as t
 from collections.abc import Callable
@@ -20,7 +19,8 @@ from pygls.lsp.client import LanguageClient
 from auditor import rules
 from auditor.rules import render
 from auditor.validate.session import Session
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import copy_estate
 
 LQ = "tenants/team-a/gpu-prod/localqueues.yaml"
 NS = "tenants/team-a/gpu-prod/namespace.yaml"
@@ -83,8 +83,7 @@ EDITS: list[Edit] = [
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
-    for folder in ("clusters", "tenants", "schemas", "argocd"):
-        shutil.copytree(ROOT / folder, repo / folder)
+    copy_estate(repo, "clusters", "tenants", "schemas", "argocd")
     return repo
 
 

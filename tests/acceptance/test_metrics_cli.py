@@ -6,7 +6,8 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import ESTATE
 
 
 def samples(path: Path) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -23,7 +24,9 @@ def labels(**kw: str) -> frozenset[tuple[str, str]]:
 
 def test_validate_writes_a_clean_run_as_metrics(tmp_path: Path) -> None:
     out = tmp_path / "validate.prom"
-    result = run_line(["kueue-gitops", "--repo", str(ROOT), "validate", "--metrics-file", str(out)])
+    result = run_line(
+        ["kueue-gitops", "--repo", str(ESTATE), "validate", "--metrics-file", str(out)]
+    )
     assert result.exit_code == 0, result.output
     got = samples(out)
     for cluster in ("gpu-prod", "gpu-staging"):
@@ -44,7 +47,7 @@ def test_validate_counts_its_findings_by_cluster_category_and_severity(
             str(repo_copy),
             "validate",
             "--schemas",
-            str(ROOT / "schemas"),
+            str(ESTATE / "schemas"),
             "--metrics-file",
             str(out),
         ]
@@ -71,7 +74,7 @@ def test_an_unreachable_cluster_is_reported_incomplete_without_a_completion_time
         "contexts: [{name: gpu-prod, context: {cluster: x, user: x}}]\n"
     )
     out = tmp_path / "drift.prom"
-    argv = ["kueue-gitops", "--repo", str(ROOT), "drift", "--cluster", "gpu-prod"]
+    argv = ["kueue-gitops", "--repo", str(ESTATE), "drift", "--cluster", "gpu-prod"]
     result = run_line([*argv, "--kubeconfig", str(kubeconfig), "--metrics-file", str(out)])
     assert result.exit_code == 3, result.output
     got = samples(out)
@@ -80,6 +83,8 @@ def test_an_unreachable_cluster_is_reported_incomplete_without_a_completion_time
 
 
 def test_a_pushgateway_that_is_not_a_url_is_a_usage_error() -> None:
-    result = run_line(["kueue-gitops", "--repo", str(ROOT), "validate", "--pushgateway", "gw:9091"])
+    result = run_line(
+        ["kueue-gitops", "--repo", str(ESTATE), "validate", "--pushgateway", "gw:9091"]
+    )
     assert result.exit_code == 2
     assert "'gw:9091' is not an http:// or https:// URL" in result.stderr

@@ -3,11 +3,9 @@ repository they leave validates clean, with CODEOWNERS and the admission policie
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import subprocess
-import tarfile
 import typing as t
 from importlib import resources
 from pathlib import Path
@@ -18,6 +16,7 @@ import yaml
 from auditor.onboard import start
 from auditor.repo.profiles import EXPORTED, SCHEMA_NAMES, export_schemas
 from tests.conftest import ROOT, run_line
+from tests.estate import ESTATE, copy_estate
 
 TEAM_C = [
     *("tenant", "add", "team-c", "--owner", "@example-org/team-c", "--group", "example-org:team-c"),
@@ -27,16 +26,8 @@ TEAM_C = [
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    """The committed repository content (profiles, schemas, Argo CD, CODEOWNERS)."""
-    archive = subprocess.run(
-        ["git", "archive", "HEAD", "clusters", "tenants", "schemas", "argocd", "CODEOWNERS"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(tmp_path, filter="data")
-    return tmp_path
+    """A whole repository (profiles, schemas, Argo CD, CODEOWNERS): the frozen estate's."""
+    return copy_estate(tmp_path, "clusters", "tenants", "schemas", "argocd", "CODEOWNERS")
 
 
 def kg(repo: Path, *argv: str) -> tuple[int, str, str]:
@@ -194,14 +185,14 @@ def test_profile_schemas_are_exported_current_and_named_in_every_profile() -> No
         assert exported.read_text() == packaged.read_text(), (
             f"{exported} is stale: run `kueue-gitops schemas profiles`"
         )
-    profiles = [*ROOT.glob("clusters/*/profile.yaml"), *ROOT.glob("tenants/*/profile.yaml")]
+    profiles = [*ESTATE.glob("clusters/*/profile.yaml"), *ESTATE.glob("tenants/*/profile.yaml")]
     assert len(profiles) >= 4
     for path in profiles:
         first = path.read_text().splitlines()[0]
         kind = "clusterprofile" if path.parts[-3] == "clusters" else "tenantprofile"
         assert first == f"# yaml-language-server: $schema=../../{EXPORTED}/{kind}.json"
         target = (path.parent / first.split("=", 1)[1]).resolve()
-        assert target == ROOT / EXPORTED / f"{kind}.json" and target.is_file()
+        assert target == ESTATE / EXPORTED / f"{kind}.json" and target.is_file()
 
 
 def test_schemas_profiles_writes_them_where_the_profiles_point(repo: Path) -> None:
@@ -300,7 +291,7 @@ def test_tenant_add_refuses_an_unknown_cohort_naming_the_known_ones(repo: Path) 
 
 def test_a_gpu_only_quota_covers_the_flavors_cpu_and_memory_in_proportion(tmp_path: Path) -> None:
     repo = init_repo(tmp_path, "--owner", "@platform/kueue-admins")  # gpu: 64 cpu, 512Gi, 8 GPUs
-    shutil.copytree(ROOT / "schemas/gpu-staging", repo / "schemas/gpu-a")
+    shutil.copytree(ESTATE / "schemas/gpu-staging", repo / "schemas/gpu-a")
     code, _, err = kg(repo, *TEAM_C[:-4], "--cluster", "gpu-a", "--cohort", "shared",
                       "--quota", "gpu.nvidia.com/gpu=2", "--quota", "gpu.memory=100Gi")  # fmt: skip
     assert code == 0, err
@@ -327,7 +318,7 @@ def test_init_next_step_names_a_quota_that_admits_a_realistic_job(tmp_path: Path
 
 def test_a_hand_written_gpu_only_queue_is_the_new_finding(tmp_path: Path) -> None:
     repo = init_repo(tmp_path, "--owner", "@platform/kueue-admins")
-    shutil.copytree(ROOT / "schemas/gpu-staging", repo / "schemas/gpu-a")
+    shutil.copytree(ESTATE / "schemas/gpu-staging", repo / "schemas/gpu-a")
     assert kg(repo, *TEAM_C[:-4], "--cluster", "gpu-a", "--quota", "gpu.nvidia.com/gpu=4")[0] == 0
     path = repo / "clusters/gpu-a/clusterqueues.yaml"
     [queue] = yaml.safe_load_all(path.read_text())

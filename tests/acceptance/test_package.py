@@ -9,34 +9,24 @@ schemas/ (and CODEOWNERS for the codeowners hook).
 from __future__ import annotations
 
 import email
-import io
 import json
 import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import zipfile
 from pathlib import Path
 
 from auditor.rules import catalogue
 from tests.conftest import ROOT
+from tests.estate import copy_estate
 from tests.installed import VERSION, git, run
 
 
 def user_repo(dest: Path) -> Path:
     """A platform team's repository: clusters/, tenants/, schemas/ and CODEOWNERS, nothing else
-    (as committed: work in progress in this tree is not part of it)."""
-    archive = subprocess.run(
-        ["git", "archive", "HEAD", "clusters", "tenants", "schemas", "CODEOWNERS"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout
-    dest.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(dest, filter="data")
-    return dest
+    (the tests' frozen estate)."""
+    return copy_estate(dest, "clusters", "tenants", "schemas", "CODEOWNERS")
 
 
 def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(

@@ -4,13 +4,13 @@ each is an error at its file and line (and the repository as it is validates cle
 from __future__ import annotations
 
 import json
-import shutil
 import typing as t
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import copy_estate
 
 CQS = "clusters/gpu-prod/clusterqueues.yaml"
 PCS = "clusters/gpu-prod/priorityclasses.yaml"
@@ -49,8 +49,7 @@ PLANTS: dict[str, tuple[str, str, str, str, str]] = {
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    for folder in ("clusters", "tenants", "schemas"):
-        shutil.copytree(ROOT / folder, tmp_path / folder)
+    copy_estate(tmp_path, "clusters", "tenants", "schemas")
     return tmp_path
 
 

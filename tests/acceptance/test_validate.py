@@ -1,31 +1,21 @@
-"""`kueue-gitops validate` through the CLI, on a private copy of this repository."""
+"""`kueue-gitops validate` through the CLI, on a private copy of the tests' frozen estate."""
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
-import subprocess
-import tarfile
 import typing as t
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import ESTATE, copy_estate
 
 
 def committed_repo(tmp_path: Path) -> Path:
-    """The committed repository (what CI sees), free of work in progress in the tree."""
-    archive = subprocess.run(
-        ["git", "archive", "HEAD", "clusters", "tenants", "schemas"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(tmp_path, filter="data")
-    return tmp_path
+    """A repository with clusters/, tenants/ and schemas/: a copy of the frozen estate."""
+    return copy_estate(tmp_path, "clusters", "tenants", "schemas")
 
 
 @pytest.fixture
@@ -208,7 +198,7 @@ def test_without_committed_schemas_the_packaged_ones_of_each_clusters_release_ju
     }
     assert "gpu-prod: schemas from the package, those of Kueue v0.17.0" in result.stderr
     (repo_copy / "schemas/gpu-prod").parent.mkdir()
-    shutil.copytree(ROOT / "schemas/gpu-prod", repo_copy / "schemas/gpu-prod")
+    shutil.copytree(ESTATE / "schemas/gpu-prod", repo_copy / "schemas/gpu-prod")
     mixed = json.loads(validate(repo_copy, "-o", "json").stdout)["clusters"]
     assert [c["schemas"]["source"] for c in mixed] == ["package", "repository", "package"]
 

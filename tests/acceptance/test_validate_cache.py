@@ -20,6 +20,7 @@ from auditor.repo import cache as repo_cache
 from auditor.repo import manifests
 from auditor.schemas.validator import UNKNOWN_FIELD_RULES, Verdict
 from tests.conftest import ROOT, run_line
+from tests.estate import copy_estate
 
 LOCALQUEUE = "tenants/team-a/gpu-prod/localqueues.yaml"
 NAMESPACE = "tenants/team-a/gpu-prod/namespace.yaml"
@@ -31,8 +32,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the repository, its files older than the racy-stat window so the
     stat fast path is live, and a cache directory of its own."""
     repo = tmp_path / "repo"
-    for folder in ("clusters", "tenants", "schemas"):
-        shutil.copytree(ROOT / folder, repo / folder)
+    copy_estate(repo, "clusters", "tenants", "schemas")
     age(repo)
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
     return repo

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import shutil
 import sys
 import time
 import typing as t
@@ -25,7 +24,8 @@ from hypothesis import HealthCheck, given, seed, settings
 from auditor.cli.main import cli
 from auditor.drift import engine
 from auditor.repo.layout import Repository
-from tests.conftest import ROOT, assert_report
+from tests.conftest import assert_report
+from tests.estate import copy_estate
 from tests.fuzz import regressions
 from tests.fuzz.corrupt import Corruption, corruptions
 from tests.unit.drift.test_faults import RepoAsLive
@@ -46,8 +46,7 @@ class Workspace:
         (self.outside / "secret.yaml").write_text(
             "apiVersion: v1\nkind: Secret\nmetadata: {name: stolen, namespace: team-a}\n"
         )
-        for folder in ("clusters", "tenants", "schemas"):
-            shutil.copytree(ROOT / folder, self.repo / folder)
+        copy_estate(self.repo, "clusters", "tenants", "schemas")
         with_schemas = {p.parent.name for p in (self.repo / "schemas").glob("*/index.json")}
         self.files = sorted(
             str(p.relative_to(self.repo))
