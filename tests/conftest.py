@@ -12,12 +12,15 @@ import yaml
 from click.testing import CliRunner, Result
 
 from auditor.cli.main import cli
+from auditor.repo.gitsource import GitTree
+from auditor.repo.tree import WorkTree
 from auditor.report import contract
 from auditor.sandbox import Sandbox, Toolchain, ensure_built
 from tests.estate import copy_estate
 from tests.installed import base_install, source, wheel  # noqa: F401 - session fixtures
 
 ROOT = Path(__file__).resolve().parent.parent
+LIVE_ESTATE_CHECK = ROOT / "tests/acceptance/test_live_estate.py"
 
 
 def run_line(argv: list[str], **kw: t.Any) -> Result:
@@ -50,6 +53,32 @@ def assert_report(doc: t.Any) -> None:
     """Fail the test when `doc` breaks the JSON report contract."""
     problems = contract.problems(doc)
     assert not problems, "the JSON report breaks report.schema.json:\n" + "\n".join(problems)
+
+
+@pytest.fixture(autouse=True)
+def frozen_estate_only(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail a test that opens this checkout as a repository (its live clusters/ and tenants/),
+    however it got there (--repo, the working directory, a path walked up): tests use the
+    frozen estate (tests/estate.py); only LIVE_ESTATE_CHECK reads the live one. A BaseException,
+    so the CLI's internal-error handler does not turn it into an exit 3 a test might expect."""
+    if request.node.path == LIVE_ESTATE_CHECK:
+        return
+    work_tree, git_tree = WorkTree.__init__, GitTree.__init__
+
+    def refuse(where: Path | str | None) -> None:
+        if where is not None and Path(where).resolve() == ROOT:
+            pytest.fail(f"read the live estate at {ROOT}: use tests/estate.py", pytrace=True)
+
+    def open_work_tree(self: WorkTree, root: Path) -> None:
+        refuse(root)
+        work_tree(self, root)
+
+    def open_git_tree(self: GitTree, repo: t.Any, rev: str, prefix: str = "") -> None:
+        refuse(None if prefix.strip("/") else repo.working_tree_dir)
+        git_tree(self, repo, rev, prefix)
+
+    monkeypatch.setattr(WorkTree, "__init__", open_work_tree)
+    monkeypatch.setattr(GitTree, "__init__", open_git_tree)
 
 
 @pytest.fixture

@@ -14,18 +14,18 @@ from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain, nodes, releases
 from auditor.sandbox.build import KueueRelease
 from auditor.upgrade import probes
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 from tests.integration.waiting import eventually
 
 
 def repo_kueue_config(cluster: str) -> dict[str, t.Any] | None:
     """The Kueue Configuration clusters/<cluster>/kueue/ holds: what a sandbox's Kueue runs."""
-    return boundaries.kueue_configuration(Repository.open(ROOT), cluster)
+    return boundaries.kueue_configuration(Repository.open(ESTATE), cluster)
 
 
 def repo_kueue_release(toolchain: Toolchain, cluster: str) -> KueueRelease:
     """The Kueue release the cluster's profile names, built from its pinned module."""
-    return releases.release(toolchain, Repository.open(ROOT).cluster(cluster).kueue_version)
+    return releases.release(toolchain, Repository.open(ESTATE).cluster(cluster).kueue_version)
 
 
 PAUSE = {"name": "c", "image": "registry.k8s.io/pause:3.10"}
@@ -102,7 +102,7 @@ def synced_kueue_sandbox(toolchain: Toolchain, root: Path, cluster: str) -> Sand
     """A sandbox of `cluster` running the Kueue release its profile names (from the repo's
     Configuration), kube-controller-manager, and kwok's nodes from the profile's capacity,
     synced from clusters/<cluster>: its admission policies hold there."""
-    repo = Repository.open(ROOT)
+    repo = Repository.open(ESTATE)
     box = Sandbox(f"{cluster}-{os.getpid()}", root=root)
     release = releases.release(toolchain, repo.cluster(cluster).kueue_version, log=print)
     try:

@@ -36,6 +36,7 @@ from auditor.repo.layout import Repository
 from auditor.report import metrics
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 from tests.integration.conftest import repo_kueue_config, repo_kueue_release
 
 SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?")
@@ -54,7 +55,7 @@ Used = dict[str, set[str]]  # metric -> label names its selectors match on
 
 def used_metrics(cluster: str) -> Used:
     """Metric names the cluster's rules read (not the ones they record), with matched labels."""
-    resources = Repository.open(ROOT).load([cluster]).for_cluster(cluster)
+    resources = Repository.open(ESTATE).load([cluster]).for_cluster(cluster)
     rules = [
         rule
         for r in resources
@@ -130,7 +131,7 @@ def test_kueue_metrics_and_labels_are_declared_by_the_pinned_kueue(used: Used) -
 
 
 def test_kube_state_metrics_names_and_labels_come_from_the_shipped_config(used: Used) -> None:
-    resources = Repository.open(ROOT).load(["gpu-prod"]).for_cluster("gpu-prod")
+    resources = Repository.open(ESTATE).load(["gpu-prod"]).for_cluster("gpu-prod")
     [config_map] = [
         r for r in resources if r.kind == "ConfigMap" and r.namespace == "kueue-monitoring"
     ]
@@ -388,7 +389,7 @@ def kueue_box(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
     except Exception as exc:
         pytest.fail(f"the Kueue sandbox could not start: {exc}", pytrace=False)
     try:
-        resources = Repository.open(ROOT).load(["gpu-staging"]).for_cluster("gpu-staging")
+        resources = Repository.open(ESTATE).load(["gpu-staging"]).for_cluster("gpu-staging")
         assert [r.error for r in apply_all(box.connect(), resources) if r.error] == []
         yield box
     finally:

@@ -18,9 +18,10 @@ from auditor.repo.layout import Repository
 from auditor.sandbox.build import TOOLS, ensure_tool
 from auditor.validate.checks import alert_coverage
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 RULE_TESTS = ROOT / "tests" / "rules"
-CLUSTERS = sorted(Repository.open(ROOT).clusters)
+CLUSTERS = sorted(Repository.open(ESTATE).clusters)
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +33,7 @@ def promtool() -> Path:
 
 
 def rule_groups(cluster: str) -> list[dict[str, t.Any]]:
-    resources = Repository.open(ROOT).load([cluster]).for_cluster(cluster)
+    resources = Repository.open(ESTATE).load([cluster]).for_cluster(cluster)
     return [
         group
         for r in resources

@@ -16,7 +16,8 @@ from auditor.errors import ClusterAccessError, SandboxError
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox, Toolchain
 from auditor.sandbox.build import crd_set_files
-from tests.conftest import ROOT, start_sandbox
+from tests.conftest import start_sandbox
+from tests.estate import ESTATE
 
 Json = dict[str, t.Any]
 ARGO = "argoproj.io/v1alpha1"
@@ -40,7 +41,7 @@ def argocd_sandbox(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sand
 def repo_objects() -> list[Json]:
     return [
         doc
-        for path in sorted((ROOT / "argocd").rglob("*.yaml"))
+        for path in sorted((ESTATE / "argocd").rglob("*.yaml"))
         for doc in yaml.safe_load_all(path.read_text())
         if doc
     ]

@@ -26,7 +26,7 @@ from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import Sandbox, Toolchain, argocd, argocd_control
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 from tests.integration.conftest import repo_kueue_config
 from tests.integration.waiting import eventually
 
@@ -131,7 +131,7 @@ def audited(source: Path, dest: Path) -> Repository:
 def argo(
     toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> t.Iterator[Argo]:
-    repo = Repository.open(ROOT)  # served as it is on disk now
+    repo = Repository.open(ESTATE)  # served as it is on disk now
     prod = Sandbox(f"argo-prod-{os.getpid()}", root=sandboxes_dir)
     staging = Sandbox(f"argo-staging-{os.getpid()}", root=sandboxes_dir)
     boxes = {"gpu-prod": prod, "gpu-staging": staging}
@@ -451,7 +451,7 @@ def test_drift_names_the_application_and_says_argo_cd_will_not_heal_what_it_cann
     try:
         compared = argocd_control.compare_now(argo.host, [app])
         assert argocd_control.sync_status(compared[app])[0] == "Synced"
-        report = engine.audit(audited(ROOT, tmp_path), ["gpu-prod"], argo.connect)
+        report = engine.audit(audited(ESTATE, tmp_path), ["gpu-prod"], argo.connect)
         [held] = [f for f in report.findings if f.name == "team-a-cq"]
         assert held.rule.id == "drift-stop-policy"
         assert held.extra["argocd"] == {

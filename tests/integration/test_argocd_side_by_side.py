@@ -18,7 +18,8 @@ from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
 from bench.argocd.states import STATES, State
-from tests.conftest import ROOT, start_sandbox
+from tests.conftest import start_sandbox
+from tests.estate import ESTATE
 
 CLUSTER = "gpu-prod"
 
@@ -27,7 +28,7 @@ CLUSTER = "gpu-prod"
 def synced(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
     box = start_sandbox(toolchain, sandboxes_dir, f"side-by-side-{os.getpid()}")
     try:
-        resources = Repository.open(ROOT).load([CLUSTER]).for_cluster(CLUSTER)
+        resources = Repository.open(ESTATE).load([CLUSTER]).for_cluster(CLUSTER)
         failed = [(str(r.resource.key), r.error) for r in apply_all(box.connect(), resources)]
         assert [f for f in failed if f[1]] == []
         yield box
@@ -36,7 +37,7 @@ def synced(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
 
 
 def rules(box: Sandbox) -> list[tuple[str, str | None, str | None]]:
-    report = engine.audit(Repository.open(ROOT), [CLUSTER], lambda _p: box.connect())
+    report = engine.audit(Repository.open(ESTATE), [CLUSTER], lambda _p: box.connect())
     assert not report.incomplete, report.clusters
     return sorted((f.rule.id, f.name, f.path) for f in report.findings)
 

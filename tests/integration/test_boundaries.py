@@ -17,7 +17,7 @@ from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
 from auditor.verify import RUN_LABEL, Check, crossing
 from auditor.verify.scratch import Scratch
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 from tests.integration.conftest import PAUSE, wait_until_policies_hold
 from tests.integration.waiting import eventually
 
@@ -26,7 +26,7 @@ Json = dict[str, t.Any]
 
 
 def probe(box: Sandbox, run_id: str) -> dict[str, Check]:
-    repo = Repository.open(ROOT)
+    repo = Repository.open(ESTATE)
     profile = repo.cluster(CLUSTER)
     declared = boundaries.boundaries(
         profile, repo.tenants, repo.load([CLUSTER]).for_cluster(CLUSTER)
@@ -153,7 +153,7 @@ def test_nothing_is_left_behind_and_no_boundary_was_lifted(
 
 
 def _declared() -> dict[tuple[str, str], Json]:
-    repo = Repository.open(ROOT)
+    repo = Repository.open(ESTATE)
     return {
         (r.kind, r.name): r.body
         for r in repo.load([CLUSTER]).for_cluster(CLUSTER)
@@ -198,7 +198,7 @@ def test_without_the_policies_the_probes_fail_and_say_what_got_through(
     finally:
         policies = [
             r
-            for r in Repository.open(ROOT).load([CLUSTER]).for_cluster(CLUSTER)
+            for r in Repository.open(ESTATE).load([CLUSTER]).for_cluster(CLUSTER)
             if r.kind in admission.KINDS
         ]
         assert [a.error for a in apply_all(cluster, policies) if a.error] == []

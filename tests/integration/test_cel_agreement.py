@@ -21,10 +21,11 @@ from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator
 from auditor.validate.engine import judged
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 CORPUS = ROOT / "tests/data/cel"
 KINDS = ("ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass")
-CATALOG = SchemaCatalog(ROOT / "schemas", "gpu-prod")
+CATALOG = SchemaCatalog(ESTATE / "schemas", "gpu-prod")
 
 
 def corpus_object(path: Path) -> Resource:

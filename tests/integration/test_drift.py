@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 import typing as t
 from pathlib import Path
 
@@ -19,7 +18,8 @@ from auditor.live.apply import apply_all
 from auditor.live.kube import KindNotServed, KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import ROOT, own_context, run_line, start_sandbox
+from tests.conftest import own_context, run_line, start_sandbox
+from tests.estate import copy_estate
 from tests.integration.conftest import repo_kueue_config, repo_kueue_release
 
 CLUSTER = "gpu-prod"
@@ -37,8 +37,7 @@ def servable_repo(dest: Path, cluster: KubeCluster) -> Path:
     The sandbox serves Kueue's CRDs; manifests for other operators would be reported as
     missing by every audit, which is right for a real cluster but not what these tests study.
     """
-    for folder in ("clusters", "tenants", "schemas"):
-        shutil.copytree(ROOT / folder, dest / folder)
+    copy_estate(dest, "clusters", "tenants", "schemas")
     for index_file in dest.glob("schemas/*/index.json"):
         index = json.loads(index_file.read_text())
         for name, entry in list(index["kinds"].items()):
@@ -449,8 +448,7 @@ def test_clean_after_a_real_kueue_rewrote_what_it_admitted(
 
 
 def test_an_unknown_cluster_is_a_usage_error(tmp_path: Path) -> None:
-    for folder in ("clusters", "tenants"):
-        shutil.copytree(ROOT / folder, tmp_path / folder)
+    copy_estate(tmp_path, "clusters", "tenants")
     result = run_line(["kueue-gitops", "--repo", str(tmp_path), "drift", "--cluster", "nope"])
     assert result.exit_code == 2
     assert "no cluster 'nope' in clusters/" in result.stderr

@@ -14,6 +14,7 @@ from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, releases
 from auditor.sandbox.build import derive_kueue_api
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 PINNED = [None, *releases.pinned(ROOT / "testenv")]  # None: the control plane's own
 
@@ -50,7 +51,7 @@ def test_each_release_states_its_own_configuration_api_and_webhooks() -> None:
 
 def test_the_sandboxs_kueue_runs_the_repositorys_configuration(kueue_sandbox: Sandbox) -> None:
     running = yaml.safe_load((kueue_sandbox.dir / "kueue" / "config.yaml").read_text())
-    declared = boundaries.kueue_configuration(Repository.open(ROOT), "gpu-staging")
+    declared = boundaries.kueue_configuration(Repository.open(ESTATE), "gpu-staging")
     state = kueue_sandbox.state()
     assert state is not None and state.versions["sigs.k8s.io/kueue"] == "v0.19.2"
     assert declared is not None

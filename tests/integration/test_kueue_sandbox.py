@@ -13,7 +13,8 @@ from auditor.errors import ClusterAccessError
 from auditor.kueue import admission
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import ESTATE
 from tests.integration.waiting import eventually
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -118,7 +119,7 @@ def test_sandbox_up_with_kueue_and_down_stops_every_process(
 ) -> None:
     monkeypatch.setenv("KUEUE_GITOPS_SANDBOXES", str(tmp_path))
     name = f"kueue-cli-{os.getpid()}"
-    up = run_line(["kueue-gitops", "--repo", str(ROOT), "sandbox", "up", "--with-kueue", name])
+    up = run_line(["kueue-gitops", "--repo", str(ESTATE), "sandbox", "up", "--with-kueue", name])
     box = Sandbox(name, root=tmp_path)
     try:
         assert up.exit_code == 0, up.output
@@ -128,7 +129,7 @@ def test_sandbox_up_with_kueue_and_down_stops_every_process(
         assert set(state.pids) == {"etcd", "kube-apiserver", "kube-controller-manager", "kueue"}
         assert box.running()
     finally:
-        down = run_line(["kueue-gitops", "--repo", str(ROOT), "sandbox", "down", name])
+        down = run_line(["kueue-gitops", "--repo", str(ESTATE), "sandbox", "down", name])
     assert down.exit_code == 0
     assert "stopped kueue, kube-controller-manager, kube-apiserver, etcd" in down.output
     for pid in state.pids.values():

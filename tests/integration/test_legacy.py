@@ -10,12 +10,13 @@ from pathlib import Path
 from auditor.k8s.objects import CRD_API
 from auditor.sandbox import Sandbox
 from auditor.schemas import fetch
-from tests.conftest import ROOT, own_context, run_line
+from tests.conftest import own_context, run_line
+from tests.estate import ESTATE
 
 Json = dict[str, t.Any]
 
 
-def command(box: Sandbox, *argv: str, repo: Path = ROOT) -> tuple[int, Json]:
+def command(box: Sandbox, *argv: str, repo: Path = ESTATE) -> tuple[int, Json]:
     result = run_line(
         ["kueue-gitops", "--repo", str(repo), *argv, "--cluster", "gpu-legacy",
          *own_context(box.kubeconfig), "-o", "json"]
@@ -35,14 +36,14 @@ def test_the_sandbox_runs_kueue_0_9_1_serving_v1beta1_only(legacy_sandbox: Sandb
 
 def test_the_committed_schemas_are_what_the_legacy_sandbox_serves(legacy_sandbox: Sandbox) -> None:
     fetched = fetch.fetch(legacy_sandbox.connect())
-    index = json.loads((ROOT / "schemas" / "gpu-legacy" / "index.json").read_text())
+    index = json.loads((ESTATE / "schemas" / "gpu-legacy" / "index.json").read_text())
     kueue = {k: v for k, v in fetched.kinds.items() if k.startswith("kueue.x-k8s.io/")}
     assert kueue == {k: v for k, v in index["kinds"].items() if k.startswith("kueue.x-k8s.io/")}
 
 
 def test_drift_is_clean_right_after_the_sync(legacy_sandbox: Sandbox, repo_copy: Path) -> None:
     # The profile as committed: the sandbox's Kueue is upstream's ServiceAccount, trusted there.
-    (repo_copy / "schemas").symlink_to(ROOT / "schemas")
+    (repo_copy / "schemas").symlink_to(ESTATE / "schemas")
     code, report = command(legacy_sandbox, "drift", repo=repo_copy)
     assert (code, report["findings"]) == (0, [])
 

@@ -10,7 +10,8 @@ from auditor.kueue import capacity
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
-from tests.conftest import ROOT, own_context, run_line
+from tests.conftest import own_context, run_line
+from tests.estate import ESTATE
 from tests.integration.waiting import eventually
 
 Json = dict[str, t.Any]
@@ -19,7 +20,7 @@ Json = dict[str, t.Any]
 def test_each_flavor_gets_a_ready_node_with_its_labels_taints_and_declared_capacity(
     kueue_sandbox: Sandbox,
 ) -> None:
-    repo = Repository.open(ROOT)
+    repo = Repository.open(ESTATE)
     profile = repo.cluster("gpu-staging")
     flavors = {
         r.name: r.body
@@ -43,7 +44,7 @@ def test_each_flavor_gets_a_ready_node_with_its_labels_taints_and_declared_capac
 
 def drift_capacity(box: Sandbox) -> tuple[int, list[Json]]:
     result = run_line(
-        ["kueue-gitops", "--repo", str(ROOT), "drift", "--cluster", "gpu-staging",
+        ["kueue-gitops", "--repo", str(ESTATE), "drift", "--cluster", "gpu-staging",
          *own_context(box.kubeconfig), "-o", "json"]
     )  # fmt: skip
     findings = json.loads(result.stdout)["findings"]

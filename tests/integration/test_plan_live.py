@@ -20,7 +20,8 @@ from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import ROOT, own_context, run_line, start_sandbox
+from tests.conftest import own_context, run_line, start_sandbox
+from tests.estate import ESTATE
 from tests.unit.conftest import Revisions
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -115,7 +116,7 @@ def busy_cluster(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbo
 def _fill(cluster: KubeCluster) -> None:
     resources = [
         r
-        for r in Repository.open(ROOT).load(["gpu-prod"]).for_cluster("gpu-prod")
+        for r in Repository.open(ESTATE).load(["gpu-prod"]).for_cluster("gpu-prod")
         if r.key.group in ("", "kueue.x-k8s.io", "rbac.authorization.k8s.io", "scheduling.k8s.io")
     ]
     assert [r.error for r in apply_all(cluster, resources) if r.error] == []

@@ -21,7 +21,8 @@ from auditor.kueue.quota import used
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
 from tests.acceptance.test_html_report import opened
-from tests.conftest import ROOT, own_context, run_line
+from tests.conftest import own_context, run_line
+from tests.estate import ESTATE
 from tests.integration.kueue_jobs import KUEUE, remove_jobs, submit, workloads_by_job
 from tests.integration.waiting import eventually
 from tests.unit.conftest import Revisions
@@ -160,7 +161,7 @@ def test_the_live_plan_and_the_clusters_drift_open_as_pages_with_the_reports_dat
         page.stdout.count("<td>plan-quota-below-usage</td>")
     )
     # drift of the same cluster: by category, as its JSON report counts them
-    drift = ["kueue-gitops", "--repo", str(ROOT), "drift", "--cluster", "gpu-staging"]
+    drift = ["kueue-gitops", "--repo", str(ESTATE), "drift", "--cluster", "gpu-staging"]
     drift += own_context(kueue_sandbox.kubeconfig)
     found = json.loads(run_line([*drift, "-o", "json"]).stdout)
     shown = opened("drift-live", run_line([*drift, "-o", "html"]).stdout)["drift"]

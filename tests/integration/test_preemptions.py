@@ -11,7 +11,8 @@ import pytest
 
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
-from tests.conftest import ROOT, own_context, run_line
+from tests.conftest import own_context, run_line
+from tests.estate import ESTATE
 from tests.integration.waiting import eventually
 
 Json = dict[str, t.Any]
@@ -103,7 +104,7 @@ def preempted(kueue_sandbox: Sandbox) -> t.Iterator[KubeCluster]:
 
 def ledger(box: Sandbox, *extra: str) -> t.Any:
     return run_line(
-        ["kueue-gitops", "--repo", str(ROOT), "preemptions", "--cluster", "gpu-staging",
+        ["kueue-gitops", "--repo", str(ESTATE), "preemptions", "--cluster", "gpu-staging",
          *own_context(box.kubeconfig), "--since", "1h", *extra]
     )  # fmt: skip
 
@@ -163,7 +164,7 @@ def test_an_unreachable_cluster_is_incomplete(tmp_path: Path) -> None:
         "contexts: [{name: gpu-staging, context: {cluster: d, user: u}}]\n"
     )
     result = run_line(
-        ["kueue-gitops", "--repo", str(ROOT), "preemptions", "--cluster", "gpu-staging",
+        ["kueue-gitops", "--repo", str(ESTATE), "preemptions", "--cluster", "gpu-staging",
          "--kubeconfig", str(down), "--timeout", "5", "-o", "json"]
     )  # fmt: skip
     assert result.exit_code == 3

@@ -13,7 +13,6 @@ once per head (two CLI runs), which is also the determinism check.
 from __future__ import annotations
 
 import json
-import shutil
 import typing as t
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from auditor.cli.main import cli
 from auditor.replay import synthetic, trace
 from auditor.sandbox import Toolchain
 from tests.conftest import ROOT
+from tests.estate import copy_estate
 from tests.unit.conftest import Revisions
 
 CQS = "clusters/gpu-staging/clusterqueues.yaml"
@@ -53,8 +53,7 @@ Doc = dict[str, t.Any]
 def revisions(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[tuple[Path, dict[str, str]]]:
     """A git copy of the repository: base, team-a's GPUs halved, and reclaim turned off."""
     root = tmp_path_factory.mktemp("replay-repo")
-    for folder in ("clusters", "tenants"):
-        shutil.copytree(ROOT / folder, root / folder)
+    copy_estate(root, "clusters", "tenants")
     (root / "testenv").symlink_to(ROOT / "testenv")  # the pinned control plane
     revs = Revisions(root)
     try:

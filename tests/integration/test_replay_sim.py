@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 import typing as t
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from auditor.replay import synthetic, trace
 from auditor.replay.trace import Trace, TracedWorkload
 from tests.acceptance.test_html_report import opened
 from tests.conftest import ROOT
+from tests.estate import copy_estate
 from tests.unit.conftest import Revisions
 
 CQS = "clusters/{cluster}/clusterqueues.yaml"
@@ -94,8 +94,7 @@ def repo(
 ) -> tuple[str, Path, dict[str, str]]:
     cluster = str(request.param)
     root = tmp_path_factory.mktemp(f"sim-{cluster}")
-    for folder in ("clusters", "tenants"):
-        shutil.copytree(ROOT / folder, root / folder)
+    copy_estate(root, "clusters", "tenants")
     (root / "testenv").symlink_to(ROOT / "testenv")  # the pinned Kueue releases
     cqs = CQS.format(cluster=cluster)
     block, nominal, halved = TEAM_A_GPUS[cluster]

@@ -12,7 +12,8 @@ from auditor.errors import ClusterAccessError, SandboxError
 from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import ROOT, run_line
+from tests.conftest import run_line
+from tests.estate import ESTATE
 from tests.integration.waiting import eventually
 
 
@@ -35,7 +36,7 @@ def test_rbac_authorizer_is_on_for_other_identities(sandbox: Sandbox) -> None:
 
 @pytest.mark.parametrize("cluster", ["gpu-prod", "gpu-staging"])
 def test_every_manifest_of_the_repo_applies_for_real(fresh_sandbox: Sandbox, cluster: str) -> None:
-    resources = Repository.open(ROOT).load([cluster]).for_cluster(cluster)
+    resources = Repository.open(ESTATE).load([cluster]).for_cluster(cluster)
     results = apply_all(fresh_sandbox.connect(), resources)
     assert [(str(r.resource.key), r.error) for r in results if r.error] == []
     live = fresh_sandbox.connect()
@@ -51,7 +52,7 @@ def test_borrowing_limit_without_cohort_is_rejected_by_the_real_api_server(
     sandbox: Sandbox,
 ) -> None:
     [cq, *_] = [
-        r for r in Repository.open(ROOT).load(["gpu-prod"]).resources if r.kind == "ClusterQueue"
+        r for r in Repository.open(ESTATE).load(["gpu-prod"]).resources if r.kind == "ClusterQueue"
     ]
     body = {**cq.body, "metadata": {"name": "no-cohort-cq"}}
     body["spec"] = {k: v for k, v in cq.body["spec"].items() if k != "cohortName"}
@@ -63,7 +64,7 @@ def test_cli_lifecycle_two_sandboxes_side_by_side(
     tmp_path: Path, toolchain: Toolchain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KUEUE_GITOPS_SANDBOXES", str(tmp_path))
-    up = run_line(["kueue-gitops", "--repo", str(ROOT), "sandbox", "up", "one", "two"])
+    up = run_line(["kueue-gitops", "--repo", str(ESTATE), "sandbox", "up", "one", "two"])
     try:
         assert up.exit_code == 0, up.output
         one, two = Sandbox("one", tmp_path), Sandbox("two", tmp_path)
@@ -75,7 +76,7 @@ def test_cli_lifecycle_two_sandboxes_side_by_side(
             [
                 "kueue-gitops",
                 "--repo",
-                str(ROOT),
+                str(ESTATE),
                 "sandbox",
                 "apply",
                 "--cluster",
@@ -85,7 +86,7 @@ def test_cli_lifecycle_two_sandboxes_side_by_side(
             ]
         )
         assert applied.exit_code == 0, applied.output
-        staged = Repository.open(ROOT).load(["gpu-staging"]).for_cluster("gpu-staging")
+        staged = Repository.open(ESTATE).load(["gpu-staging"]).for_cluster("gpu-staging")
         assert f"{len(staged)} applied, 0 rejected" in applied.output
         pids = list((one.state() or pytest.fail("no state")).pids.values())
     finally:

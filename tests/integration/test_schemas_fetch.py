@@ -10,7 +10,8 @@ from auditor.k8s.objects import CRD_API
 from auditor.sandbox import Sandbox
 from auditor.sandbox.controlplane import sandboxes_root
 from auditor.schemas.fetch import crd_fingerprint, dumps, fetch, write
-from tests.conftest import ROOT, own_context, run_line
+from tests.conftest import own_context, run_line
+from tests.estate import ESTATE
 
 
 def git(repo: Path, *args: str) -> str:
@@ -55,7 +56,7 @@ def test_the_committed_schemas_are_what_the_sandbox_serves(sandbox: Sandbox) -> 
     """schemas/gpu-prod was fetched from a sandbox of the pinned Kueue: refetch when it moves."""
     fetched = fetch(sandbox.connect())
     fetched.cluster = "gpu-prod"
-    committed = ROOT / "schemas" / "gpu-prod"
+    committed = ESTATE / "schemas" / "gpu-prod"
     for (group, kind, version), schema in fetched.schemas.items():
         path = committed / (group or "core") / f"{kind.lower()}_{version}.json"
         assert path.read_text() == dumps(schema), f"{path} is stale: run `schemas fetch`"
@@ -81,7 +82,7 @@ def test_a_release_sandbox_gives_the_committed_schemas_without_a_cluster(repo_co
         fetched = run_line([*line, "--cluster", cluster, "--release", release])
         assert fetched.exit_code == 0, fetched.output
         written = repo_copy / "schemas" / cluster
-        committed = ROOT / "schemas" / cluster
+        committed = ESTATE / "schemas" / cluster
         files = sorted(p.relative_to(written) for p in written.rglob("*.json"))
         assert files == sorted(p.relative_to(committed) for p in committed.rglob("*.json"))
         for name in files:

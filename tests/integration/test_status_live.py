@@ -13,7 +13,8 @@ from auditor.k8s.quantity import parse
 from auditor.kueue.quota import used
 from auditor.sandbox import Sandbox
 from tests.acceptance.test_html_report import opened
-from tests.conftest import ROOT, own_context, run_line
+from tests.conftest import own_context, run_line
+from tests.estate import ESTATE
 from tests.integration.kueue_jobs import (
     KUEUE,
     remove_jobs,
@@ -31,7 +32,7 @@ Json = dict[str, t.Any]
 
 def _status(box: Sandbox, *extra: str) -> str:
     # run_line holds `-o json` to the report contract: the snapshot is a report's section
-    argv = ["kueue-gitops", "--repo", str(ROOT), "status", "--cluster", "gpu-staging"]
+    argv = ["kueue-gitops", "--repo", str(ESTATE), "status", "--cluster", "gpu-staging"]
     result = run_line([*argv, *own_context(box.kubeconfig), *extra])
     assert result.exit_code == 0, result.output
     return result.stdout

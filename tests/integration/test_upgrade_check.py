@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from auditor.sandbox import Sandbox, Toolchain, releases
-from tests.conftest import ROOT, own_context, run_line
+from tests.conftest import own_context, run_line
+from tests.estate import ESTATE
 from tests.integration.conftest import synced_kueue_sandbox
 from tests.integration.test_preemptions import job
 from tests.integration.waiting import eventually
@@ -23,7 +24,7 @@ from tests.integration.waiting import eventually
 Json = dict[str, t.Any]
 
 
-def upgrade_check(box: Sandbox, cluster: str, to: str, repo: Path = ROOT) -> tuple[int, Json]:
+def upgrade_check(box: Sandbox, cluster: str, to: str, repo: Path = ESTATE) -> tuple[int, Json]:
     result = run_line(
         ["kueue-gitops", "--repo", str(repo), "upgrade-check", "--cluster", cluster, "--to", to,
          *own_context(box.kubeconfig), "-o", "json"]

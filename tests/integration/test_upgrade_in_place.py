@@ -16,6 +16,7 @@ from auditor.k8s.objects import CRD_API
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox, Toolchain, crds, kueue, releases
 from tests.conftest import ROOT, own_context, run_line
+from tests.estate import ESTATE
 from tests.integration.conftest import repo_kueue_config, synced_kueue_sandbox
 from tests.integration.test_preemptions import job
 from tests.integration.waiting import eventually
@@ -25,7 +26,7 @@ OLD, NEW = "kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
-def line(box: Sandbox, *argv: str, repo: Path = ROOT) -> t.Any:
+def line(box: Sandbox, *argv: str, repo: Path = ESTATE) -> t.Any:
     return run_line(["kueue-gitops", "--repo", str(repo), *argv, *own_context(box.kubeconfig)])
 
 
@@ -156,8 +157,8 @@ def wait_for(what: str, check: t.Callable[[], bool], timeout: float = 120.0) -> 
 def test_prod_upgrades_to_0_19_2_and_rolls_back_with_its_work_admitted_and_accounted(
     toolchain: Toolchain, sandboxes_dir: Path, repo_copy: Path
 ) -> None:
-    for shared in ("schemas", "testenv"):
-        (repo_copy / shared).symlink_to(ROOT / shared)
+    (repo_copy / "schemas").symlink_to(ESTATE / "schemas")
+    (repo_copy / "testenv").symlink_to(ROOT / "testenv")
     profile = repo_copy / "clusters" / "gpu-prod" / "profile.yaml"
     box = synced_kueue_sandbox(toolchain, sandboxes_dir / "prod-upgrade", "gpu-prod")
     try:

@@ -35,6 +35,7 @@ from auditor.validate import checks
 from auditor.validate.checks import kueue_webhook, quantities
 from auditor.validate.engine import judged, validator_of
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 from tests.integration.conftest import release_sandbox
 
 CORPUS = ROOT / "tests/data/verdicts"
@@ -259,11 +260,11 @@ class Offline:
     """validate's verdict (and plan's, for a change) with one release's knowledge."""
 
     def __init__(self, cluster: str) -> None:
-        self.repo = Repository.open(ROOT)
+        self.repo = Repository.open(ESTATE)
         self.profile = self.repo.cluster(cluster)
         self.kueue = release.nearest_release(self.profile.kueue_version)
-        self.validator = validator_of(self.repo, ROOT / "schemas", cluster)
-        self.catalog = SchemaCatalog(ROOT / "schemas", cluster)
+        self.validator = validator_of(self.repo, ESTATE / "schemas", cluster)
+        self.catalog = SchemaCatalog(ESTATE / "schemas", cluster)
 
     def refusals(self, case: Case) -> list[Finding]:
         found, sound = self.validator.check(case.head)

@@ -17,14 +17,15 @@ from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
 from auditor.verify import RUN_LABEL
-from tests.conftest import ROOT, own_context, run_line
+from tests.conftest import own_context, run_line
+from tests.estate import ESTATE
 from tests.integration.waiting import eventually
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 Json = dict[str, t.Any]
 
 
-def _verify(box: Sandbox, repo: Path = ROOT, *extra: str) -> tuple[int, Json]:
+def _verify(box: Sandbox, repo: Path = ESTATE, *extra: str) -> tuple[int, Json]:
     result = run_line(
         [
             "kueue-gitops",
@@ -222,13 +223,13 @@ def test_a_namespace_selector_of_everything_is_held_by_kueues_configuration(
     try:
         code, report = _verify(kueue_sandbox, repo_copy)
     finally:
-        _sync(kueue_sandbox, ROOT)
+        _sync(kueue_sandbox, ESTATE)
     assert code == 0, report
     check = _checks(report)["unlabelled-namespace"]
     assert check["status"] == "passed" and check["workloads"] == []
     assert _leftovers(kueue_sandbox) == []
     line = ["kueue-gitops", "--repo", str(repo_copy), "validate", "--cluster", "gpu-staging"]
-    validated = run_line([*line, "--schemas", str(ROOT / "schemas"), "-o", "json"])
+    validated = run_line([*line, "--schemas", str(ESTATE / "schemas"), "-o", "json"])
     assert validated.exit_code == 1
     assert [
         (f["rule"], f["name"])
@@ -240,7 +241,7 @@ def test_a_namespace_selector_of_everything_is_held_by_kueues_configuration(
 def test_an_interrupted_run_still_cleans_up(
     verified: tuple[int, Json], kueue_sandbox: Sandbox
 ) -> None:
-    argv = [sys.executable, "-m", "auditor", "--repo", str(ROOT), "verify", "--cluster"]
+    argv = [sys.executable, "-m", "auditor", "--repo", str(ESTATE), "verify", "--cluster"]
     argv += ["gpu-staging", *own_context(kueue_sandbox.kubeconfig), "-o", "json"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -265,7 +266,7 @@ def test_an_interrupted_run_still_cleans_up(
 
 
 def test_refuses_a_cluster_whose_profile_does_not_allow_it() -> None:
-    result = run_line(["kueue-gitops", "--repo", str(ROOT), "verify", "--cluster", "gpu-prod"])
+    result = run_line(["kueue-gitops", "--repo", str(ESTATE), "verify", "--cluster", "gpu-prod"])
     assert result.exit_code == 2
     assert "does not allow verify" in result.stderr
     assert "clusters/gpu-prod/profile.yaml" in result.stderr
@@ -278,8 +279,8 @@ def _sync(box: Sandbox, repo: Path) -> None:
 
 def test_a_cluster_without_kueue_is_incomplete_never_clean(fresh_sandbox: Sandbox) -> None:
     # The CRDs and the repo's queues are there, but no Kueue runs to turn Jobs into Workloads.
-    _sync(fresh_sandbox, ROOT)
-    code, report = _verify(fresh_sandbox, ROOT, "--timeout", "5")
+    _sync(fresh_sandbox, ESTATE)
+    code, report = _verify(fresh_sandbox, ESTATE, "--timeout", "5")
     assert code == 3
     assert report["status"] == "incomplete"
     assert "is Kueue running" in report["clusters"][0]["errors"][0]

@@ -17,14 +17,14 @@ from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import Sandbox, Toolchain, releases
-from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 CLUSTERS = ("gpu-legacy", "gpu-staging")
 
 
 @pytest.fixture(scope="module")
 def boxes(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[dict[str, Sandbox]]:
-    repo = Repository.open(ROOT)
+    repo = Repository.open(ESTATE)
     found: dict[str, Sandbox] = {}
     try:
         for name in CLUSTERS:
@@ -48,7 +48,7 @@ def test_the_fleet_section_reads_each_releases_crds_and_flags_the_one_behind(
         box = boxes[profile.name]
         return access.connect(profile, kubeconfig=str(box.kubeconfig), context=box.context)
 
-    report = engine.audit(Repository.open(ROOT), list(CLUSTERS), connect, with_fleet=True)
+    report = engine.audit(Repository.open(ESTATE), list(CLUSTERS), connect, with_fleet=True)
     assert [c.status for c in report.clusters] == ["ok", "ok"], report.clusters
     fleet = report.to_json()["fleet"]
     assert fleet["newestPinned"] == "v0.19.2"

@@ -29,6 +29,7 @@ from auditor.validate import checks
 from auditor.validate.checks import kueue_webhook
 from auditor.validate.engine import judged
 from tests.conftest import ROOT
+from tests.estate import ESTATE
 
 CORPUS = ROOT / "tests/data/webhook"
 CLUSTER = "gpu-staging"  # what the Kueue sandbox runs
@@ -92,8 +93,8 @@ CASES = corpus()
 
 def offline(resource: Resource) -> tuple[list[Finding], list[Finding]]:
     """The errors validate reports: schema and CEL, then the webhook rules on a sound object."""
-    schema, sound = ClusterValidator(SchemaCatalog(ROOT / "schemas", CLUSTER)).check(resource)
-    repo = Repository.open(ROOT)
+    schema, sound = ClusterValidator(SchemaCatalog(ESTATE / "schemas", CLUSTER)).check(resource)
+    repo = Repository.open(ESTATE)
     ctx = checks.CheckContext(repo, repo.cluster(CLUSTER), (resource,), repo.tenants)
     policy = checks.run(ctx, only=["quotas", kueue_webhook.ID]) if sound else []
     errors = [f for f in schema if f.severity == "error"]
