@@ -79,18 +79,20 @@ def tenant_objects(ns: str, tenant: str, cq: str) -> list[dict[str, t.Any]]:
     ]
 
 
-def platform(dest: Path, cluster: str, cq_names: list[str], *, with_schemas: bool) -> None:
+def platform(
+    dest: Path, cluster: str, cq_names: list[str], *, with_schemas: bool, source: Path = ROOT
+) -> None:
     folder = dest / "clusters" / cluster
     folder.mkdir(parents=True)
     for name in PLATFORM_FILES:
-        shutil.copy(ROOT / "clusters" / SOURCE / name, folder / name)
-    profile = yaml.safe_load((ROOT / "clusters" / SOURCE / "profile.yaml").read_text())
+        shutil.copy(source / "clusters" / SOURCE / name, folder / name)
+    profile = yaml.safe_load((source / "clusters" / SOURCE / "profile.yaml").read_text())
     profile["metadata"]["name"] = cluster
     profile["spec"]["context"] = cluster
     dump(folder / "profile.yaml", [profile])
     dump(folder / "clusterqueues.yaml", [cluster_queue(n) for n in cq_names])
     if with_schemas:
-        shutil.copytree(ROOT / "schemas" / SOURCE, dest / "schemas" / cluster)
+        shutil.copytree(source / "schemas" / SOURCE, dest / "schemas" / cluster)
 
 
 def generate(
@@ -100,11 +102,14 @@ def generate(
     clusters: t.Sequence[str] = (SOURCE,),
     *,
     with_schemas: bool = False,
+    source: Path = ROOT,
 ) -> Path:
-    """Write the repository into `dest` (which must not exist yet) and return it."""
+    """Write the repository into `dest` (which must not exist yet) and return it; its platform
+    files and schemas are those of SOURCE in the repository `source` (tests pass their frozen
+    estate, the benchmarks this checkout)."""
     cq_names = [f"bench-cq-{i:03d}" for i in range(queues)]
     for cluster in clusters:
-        platform(dest, cluster, cq_names, with_schemas=with_schemas)
+        platform(dest, cluster, cq_names, with_schemas=with_schemas, source=source)
     per_queue = -(-tenants // queues)
     for q, cq in enumerate(cq_names):
         tenant, cluster = f"bench-{q:03d}", clusters[q % len(clusters)]

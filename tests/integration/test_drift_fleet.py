@@ -22,6 +22,7 @@ from auditor.sandbox import Sandbox, Toolchain
 from auditor.sandbox.controlplane import merged_kubeconfig
 from bench.drift.generate import generate
 from tests.conftest import run_line, start_sandbox
+from tests.estate import ESTATE
 
 Json = dict[str, t.Any]
 
@@ -36,7 +37,14 @@ def fleet(
         with ThreadPoolExecutor(len(names)) as pool:
             futures = [pool.submit(start_sandbox, toolchain, sandboxes_dir, n) for n in names]
             boxes = [f.result() for f in futures]
-        repo = generate(tmp_path_factory.mktemp("fleet") / "repo", 30, 3, names, with_schemas=True)
+        repo = generate(
+            tmp_path_factory.mktemp("fleet") / "repo",
+            30,
+            3,
+            names,
+            with_schemas=True,
+            source=ESTATE,
+        )
         loaded = Repository.open(repo).load(names)
         for box in boxes:
             failed = [a for a in apply_all(box.connect(), loaded.for_cluster(box.name)) if a.error]
