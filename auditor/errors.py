@@ -40,16 +40,17 @@ class ManifestError(AuditorError):
 
 
 class ClusterAccessError(AuditorError):
-    """A cluster could not be reached, or refused a request."""
+    """A cluster could not be reached, or refused a request; what happened is its class
+    (auditor/live/apierrors.py: not found, forbidden, throttled, unreachable, ...)."""
 
     exit_code = 3
 
     def __init__(
-        self, message: str, *, cluster: str | None = None, kind: str | None = None
+        self, message: str, *, cluster: str | None = None, action: str | None = None
     ) -> None:
         super().__init__(message)
         self.cluster = cluster
-        self.kind = kind
+        self.action = action  # what was being done ("LIST ClusterQueue"), when known
 
 
 class SandboxError(AuditorError):

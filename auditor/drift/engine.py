@@ -56,7 +56,8 @@ from auditor.drift.reading import (
 from auditor.errors import ClusterAccessError, internal_error
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.live import forking
-from auditor.live.kube import ContextMissing, KubeCluster
+from auditor.live.credentials import ContextMissing
+from auditor.live.kube import KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
 from auditor.repo import cached, manifests, suppressions
 from auditor.repo.cache import FileCache

@@ -15,7 +15,6 @@ import logging
 import multiprocessing
 import os
 import pickle
-import re
 import typing as t
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -24,6 +23,7 @@ from auditor import rules
 from auditor.errors import AuditorError, ClusterAccessError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
 from auditor.kueue import release as kueue_release
+from auditor.live import apierrors
 from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
 from auditor.repo import cache as repo_cache
@@ -44,16 +44,8 @@ SERVER_SIDE_REJECTED = _RULES["server-side-rejected"]
 log = logging.getLogger(__name__)
 Connector = t.Callable[[ClusterProfile], "KubeCluster"]
 Note = t.Callable[[str], None]
-# HTTP statuses meaning "the server judged the object and said no"; others mean we could not ask.
-REJECTED = (400, 422)
-# Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422; and a
-# built-in kind's value its Go type cannot hold (`binaryData` that is not base64) into a 500
-# with the second.
-UNDECLARED_FIELD = "failed to create typed patch object"
-UNDECODABLE = "unable to convert unstructured object to"
-# A validating webhook's denial (Kueue's, through controller-runtime) is a 403, like an RBAC
-# refusal, but its message says which webhook judged the object.
-WEBHOOK_DENIED = re.compile(r'admission webhook "[^"]+" denied the request')
+# The refusals that mean "the server judged the object and said no"; others mean we could not ask.
+JUDGED = (apierrors.BadRequest, apierrors.Invalid, apierrors.WebhookDenied, apierrors.Unfitting)
 
 
 def validate(
@@ -334,14 +326,7 @@ def why_invalid(found: list[Finding]) -> Finding:
 
 def judged(exc: ClusterAccessError) -> bool:
     """Whether the API server refused the object itself (as opposed to failing to answer)."""
-    from auditor.live.kube import status_of
-
-    status = status_of(exc)
-    return (
-        status in REJECTED
-        or (status == 500 and (UNDECLARED_FIELD in str(exc) or UNDECODABLE in str(exc)))
-        or (status == 403 and WEBHOOK_DENIED.search(str(exc)) is not None)
-    )
+    return isinstance(exc, JUDGED)
 
 
 def _dry_run(
@@ -352,8 +337,6 @@ def _dry_run(
     say: Note,
 ) -> list[Finding]:
     """Server-side apply with dryRun=All, in sync order; rejections become findings."""
-    from auditor.live.kube import KindNotServed, status_of
-
     findings: list[Finding] = []
     created = {r.name for r in resources if r.kind == "Namespace"}
     waiting: list[str] = []
@@ -365,11 +348,11 @@ def _dry_run(
         ):
             if exc is None:
                 continue
-            status = status_of(exc)
-            if status == 404 and resource.namespace in created:
+            missing = isinstance(exc, apierrors.NotFound)
+            if missing and resource.namespace in created:
                 waiting.append(str(resource.key))  # its namespace is only dry-run created
                 continue
-            if not (isinstance(exc, KindNotServed) or status == 404 or judged(exc)):
+            if not (isinstance(exc, apierrors.KindNotServed) or missing or judged(exc)):
                 raise exc
             findings.append(
                 Finding.about(

@@ -114,7 +114,6 @@ class Scratch:
                     f"cluster {self.profile.name}: ClusterQueue {cq['metadata']['name']} has "
                     f"stopPolicy {policy}; verify probes only a queue that admits",
                     cluster=self.profile.name,
-                    kind="ClusterQueue",
                 )
             tenant = ScratchTenant(
                 tp.name, cq, f"kueue-verify-{self.run_id}-{tp.name}", self._labels(tp, placement)

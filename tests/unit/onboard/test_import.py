@@ -13,7 +13,8 @@ import yaml
 
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
-from auditor.live.kube import DeadlineExceeded, KindNotServed, KubeCluster
+from auditor.live.apierrors import DeadlineExceeded, KindNotServed
+from auditor.live.kube import KubeCluster
 from auditor.onboard import estate as onboard_estate
 from auditor.onboard import importing
 
