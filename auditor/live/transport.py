@@ -60,9 +60,7 @@ def exchange(
             action=action,
         ) from exc
     if not 200 <= resp.status < 300:
-        raise apierrors.refusal(
-            cluster, action, int(resp.status), data, resp.headers, resp.reason
-        )
+        raise apierrors.refusal(cluster, action, int(resp.status), data, resp.headers, resp.reason)
     return data
 
 

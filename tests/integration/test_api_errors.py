@@ -49,8 +49,7 @@ def test_a_get_of_a_missing_object_is_not_found(admin: KubeCluster) -> None:
     assert (error.code, error.reason) == (404, "NotFound")
     assert error.details == {"name": "absent", "kind": "configmaps"}
     assert str(error) == (
-        f"cluster {admin.name}: GET ConfigMap absent not found (404): "
-        'configmaps "absent" not found'
+        f'cluster {admin.name}: GET ConfigMap absent not found (404): configmaps "absent" not found'
     )
 
 
@@ -120,9 +119,7 @@ def test_a_webhook_that_cannot_be_called_is_webhook_failed(admin: KubeCluster) -
                             "resources": ["configmaps"],
                         }
                     ],
-                    "namespaceSelector": {
-                        "matchLabels": {"kubernetes.io/metadata.name": NS}
-                    },
+                    "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": NS}},
                     "failurePolicy": "Fail",
                     "sideEffects": "None",
                     "admissionReviewVersions": ["v1"],
