@@ -66,8 +66,10 @@ class ApiError(ClusterAccessError):
         reason: str = "",
         details: t.Mapping[str, t.Any] | None = None,
         retry_after: float | None = None,
+        said: str = "",
     ) -> None:
         super().__init__(message, cluster=cluster, action=action)
+        self.said = said or message  # the server's own words (the Status message)
         self.code = code  # the HTTP status
         self.reason = reason  # the Status object's reason; "" when the answer had none
         self.details = dict(details or {})  # the Status object's details (name, kind, causes)
@@ -196,6 +198,7 @@ def refusal(
         reason=reason,
         details=status.get("details") if isinstance(status.get("details"), dict) else None,
         retry_after=retry_after,
+        said=message,
     )
 
 

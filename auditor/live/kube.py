@@ -194,6 +194,7 @@ class KubeCluster:
             reason=exc.reason,
             details=exc.details,
             retry_after=exc.retry_after,
+            said=exc.said,
         )
 
     def _remaining(self) -> float:
