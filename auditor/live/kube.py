@@ -79,7 +79,7 @@ class KubeCluster:
         deadline = self.limits.deadline
         start = clock() if started is None else started
         self.ends_at = start + deadline if deadline is not None else math.inf
-        self.discovery = Discovery(name, self.server, lambda path, what: self.get_path(path, what))
+        self.discovery = Discovery(name, self.server, self._get)
         self.acting_as: tuple[str, tuple[str, ...]] | None = None  # see impersonating()
         self._throttled = [0.0]
         with contextlib.suppress(AttributeError):  # a client without a pool has no answers
@@ -180,7 +180,7 @@ class KubeCluster:
                     raise
                 self.sleep(pause)
 
-    def get_path(self, path: str, what: str) -> t.Any:
+    def _get(self, path: str, what: str) -> t.Any:
         """GET `path` (discovery's own paths), decoded."""
         return self.request("GET", path, what=what)
 
@@ -458,6 +458,3 @@ def _transient(exc: ClusterAccessError) -> bool:
 def _jittered(seconds: float) -> float:
     """A pause up to a fifth longer, at random: clients throttled together come back apart."""
     return seconds * (1 + random.random() / 5)
-
-
-__all__ = ["ApiResource", "KubeCluster", "Limits", "group_of"]
