@@ -1,7 +1,8 @@
 """Our own error hierarchy, so the CLI maps failures to exit codes without knowing their source.
 
 ConfigError is the user's to fix (exit 2); ClusterAccessError means a cluster could not be read
-or written (exit 3). Low-level exceptions are chained as the cause.
+or written (exit 3), and its subclasses (auditor/live/apierrors.py) say what happened: callers
+catch those, never a status code or a message. Low-level exceptions are chained as the cause.
 """
 
 from __future__ import annotations
