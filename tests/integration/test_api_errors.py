@@ -4,8 +4,10 @@ message a user reads naming the cluster, what was being done and the server's ow
 
 Each refusal is provoked for real on the sandbox: a GET of a missing object, a LIST by a user
 with no rights (impersonated), an update from a stale read, a create of an object that exists,
-an invalid name, a value server-side apply cannot fit to its type, and an admission webhook
-that cannot be called (failurePolicy Fail, nothing listening: as when Kueue's is down).
+an invalid name, a value server-side apply cannot fit to its type, a request past its own
+timeout, and an admission webhook that cannot be called (failurePolicy Fail, nothing listening:
+as when Kueue's is down). Throttling (API Priority and Fairness's real 429s) is in
+tests/integration/test_faults.py.
 """
 
 from __future__ import annotations
@@ -146,3 +148,12 @@ def test_a_webhook_that_cannot_be_called_is_webhook_failed(admin: KubeCluster) -
     assert (error.code, error.reason) == (500, "InternalError")
     assert f'failed calling webhook "{hook}"' in str(error)
     assert str(error).startswith(f"cluster {admin.name}: create ConfigMap probe-")
+
+
+def test_a_request_past_its_own_timeout_is_timed_out(admin: KubeCluster) -> None:
+    path = admin.path("v1", "ConfigMap")
+    error = refused(
+        lambda: admin.request("GET", path, query=[("timeout", "1ns")], what="LIST ConfigMap")
+    )
+    assert isinstance(error, apierrors.TimedOut), (type(error), str(error))
+    assert error.code == 504 and error.reason == "Timeout"
