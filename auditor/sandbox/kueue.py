@@ -33,7 +33,7 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import ClusterAccessError, SandboxError
-from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_GROUP
+from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_API, RBAC_GROUP
 from auditor.kueue import CONTROLLER, NAMESPACE
 from auditor.kueue import release as kueue_release
 from auditor.kueue.config import API_VERSION
@@ -213,7 +213,7 @@ def _rbac(release: KueueRelease) -> list[dict[str, t.Any]]:
     subject = [KUEUE_SUBJECT]
     bindings = [
         {
-            "apiVersion": f"{RBAC_GROUP}/v1",
+            "apiVersion": RBAC_API,
             "kind": body["kind"] + "Binding",
             "metadata": body["metadata"],
             "roleRef": {

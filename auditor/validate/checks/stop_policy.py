@@ -14,7 +14,7 @@ import typing as t
 
 from auditor import rules
 from auditor.kueue import KUEUE_GROUP
-from auditor.kueue.stop_policy import EFFECT, holds, policy_of
+from auditor.kueue.stop_policy import EFFECT, FIELD, holds, policy_of
 from auditor.model import Finding
 
 if t.TYPE_CHECKING:
@@ -37,5 +37,5 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             STOP_POLICY_HOLDS,
             f"stopPolicy {policy} holds admission on {resource.kind} {resource.name}: {effect}; "
             "set None (or remove the field) to resume",
-            path=["spec", "stopPolicy"],
+            path=["spec", FIELD],
         )
