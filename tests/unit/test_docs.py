@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import re
 import shlex
+import tomllib
 import typing as t
 from pathlib import Path
 
@@ -22,6 +23,8 @@ DOCS = (
     "README.md",
     "CONTRIBUTING.md",
     "docs/ARCHITECTURE.md",
+    "docs/design.md",
+    "docs/contracts.md",
     "docs/usage.md",
     "docs/argocd.md",
     "docs/boundaries.md",
@@ -251,3 +254,34 @@ def test_the_readmes_control_plane_pins_are_testenvs() -> None:
     assert f"k8s.io/kubernetes {kubernetes}\n" in pins
     assert f"go.etcd.io/etcd/server/v3 {etcd}\n" in pins
     assert f"sigs.k8s.io/kwok {kwok}\n" in text_of("testenv/tools/kwok/go.mod")
+
+
+# --- docs/ARCHITECTURE.md: a map a newcomer reads in minutes, true of the code ----------------
+
+
+def test_the_architecture_map_stays_at_most_15_kb() -> None:
+    """Detail goes to docs/design.md, docs/contracts.md or the modules' docstrings."""
+    assert len((ROOT / "docs/ARCHITECTURE.md").read_bytes()) <= 15_000
+
+
+def _import_contracts() -> list[dict[str, t.Any]]:
+    config = tomllib.loads(text_of("pyproject.toml"))
+    contracts: list[dict[str, t.Any]] = config["tool"]["importlinter"]["contracts"]
+    return contracts
+
+
+def test_the_maps_layer_table_is_the_layers_contract() -> None:
+    (layers,) = [c for c in _import_contracts() if c["type"] == "layers"]
+    section = text_of("docs/ARCHITECTURE.md").split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ")[1] for line in section.splitlines() if line.startswith("| ")][1:]
+    shown = [re.findall(r"`(auditor[\w.]*)`", row) for row in rows]
+    expected = [layer.split(" | ") for layer in layers["layers"]]
+    flat = [p for layer in expected for p in layer]
+    assert [p for row in shown for p in row] == flat, "the layers, top to bottom"
+    assert [set(row) for row in shown[:-1]] == [set(layer) for layer in expected[: len(shown) - 1]]
+
+
+def test_the_map_names_every_import_contract() -> None:
+    text = " ".join(text_of("docs/ARCHITECTURE.md").split())
+    missing = [c["name"] for c in _import_contracts() if " ".join(c["name"].split()) not in text]
+    assert missing == []
