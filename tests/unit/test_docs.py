@@ -25,6 +25,7 @@ DOCS = (
     "docs/ARCHITECTURE.md",
     "docs/design.md",
     "docs/contracts.md",
+    "docs/releases.md",
     "docs/usage.md",
     "docs/argocd.md",
     "docs/boundaries.md",
@@ -285,3 +286,11 @@ def test_the_map_names_every_import_contract() -> None:
     text = " ".join(text_of("docs/ARCHITECTURE.md").split())
     missing = [c["name"] for c in _import_contracts() if " ".join(c["name"].split()) not in text]
     assert missing == []
+
+
+def test_the_benchmarks_page_shows_the_current_results_first_in_at_most_15_kb() -> None:
+    page = text_of("bench/README.md")
+    assert len(page.encode()) <= 15_000, "earlier sittings go to bench/HISTORY.md"
+    headings = re.findall(r"^## (.+)$", page, re.M)
+    assert headings[:2] == ["Conditions", "Summary"]
+    assert "(HISTORY.md)" in page.split("\n## ", 1)[0]
