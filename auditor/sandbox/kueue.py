@@ -331,7 +331,7 @@ def _converts(admin: KubeCluster) -> bool:
 def _probe_cohort() -> dict[str, t.Any]:
     # A dry-run create goes through the validating webhook of Cohorts (and stores nothing).
     return {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "apiVersion": f"{KUEUE_GROUP}/v1beta1",
         "kind": "Cohort",
         "metadata": {"name": "kueue-gitops-sandbox-probe"},
         "spec": {},
