@@ -295,10 +295,3 @@ def test_the_benchmarks_page_shows_the_current_results_first_in_at_most_15_kb() 
     assert headings[:2] == ["Conditions", "Summary"]
     assert "(HISTORY.md)" in page.split("\n## ", 1)[0]
 
-
-def test_the_contracts_drift_categories_are_classifys() -> None:
-    from auditor.drift import classify
-
-    row = next(line for line in text_of("docs/contracts.md").splitlines() if "| drift: " in line)
-    shown = re.findall(r"`([\w-]+)`", row.split("| drift: ", 1)[1].split(";", 1)[0])
-    assert shown == [rule.category for rule in classify.CATEGORIES]
