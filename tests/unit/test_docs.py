@@ -294,4 +294,3 @@ def test_the_benchmarks_page_shows_the_current_results_first_in_at_most_15_kb() 
     headings = re.findall(r"^## (.+)$", page, re.M)
     assert headings[:2] == ["Conditions", "Summary"]
     assert "(HISTORY.md)" in page.split("\n## ", 1)[0]
-
