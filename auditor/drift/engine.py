@@ -1,10 +1,11 @@
 """The drift audit: read each cluster once, compare it with the repository, report what differs.
 
-Over several clusters, the drift command audits them in forked worker processes, one per
-core, each its share (`_forked`). Per cluster, in a thread of its own: its kinds read
+Over several clusters, the drift command shares them among processes, one per core, each
+auditing its group (`_group_job`) while this process loads the repository for the report
+(auditor/parallel.py owns the forks). Per cluster, in a thread of its own: its kinds read
 (auditor.drift.reading: one paginated LIST per kind, the watched kinds while the repository
-loads). Once every cluster is read, in forked worker processes across the cores
-(auditor.drift.workers): desired and live objects normalized
+loads). Once every cluster is read, in parts shared across the cores (auditor.drift.workers):
+desired and live objects normalized
 the same way (auditor.drift.normalize), compared (auditor.drift.compare) and turned into findings
 (auditor.drift.findings; RBAC by the powers it gives, auditor.drift.powers; the tenants' powers,
 flavors' capacity and CRD fingerprints by their own modules). A finding on an object Argo CD
@@ -19,14 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import gc
+import functools
 import logging
-import multiprocessing
-import os
-import pickle
 import typing as t
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,9 +50,9 @@ from auditor.drift.reading import (
     read_instead,
     watched_kinds,
 )
+from auditor import parallel
 from auditor.errors import ClusterAccessError, internal_error
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
-from auditor.live import forking
 from auditor.live.kube import ContextMissing, KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
 from auditor.repo import cached, manifests, suppressions
@@ -95,10 +92,14 @@ def audit(
     """
     report = Report("drift")
     profiles = [repo.cluster(name) for name in clusters]
-    groups = [profiles[i :: max(1, processes)] for i in range(min(len(profiles), processes))]
-    forked = _forked(repo, groups, connect, schemas_root, load, caches) if len(groups) > 1 else None
-    if forked is not None:
-        loaded, outcomes = forked
+    count = parallel.processes(processes, len(profiles))
+    if count > 1:
+        groups = [[p.name for p in profiles[i::count]] for i in range(count)]
+        job = functools.partial(_group_job, repo, connect, schemas_root, caches or {})
+        running = parallel.start(job, groups, count, share=False)
+        # Meanwhile this process loads the repository for the report.
+        loaded = load() if load else repo.load(clusters)
+        outcomes = {k: v for group in running.results() for k, v in group.items()}
     else:
         loaded, outcomes = _here(repo, profiles, connect, schemas_root, load)
     report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
@@ -241,51 +242,19 @@ def _here(
     return loaded, outcomes
 
 
-# What a forked group worker inherits: only the clusters' names are sent to it.
-_GROUP_JOB: tuple[Repository, Connector, Path | None, t.Mapping[str, FileCache] | None] | None
-_GROUP_JOB = None
-
-
-def _forked(
+def _group_job(
     repo: Repository,
-    groups: list[list[ClusterProfile]],
     connect: Connector,
     schemas_root: Path | None,
-    load: t.Callable[[], Loaded] | None,
-    caches: t.Mapping[str, FileCache] | None,
-) -> tuple[Loaded, dict[str, Outcome]] | None:
-    """Each group of clusters audited in a forked worker (as validate's clusters are) while
-    this process loads the repository for the report; None when forking is not for here (no
-    fork, one core, another thread running) or the pool broke (then the caller audits)."""
-    if (os.cpu_count() or 1) < 2 or not forking.alone():
-        return None
-    global _GROUP_JOB
-    _GROUP_JOB = (repo, connect, schemas_root, caches)
-    outcomes: dict[str, Outcome] = {}
-    try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(len(groups), mp_context=context, initializer=gc.disable) as pool:
-            futures = [pool.submit(_group_job, [p.name for p in group]) for group in groups]
-            loaded = load() if load else repo.load([p.name for g in groups for p in g])
-            for future in futures:
-                outcomes.update(future.result())
-    except (BrokenProcessPool, pickle.PicklingError):
-        log.debug("the drift workers failed; auditing in this process", exc_info=True)
-        return None
-    finally:
-        _GROUP_JOB = None
-    return loaded, outcomes
-
-
-def _group_job(names: list[str]) -> dict[str, Outcome]:
+    caches: t.Mapping[str, FileCache],
+    names: list[str],
+) -> dict[str, Outcome]:
     """In a worker: audit `names`, and keep of each cluster's live objects those its
     findings name (all the Argo CD naming reads)."""
-    assert _GROUP_JOB is not None
-    repo, connect, schemas_root, caches = _GROUP_JOB
     profiles = [repo.cluster(name) for name in names]
 
     def load() -> Loaded:
-        return cached.load(repo, names, caches or {})
+        return cached.load(repo, names, caches)
 
     _, outcomes = _here(repo, profiles, connect, schemas_root, load, jobs=1)
     for outcome in outcomes.values():

@@ -22,6 +22,7 @@ from auditor import rules
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import kueue_configuration
 from auditor.validate.checks.kueue_config import Embedded
 
@@ -36,6 +37,7 @@ ALERT_OTHER_CLUSTER = RULES["alert-other-cluster"]
 ALERT_METRIC_NOT_EXPORTED = RULES["alert-metric-not-exported"]
 
 ID = "alert-coverage"
+RERUN = protocol.CLUSTER
 GROUP = "monitoring.coreos.com"
 
 ALERTS = (

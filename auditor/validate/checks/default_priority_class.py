@@ -18,6 +18,7 @@ import typing as t
 from auditor import rules
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import (
     KUEUE,
     kueue_configuration,
@@ -32,6 +33,7 @@ RULES = rules.of(__name__)
 DEFAULT_PRIORITY_CLASS = RULES["default-workload-priority-class"]
 
 ID = "default-priority-class"
+RERUN = protocol.CLUSTER
 GATE = "WorkloadPriorityClassDefaulting"
 
 

@@ -22,6 +22,7 @@ from auditor import rules
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding
 from auditor.repo import boundaries
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE, kueue_configuration, kueue_release, spec_of
 from auditor.validate.checks.kueue_config import Embedded
 
@@ -34,6 +35,7 @@ WEIGHT_IGNORED = RULES["fair-sharing-weight-ignored"]
 NO_DECAY = RULES["admission-fair-sharing-no-decay"]
 
 ID = "fair-sharing"
+RERUN = protocol.CLUSTER
 WEIGHT = ("spec", "fairSharing", "weight")
 
 

@@ -20,6 +20,7 @@ from auditor.kueue import NAMESPACE, release
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries, manifests
+from auditor.validate.checks import protocol
 
 if t.TYPE_CHECKING:
     from collections.abc import Iterator
@@ -32,6 +33,7 @@ KUEUE_CONFIG_INVALID = RULES["kueue-config-invalid"]
 KUEUE_CONFIG_UNMANAGED_JOBS = RULES["kueue-config-unmanaged-jobs"]
 
 ID = "kueue-config"
+RERUN = protocol.CLUSTER
 DATA = ("data", kueue_config.KEY)
 NAME_LABEL = "kubernetes.io/metadata.name"
 Path = tuple[str | int, ...]

@@ -18,13 +18,14 @@ import typing as t
 
 from auditor.kueue import release, webhooks
 from auditor.model import Finding
-from auditor.validate.checks import quotas
+from auditor.validate.checks import protocol, quotas
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
 ID = "kueue-webhook"
+RERUN = protocol.CLUSTER
 RULES = webhooks.RULES  # declared beside auditor/kueue/webhooks.py, which finds them
 # The quotas check's rules that are Kueue's webhook rules too (the webhooks' model names them):
 # with RULES, every refusal.
