@@ -27,6 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor import parallel
 from auditor.drift import (
     argocd,
     capacity,
@@ -50,7 +51,6 @@ from auditor.drift.reading import (
     read_instead,
     watched_kinds,
 )
-from auditor import parallel
 from auditor.errors import ClusterAccessError, internal_error
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.live.kube import ContextMissing, KubeCluster

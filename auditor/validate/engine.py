@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 import functools
+import json
 import logging
 import re
 import typing as t

@@ -36,7 +36,9 @@ if t.TYPE_CHECKING:
     from auditor.validate.checks.protocol import Check
 
 
-def pack(root: Path | None, cluster: str, tool: str | None, key: t.Callable[[], str]) -> FileCache | None:
+def pack(
+    root: Path | None, cluster: str, tool: str | None, key: t.Callable[[], str]
+) -> FileCache | None:
     """The cluster's pack, keyed by the tool and `key()` (what its verdicts depend on beside
     its files); None when the cache is off (no `tool`), the repository is not a working tree,
     or `key` cannot read what it fingerprints (the run judges it, uncached)."""

@@ -6,8 +6,9 @@ object (version contract, schema, CEL), which depends on the object alone. Kept 
 check: its findings and what it read to make them (`checks.Reads`: the kinds it asked for, the
 invalid objects, files of the tree). An edit of a file parses that file again, judges its
 objects, and runs again only the checks that read a kind the file held before or holds now (a
-check whose `RERUN` says per object on that file's objects alone, checks/protocol.py) or read the file itself. Editing a
-profile, a schema or a file that was not yet placed on a cluster loads everything again.
+check whose `RERUN` says so on that file's objects alone, checks/protocol.py) or read the file
+itself. Editing a profile, a schema or a file that was not yet placed on a cluster loads
+everything again.
 
 The findings are `validate`'s for the same files: the same loader, verdicts, checks, suppressions
 and collection (engine.collected), per cluster as validate's worker for that cluster makes them.
@@ -76,7 +77,7 @@ class _Check:
     module: Check
     reads: checks.Reads = field(default_factory=checks.Reads)
     findings: list[Finding] = field(default_factory=list)  # a check of the whole cluster
-    by_file: dict[str, list[Finding]] = field(default_factory=dict)  # a check renewed per file (not CLUSTER)
+    by_file: dict[str, list[Finding]] = field(default_factory=dict)  # renewed per file
 
 
 @dataclass
@@ -353,8 +354,8 @@ def _run_kinds(
     kinds: frozenset[str],
     sound: list[Resource],
 ) -> None:
-    """A `protocol.per_object_of` check run again with only `path`'s objects of `kinds` (every object of
-    the other kinds): its findings located in `path` replace that file's."""
+    """A `protocol.per_object_of` check run again with only `path`'s objects of `kinds` (every
+    object of the other kinds): its findings located in `path` replace that file's."""
     assert ctx.index is not None
     by_kind = dict(ctx.index.by_kind)
     for kind in kinds:

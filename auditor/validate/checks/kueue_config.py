@@ -19,7 +19,7 @@ from auditor.k8s import selectors
 from auditor.kueue import NAMESPACE, release
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
-from auditor.repo import boundaries, manifests
+from auditor.repo import boundaries, manifests, pyyaml_reader
 from auditor.validate.checks import protocol
 
 if t.TYPE_CHECKING:
@@ -83,7 +83,7 @@ class Embedded:
             return None
         try:
             node = yaml.compose(self.text, Loader=yaml.SafeLoader)
-            doc = manifests.load_one(self.text)
+            doc = pyyaml_reader.load_one(self.text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             self.problem = self.finding(
