@@ -100,6 +100,11 @@ def test_work_started_without_a_share_runs_while_this_process_does_something_els
 
 def test_no_child_asked_for_all_is_computed_here_when_collected() -> None:
     seen: list[int] = []
-    running = parallel.start(lambda i: seen.append(i) or i, [1, 2], 0, share=False)
+
+    def note(item: int) -> int:
+        seen.append(item)
+        return item
+
+    running = parallel.start(note, [1, 2], 0, share=False)
     assert not running.forked and seen == []
     assert running.results() == [1, 2] and seen == [1, 2]
