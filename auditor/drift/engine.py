@@ -150,12 +150,60 @@ def _here(
     load: t.Callable[[], Loaded] | None,
     jobs: int | None = None,
 ) -> tuple[Loaded, dict[str, Outcome]]:
-    """Audit `profiles` in this process: read in threads, compare in `jobs` forked workers."""
+    """Audit `profiles` in this process: read them while the repository loads, then compare
+    each in parts shared across the cores (auditor/drift/workers.py), then one outcome each."""
+    loaded, repo_side, rbac, reads = _read_all(repo, profiles, connect, schemas_root, load)
+    # Every LIST is done and the readers' threads have ended: the comparisons may fork.
+    tasks = [
+        task
+        for profile, got in zip(profiles, reads, strict=True)
+        if isinstance(got, Live)
+        for task in _comparisons(repo, loaded, profile, repo_side[profile.name], got)
+    ]
+    compared = workers.run(tasks, jobs)
+    outcomes = {
+        profile.name: _outcome(
+            profile,
+            repo_side[profile.name],
+            got,
+            [*compared.get(profile.name, [])],
+            rbac[profile.name],
+        )
+        for profile, got in zip(profiles, reads, strict=True)
+    }
+    return loaded, outcomes
+
+
+@dataclass(frozen=True)
+class _RepoSide:
+    """One cluster's repository objects: those drift compares, a finding for each it cannot
+    (drift/shapes.py), and the schemas that judged them."""
+
+    desired: list[Resource]
+    refused: list[Finding]
+    catalog: SchemaCatalog | None
+
+
+def _read_all(
+    repo: Repository,
+    profiles: list[ClusterProfile],
+    connect: Connector,
+    schemas_root: Path | None,
+    load: t.Callable[[], Loaded] | None,
+) -> tuple[
+    Loaded,
+    dict[str, _RepoSide],
+    dict[str, workers.Outcome | None],
+    list[Live | ClusterAccessError | ContextMissing],
+]:
+    """Each cluster read in a thread of its own while this one loads the repository, checks
+    its objects' shapes and judges each cluster's RBAC powers as soon as its RBAC kinds are in
+    (None: not all of them were read); returns once every reading thread has ended."""
     compiled: dict[t.Any, t.Any] = {}  # each kind's schema compiled once for every cluster
     loaded_box: Future[Loaded] = Future()
     rbac_boxes: list[Future[list[Json] | None]] = [Future() for _ in profiles]
     with _readers(max(1, len(profiles))) as pool:
-        jobs_read = [
+        reading = [
             pool.submit(_read_cluster, connect, p, loaded_box, box)
             for p, box in zip(profiles, rbac_boxes, strict=True)
         ]
@@ -166,80 +214,79 @@ def _here(
             raise
         loaded_box.set_result(loaded)
         # The shape check needs no live object: it runs (compiling schemas) while LISTs wait.
-        catalogs = {p.name: catalog.find(schemas_root, p.name, p.kueue_version) for p in profiles}
-        checked = {
-            p.name: _sound(p, catalogs[p.name], loaded.for_cluster(p.name), compiled)
-            for p in profiles
-        }
+        repo_side: dict[str, _RepoSide] = {}
+        for p in profiles:
+            found = catalog.find(schemas_root, p.name, p.kueue_version)
+            desired, refused = _sound(p, found, loaded.for_cluster(p.name), compiled)
+            repo_side[p.name] = _RepoSide(desired, refused, found)
         # The RBAC powers need only the RBAC kinds, read first: judged while the rest is read.
         rbac: dict[str, workers.Outcome | None] = {}
         for profile, box in zip(profiles, rbac_boxes, strict=True):
             rbac_live = box.result()
+            args = (profile, repo_side[profile.name].desired, rbac_live, repo.tenants)
             rbac[profile.name] = (
                 None
                 if rbac_live is None
-                else workers.here(
-                    workers.Comparison(
-                        profile.name,
-                        compare_rbac,
-                        (profile, checked[profile.name][0], rbac_live, repo.tenants),
-                    )
-                )
+                else workers.here(workers.Comparison(profile.name, compare_rbac, args))
             )
-        reads = [_read_outcome(job) for job in jobs_read]
-    # Every LIST is done and the readers' threads have ended: the comparisons may fork.
-    tasks: list[workers.Comparison] = []
-    for profile, got in zip(profiles, reads, strict=True):
-        if isinstance(got, Live):
-            got.unread = {
-                **unread.refused(checked[profile.name][1]),
-                **unread.unread(repo, loaded.findings, profile.name),
-            }
-            schemas = LiveSchemas(catalogs[profile.name], got.crds)
-            desired = checked[profile.name][0]
-            tasks += [  # the objects' comparison, most of the work, in two halves
-                workers.Comparison(
-                    profile.name, compare_objects, (profile, desired, got, schemas, (i, 2))
-                )
-                for i in range(2)
-            ]
-            tasks.append(
-                workers.Comparison(profile.name, compare_rest, (profile, desired, got, schemas))
-            )
-    compared = workers.run(tasks, jobs)
-    outcomes: dict[str, Outcome] = {}
-    for profile, got in zip(profiles, reads, strict=True):
-        result = ClusterResult(profile.name)
-        outcome = outcomes[profile.name] = Outcome(result)
-        if not isinstance(got, Live):
-            result.status, result.errors = "incomplete", [str(got)]
-            continue
-        outcome.objects, outcome.applications = got.objects, got.applications
-        if got.cluster is not None:
-            result.throttled = got.cluster.throttled
-        if CRD[1] in got.read:
-            outcome.versions = fleet.versions(got.crds)
-        if got.errors:
-            result.status, result.errors = "incomplete", got.errors
-        desired, refused = checked[profile.name]
-        outcome.findings.extend(refused)
-        parts = compared.pop(profile.name)
-        parts.insert(2, rbac[profile.name] or [])  # objects, RBAC, the rest: compare_cluster's
-        failed = [p for p in parts if isinstance(p, str)]
-        if failed:  # one cluster's bug must not hide the others' drift
-            result.status = "incomplete"
-            result.errors.append(failed[0])
-            continue
-        try:
-            found = _not_unmanaged([f for p in parts for f in t.cast(list[Finding], p)], refused)
-            accepted = suppressions.of_cluster(profile, desired)
-            suppressions.apply(found, accepted, datetime.date.today())
-            outcome.findings.extend(found)
-        except Exception as exc:
-            log.debug("comparing cluster %s failed", profile.name, exc_info=True)
-            result.status = "incomplete"
-            result.errors.append(internal_error(exc))
-    return loaded, outcomes
+        reads = [_read_outcome(job) for job in reading]
+    return loaded, repo_side, rbac, reads
+
+
+def _comparisons(
+    repo: Repository, loaded: Loaded, profile: ClusterProfile, side: _RepoSide, live: Live
+) -> list[workers.Comparison]:
+    """One read cluster's comparison in parts: its objects in two halves (most of the work),
+    then capacity and CRDs. Notes first in `live` which objects the repository failed to give."""
+    live.unread = {
+        **unread.refused(side.refused),
+        **unread.unread(repo, loaded.findings, profile.name),
+    }
+    schemas = LiveSchemas(side.catalog, live.crds)
+    halves = [(profile, side.desired, live, schemas, (i, 2)) for i in range(2)]
+    return [
+        *(workers.Comparison(profile.name, compare_objects, args) for args in halves),
+        workers.Comparison(profile.name, compare_rest, (profile, side.desired, live, schemas)),
+    ]
+
+
+def _outcome(
+    profile: ClusterProfile,
+    side: _RepoSide,
+    got: Live | ClusterAccessError | ContextMissing,
+    parts: list[workers.Outcome],
+    rbac: workers.Outcome | None,
+) -> Outcome:
+    """What auditing one cluster came to, from what was read and its comparison's parts."""
+    result = ClusterResult(profile.name)
+    outcome = Outcome(result)
+    if not isinstance(got, Live):
+        result.status, result.errors = "incomplete", [str(got)]
+        return outcome
+    outcome.objects, outcome.applications = got.objects, got.applications
+    if got.cluster is not None:
+        result.throttled = got.cluster.throttled
+    if CRD[1] in got.read:
+        outcome.versions = fleet.versions(got.crds)
+    if got.errors:
+        result.status, result.errors = "incomplete", got.errors
+    outcome.findings.extend(side.refused)
+    parts.insert(2, rbac or [])  # objects, RBAC, the rest: compare_cluster's order
+    failed = [p for p in parts if isinstance(p, str)]
+    if failed:  # one cluster's bug must not hide the others' drift
+        result.status = "incomplete"
+        result.errors.append(failed[0])
+        return outcome
+    try:
+        found = _not_unmanaged([f for p in parts for f in t.cast(list[Finding], p)], side.refused)
+        accepted = suppressions.of_cluster(profile, side.desired)
+        suppressions.apply(found, accepted, datetime.date.today())
+        outcome.findings.extend(found)
+    except Exception as exc:
+        log.debug("comparing cluster %s failed", profile.name, exc_info=True)
+        result.status = "incomplete"
+        result.errors.append(internal_error(exc))
+    return outcome
 
 
 def _group_job(
