@@ -66,7 +66,8 @@ def validate(
     jobs: int | None = None,
     cache: bool = False,
 ) -> Report:
-    """Validate the clusters' objects; one process per cluster when there are cores to spare.
+    """Validate the clusters' objects, the clusters shared among processes when there are
+    cores to spare (auditor/parallel.py; `jobs`: how many), each cluster one plain function.
 
     With `cache`, what each file's objects were found to be (parsed documents, version
     contract, schema and CEL findings) is kept in the user cache directory and served again
