@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.model import Finding, Resource
+from auditor.model import Finding
 from auditor.repo import cached
 from auditor.repo.cache import FileCache
 from auditor.repo.layout import Loaded, Repository
