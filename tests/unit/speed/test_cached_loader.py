@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+import typing as t
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,7 @@ def age(root: Path) -> None:
         os.utime(path, (past, past))
 
 
-def shown(loaded: Loaded) -> tuple[list[tuple[str, int, object, int]], list[Finding]]:
+def shown(loaded: Loaded) -> tuple[list[tuple[str, int, dict[str, t.Any], int]], list[Finding]]:
     objects = [
         (r.file, r.line, r.body, r.line_of(["spec", "cohortName"]))
         for r in loaded.for_cluster(CLUSTER)
