@@ -2,7 +2,7 @@
 
 Over several clusters, the drift command shares them among processes, one per core, each
 auditing its group (`_group_job`) while this process loads the repository for the report
-(auditor/parallel.py owns the forks). Per cluster, in a thread of its own: its kinds read
+(auditor/speed/parallel.py owns the forks). Per cluster, in a thread of its own: its kinds read
 (auditor.drift.reading: one paginated LIST per kind, the watched kinds while the repository
 loads). Once every cluster is read, in parts shared across the cores (auditor.drift.workers):
 desired and live objects normalized
@@ -27,7 +27,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor import parallel
 from auditor.drift import (
     argocd,
     capacity,
@@ -61,6 +60,7 @@ from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas import catalog
 from auditor.schemas.catalog import SchemaCatalog
+from auditor.speed import parallel
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ directory) parses only the files that changed. When every cluster's pack holds e
 load runs here, while the clusters' LISTs are under way (~0.13 CPU-s for 6,000 objects).
 
 Otherwise the load is pure Python work (~0.4 CPU-s for 6,000 objects) and so is importing the
-Kubernetes client; threads would take turns on one core. A child forked (auditor/parallel.py)
+Kubernetes client; threads would take turns on one core. A child forked (auditor/speed/parallel.py)
 before those imports loads the manifests on the other core (filling the cache) and hands them
 back pickled (a tenth of the cost); a child that fails leaves the parent to load them, so
 errors surface exactly as without it.
@@ -21,31 +21,22 @@ from __future__ import annotations
 import contextlib
 import typing as t
 
-from auditor import parallel
-from auditor.errors import ConfigError
 from auditor.repo import cache as repo_cache
 from auditor.repo import cached
 from auditor.repo.layout import Loaded, Repository
-from auditor.schemas import catalog
+from auditor.speed import packs, parallel
 
 
 def file_caches(repo: Repository, clusters: list[str]) -> dict[str, repo_cache.FileCache]:
-    """Each cluster's validate pack (keyed as validate keys it), the tenant profiles' cache on;
-    none for a repository that is not a working tree, or a cluster whose schemas cannot be read.
-    The profiles are read now, before any fork, so the loader's child and the fleet's workers
-    inherit them."""
-    if repo.root is None:
+    """Each cluster's pack, the one validate reads and fills (auditor/speed/packs.py), the
+    tenant profiles' cache on; none for a repository that is not a working tree. The profiles
+    are read now, before any fork, so the loader's child and the fleet's workers inherit them."""
+    tool = packs.tool(repo, True)
+    if repo.root is None or tool is None:
         return {}
-    tool = repo_cache.tool_key()
     with contextlib.suppress(Exception):  # a broken profile is reported where it is next read
         cached.tenants(repo, tool)
-    caches = {}
-    for name in clusters:
-        with contextlib.suppress(OSError, ConfigError):  # reported where it is next read
-            found = catalog.find(repo.root / "schemas", name, repo.cluster(name).kueue_version)
-            if found is not None:
-                caches[name] = repo_cache.FileCache(repo.root, name, tool, found.fingerprint())
-    return caches
+    return packs.of_clusters(repo, repo.root / "schemas", clusters, tool)
 
 
 class Preload:
@@ -67,7 +58,7 @@ class Preload:
     @classmethod
     def start(cls, repo: Repository, clusters: list[str], *, cache: bool = False) -> Preload:
         """With `cache`, use the validate cache; fork the loader (when forking is for here,
-        auditor/parallel.py) unless every cluster's pack holds entries, or the repository is
+        auditor/speed/parallel.py) unless every cluster's pack holds entries, or the repository is
         not a working tree (a git revision's reader does not survive a fork)."""
         caches = file_caches(repo, clusters) if cache else {}
         warm = bool(caches) and all(c.old for c in caches.values())

@@ -1,4 +1,4 @@
-"""Drift's comparisons in parts, shared among processes across the cores (auditor/parallel.py).
+"""Drift's comparisons in parts, shared among processes across the cores (speed/parallel.py).
 
 Reading a cluster is I/O and runs in threads (auditor/drift/engine.py); comparing is pure
 Python and would take turns on one core. Once every LIST is done and the readers' threads have
@@ -14,9 +14,9 @@ import logging
 import typing as t
 from dataclasses import dataclass
 
-from auditor import parallel
 from auditor.errors import internal_error, processing
 from auditor.model import Finding
+from auditor.speed import parallel
 
 log = logging.getLogger(__name__)
 Outcome = list[Finding] | str  # the findings, or the one-line error of a bug

@@ -4,7 +4,7 @@ Per cluster: the version contract, JSON Schema and CEL rules from the committed 
 the policy checks on the objects whose structure is sound. With a connector, each object is
 also dry-run applied (server-side apply, dryRun=All) so the real API server judges it.
 Clusters are independent: they are shared among processes when there are cores for them
-(auditor/parallel.py), each cluster's work one plain function (`_cluster`).
+(auditor/speed/parallel.py), each cluster's work one plain function (`_cluster`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 import typing as t
 from pathlib import Path
 
-from auditor import parallel, rules
+from auditor import rules
 from auditor.errors import AuditorError, ClusterAccessError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
 from auditor.kueue import release as kueue_release
@@ -31,6 +31,7 @@ from auditor.repo.profiles import ClusterProfile
 from auditor.schemas import catalog
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
+from auditor.speed import packs, parallel
 from auditor.validate import checks, kept
 
 if t.TYPE_CHECKING:
@@ -67,7 +68,7 @@ def validate(
     cache: bool = False,
 ) -> Report:
     """Validate the clusters' objects, the clusters shared among processes when there are
-    cores to spare (auditor/parallel.py; `jobs`: how many), each cluster one plain function.
+    cores to spare (auditor/speed/parallel.py; `jobs`: how many), each cluster one plain function.
 
     With `cache`, what each file's objects were found to be (parsed documents, version
     contract, schema and CEL findings) is kept in the user cache directory and served again
@@ -76,7 +77,7 @@ def validate(
     """
     names = clusters or sorted(repo.clusters)
     require_schemas(repo, schemas, names)
-    tool = repo_cache.tool_key() if cache and repo.root is not None else None
+    tool = packs.tool(repo, cache)
     if tool is not None:
         cached.tenants(repo, tool)
     repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
@@ -152,7 +153,7 @@ def _cluster_job(
     name: str,
 ) -> ClusterOutcome:
     """One cluster's outcome, its files loaded (through its cache pack, when on) and judged."""
-    pack = kept.pack(repo.root, name, tool, lambda: _pack_key(repo, schemas, name))
+    pack = packs.of_cluster(repo, schemas, name, tool)
     mine = [where for where in placed if where.cluster == name]
     outcome = _guarded(repo, schemas, name, server_side, mine, pack)
     if pack is not None:
@@ -165,12 +166,6 @@ def validator_of(repo: Repository, schemas: Path, name: str) -> ClusterValidator
     Kueue's webhooks decode and rewrite, for the findings that depend on it)."""
     known = kueue_release.nearest_release(repo.cluster(name).kueue_version)
     return ClusterValidator(schemas_of(repo, schemas, name), known)
-
-
-def _pack_key(repo: Repository, schemas: Path, name: str) -> str:
-    """What a cluster's verdicts depend on beside its files: its schemas and Kueue release."""
-    kueue = kueue_release.nearest_release(repo.cluster(name).kueue_version).version
-    return f"{schemas_of(repo, schemas, name).fingerprint()}+{kueue}"
 
 
 def _guarded(

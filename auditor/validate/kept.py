@@ -1,4 +1,4 @@
-"""What `validate` keeps across runs in a cluster's cache pack (auditor/repo/cache.py), beside
+"""What `validate` keeps across runs in a cluster's cache pack (auditor/speed/packs.py), beside
 the parsed documents the loader's layer keeps there (auditor/repo/cached.py): the validator's
 verdict on each object, and each policy check's findings.
 
@@ -31,23 +31,7 @@ from auditor.schemas.validator import Verdict
 from auditor.validate import checks
 
 if t.TYPE_CHECKING:
-    from pathlib import Path
-
     from auditor.validate.checks.protocol import Check
-
-
-def pack(
-    root: Path | None, cluster: str, tool: str | None, key: t.Callable[[], str]
-) -> FileCache | None:
-    """The cluster's pack, keyed by the tool and `key()` (what its verdicts depend on beside
-    its files); None when the cache is off (no `tool`), the repository is not a working tree,
-    or `key` cannot read what it fingerprints (the run judges it, uncached)."""
-    if tool is None or root is None:
-        return None
-    try:
-        return FileCache(root, cluster, tool, key())
-    except OSError:
-        return None
 
 
 def verdicts(

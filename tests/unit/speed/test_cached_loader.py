@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from auditor.drift import preload
 from auditor.model import Finding
 from auditor.repo import cached
 from auditor.repo.cache import FileCache
 from auditor.repo.layout import Loaded, Repository
+from auditor.validate.engine import validate
 
 CLUSTER = "c1"
 PROFILE = """\
@@ -108,3 +110,16 @@ def test_an_edited_file_is_read_again(root: Path) -> None:
     edited, _ = load(root)
     assert shown(edited) == shown(Repository.open(root).load([CLUSTER]))
     assert [r.name for r in edited.for_cluster(CLUSTER)] == ["a", "renamed"]
+
+
+def test_drift_reads_the_packs_validate_filled(root: Path) -> None:
+    """validate and drift open each cluster's pack one way (auditor/speed/packs.py): a drift
+    after a validate loads every file from it, without forking a loader."""
+    validate(Repository.open(root), root / "schemas", cache=True)
+    [pack] = preload.file_caches(Repository.open(root), [CLUSTER]).values()
+    assert sorted(pack.old) == sorted(
+        f"clusters/{CLUSTER}/{name}" for name in ("broken.yaml", "no-name.yaml", "queues.yaml")
+    )
+    loading = preload.Preload.start(Repository.open(root), [CLUSTER], cache=True)
+    assert not loading.forked  # every pack holds entries: loaded here, from them
+    assert shown(loading.result()) == shown(Repository.open(root).load([CLUSTER]))

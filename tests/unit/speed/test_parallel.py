@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from auditor import parallel
+from auditor.speed import parallel
 
 
 def _pid_and_square(item: int) -> tuple[int, int]:
