@@ -113,11 +113,7 @@ class Running(t.Generic[I, R]):
     ) -> None:
         self._work, self._items, self._mine, self._children = work, items, mine, children
         self._frozen = frozen
-
-    @property
-    def forked(self) -> bool:
-        """Whether children were forked for the work."""
-        return bool(self._children)
+        self.forked = bool(children)  # whether children were forked for the work
 
     def results(self) -> list[R]:
         """Each item's result, in the items' order: this process's share, then the children's,
