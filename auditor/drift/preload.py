@@ -1,14 +1,14 @@
 """Load the repository for drift: from the validate cache when it holds the files, else in a
 forked process while the drift command imports and reads clusters.
 
-The repository side is served from the cache `validate` fills (auditor/repo/cache.py: per
-cluster, per file, keyed by content, the cluster's schemas and the tool), and drift fills it
-the same way, so a scheduled run after an earlier one (the workflow restores the user cache
+The repository side is served from the packs `validate` fills (per cluster, per file, keyed
+by content, the cluster's schemas and Kueue release and the tool; opened one way for both by
+auditor/speed/packs.py), and drift fills them the same way, so a scheduled run after an earlier one (the workflow restores the user cache
 directory) parses only the files that changed. When every cluster's pack holds entries, the
 load runs here, while the clusters' LISTs are under way (~0.13 CPU-s for 6,000 objects).
 
 Otherwise the load is pure Python work (~0.4 CPU-s for 6,000 objects) and so is importing the
-Kubernetes client; threads would take turns on one core. A child forked (auditor/speed/parallel.py)
+Kubernetes client; threads would take turns on one core. A child forked (speed/parallel.py)
 before those imports loads the manifests on the other core (filling the cache) and hands them
 back pickled (a tenth of the cost); a child that fails leaves the parent to load them, so
 errors surface exactly as without it.
@@ -58,8 +58,8 @@ class Preload:
     @classmethod
     def start(cls, repo: Repository, clusters: list[str], *, cache: bool = False) -> Preload:
         """With `cache`, use the validate cache; fork the loader (when forking is for here,
-        auditor/speed/parallel.py) unless every cluster's pack holds entries, or the repository is
-        not a working tree (a git revision's reader does not survive a fork)."""
+        speed/parallel.py) unless every cluster's pack holds entries, or the repository is not
+        a working tree (a git revision's reader does not survive a fork)."""
         caches = file_caches(repo, clusters) if cache else {}
         warm = bool(caches) and all(c.old for c in caches.values())
         return cls(repo, clusters, caches, fork=not warm and repo.root is not None)
