@@ -3,8 +3,9 @@ forked process while the drift command imports and reads clusters.
 
 The repository side is served from the packs `validate` fills (per cluster, per file, keyed
 by content, the cluster's schemas and Kueue release and the tool; opened one way for both by
-auditor/speed/packs.py), and drift fills them the same way, so a scheduled run after an earlier one (the workflow restores the user cache
-directory) parses only the files that changed. When every cluster's pack holds entries, the
+auditor/speed/packs.py), and drift fills them the same way, so a scheduled run after an
+earlier one (the workflow restores the user cache directory) parses only the files that
+changed. When every cluster's pack holds entries, the
 load runs here, while the clusters' LISTs are under way (~0.13 CPU-s for 6,000 objects).
 
 Otherwise the load is pure Python work (~0.4 CPU-s for 6,000 objects) and so is importing the
