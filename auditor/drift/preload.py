@@ -5,8 +5,8 @@ The repository side is served from the packs `validate` fills (per cluster, per 
 by content, the cluster's schemas and Kueue release and the tool; opened one way for both by
 auditor/speed/packs.py), and drift fills them the same way, so a scheduled run after an
 earlier one (the workflow restores the user cache directory) parses only the files that
-changed. When every cluster's pack holds entries, the
-load runs here, while the clusters' LISTs are under way (~0.13 CPU-s for 6,000 objects).
+changed. When every cluster's pack holds entries, the load runs here, while the clusters'
+LISTs are under way (~0.13 CPU-s for 6,000 objects).
 
 Otherwise the load is pure Python work (~0.4 CPU-s for 6,000 objects) and so is importing the
 Kubernetes client; threads would take turns on one core. A child forked (speed/parallel.py)
