@@ -5,7 +5,7 @@ asks the cache first (repo/cache.py: a file's entry while its stat signature or 
 unchanged) and calls the loader only for a file the cache cannot serve, storing what it made.
 The same for the tenants' profiles (pack `_tenant-profiles`). What `validate` keeps per file
 beside the documents (the validator's verdicts, each check's facts) is its own layer on the same
-entries (validate/engine.py).
+entries (validate/kept.py).
 """
 
 from __future__ import annotations

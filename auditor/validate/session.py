@@ -6,8 +6,9 @@ object (version contract, schema, CEL), which depends on the object alone. Kept 
 check: its findings and what it read to make them (`checks.Reads`: the kinds it asked for, the
 invalid objects, files of the tree). An edit of a file parses that file again, judges its
 objects, and runs again only the checks that read a kind the file held before or holds now (a
-check that says `PER_OBJECT` on that file's objects alone) or read the file itself. Editing a
-profile, a schema or a file that was not yet placed on a cluster loads everything again.
+check whose `RERUN` says so on that file's objects alone, checks/protocol.py) or read the file
+itself. Editing a profile, a schema or a file that was not yet placed on a cluster loads
+everything again.
 
 The findings are `validate`'s for the same files: the same loader, verdicts, checks, suppressions
 and collection (engine.collected), per cluster as validate's worker for that cluster makes them.
@@ -22,7 +23,6 @@ import posixpath
 import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
 from auditor.k8s.objects import ResourceKey
 from auditor.model import Finding, Resource
@@ -32,6 +32,7 @@ from auditor.repo.profiles import PROFILE_FILE, ClusterProfile
 from auditor.repo.tree import Overlay
 from auditor.schemas.validator import ClusterValidator, Verdict
 from auditor.validate import checks, engine
+from auditor.validate.checks.protocol import CLUSTER, Check
 
 SCHEMAS = "schemas"
 
@@ -73,10 +74,10 @@ class _File:
 
 @dataclass
 class _Check:
-    module: ModuleType
+    module: Check
     reads: checks.Reads = field(default_factory=checks.Reads)
     findings: list[Finding] = field(default_factory=list)  # a check of the whole cluster
-    by_file: dict[str, list[Finding]] = field(default_factory=dict)  # a PER_OBJECT check
+    by_file: dict[str, list[Finding]] = field(default_factory=dict)  # renewed per file
 
 
 @dataclass
@@ -285,10 +286,11 @@ class Session:
             ctx = self._context(state)
             sound = state.files[path].sound
             for check in stale:
-                own = checks.per_object_of(check.module)
+                rerun = check.module.RERUN
+                own = rerun.per_object_of
                 if check.reads.read(path):
                     _run_whole(check, ctx)
-                elif checks.per_object(check.module):
+                elif rerun.per_object:
                     _run_file(check, ctx, path, sound)
                 elif own and kinds and kinds <= own and not check.reads.every:
                     _run_kinds(check, ctx, path, own, sound)
@@ -324,7 +326,7 @@ class Session:
 def _run_whole(check: _Check, ctx: checks.CheckContext) -> None:
     found, reads = checks.run_noting(check.module, ctx)
     check.reads = reads
-    if checks.per_object(check.module) or checks.per_object_of(check.module):
+    if check.module.RERUN != CLUSTER:  # kept per file, to be renewed per file
         check.findings, check.by_file = [], {}
         for finding in found:
             check.by_file.setdefault(finding.file or "", []).append(finding)
@@ -333,7 +335,7 @@ def _run_whole(check: _Check, ctx: checks.CheckContext) -> None:
 
 
 def _run_file(check: _Check, ctx: checks.CheckContext, path: str, sound: list[Resource]) -> None:
-    """A PER_OBJECT check run again on the objects of `path` (`sound`) alone."""
+    """A `protocol.PER_OBJECT` check run again on the objects of `path` (`sound`) alone."""
     mine = checks.CheckContext(
         ctx.repo, ctx.cluster, tuple(sound), ctx.tenants, ctx.today, ctx.invalid
     )
@@ -352,8 +354,8 @@ def _run_kinds(
     kinds: frozenset[str],
     sound: list[Resource],
 ) -> None:
-    """A PER_OBJECT_OF check run again with only `path`'s objects of `kinds` (every object of
-    the other kinds): its findings located in `path` replace that file's."""
+    """A `protocol.per_object_of` check run again with only `path`'s objects of `kinds` (every
+    object of the other kinds): its findings located in `path` replace that file's."""
     assert ctx.index is not None
     by_kind = dict(ctx.index.by_kind)
     for kind in kinds:

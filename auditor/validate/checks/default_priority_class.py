@@ -19,6 +19,7 @@ from auditor import rules
 from auditor.kueue import config as kueue_config
 from auditor.kueue.workloads import PRIORITY_LABEL
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import (
     KUEUE,
     kueue_configuration,
@@ -33,6 +34,7 @@ RULES = rules.of(__name__)
 DEFAULT_PRIORITY_CLASS = RULES["default-workload-priority-class"]
 
 ID = "default-priority-class"
+RERUN = protocol.CLUSTER
 GATE = "WorkloadPriorityClassDefaulting"
 
 

@@ -16,6 +16,7 @@ from auditor import rules
 from auditor.kueue import KUEUE_GROUP
 from auditor.kueue.stop_policy import EFFECT, FIELD, holds, policy_of
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
@@ -24,6 +25,7 @@ RULES = rules.of(__name__)
 STOP_POLICY_HOLDS = RULES["stop-policy-holds"]
 
 ID = "stop-policy"
+RERUN = protocol.CLUSTER
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
