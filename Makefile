@@ -42,7 +42,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 test: setup system-packages lint
-	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform --tool argocd --tool toxiproxy
+	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform --tool argocd --tool toxiproxy --tool kustomize --tool helm
 	$(BIN)/pytest --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR)
 
 clean-sandboxes: setup
