@@ -144,7 +144,12 @@ def _with_origins(folder: Path) -> None:
     for name in KUSTOMIZATIONS:
         path = folder / name
         if path.is_file():
-            body = yaml.safe_load(path.read_text()) or {}
+            try:
+                body = yaml.safe_load(path.read_text()) or {}
+            except yaml.YAMLError:
+                return  # kustomize says what is wrong with it, at its line
+            if not isinstance(body, dict):
+                return
             wanted = list(body.get("buildMetadata") or [])
             if "originAnnotations" not in wanted:
                 body["buildMetadata"] = [*wanted, "originAnnotations"]
