@@ -135,7 +135,9 @@ def _match(path: str, pattern: str) -> bool:
 
 def _directories(tree: t.Any, entries: list[t.Any]) -> list[str]:
     folders = sorted({posixpath.dirname(f) for f in tree.files("")} - {""})
-    every = sorted({"/".join(f.split("/")[:i]) for f in folders for i in range(1, f.count("/") + 2)})
+    every = sorted(
+        {"/".join(f.split("/")[:i]) for f in folders for i in range(1, f.count("/") + 2)}
+    )
     include = [str(e.get("path")) for e in entries if isinstance(e, dict) and not e.get("exclude")]
     exclude = [str(e.get("path")) for e in entries if isinstance(e, dict) and e.get("exclude")]
     return [

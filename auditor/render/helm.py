@@ -5,7 +5,6 @@ A dependency must be vendored in the chart's charts/ (kueue-gitops reads no char
 
 from __future__ import annotations
 
-
 import posixpath
 import re
 import typing as t
@@ -25,21 +24,33 @@ def render(tree: t.Any, source: Source, chart_file: str) -> Rendered:
     job = run.Job(source, "helm", chart_file)
     job.files.update(tree.files(source.path, run.EVERY_FILE))
     value_files = [
-        run.inside(source.path, str(f)) for f in options.get("valueFiles") or [] if isinstance(f, str)
+        run.inside(source.path, str(f))
+        for f in options.get("valueFiles") or []
+        if isinstance(f, str)
     ]
     job.files.update(value_files)
     data = run.read_all(tree, job.files)
     out = Rendered(findings=_unvendored(data, source, chart_file))
     if out.findings:
         return out
-    release = str(options.get("releaseName") or source.application or posixpath.basename(source.path))
+    release = str(
+        options.get("releaseName") or source.application or posixpath.basename(source.path)
+    )
     namespace = str(options.get("namespace") or source.namespace or "default")
     kube = str(options.get("kubeVersion") or tools.kube_version())
     inline = _inline(options)
     job.spec_key = (source.spec, release, namespace, kube)
 
     def commands(binary: str, root: Path) -> list[tuple[list[str], Path]]:
-        argv = [binary, "template", source.path, "--name-template", release, "--namespace", namespace]
+        argv = [
+            binary,
+            "template",
+            source.path,
+            "--name-template",
+            release,
+            "--namespace",
+            namespace,
+        ]
         if kube:
             argv += ["--kube-version", kube]
         for file in value_files:
@@ -66,7 +77,9 @@ def render(tree: t.Any, source: Source, chart_file: str) -> Rendered:
     for resource, template in _split(text, source):
         body = data.get(template, b"").decode("utf-8", "replace")
         resource.file, resource.line = template, _kind_line(body, resource.kind)
-        resource.sources = locate.trace_helm(resource.body, template, _segment(body, resource.kind), values)
+        resource.sources = locate.trace_helm(
+            resource.body, template, _segment(body, resource.kind), values
+        )
         out.resources.append(resource)
     return out
 
@@ -99,8 +112,9 @@ def _unvendored(data: dict[str, bytes], source: Source, chart_file: str) -> list
             out.append(
                 problem(
                     CHART_DEPENDENCY,
-                    f"the chart depends on {name!r} ({dependency.get('repository', 'no repository')}),"
-                    f" which is not vendored in {charts}; kueue-gitops reads no chart repository, "
+                    f"the chart depends on {name!r} "
+                    f"({dependency.get('repository', 'no repository')}), which is not vendored "
+                    f"in {charts}; kueue-gitops reads no chart repository, "
                     "so the chart is not rendered: run `helm dependency build` and commit charts/",
                     source,
                     chart_file,
@@ -151,6 +165,3 @@ def _kind_line(text: str, kind: str) -> int:
     if found is None:
         return 1
     return _segment(text, kind)[: found.start()].count("\n") + 1
-
-
-

@@ -5,6 +5,7 @@ with `buildMetadata: [originAnnotations]` added so each object names the file it
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import typing as t
 from pathlib import Path
@@ -30,7 +31,9 @@ def render(tree: t.Any, source: Source, kustomization: str) -> Rendered:
         return out  # a remote base: kustomize would reach for the network
     options = source.options.get("kustomize") or {}
     job.spec_key = (source.spec,)
-    text, failed = run.execute(job, data, lambda binary, root: _commands(binary, root, source, options))
+    text, failed = run.execute(
+        job, data, lambda binary, root: _commands(binary, root, source, options)
+    )
     if failed is not None:
         out.findings.append(failed)
         return out
@@ -53,9 +56,7 @@ def _reach(
     seen.add(folder)
     everything = tree.files(folder, run.EVERY_FILE)
     job.files.update(everything)
-    name = next(
-        (f"{folder}/{k}" for k in KUSTOMIZATIONS if f"{folder}/{k}" in everything), None
-    )
+    name = next((f"{folder}/{k}" for k in KUSTOMIZATIONS if f"{folder}/{k}" in everything), None)
     if name is None:
         return
     try:
@@ -71,10 +72,8 @@ def _reach(
             if isinstance(path, str) and not path.lstrip().startswith(("apiVersion", "-", "{")):
                 file = run.inside(folder, path)
                 job.files.add(file)
-                try:
+                with contextlib.suppress(OSError, KeyError):  # kustomize names what is missing
                     patches += locate.documents(tree.read(file).decode("utf-8", "replace"), file)
-                except (OSError, KeyError):
-                    pass
             else:  # an inline patch: its fields are placed at its entry in the kustomization
                 text = inline if isinstance(inline, str) else path if isinstance(path, str) else ""
                 at = lines.get((key, i), 1)

@@ -41,8 +41,6 @@ def documents(text: str, file: str) -> list[Doc]:
     except yaml.YAMLError:
         return out
     for node, value in zip(nodes, values, strict=False):
-        if node is None:
-            continue
         doc = Doc(file, value, line=node.start_mark.line + 1)
         _lines(node, (), doc.lines)
         out.append(doc)
@@ -74,9 +72,8 @@ def leaves(value: t.Any, path: Path_ = ()) -> t.Iterator[tuple[Path_, t.Any]]:
 
 def _at(value: t.Any, path: Path_) -> tuple[bool, t.Any]:
     for part in path:
-        if isinstance(part, str) and isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(part, int) and isinstance(value, list) and part < len(value):
+        in_map = isinstance(part, str) and isinstance(value, dict) and part in value
+        if in_map or (isinstance(part, int) and isinstance(value, list) and part < len(value)):
             value = value[part]
         else:
             return False, None
@@ -89,7 +86,7 @@ def _key(path: Path_) -> str | None:
 
 
 def _same(a: t.Any, b: t.Any) -> bool:
-    return type(a) is type(b) and a == b or str(a) == str(b) and not isinstance(a, bool)
+    return (type(a) is type(b) and a == b) or (str(a) == str(b) and not isinstance(a, bool))
 
 
 def _kind_name(body: t.Any) -> tuple[str, str]:
@@ -134,7 +131,7 @@ def trace_kustomize(
         p
         for p in patches
         if isinstance(p.body, list)
-        or _kind_name(p.body)[0] == kind and _kind_name(p.body)[1] in name
+        or (_kind_name(p.body)[0] == kind and _kind_name(p.body)[1] in name)
     ]
     for path, value in leaves(rendered):
         if path[:1] == ("metadata",) and path[1:2] in (("name",), ("namespace",)):

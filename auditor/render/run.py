@@ -79,7 +79,7 @@ def execute(
         (root / source.path).mkdir(parents=True, exist_ok=True)
         ran = tools.Ran(0, "", "")
         for command, cwd in argv(binary, root):
-            ran = tools.run(command, cwd=cwd)
+            ran = tools.run(command, cwd=cwd, deadline=tools.DEADLINE)
             if ran.returncode is None:
                 return None, problem(
                     RENDER_TIMEOUT,
@@ -127,7 +127,9 @@ def objects(text: str, source: Source) -> list[Resource]:
     return out
 
 
-REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git::|git@|github\.com/|gitlab\.com/|bitbucket\.org/)")
+REMOTE = re.compile(
+    r"^(?:[a-z][a-z0-9+.-]*://|git::|git@|github\.com/|gitlab\.com/|bitbucket\.org/)"
+)
 
 
 def inside(folder: str, entry: str) -> str:

@@ -10,10 +10,9 @@ import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor import rules
+from auditor import render, rules
 from auditor.errors import ConfigError, processing
 from auditor.model import Finding, Resource
-from auditor import render
 from auditor.repo import manifests, sources, suppressions
 from auditor.repo.profiles import (
     PROFILE_FILE,
@@ -88,7 +87,7 @@ class Repository:
         self._clusters: dict[str, ClusterProfile] | None = None
         self._tenants: dict[str, TenantProfile] | None = None
         self.tenants_fingerprint: str | None = None  # known when the cache layer read them
-        self._root_file: sources.RootFile | None | bool = False  # False: not read yet
+        self._root_file: sources.RootFile | bool | None = False  # False: not read yet
 
     @classmethod
     def open(cls, repo: Path | None = None) -> Repository:

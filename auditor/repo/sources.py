@@ -104,7 +104,7 @@ def files_of(tree: Tree, source: Source) -> tuple[str | None, list[str]]:
         rel = posixpath.relpath(path, source.path)
         if not recurse and "/" in rel:
             continue
-        if include and not _glob(rel, include) or exclude and _glob(rel, exclude):
+        if (include and not _glob(rel, include)) or (exclude and _glob(rel, exclude)):
             continue
         out.append(path)
     return None, out

@@ -115,7 +115,9 @@ def test_a_patch_that_matches_nothing_is_kustomizes_own_error_at_the_kustomizati
     code, findings = validate(repo)
     assert code == 1
     failed = [f for f in findings if f["rule"] == "render-failed"]
-    assert where(failed) == {("render-failed", "west", "queues/overlays/west/kustomization.yaml", 1)}
+    assert where(failed) == {
+        ("render-failed", "west", "queues/overlays/west/kustomization.yaml", 1)
+    }
     assert "quotas.yaml" in failed[0]["message"]
 
 
@@ -141,7 +143,7 @@ def test_a_renderer_of_another_release_is_refused_never_clean(
         "access/teams/vision/kustomization.yaml",
         "access/teams/speech/kustomization.yaml",
     }
-    assert f"is v5.0.0" in missing[0]["message"] and "v5.8.1" in missing[0]["message"]
+    assert "is v5.0.0" in missing[0]["message"] and "v5.8.1" in missing[0]["message"]
 
 
 def test_a_render_that_hangs_is_a_finding_within_the_deadline(
@@ -173,7 +175,9 @@ def test_a_localqueue_aimed_at_another_teams_queue_is_found_in_the_values_file(
 ) -> None:
     repo = estate("helm", tmp_path)
     values = repo / "environments/north/nlp.yaml"
-    values.write_text(values.read_text().replace("clusterQueue: nlp-cq", "clusterQueue: robotics-cq"))
+    values.write_text(
+        values.read_text().replace("clusterQueue: nlp-cq", "clusterQueue: robotics-cq")
+    )
     code, findings = validate(repo)
     assert code == 1
     assert ("lq-cluster-queue-not-authorised", "north", "environments/north/nlp.yaml", 3) in (

@@ -112,7 +112,8 @@ def test_a_helm_field_is_at_the_values_key_that_fed_it_else_at_the_template() ->
     defaults = locate.documents("queue:\n  name: jobs\n  clusterQueue: ''\n", "chart/values.yaml")
     template = (
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n"
-        "  name: {{ .Values.queue.name }}\nspec:\n  clusterQueue: {{ .Values.queue.clusterQueue }}\n"
+        "  name: {{ .Values.queue.name }}\nspec:\n"
+        "  clusterQueue: {{ .Values.queue.clusterQueue }}\n"
     )
     body = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
