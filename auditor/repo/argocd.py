@@ -163,9 +163,8 @@ def repo_urls(objects: t.Iterable[Resource]) -> set[str]:
     for doc in (o for o in objects if o.kind in ("Application", "ApplicationSet")):
         spec = _dict(doc.body.get("spec"))
         spec = _dict(_dict(spec.get("template")).get("spec")) if doc.kind != "Application" else spec
-        listed = (
-            spec.get("sources") if isinstance(spec.get("sources"), list) else [spec.get("source")]
-        )
+        many = spec.get("sources")
+        listed: list[t.Any] = many if isinstance(many, list) else [spec.get("source")]
         for source in (_dict(s) for s in listed):  # a folder of this repository, not a chart's
             if isinstance(source.get("repoURL"), str) and "path" in source:
                 urls.add(source["repoURL"])

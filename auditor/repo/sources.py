@@ -86,7 +86,14 @@ def mapped(
         return root.sources, []
     if root is None and tree.is_dir("clusters"):
         return None
-    return apps.sources(tree, clusters) or ([], [])
+    found = apps.sources(tree, clusters)
+    if found is None:  # nothing would be checked: never a clean report for that
+        raise ConfigError(
+            f"{ROOT_FILE} lists no sources and the repository holds no Argo CD Application or "
+            "ApplicationSet, so nothing says which folder syncs to which cluster: add "
+            f"`sources:` to {ROOT_FILE}"
+        )
+    return found
 
 
 def files_of(tree: Tree, source: Source) -> tuple[str | None, list[str]]:

@@ -238,7 +238,7 @@ class Session:
         """Whether a change to `path` may change which files sync where, the profiles or the
         schemas: then everything is loaded again."""
         top = path.split("/", 1)[0]
-        if top == SCHEMAS or self.rendered and path not in self.placed:
+        if top == SCHEMAS or (self.rendered and path not in self.placed):
             return True  # a rendered folder's input, or the Applications: each render is cached
         if top not in (CLUSTERS, TENANTS):
             return False

@@ -25,7 +25,6 @@ def estate(root: Path, overlays: int) -> None:
     """The kustomize estate's base and ApplicationSet, with `overlays` clusters."""
     shutil.copytree(ESTATE / "queues" / "base", root / "queues" / "base")
     shutil.copytree(ESTATE / "argo", root / "argo")
-    shutil.rmtree(root / "argo" / "access.yaml", ignore_errors=True)
     (root / "argo" / "access.yaml").unlink(missing_ok=True)
     profile = (ESTATE / "fleet" / "east.yaml").read_text()
     clusters, tenants = [], ["vision", "speech"]
@@ -43,7 +42,8 @@ def estate(root: Path, overlays: int) -> None:
         text = (ESTATE / "teams" / tenant / "profile.yaml").read_text()
         lines = [ln for ln in text.splitlines() if not ln.startswith(("    east:", "    west:"))]
         at = lines.index("  clusters:") + 1
-        lines[at:at] = [f"    {c}: {{namespaces: [{tenant}], clusterQueues: [{tenant}]}}" for c in clusters]
+        entry = f"{{namespaces: [{tenant}], clusterQueues: [{tenant}]}}"
+        lines[at:at] = [f"    {c}: {entry}" for c in clusters]
         (root / "teams" / tenant).mkdir(parents=True)
         (root / "teams" / tenant / "profile.yaml").write_text("\n".join(lines) + "\n")
     layout = ["apiVersion: kueue-gitops.io/v1alpha1", "kind: Layout", "clusters:"]

@@ -9,6 +9,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from auditor.sandbox.build import TOOLS, ensure_tool
 from tests.acceptance import test_lsp
 from tests.acceptance.test_lsp import Editor
@@ -17,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PATCH = "queues/overlays/east/quotas.yaml"
 
 
-def test_an_overlay_patch_shows_its_finding_as_one_types(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_an_overlay_patch_shows_its_finding_as_one_types(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for tool in ("kustomize", "helm"):
         ensure_tool(ROOT / "testenv", tool, TOOLS[tool], log=print)
     repo = tmp_path / "platform"
@@ -36,7 +40,7 @@ def test_an_overlay_patch_shows_its_finding_as_one_types(tmp_path: Path, monkeyp
             ]
             await editor.type(PATCH, original)
             cleared = [
-                (d.data["rule"], d.range.start.line + 1)
+                (json.loads(json.dumps(d.data))["rule"], d.range.start.line + 1)
                 for d in editor.diagnostics.get(editor.uri(PATCH), [])
             ]
         finally:

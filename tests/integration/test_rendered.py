@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import typing as t
 from pathlib import Path
 
@@ -162,6 +163,30 @@ def test_a_render_that_hangs_is_a_finding_within_the_deadline(
     assert "queues/overlays/east/kustomization.yaml" in {f["file"] for f in findings}
 
 
+def test_plan_on_a_commit_changing_an_overlay_shows_the_quota_change_at_the_patch(
+    tmp_path: Path,
+) -> None:
+    repo = estate("kustomize", tmp_path)
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+            cwd=repo, check=True, capture_output=True,
+        )  # fmt: skip
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "estate")
+    patch = repo / "queues/overlays/east/quotas.yaml"
+    patch.write_text(patch.read_text().replace('value: "128"', 'value: "96"'))
+    git("commit", "-q", "-am", "east: less CPU for vision")
+    result = run_line(["kueue-gitops", "--repo", str(repo), "plan", "--base", "HEAD~1"])
+    assert result.exit_code == 0, result.output
+    assert "ClusterQueue vision: standard cpu nominalQuota 128 → 96 (-32)" in result.output
+    assert "(queues/overlays/east/quotas.yaml:4)" in result.output
+    assert "cluster west" not in result.output  # west's overlay did not change
+
+
 # --- Helm --------------------------------------------------------------------------------------
 
 
@@ -221,3 +246,50 @@ def test_an_unvendored_chart_dependency_is_a_finding_at_its_line(tmp_path: Path)
     assert {(f["rule"], f["file"], f["line"]) for f in findings} == {
         ("render-chart-dependency", "charts/team-space/Chart.yaml", 6)
     }
+
+
+# --- the layout --------------------------------------------------------------------------------
+
+
+def test_the_root_file_maps_folders_itself_and_without_any_mapping_nothing_is_clean(
+    tmp_path: Path,
+) -> None:
+    repo = estate("helm", tmp_path)
+    shutil.rmtree(repo / "apps")
+    result = run_line(["kueue-gitops", "--repo", str(repo), "validate"])
+    assert result.exit_code == 2
+    assert "holds no Argo CD Application" in result.output
+    layout = repo / "kueue-gitops.yaml"
+    layout.write_text(
+        layout.read_text()
+        + "sources:\n"
+        + "  - {path: platform/queues, cluster: north}\n"
+        + "  - path: charts/team-space\n"
+        + "    cluster: north\n"
+        + "    namespace: nlp\n"
+        + "    helm: {releaseName: nlp, valueFiles: [../../environments/north/nlp.yaml]}\n"
+    )
+    loaded = Repository.open(repo).load(["north"])
+    assert loaded.findings == []
+    assert ("LocalQueue", "nlp", "jobs") in {
+        (r.kind, r.namespace, r.name) for r in loaded.resources
+    }
+
+
+def test_an_application_to_a_cluster_no_profile_names_is_a_finding_at_it(tmp_path: Path) -> None:
+    repo = estate("helm", tmp_path)
+    apps = repo / "apps" / "teams.yaml"
+    apps.write_text(
+        apps.read_text()
+        + "---\napiVersion: argoproj.io/v1alpha1\nkind: Application\n"
+        + "metadata: {name: queues-in-cluster, namespace: argocd}\n"
+        + "spec:\n  project: default\n"
+        + "  source: {repoURL: https://git.acme.example/ml/platform.git, path: platform/queues}\n"
+        + "  destination: {server: https://kubernetes.default.svc}\n"
+    )
+    code, findings = validate(repo)
+    assert code == 1
+    assert [(f["rule"], f["file"], f["line"]) for f in findings] == [
+        ("argocd-application-unread", "apps/teams.yaml", 61)
+    ]
+    assert "https://kubernetes.default.svc" in findings[0]["message"]

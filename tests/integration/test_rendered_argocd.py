@@ -1,6 +1,6 @@
 """The kustomize estate (tests/data/rendered/kustomize) synced by the real Argo CD, which
-renders it with the pinned kustomize on its repo-server's PATH; then `drift` and `plan` on
-the objects kueue-gitops renders the same way.
+renders it with the pinned kustomize on its repo-server's PATH; then `drift` on the objects
+kueue-gitops renders the same way.
 
 One sandbox, registered as the estate's cluster `east`, runs Kueue and Argo CD; the estate's
 ApplicationSets make `queues-east` (queues/overlays/east, with the GPU component) and one
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.sandbox import Sandbox, Toolchain, argocd, argocd_control
 from auditor.repo.layout import Repository
+from auditor.sandbox import Sandbox, Toolchain, argocd, argocd_control
 from tests.conftest import own_context, run_line
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +53,7 @@ def synced(
         argocd.start(box, {"east": box}, Repository.open(repo), toolchain.testenv, log=print)
 
         def all_synced(apps: dict[str, Json]) -> bool:
-            return APPS <= set(apps) and all(
+            return set(apps) >= APPS and all(
                 argocd_control.sync_status(apps[n]) == ("Synced", "Healthy") for n in APPS
             )
 
@@ -88,7 +88,9 @@ def test_argo_cd_renders_the_overlay_as_kueue_gitops_does(synced: tuple[Sandbox,
 def test_drift_is_clean_then_names_a_planted_change(synced: tuple[Sandbox, Path]) -> None:
     box, repo = synced
     code, report = drift(repo, box)
-    assert (code, report["findings"]) == (0, []), [(f["rule"], f["message"]) for f in report["findings"]]
+    assert (code, report["findings"]) == (0, []), [
+        (f["rule"], f["message"]) for f in report["findings"]
+    ]
     live = box.connect()
     queue = live.get(KUEUE, "ClusterQueue", "speech")
     queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "4"
@@ -98,21 +100,3 @@ def test_drift_is_clean_then_names_a_planted_change(synced: tuple[Sandbox, Path]
     assert [(f["kind"], f["name"], f.get("file"), f.get("line")) for f in report["findings"]] == [
         ("ClusterQueue", "speech", "queues/base/clusterqueues.yaml", 36)
     ], report["findings"]
-
-
-def test_plan_on_an_overlay_change_shows_the_quota_change(synced: tuple[Sandbox, Path]) -> None:
-    _box, repo = synced
-    patch = repo / "queues/overlays/east/quotas.yaml"
-    original = patch.read_text()
-    try:
-        patch.write_text(original.replace('value: "128"', 'value: "96"'))
-        _git(repo, "commit", "-q", "-am", "east: less CPU for vision")
-        result = run_line(
-            ["kueue-gitops", "--repo", str(repo), "plan", "--base", "HEAD~1", "--head", "HEAD",
-             "-o", "json"]
-        )  # fmt: skip
-        assert result.exit_code in (0, 1), result.output
-        text = json.dumps(json.loads(result.stdout)["plan"])
-        assert "vision" in text and "128" in text and "96" in text, text
-    finally:
-        _git(repo, "reset", "-q", "--hard", "HEAD~1")
