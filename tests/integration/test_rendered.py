@@ -293,3 +293,34 @@ def test_an_application_to_a_cluster_no_profile_names_is_a_finding_at_it(tmp_pat
         ("argocd-application-unread", "apps/teams.yaml", 61)
     ]
     assert "https://kubernetes.default.svc" in findings[0]["message"]
+
+
+def test_a_render_is_served_from_the_cache_until_a_file_it_reads_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = estate("kustomize", tmp_path)
+    monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
+    built = ensure_tool(ROOT / "testenv", "kustomize", TOOLS["kustomize"])
+    monkeypatch.setattr(tools, "find", lambda _tool: str(built))  # not this test's empty cache
+    builds: list[str] = []
+    real = tools.run
+
+    def counted(argv: t.Sequence[str], cwd: Path, deadline: float = tools.DEADLINE) -> tools.Ran:
+        if "build" in argv:
+            builds.append(str(argv[-1]).split("/tree/", 1)[1])
+        return real(argv, cwd, deadline)
+
+    monkeypatch.setattr(tools, "run", counted)
+    first = Repository.open(repo).load()
+    assert sorted(builds) == [  # a team's folder renders alike for both clusters: once
+        "access/teams/speech", "access/teams/vision", "queues/overlays/east", "queues/overlays/west"
+    ]  # fmt: skip
+    builds.clear()
+    (repo / "notes").mkdir()
+    (repo / "notes" / "runbook.yaml").write_text("steps: []\n")  # outside every render
+    again = Repository.open(repo).load()
+    assert builds == [] and len(again.resources) == len(first.resources)
+    patch = repo / "queues/overlays/west/quotas.yaml"
+    patch.write_text(patch.read_text().replace('"48"', '"40"'))
+    Repository.open(repo).load()
+    assert builds == ["queues/overlays/west"]
