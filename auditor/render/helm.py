@@ -74,7 +74,7 @@ def render(tree: t.Any, source: Source, chart_file: str) -> Rendered:
         return out
     assert text is not None
     values = _values(data, value_files, source, inline)
-    for resource, template in _split(text, source):
+    for resource, template in _split(text, source, out.findings):
         body = data.get(template, b"").decode("utf-8", "replace")
         resource.file, resource.line = template, _kind_line(body, resource.kind)
         resource.sources = locate.trace_helm(
@@ -137,7 +137,7 @@ def _values(
     return out
 
 
-def _split(text: str, source: Source) -> t.Iterator[tuple[Resource, str]]:
+def _split(text: str, source: Source, problems: list[t.Any]) -> t.Iterator[tuple[Resource, str]]:
     """Each rendered object with the template it came from (its `# Source:`, the chart's name
     replaced by the chart's folder)."""
     for chunk in re.split(r"^---\s*$", text, flags=re.M):
@@ -145,7 +145,7 @@ def _split(text: str, source: Source) -> t.Iterator[tuple[Resource, str]]:
         if named is None:
             continue
         template = posixpath.join(source.path, named.group(1).split("/", 1)[1])
-        for resource in run.objects(chunk, source):
+        for resource in run.objects(chunk, source, problems):
             yield resource, template
 
 

@@ -40,7 +40,7 @@ def render(tree: t.Any, source: Source, kustomization: str) -> Rendered:
     assert text is not None
     sources = {path: locate.documents(body.decode("utf-8", "replace"), path)
                for path, body in data.items() if path.endswith((".yaml", ".yml"))}  # fmt: skip
-    for resource in run.objects(text, source):
+    for resource in run.objects(text, source, out.findings):
         _place(resource, source, sources, patches)
         out.resources.append(resource)
     return out

@@ -108,10 +108,15 @@ def _said(text: str, scratch: str) -> str:
     return said if len(said) <= 600 else said[:600] + "..."
 
 
-def objects(text: str, source: Source) -> list[Resource]:
+def objects(text: str, source: Source, problems: list[Finding]) -> list[Resource]:
     """The rendered objects, each placed on the source's cluster, namespaced objects without a
-    namespace put in the Application's (as Argo CD applies them)."""
-    found, _problems = manifests.load_text(text, f"{source.path}/")
+    namespace put in the Application's (as Argo CD applies them); a rendered document that is
+    no object is added to `problems`, at the folder it was rendered from."""
+    found, unread = manifests.load_text(text, f"{source.path}/")
+    for bad in unread:
+        bad.cluster = source.cluster
+        bad.message = f"{bad.message} (in what {source.path}/ renders to)"
+        problems.append(bad)
     out = []
     for resource in found:
         if (
