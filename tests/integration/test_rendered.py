@@ -324,3 +324,39 @@ def test_a_render_is_served_from_the_cache_until_a_file_it_reads_changes(
     patch.write_text(patch.read_text().replace('"48"', '"40"'))
     Repository.open(repo).load()
     assert builds == ["queues/overlays/west"]
+
+
+# --- the clusters/ and tenants/ convention -----------------------------------------------------
+
+CONVENTION_ESTATE = {
+    "clusters/lab/profile.yaml": (ESTATES / "kustomize/fleet/east.yaml")
+    .read_text()
+    .replace("name: east", "name: lab")
+    .replace("context: east", "context: lab"),
+    "tenants/vision/profile.yaml": (ESTATES / "kustomize/teams/vision/profile.yaml")
+    .read_text()
+    .replace("east:", "lab:"),
+    "tenants/vision/lab/localqueue.yaml": (
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+        "metadata: {name: jobs, namespace: vision}\nspec: {clusterQueue: vision}\n"
+    ),
+    "tenants/vision/lab/kustomization.yaml": "resources: [localqueue.yaml]\nnamePrefix: lab-\n",
+    "clusters/lab/monitoring/kustomization.yaml": "resources: [rules.yaml]\n",
+    "clusters/lab/monitoring/rules.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+}
+
+
+def test_a_kustomization_at_a_convention_folders_root_is_rendered_one_below_is_not(
+    tmp_path: Path,
+) -> None:
+    for path, text in CONVENTION_ESTATE.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    loaded = Repository.open(tmp_path).load()
+    queue = next(r for r in loaded.resources if r.kind == "LocalQueue")
+    assert (queue.name, queue.cluster, queue.tenant) == ("lab-jobs", "lab", "vision")
+    assert (queue.file, queue.line) == ("tenants/vision/lab/localqueue.yaml", 1)
+    # Argo CD syncs clusters/lab/ as a directory: a kustomization inside it is not rendered.
+    assert [(f.rule.id, f.file) for f in loaded.findings] == [
+        ("rendered-folder-unsupported", "clusters/lab/monitoring/kustomization.yaml")
+    ]
