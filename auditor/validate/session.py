@@ -94,12 +94,16 @@ class _Cluster:
     checks: list[_Check] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # suppressions applied
 
+    ranks: dict[int, int] = field(default_factory=dict)  # id of an object -> its file's rank
+
     def place(self, resource: Resource) -> tuple[int, int]:
-        """An object's rank in load order (file, then line)."""
-        return self.files[resource.file].rank, resource.line
+        """An object's rank in load order (file, then line); a rendered object's `file` is
+        its base, not the folder it was loaded with, hence the rank it was defined with."""
+        return self.ranks[id(resource)], resource.line
 
     def define(self, file: _File) -> None:
         for resource in file.loaded.resources:
+            self.ranks[id(resource)] = file.rank
             ident = (resource.cluster, resource.key)
             found = self.definitions.setdefault(ident, [])
             bisect.insort(found, resource, key=self.place)
@@ -109,6 +113,7 @@ class _Cluster:
     def undefine(self, file: _File) -> None:
         for resource in file.loaded.resources:
             ident = (resource.cluster, resource.key)
+            self.ranks.pop(id(resource), None)
             found = [r for r in self.definitions.get(ident, ()) if r is not resource]
             if found:
                 self.definitions[ident] = found
@@ -161,6 +166,7 @@ class Session:
         self.placed: dict[str, str] = {}  # manifest path -> its cluster
         self.findings: list[Finding] = []
         self.broken = False  # the last reload failed (a profile that does not parse, say)
+        self.rendered = False  # see reload
         self.reload()
 
     # -- what an editor calls -----------------------------------------------------------------
@@ -210,12 +216,18 @@ class Session:
             for name in names
         }
         self.placed = {}
+        # Laid out by Argo CD Applications, or rendering a folder: an edit outside the plain
+        # files placed loads again, and the render cache (auditor/render/) renders again only
+        # what the edit reached.
+        self.rendered = not self.tree.is_dir(CLUSTERS) or any(w.source for w in placed)
         for rank, where in enumerate(placed):
             state = self.clusters[where.cluster]
             file = _File(where, self.repo.load_file(where), rank)
-            state.files[where.path] = file
+            key = where.path if where.path not in state.files else f"{where.path}#{rank}"
+            state.files[key] = file
             state.define(file)
-            self.placed[where.path] = where.cluster
+            if where.source is None:  # a rendered folder's files all load it again
+                self.placed[where.path] = where.cluster
         for state in self.clusters.values():
             state.dropped = state.second_definitions()
             for file in state.files.values():
@@ -227,8 +239,8 @@ class Session:
         """Whether a change to `path` may change which files sync where, the profiles or the
         schemas: then everything is loaded again."""
         top = path.split("/", 1)[0]
-        if top == SCHEMAS:
-            return True
+        if top == SCHEMAS or (self.rendered and path not in self.placed):
+            return True  # a rendered folder's input, or the Applications: each render is cached
         if top not in (CLUSTERS, TENANTS):
             return False
         name = posixpath.basename(path)
