@@ -3,20 +3,18 @@
 Per cluster: the version contract, JSON Schema and CEL rules from the committed schemas/, then
 the policy checks on the objects whose structure is sound. With a connector, each object is
 also dry-run applied (server-side apply, dryRun=All) so the real API server judges it.
-Clusters are independent, so each gets a forked worker process when there are cores for it.
+Clusters are independent: they are shared among processes when there are cores for them
+(auditor/speed/parallel.py), each cluster's work one plain function (`_cluster`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import json
 import logging
-import multiprocessing
-import os
-import pickle
 import typing as t
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from auditor import rules
@@ -28,11 +26,12 @@ from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
 from auditor.repo import cache as repo_cache
 from auditor.repo import cached, suppressions
-from auditor.repo.layout import Loaded, Placed, Repository
+from auditor.repo.layout import Placed, Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas import catalog
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
+from auditor.speed import packs, parallel
 from auditor.validate import checks, kept
 
 if t.TYPE_CHECKING:
@@ -60,7 +59,8 @@ def validate(
     jobs: int | None = None,
     cache: bool = False,
 ) -> Report:
-    """Validate the clusters' objects; one process per cluster when there are cores to spare.
+    """Validate the clusters' objects, the clusters shared among processes when there are
+    cores to spare (auditor/speed/parallel.py; `jobs`: how many), each cluster one plain function.
 
     With `cache`, what each file's objects were found to be (parsed documents, version
     contract, schema and CEL findings) is kept in the user cache directory and served again
@@ -69,28 +69,17 @@ def validate(
     """
     names = clusters or sorted(repo.clusters)
     require_schemas(repo, schemas, names)
-    tool = repo_cache.tool_key() if cache and repo.root is not None else None
+    tool = packs.tool(repo, cache)
     if tool is not None:
         cached.tenants(repo, tool)
     repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
     placed, layout = repo.plan(names)  # one walk of the tree for every cluster
     found = layout_findings(repo, layout, names)
-    workers = min(len(names), jobs or os.cpu_count() or 1)
-    if workers > 1 and server_side is None and repo.root is not None:
-        global _JOB
-        _JOB = (repo, schemas, tool, placed)  # a forked worker inherits it: nothing to pickle
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            results = list(pool.map(_cluster_job, names))  # a worker that dies: a crash (3)
-        _JOB = None
-    else:
-        caches = {name: _file_cache(repo, schemas, name, tool) for name in names}
-        loaded = cached.load_placed(repo, placed, {n: c for n, c in caches.items() if c})
-        results = [
-            _guarded(repo, schemas, name, server_side, loaded, caches[name]) for name in names
-        ]
-        for file_cache in caches.values():
-            if file_cache is not None:
-                file_cache.save()
+    job = functools.partial(_cluster_job, repo, schemas, tool, placed, server_side)
+    # A dry run holds a client's connections, a git revision a `git cat-file` process: neither
+    # survives a fork, so those clusters are judged one after another here.
+    forkable = server_side is None and repo.root is not None
+    results = parallel.run(job, names, jobs=jobs if forkable else 1)
     report = Report("validate", strict=strict)
     for result, findings, notes in results:
         found += findings
@@ -144,18 +133,23 @@ def schemas_of(repo: Repository, schemas: Path, name: str) -> SchemaCatalog:
     return catalog.require(schemas, name, repo.cluster(name).kueue_version)
 
 
-_JOB: tuple[Repository, Path, str | None, list[Placed]] | None = None
 ClusterOutcome = tuple[ClusterResult, list[Finding], list[tuple[str, bool]]]  # notes: (text, minor)
 
 
-def _cluster_job(name: str) -> ClusterOutcome:
-    assert _JOB is not None
-    repo, schemas, tool, placed = _JOB
-    cache = _file_cache(repo, schemas, name, tool)
+def _cluster_job(
+    repo: Repository,
+    schemas: Path,
+    tool: str | None,
+    placed: list[Placed],
+    server_side: Connector | None,
+    name: str,
+) -> ClusterOutcome:
+    """One cluster's outcome, its files loaded (through its cache pack, when on) and judged."""
+    pack = packs.of_cluster(repo, schemas, name, tool)
     mine = [where for where in placed if where.cluster == name]
-    outcome = _guarded(repo, schemas, name, None, mine, cache)
-    if cache is not None:
-        cache.save()
+    outcome = _guarded(repo, schemas, name, server_side, mine, pack)
+    if pack is not None:
+        pack.save()
     return outcome
 
 
@@ -166,34 +160,19 @@ def validator_of(repo: Repository, schemas: Path, name: str) -> ClusterValidator
     return ClusterValidator(schemas_of(repo, schemas, name), known)
 
 
-def _file_cache(
-    repo: Repository, schemas: Path, name: str, tool: str | None
-) -> repo_cache.FileCache | None:
-    """The cluster's cache pack, keyed by the tool and the cluster's schemas; None when off."""
-    if tool is None or repo.root is None:
-        return None
-    try:
-        # The verdicts depend on the cluster's Kueue release too (validator_of).
-        kueue = kueue_release.nearest_release(repo.cluster(name).kueue_version).version
-        fingerprint = f"{schemas_of(repo, schemas, name).fingerprint()}+{kueue}"
-        return repo_cache.FileCache(repo.root, name, tool, fingerprint)
-    except OSError:  # a schema file that cannot be read: the run judges it, uncached
-        return None
-
-
 def _guarded(
     repo: Repository,
     schemas: Path,
     name: str,
     server_side: Connector | None,
-    loaded: Loaded | list[Placed],
+    placed: list[Placed],
     cache: repo_cache.FileCache | None = None,
 ) -> ClusterOutcome:
     """One cluster's outcome; a bug while judging it makes that cluster incomplete (exit 3),
     named in the report, and leaves the other clusters' findings standing."""
     try:
         with processing(f"validating cluster {name}"):
-            return _cluster(repo, schemas, name, server_side, loaded, cache)
+            return _cluster(repo, schemas, name, server_side, placed, cache)
     except AuditorError:
         raise
     except Exception as exc:
@@ -206,21 +185,20 @@ def _cluster(
     schemas: Path,
     name: str,
     server_side: Connector | None,
-    loaded: Loaded | list[Placed],
+    placed: list[Placed],
     cache: repo_cache.FileCache | None = None,
 ) -> ClusterOutcome:
-    """Validate and check one cluster's objects (`loaded`: its files' at least, with what is
-    wrong in them; or its files, to load); dry-run on ask. Suppressions apply to every finding
-    of the cluster."""
+    """Load, validate and check one cluster's files (`placed`), each served from the cluster's
+    cache pack while unchanged; dry-run on ask. Suppressions apply to every finding of the
+    cluster."""
     notes: list[tuple[str, bool]] = []  # (message, minor)
     profile = repo.cluster(name)
-    if isinstance(loaded, list):
-        loaded = cached.load_placed(repo, loaded, {name: cache} if cache is not None else {})
+    loaded = cached.load_placed(repo, placed, {name: cache} if cache is not None else {})
     findings = [f for f in loaded.findings if f.cluster == name]  # the loader names each's
     resources = loaded.for_cluster(name)
     validator = validator_of(repo, schemas, name)
     notes.append(_source_note(name, validator.catalog))
-    verdicts = _verdicts(validator, resources, name, cache)
+    verdicts = kept.verdicts(resources, functools.partial(judge, validator, cluster=name), cache)
     for verdict in verdicts:
         validator.remember(verdict)
         findings.extend(verdict.findings)
@@ -266,33 +244,6 @@ def _source_note(name: str, found: SchemaCatalog) -> tuple[str, bool]:
         f"`kueue-gitops schemas fetch --cluster {name}` matches the live cluster exactly",
         False,
     )
-
-
-def _verdicts(
-    validator: ClusterValidator,
-    resources: list[Resource],
-    cluster: str,
-    cache: repo_cache.FileCache | None,
-) -> list[Verdict]:
-    """The validator's verdict on each object: from the cache for a file served from it,
-    judged (and stored for the next run) otherwise. Objects are keyed by file and line."""
-    out: list[Verdict] = []
-    stored: dict[str, dict[int, Verdict]] = {}
-    judged: dict[str, dict[int, Verdict]] = {}
-    for resource in resources:
-        file = resource.file
-        if file not in stored:
-            blob = cache.results(file) if cache is not None else None
-            stored[file] = pickle.loads(blob) if blob else {}
-        verdict = stored[file].get(resource.line)
-        if verdict is None:
-            verdict = judge(validator, resource, cluster)
-            judged.setdefault(file, {})[resource.line] = verdict
-        out.append(verdict)
-    if cache is not None:  # stored now, before anything downstream marks a finding suppressed
-        for file, verdicts in judged.items():
-            cache.store_results(file, {**stored[file], **verdicts})
-    return out
 
 
 def sorted_out(

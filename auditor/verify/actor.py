@@ -14,7 +14,7 @@ import typing as t
 from dataclasses import dataclass
 
 from auditor.errors import ClusterAccessError
-from auditor.k8s.objects import RBAC_GROUP, Json
+from auditor.k8s.objects import RBAC_API, RBAC_GROUP, Json
 from auditor.live.apierrors import ApiError, Forbidden, NotFound
 from auditor.verify.model import (
     MANAGER,
@@ -24,7 +24,6 @@ from auditor.verify.model import (
 )
 from auditor.verify.scratch import Scratch
 
-RBAC_API = f"{RBAC_GROUP}/v1"
 DRY_RUN = [("dryRun", "All")]
 MISSING_QUEUE = "kueue-gitops-no-such-queue"
 

@@ -13,6 +13,7 @@ import yaml
 
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
+from auditor.kueue.workloads import WORKLOAD_PRIORITY_SOURCE
 from auditor.live.apierrors import DeadlineExceeded, KindNotServed
 from auditor.live.kube import KubeCluster
 from auditor.onboard import estate as onboard_estate
@@ -168,7 +169,7 @@ def estate(*extra: dict[str, t.Any], cluster: str = "gpu-a") -> onboard_estate.E
             "Workload",
             "job-1",
             "team-a",
-            spec={"priorityClassName": "low", "priorityClassSource": onboard_estate.WPC_SOURCE},
+            spec={"priorityClassName": "low", "priorityClassSource": WORKLOAD_PRIORITY_SOURCE},
         )
     ]
     return onboard_estate.Estate(
