@@ -17,7 +17,7 @@ if t.TYPE_CHECKING:
     from auditor.drift.fleet import Fleet
     from auditor.kueue.ledger import Ledger
     from auditor.plan.model import Plan
-    from auditor.replay.measured import Comparison
+    from auditor.replay.comparison import Comparison
     from auditor.status import Snapshot
 
 View = t.Callable[[Report, t.TextIO], None]

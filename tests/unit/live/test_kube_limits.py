@@ -19,7 +19,9 @@ import pytest
 import yaml
 
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.live.kube import ContextMissing, DeadlineExceeded, KubeCluster, Limits
+from auditor.live.apierrors import DeadlineExceeded
+from auditor.live.credentials import ContextMissing
+from auditor.live.kube import KubeCluster, Limits
 
 
 class Listener:
@@ -31,7 +33,8 @@ class Listener:
         self.connections = 0
         self.held: list[socket.socket] = []
         self.answer = answer  # False: keep the connection open and say nothing
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
 
     def _serve(self) -> None:
         while True:
@@ -46,7 +49,12 @@ class Listener:
                 self.held.append(conn)
 
     def close(self) -> None:
+        # shutdown wakes the blocked accept (close alone does not on Linux): the thread ends, so
+        # later tests that fork see no thread of ours (auditor/speed/parallel.py refuses then)
+        self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive(), "the listener's thread did not end"
         for conn in self.held:
             conn.close()
 
