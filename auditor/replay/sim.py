@@ -86,6 +86,9 @@ class SimRun(SideRun):
     livelocks: list[float] = field(default_factory=list)
     pending_reasons: dict[int, str] = field(default_factory=dict)
     end_seconds: float = 0.0
+    # what the simulator ran with: every gate's value, fair sharing, waitForPodsReady defaulted
+    # by the release, the requeue batch (auditor/replay/stamp.py reads it)
+    simulated: dict[str, t.Any] = field(default_factory=dict)
 
 
 def sim_input(repo: Repository, cluster: str, trace: Trace) -> dict[str, t.Any]:
@@ -103,8 +106,18 @@ def sim_input(repo: Repository, cluster: str, trace: Trace) -> dict[str, t.Any]:
             else None
         ),
         "featureGates": dict(config.get("featureGates") or {}),
+        "waitForPodsReady": _pods_ready(config),
         "workloads": [w.to_json() for w in trace.workloads],
     }
+
+
+def _pods_ready(config: t.Mapping[str, t.Any]) -> dict[str, t.Any] | None:
+    """The Configuration's waitForPodsReady for the release's defaults to complete (None: not
+    set; v1beta1's `enable: false` is not set either)."""
+    given = config.get("waitForPodsReady")
+    if not isinstance(given, dict) or given.get("enable", True) is False:
+        return None
+    return {k: v for k, v in given.items() if k != "enable"}
 
 
 @dataclass(frozen=True)
@@ -246,6 +259,7 @@ def from_output(
         livelocks=[float(v) for v in out.get("livelockAt", [])],
         pending_reasons=pending,
         end_seconds=end,
+        simulated=dict(out.get("simulated") or {}),
     )
 
 

@@ -107,6 +107,10 @@ func main() {
 	if err != nil {
 		fail("%v", err)
 	}
+	stamp, err := settingsOf(&spec, s)
+	if err != nil {
+		fail("%v", err)
+	}
 	setup := time.Since(started)
 	if err := s.run(spec.Horizon); err != nil {
 		fail("%v", err)
@@ -119,6 +123,7 @@ func main() {
 		Stalled:      s.stalled,
 		Livelocked:   s.livelocked,
 		Cycles:       s.cycles,
+		Simulated:    stamp,
 	}
 	if result.Stalled == nil {
 		result.Stalled = []float64{}

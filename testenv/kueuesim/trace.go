@@ -40,6 +40,9 @@ type input struct {
 	FeatureGates map[string]bool     `json:"featureGates"`
 	Workloads    []tracedWorkload    `json:"workloads"`
 	Horizon      *float64            `json:"horizonSeconds"`
+	// The Configuration's waitForPodsReady as the revision has it (null: absent), defaulted by
+	// the release's own Configuration defaults for the stamp (settings.go).
+	WaitForPodsReady json.RawMessage `json:"waitForPodsReady"`
 }
 
 // happening is one thing that happened to a Workload, in trace seconds.
@@ -79,6 +82,7 @@ type output struct {
 	Stalled      []float64           `json:"stalledAt"`
 	Livelocked   []float64           `json:"livelockAt"`
 	Cycles       int64               `json:"cycles"`
+	Simulated    *settings           `json:"simulated"`
 }
 
 func seconds(t time.Time) float64 {
