@@ -24,7 +24,9 @@ from auditor.repo.layout import find_root
 
 
 @click.command()
-@click.option("--base", required=True, metavar="REV", help="The revision the change starts from.")
+@click.option(
+    "--base", metavar="REV", help="The revision the change starts from (required but with --sweep)."
+)
 @click.option("--head", default="HEAD", show_default=True, metavar="REV", help="The change.")
 @click.option("--cluster", "clusters", multiple=True, metavar="C", help="Only these clusters.")
 @cluster_access
@@ -67,6 +69,15 @@ from auditor.repo.layout import find_root
     "wait only when the head's replays all wait longer than the base's.",
 )
 @click.option(
+    "--sweep",
+    "sweep_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="GRID",
+    help="With --replay: simulate the trace on --head with every combination of GRID's values "
+    "(quotas, limits, preemption policies, fair-sharing weights) and report the frontier and the "
+    "smallest change meeting GRID's target (docs/replay.md).",
+)
+@click.option(
     "--timeline",
     "timeline_file",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
@@ -78,7 +89,7 @@ from auditor.repo.layout import find_root
 @pass_context
 def plan(
     ctx: Context,
-    base: str,
+    base: str | None,
     head: str,
     clusters: tuple[str, ...],
     kubeconfig: str | None,
@@ -89,6 +100,7 @@ def plan(
     engine: str,
     speed: float,
     repeat: int,
+    sweep_file: Path | None,
     timeline_file: Path | None,
     output: str,
 ) -> None:
@@ -104,7 +116,18 @@ def plan(
     kueue) the real Kueue on a fresh sandbox at --speed; each tenant's admission waits,
     GPU-hours, borrowing and preemptions are compared: exit 1 when a tenant's p95 wait rises past
     the threshold, the head never admits work the base did, or it preempts in a loop.
+
+    With --sweep GRID --replay TRACE (no --base), the trace is simulated on --head with every
+    combination of the grid's values: the frontier, and the smallest change that meets the
+    grid's target (exit 1 when none does).
     """
+    if sweep_file is not None:
+        if replay_trace is None or base is not None:
+            raise ConfigError("--sweep GRID simulates --head: give --replay TRACE and no --base")
+        _sweep(ctx, head, clusters, replay_trace, sweep_file, output)
+        return
+    if base is None:
+        raise ConfigError("plan compares two revisions: give --base REV")
     if replay_trace is not None:
         _replay(
             ctx, base, head, clusters, replay_trace, engine, speed, repeat, timeline_file, output
@@ -179,6 +202,42 @@ def _replay(
     if timeline_file is not None and result.timeline is not None:
         timeline.write(result.timeline, timeline_file)
         say(f"timeline: {timeline_file}")
+    report = Report(
+        "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
+    )
+    finish(report, output)
+
+
+def _sweep(
+    ctx: Context, head: str, clusters: tuple[str, ...], path: Path, grid: Path, output: str
+) -> None:
+    from auditor.cli.sandbox import _testenv  # the simulator's build, only when sweeping
+    from auditor.model import ClusterResult, Report
+    from auditor.replay import revisions, sim, sweep, trace
+    from auditor.sandbox.kueuesim import ensure_sim
+
+    spec = sweep.read_spec(grid)
+    loaded = trace.read(path)
+    if len(clusters) > 1:
+        raise ConfigError("--sweep simulates one cluster: give one --cluster")
+    cluster = clusters[0] if clusters else loaded.cluster
+    root = find_root(ctx.repo_dir or Path.cwd())
+    with revision(root, head) as repo:
+        if cluster not in repo.clusters:
+            raise ConfigError(f"cluster {cluster} does not exist at {head}")
+        binary, release = ensure_sim(
+            _testenv(ctx), repo.cluster(cluster).kueue_version, log=ctx.note
+        )
+        result = sweep.sweep(
+            repo,
+            cluster,
+            loaded,
+            spec,
+            binary=binary,
+            release=release,
+            tenant_of=revisions.tenants_of(repo, cluster),
+            within=sim.deadline(loaded),
+        )
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
     )

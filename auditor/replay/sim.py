@@ -159,7 +159,7 @@ def simulate(
     say = log or (lambda _m: None)
     limit = deadline(trace) if within is None else within
     with ThreadPoolExecutor(max_workers=max(1, len(sides))) as pool:
-        running = [pool.submit(_run, side, limit) for side in sides]
+        running = [pool.submit(run_side, side, limit) for side in sides]
         done = [(side, future.result()) for side, future in zip(sides, running, strict=True)]
     runs: dict[str, SimRun] = {}
     for side, (out, stderr, took) in done:
@@ -171,7 +171,8 @@ def simulate(
     return runs
 
 
-def _run(side: SimSide, limit: float) -> tuple[dict[str, t.Any], str, float]:
+def run_side(side: SimSide, limit: float) -> tuple[dict[str, t.Any], str, float]:
+    """One simulator process on `side`: its output, its stderr and the real seconds it took."""
     started = time.monotonic()
     try:
         proc = subprocess.run(
