@@ -78,6 +78,25 @@ from auditor.repo.layout import find_root
     "smallest change meeting GRID's target (docs/replay.md).",
 )
 @click.option(
+    "--job",
+    "job_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="With --live: this batch/v1 Job submitted now, simulated from the cluster's queues, "
+    "admitted and pending Workloads: admitted when, on which flavor, whom it preempts, or why "
+    "never (docs/replay.md).",
+)
+@click.option(
+    "--run-for",
+    "run_for",
+    default=3600.0,
+    show_default=True,
+    type=float,
+    metavar="SECONDS",
+    help="With --job: how long the Job, and each Workload already running (counted from its "
+    "admission), runs.",
+)
+@click.option(
     "--timeline",
     "timeline_file",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
@@ -101,6 +120,8 @@ def plan(
     speed: float,
     repeat: int,
     sweep_file: Path | None,
+    job_file: Path | None,
+    run_for: float,
     timeline_file: Path | None,
     output: str,
 ) -> None:
@@ -121,6 +142,12 @@ def plan(
     combination of the grid's values: the frontier, and the smallest change that meets the
     grid's target (exit 1 when none does).
     """
+    if job_file is not None:
+        if not live or base is not None or replay_trace is not None:
+            raise ConfigError("--job FILE is submitted to a live cluster: give --live, no --base")
+        one_cluster_context(context, clusters)
+        _job(ctx, head, clusters, job_file, run_for, kubeconfig, context, timeout, output)
+        return
     if sweep_file is not None:
         if replay_trace is None or base is not None:
             raise ConfigError("--sweep GRID simulates --head: give --replay TRACE and no --base")
@@ -238,6 +265,55 @@ def _sweep(
             tenant_of=revisions.tenants_of(repo, cluster),
             within=sim.deadline(loaded),
         )
+    report = Report(
+        "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
+    )
+    finish(report, output)
+
+
+def _job(
+    ctx: Context,
+    head: str,
+    clusters: tuple[str, ...],
+    path: Path,
+    run_for: float,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: float,
+    output: str,
+) -> None:
+    import datetime as dt
+    import json
+
+    from auditor.cli.sandbox import _testenv  # the simulator's build, only when forecasting
+    from auditor.model import ClusterResult, Report
+    from auditor.replay import livestart, sim
+    from auditor.replay.trace import Trace
+    from auditor.sandbox.kueuesim import ensure_sim
+
+    if len(clusters) != 1:
+        raise ConfigError("--job forecasts one cluster: give one --cluster")
+    if run_for <= 0:
+        raise ConfigError(f"--run-for {run_for:g}: a run time is more than 0 seconds")
+    cluster = clusters[0]
+    job = livestart.job_workload(path, run_for)
+    root = find_root(ctx.repo_dir or Path.cwd())
+    with revision(root, head) as repo:
+        if cluster not in repo.clusters:
+            raise ConfigError(f"cluster {cluster} does not exist at {head}")
+        profile = repo.cluster(cluster)
+        binary, release = ensure_sim(_testenv(ctx), profile.kueue_version, log=ctx.note)
+        settings = sim.configured(repo, cluster)
+    client = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
+    objects = livestart.read_objects(client, profile.kueue_api)
+    now = dt.datetime.now(dt.UTC)
+    start = livestart.from_live(
+        client.list(profile.kueue_api, "Workload"), job, now=now, run_for=run_for
+    )
+    document = json.dumps({"objects": objects, **settings, "workloads": start.workloads})
+    side = sim.SimSide("job", head, cluster, binary, release, document)
+    out, _stderr, _took = sim.run_side(side, sim.deadline(Trace(cluster, {}, [job])))
+    result = livestart.forecast(out, start, job, cluster=cluster, release=release)
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
     )

@@ -94,12 +94,20 @@ class SimRun(SideRun):
 def sim_input(repo: Repository, cluster: str, trace: Trace) -> dict[str, t.Any]:
     """What kueuesim reads: the revision's objects for `cluster`, and the trace."""
     objects = [r.body for r in repo.load([cluster]).for_cluster(cluster) if r.kind in KINDS]
+    return {
+        "objects": objects,
+        **configured(repo, cluster),
+        "workloads": [w.to_json() for w in trace.workloads],
+    }
+
+
+def configured(repo: Repository, cluster: str) -> dict[str, t.Any]:
+    """What kueuesim reads of the Configuration the revision gives Kueue on `cluster`."""
     config = boundaries.kueue_configuration(repo, cluster) or {}
     fair = config.get("fairSharing")
     if isinstance(fair, dict) and fair.get("enable", True) is False:
         fair = None  # v1beta1's `enable: false`
     return {
-        "objects": objects,
         "fairSharing": (
             {"preemptionStrategies": fair.get("preemptionStrategies") or []}
             if isinstance(fair, dict)
@@ -107,7 +115,6 @@ def sim_input(repo: Repository, cluster: str, trace: Trace) -> dict[str, t.Any]:
         ),
         "featureGates": dict(config.get("featureGates") or {}),
         "waitForPodsReady": _pods_ready(config),
-        "workloads": [w.to_json() for w in trace.workloads],
     }
 
 

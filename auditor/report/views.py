@@ -11,12 +11,24 @@ from __future__ import annotations
 import typing as t
 
 from auditor.model import Report
-from auditor.report import ledger, plan, replay, runbook, steps, sweep, text, upgrade, verify
+from auditor.report import (
+    forecast,
+    ledger,
+    plan,
+    replay,
+    runbook,
+    steps,
+    sweep,
+    text,
+    upgrade,
+    verify,
+)
 
 if t.TYPE_CHECKING:
     from auditor.drift.fleet import Fleet
     from auditor.kueue.ledger import Ledger
     from auditor.plan.model import Plan
+    from auditor.replay.livestart import Forecast
     from auditor.replay.measured import Comparison
     from auditor.replay.sweep import Sweep
     from auditor.status import Snapshot
@@ -35,7 +47,9 @@ def _swept(report: Report) -> bool:
 
 
 def _plan_text(report: Report, stream: t.TextIO) -> None:
-    if _swept(report):
+    if getattr(report.section, "section_kind", None) == "job":  # plan --job: a forecast
+        forecast.text(t.cast("Forecast", report.section), stream)
+    elif _swept(report):
         sweep.text(t.cast("Sweep", report.section), stream)
     elif _replayed(report):
         replay.text(t.cast("Comparison", report.section), stream)

@@ -45,7 +45,7 @@ func (s *sim) get(i int) (*kueue.Workload, error) {
 		return nil, err
 	}
 	wl := stored.(*kueue.Workload)
-	wl.CreationTimestamp = metav1.NewTime(s.records[i].submitted.Add(time.Duration(i)))
+	wl.CreationTimestamp = metav1.NewTime(s.records[i].created.Add(time.Duration(i)))
 	return wl, nil
 }
 

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -56,7 +58,7 @@ func (s *sim) submit(i int) error {
 			Name:              fmt.Sprintf(wlName, i),
 			Namespace:         w.Namespace,
 			UID:               types.UID(fmt.Sprintf(uidForm, i)),
-			CreationTimestamp: metav1.NewTime(s.records[i].submitted),
+			CreationTimestamp: metav1.NewTime(s.records[i].created),
 			Generation:        1,
 		},
 		Spec: kueue.WorkloadSpec{
@@ -96,6 +98,11 @@ func (s *sim) submit(i int) error {
 	if err := s.client.Create(s.ctx, wl); err != nil {
 		r.Events = append(r.Events, happening{At: seconds(s.clock.Now()), Kind: "rejected", Message: err.Error()})
 		return nil
+	}
+	if len(w.Admission) > 0 {
+		if err := s.admitted(i, wl); err != nil {
+			return err
+		}
 	}
 	key := client.ObjectKeyFromObject(wl)
 	s.byName[key] = i
@@ -143,4 +150,23 @@ func (s *sim) sampleBorrowing() {
 		}
 		s.borrowed[cq.Name] = append(series, sample{At: at, Value: borrowed})
 	}
+}
+
+// admitted gives a live start's Workload the quota it holds on the cluster, as Kueue wrote it
+// there: its admission, QuotaReserved and Admitted at its own admission time (Kueue orders
+// preemption candidates by it). Its Create event then puts it in the scheduler cache as
+// admitted, as Kueue's workload handler does for one it finds on start.
+func (s *sim) admitted(i int, wl *kueue.Workload) error {
+	w := s.trace[i]
+	var admission kueue.Admission
+	if err := json.Unmarshal(w.Admission, &admission); err != nil {
+		return fmt.Errorf("workloads[%d].admission: %v", i, err)
+	}
+	when := s.clock.Now()
+	if w.AdmittedAt != nil {
+		when = at(*w.AdmittedAt)
+	}
+	workload.SetQuotaReservation(wl, &admission, clocktesting.NewFakeClock(when))
+	workload.SyncAdmittedCondition(wl, when)
+	return s.client.Status().Update(s.ctx, wl)
 }

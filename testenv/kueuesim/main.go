@@ -12,7 +12,8 @@
 // Input (stdin or -in): JSON {"objects": [ClusterQueues, Cohorts, ResourceFlavors, LocalQueues,
 // WorkloadPriorityClasses, PriorityClasses, Namespaces as Kubernetes JSON], "fairSharing": the
 // Configuration's fairSharing or null, "featureGates": {name: bool}, "workloads": [{"namespace",
-// "localQueue", "priorityClass", "requests", "podCount", "submittedAt", "runSeconds"}]}.
+// "localQueue", "priorityClass", "requests", "podCount", "submittedAt", "runSeconds", and for a
+// live start "createdAt", "admittedAt", "admission"}], "waitForPodsReady": the Configuration's}.
 // Output (stdout or -out): JSON, one record per Workload in trace order with what happened to it
 // and when (trace seconds), and each ClusterQueue's borrowed GPUs over time. Deterministic: the
 // same input gives the same bytes. Timings go to stderr.
@@ -20,6 +21,7 @@
 // The files, one job each (this one only reads the flags, runs and writes):
 //
 //	trace.go      the input and the output: traced Workloads, what happened to each, trace time
+//	settings.go   what was simulated: every gate's value, the scheduler settings as the release defaults them
 //	sim.go        Kueue's own components wired as its manager wires them, and the feature gates
 //	api.go        the cluster's API in memory: the revision's objects, Kueue's status applies
 //	clock.go      the logical clock: events, each instant settled, requeue batches, the scheduler loop

@@ -242,6 +242,10 @@ func newSim(spec *input) (*sim, error) {
 			return nil, fmt.Errorf("workloads[%d]: submittedAt >= 0, runSeconds > 0 and podCount >= 1 are required", i)
 		}
 		r := &record{Index: i, Events: []happening{}, runFor: time.Duration(w.RunSeconds * float64(time.Second)), submitted: at(w.SubmittedAt)}
+		r.created = r.submitted
+		if w.CreatedAt != nil {
+			r.created = at(*w.CreatedAt)
+		}
 		if q, ok := w.Requests[string(gpu)]; ok {
 			qty, err := resource.ParseQuantity(q)
 			if err != nil {

@@ -32,6 +32,13 @@ type tracedWorkload struct {
 	PodCount      int32             `json:"podCount"`
 	SubmittedAt   float64           `json:"submittedAt"`
 	RunSeconds    float64           `json:"runSeconds"`
+	// A live start (auditor/replay/livestart.py): a Workload the cluster already has, created
+	// at createdAt (trace seconds, before the start for one that exists) and, when it holds
+	// quota, admitted at admittedAt with this admission (v1beta2 status.admission); its
+	// runSeconds is then what remains of its run.
+	CreatedAt  *float64        `json:"createdAt,omitempty"`
+	AdmittedAt *float64        `json:"admittedAt,omitempty"`
+	Admission  json.RawMessage `json:"admission,omitempty"`
 }
 
 type input struct {
@@ -67,6 +74,7 @@ type record struct {
 	attempt   int // incremented on each admission; a finish event carries the attempt it ends
 	runFor    time.Duration
 	submitted time.Time
+	created   time.Time // the Workload's creation time: when submitted, or a live one's own
 }
 
 type sample struct {
