@@ -287,8 +287,9 @@ def _job(
 
     from auditor.cli.sandbox import _testenv  # the simulator's build, only when forecasting
     from auditor.model import ClusterResult, Report
-    from auditor.replay import livestart, sim
+    from auditor.replay import livestart, sim, stamp
     from auditor.replay.trace import Trace
+    from auditor.repo import boundaries
     from auditor.sandbox.kueuesim import ensure_sim
 
     if len(clusters) != 1:
@@ -304,6 +305,7 @@ def _job(
         profile = repo.cluster(cluster)
         binary, release = ensure_sim(_testenv(ctx), profile.kueue_version, log=ctx.note)
         settings = sim.configured(repo, cluster)
+        config = boundaries.kueue_configuration(repo, cluster) or {}
     client = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
     objects = livestart.read_objects(client, profile.kueue_api)
     now = dt.datetime.now(dt.UTC)
@@ -314,6 +316,7 @@ def _job(
     side = sim.SimSide("job", head, cluster, binary, release, document)
     out, _stderr, _took = sim.run_side(side, sim.deadline(Trace(cluster, {}, [job])))
     result = livestart.forecast(out, start, job, cluster=cluster, release=release)
+    result.stamp = stamp.stamp(out.get("simulated"), release, config)
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
     )

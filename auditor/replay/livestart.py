@@ -25,6 +25,7 @@ from auditor.k8s.quantity import shown
 from auditor.kueue import workloads as kueue_workloads
 from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL
 from auditor.model import Finding
+from auditor.replay.stamp import Stamp
 from auditor.replay.trace import RESOURCES, TracedWorkload
 from auditor.rules import declarations
 
@@ -168,6 +169,7 @@ class Forecast:
     victims: list[str]
     pending_reason: str | None
     changes: list[dict[str, t.Any]] = field(default_factory=list)
+    stamp: Stamp | None = None  # what the simulation ran with
     section_kind: t.ClassVar[str] = "job"
 
     def findings(self) -> list[Finding]:
@@ -196,6 +198,7 @@ class Forecast:
                 "pendingReason": self.pending_reason,
                 "changes": self.changes,
             }
+            | ({"simulated": self.stamp.to_json()} if self.stamp else {})
         }
 
 

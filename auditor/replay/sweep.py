@@ -30,7 +30,9 @@ from auditor.k8s.quantity import parse
 from auditor.model import Finding
 from auditor.replay.measured import Side, summarize
 from auditor.replay.sim import SimRun, SimSide, from_output, run_side, sim_input
+from auditor.replay.stamp import Stamp, stamp
 from auditor.replay.trace import Trace
+from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.rules import declarations
 
@@ -258,6 +260,7 @@ class Sweep:
     target: Target
     workloads: int
     points: list[Point] = field(default_factory=list)
+    stamp: Stamp | None = None  # what the simulation ran with (the grid changes no setting)
     section_kind: t.ClassVar[str] = "sweep"
 
     @property
@@ -285,17 +288,25 @@ class Sweep:
                 "revision": self.revision,
                 "kueueVersion": self.release,
                 "workloads": self.workloads,
-                "axes": [
-                    {"label": a.label, "kind": a.kind, "name": a.name, "field": a.field}
-                    | ({"flavor": a.flavor, "resource": a.resource} if a.flavor else {})
-                    | {"now": now, "values": list(a.values)}
-                    for a, now in zip(self.axes, self.now, strict=True)
-                ],
+                "axes": [_axis(a, now) for a, now in zip(self.axes, self.now, strict=True)],
                 "target": self.target.to_json(),
                 "points": [p.to_json(self.axes) for p in self.points],
                 "best": None if best is None else best.to_json(self.axes),
             }
+            | ({"simulated": self.stamp.to_json()} if self.stamp else {})
         }
+
+
+def _axis(a: Axis, now: str | None) -> dict[str, t.Any]:
+    cell = {"flavor": a.flavor, "resource": a.resource} if a.flavor else {}
+    return (
+        {"label": a.label, "kind": a.kind, "name": a.name, "field": a.field}
+        | cell
+        | {
+            "now": now,
+            "values": list(a.values),
+        }
+    )
 
 
 def _said(target: Target) -> str:
@@ -347,7 +358,9 @@ def sweep(
         for i, values in enumerate(grid)
     ]
     result = Sweep(cluster, repo.label, release, spec.axes, now, spec.target, len(trace.workloads))
+    config = boundaries.kueue_configuration(repo, cluster) or {}
     for values, out in zip(grid, each(sides, trace, within), strict=True):
+        result.stamp = result.stamp or stamp(out.get("simulated"), release, config)
         run: SimRun = from_output(out, trace, label="point", revision=repo.label)
         side = summarize(run, tenant_of)
         p95, preempted, livelocks, never = measure(side, len(run.livelocks), spec.target)

@@ -30,3 +30,5 @@ def text(f: Forecast, stream: t.TextIO) -> None:
         by = f" by {c['by']}" if c.get("by") else ""
         on = f" ({c['flavors']})" if c.get("flavors") else ""
         stream.write(f"  {duration(c['at'])}  {c['workload']} {c['kind']}{by}{on}\n")
+    if f.stamp is not None:
+        stream.write("\n" + "".join(f"{line}\n" for line in f.stamp.lines()))

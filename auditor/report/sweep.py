@@ -74,6 +74,8 @@ def text(s: Sweep, stream: t.TextIO) -> None:
     for r in table:
         stream.write("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() + "\n")
     stream.write(f"\n{_best(s)}\n")
+    if s.stamp is not None:
+        stream.write("\n" + "".join(f"{line}\n" for line in s.stamp.lines()))
 
 
 def markdown(s: Sweep, stream: t.TextIO) -> None:
@@ -83,3 +85,5 @@ def markdown(s: Sweep, stream: t.TextIO) -> None:
     table = _rows(s)
     stream.write(table_row(table[0]) + "\n" + table_row(["---"] * len(table[0])) + "\n")
     stream.write("".join(table_row(r) + "\n" for r in table[1:]))
+    if s.stamp is not None:
+        stream.write("\n" + "".join(f"- {cell(line)}\n" for line in s.stamp.lines()))

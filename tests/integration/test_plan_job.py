@@ -114,6 +114,7 @@ def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_ch
     assert result.exit_code == 0, result.output
     said = json.loads(result.stdout)["job"]
     assert said["clusterQueue"] == "team-a-cq"
+    assert said["simulated"]["kueueRelease"] == "v0.19.2"
     assert "nvidia.com/gpu=a100" in said["flavors"]
     assert said["admittedAfterSeconds"] == 0.0  # the victims stop at once in the simulation
     assert len(said["preempts"]) == 2

@@ -63,6 +63,7 @@ def test_the_sweep_finds_the_known_minimal_quota_and_repeats_byte_for_byte(repo:
     assert first.exit_code == 0, first.output
     doc: dict[str, t.Any] = json.loads(first.stdout)["sweep"]
     assert len(doc["points"]) == 10
+    assert doc["simulated"]["kueueRelease"] == "v0.19.2"  # what the sweep simulated, stamped
     best = doc["best"]
     assert best["values"] == {
         "team-a-cq a100/nvidia.com/gpu nominalQuota": "3",
@@ -98,3 +99,11 @@ def test_a_grid_naming_a_queue_the_cluster_lacks_is_refused(repo: Path) -> None:
     result = sweep(repo, "bad.yaml", "text")
     assert result.exit_code == 2
     assert "ClusterQueue team-z-cq is not on the cluster" in result.output
+
+
+def test_the_html_page_draws_the_frontier_and_repeats_byte_for_byte(repo: Path) -> None:
+    first = sweep(repo, "grid.yaml", "html")
+    assert first.exit_code == 0, first.output
+    assert "The sweep&#x27;s frontier" in first.stdout or "The sweep's frontier" in first.stdout
+    assert "<svg " in first.stdout
+    assert sweep(repo, "grid.yaml", "html").stdout == first.stdout
