@@ -1,10 +1,11 @@
 """`plan --job FILE --live`: the simulation started from a real cluster predicts what the real Kueue
 then does with the Job. A sandbox runs Kueue v0.19.2 with kwok nodes on an inline estate
 (tests/integration/lab_estate.py): team-a and team-b, 4 a100 GPUs each, one cohort, reclaim Any.
-team-b runs six 1-GPU low-priority Jobs, admitted one second apart, so two borrow team-a's GPUs.
-The forecast for a 4-GPU team-a Job (high priority) is read from the live cluster; then the same
-Job is submitted for real and what Kueue does (its admission, the Workloads it preempts, the
-others left running) is compared with the forecast."""
+team-b runs six 1-GPU low-priority Jobs, admitted one second apart, so two borrow team-a's GPUs,
+and a seventh of 3 GPUs waits (the cohort's 8 GPUs would not hold it). The forecast for a 4-GPU
+team-a Job (high priority) is read from the live cluster; then the same Job is submitted for
+real and what Kueue does (its admission, the Workloads it preempts, the others left running, the
+waiting one left waiting) is compared with the forecast."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from tests.unit.conftest import Revisions
 API = "kueue.x-k8s.io/v1beta2"
 WAIT = 180.0  # seconds: Kueue's cycles, kwok and the Job controller on a shared 2-core machine
 LOW = TracedWorkload("team-b", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 3600.0)
+WIDE = TracedWorkload("team-b", "batch", "low", {"nvidia.com/gpu": "3"}, 1, 0.0, 3600.0)
 BIG = TracedWorkload("team-a", "batch", "high", {"nvidia.com/gpu": "4"}, 1, 0.0, 3600.0)
 
 
@@ -96,6 +98,15 @@ def busy(
         run._wait_active(box, admin, API)
         for i in range(6):  # one at a time, a second apart: Kueue orders victims by admission
             _admit_alone(box, admin, i)
+        admin.create(run.job(WIDE, 6, 1.0))
+
+        def waits() -> bool:
+            return any(
+                kw.owner_job(wl) == run.job_name(6) and conditions.is_false(wl, kw.QUOTA_RESERVED)
+                for wl in _workloads(admin)
+            )
+
+        box.wait_until("team-b's wide Job pending", time.monotonic() + WAIT, waits, ("kueue",))
         yield root, box
     finally:
         box.down()
@@ -138,4 +149,7 @@ def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_ch
     )
     assert preempted == said["preempts"]
     still = {_name(wl) for wl in _workloads(admin) if conditions.is_true(wl, kw.QUOTA_RESERVED)}
-    assert still == (before - set(preempted)) | {_name(real)}
+    assert still == (before - set(preempted)) | {_name(real)}  # the wide one still waits
+    assert not any(
+        c["workload"].startswith("team-b/") and c["kind"] == "admitted" for c in said["changes"]
+    )
