@@ -245,6 +245,7 @@ def _sweep(
 
     spec = sweep.read_spec(grid)
     loaded = trace.read(path)
+    days = [loaded, *(trace.read(p) for p in spec.traces)]
     if len(clusters) > 1:
         raise ConfigError("--sweep simulates one cluster: give one --cluster")
     cluster = clusters[0] if clusters else loaded.cluster
@@ -258,12 +259,12 @@ def _sweep(
         result = sweep.sweep(
             repo,
             cluster,
-            loaded,
+            days,
             spec,
             binary=binary,
             release=release,
             tenant_of=revisions.tenants_of(repo, cluster),
-            within=sim.deadline(loaded),
+            within=max(sim.deadline(day) for day in days),
         )
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result

@@ -1,4 +1,4 @@
-"""`plan --sweep`: one trace through Kueue's own scheduler (the simulation) on every point of a
+"""`plan --sweep`: traces through Kueue's own scheduler (the simulation) on every point of a
 grid of alternatives to a revision, toward a target; the frontier, and the smallest change that
 meets the target (docs/replay.md, "Sweeps toward a target").
 
@@ -81,6 +81,7 @@ class Target:
 class Spec:
     axes: list[Axis]
     target: Target
+    traces: list[Path] = field(default_factory=list)  # more days, beside --replay's
 
 
 def read_spec(path: Path) -> Spec:
@@ -134,7 +135,10 @@ def read_spec(path: Path) -> Spec:
         points *= len(a.values)
     if points > MAX_POINTS:
         raise ConfigError(f"{path}: {points} points; a sweep runs at most {MAX_POINTS}")
-    return Spec(axes, target)
+    days = doc.get("traces") or []
+    if not isinstance(days, list) or not all(isinstance(d, str) for d in days):
+        raise ConfigError(f"{path}: traces must be a list of trace files")
+    return Spec(axes, target, [path.parent / d for d in days])
 
 
 def _body(objects: list[dict[str, t.Any]], axis: Axis) -> dict[str, t.Any]:
@@ -261,6 +265,7 @@ class Sweep:
     workloads: int
     points: list[Point] = field(default_factory=list)
     stamp: Stamp | None = None  # what the simulation ran with (the grid changes no setting)
+    days: int = 1  # traces simulated per point
     section_kind: t.ClassVar[str] = "sweep"
 
     @property
@@ -288,6 +293,7 @@ class Sweep:
                 "revision": self.revision,
                 "kueueVersion": self.release,
                 "workloads": self.workloads,
+                "days": self.days,
                 "axes": [_axis(a, now) for a, now in zip(self.axes, self.now, strict=True)],
                 "target": self.target.to_json(),
                 "points": [p.to_json(self.axes) for p in self.points],
@@ -320,7 +326,7 @@ def _said(target: Target) -> str:
     return ", ".join([*parts, "nothing never admitted"])
 
 
-def each(sides: list[SimSide], trace: Trace, within: float) -> list[dict[str, t.Any]]:
+def each(sides: list[SimSide], within: float) -> list[dict[str, t.Any]]:
     """Every point's simulation, at once on the local cores: the one place a sweep says how its
     independent runs execute. Each is a simulator process of its own, so threads waiting on
     them are enough here (no fork of this process: the fork guard, auditor/live/forking.py, is
@@ -333,7 +339,7 @@ def each(sides: list[SimSide], trace: Trace, within: float) -> list[dict[str, t.
 def sweep(
     repo: Repository,
     cluster: str,
-    trace: Trace,
+    traces: list[Trace],
     spec: Spec,
     *,
     binary: Path,
@@ -341,14 +347,16 @@ def sweep(
     tenant_of: t.Mapping[str, str],
     within: float,
 ) -> Sweep:
-    """Every point of the grid on `repo` (a revision, open now), simulated."""
-    doc = sim_input(repo, cluster, trace)
-    objects: list[dict[str, t.Any]] = doc["objects"]
+    """Every point of the grid on `repo` (a revision, open now), simulated on every trace (a
+    day each): a point's p95 wait is its worst day's, its preemptions, livelocks and Workloads
+    never admitted the days' sum."""
+    docs = [sim_input(repo, cluster, trace) for trace in traces]
+    objects: list[dict[str, t.Any]] = docs[0]["objects"]
     now = [current(objects, a) for a in spec.axes]
     grid = list(itertools.product(*(a.values for a in spec.axes)))
     sides = [
         SimSide(
-            f"point {i}",
+            f"point {i} day {d}",
             repo.label,
             cluster,
             binary,
@@ -356,16 +364,31 @@ def sweep(
             json.dumps(doc | {"objects": applied(objects, spec.axes, values)}),
         )
         for i, values in enumerate(grid)
+        for d, doc in enumerate(docs)
     ]
-    result = Sweep(cluster, repo.label, release, spec.axes, now, spec.target, len(trace.workloads))
+    workloads = sum(len(trace.workloads) for trace in traces)
+    result = Sweep(cluster, repo.label, release, spec.axes, now, spec.target, workloads)
+    result.days = len(traces)
     config = boundaries.kueue_configuration(repo, cluster) or {}
-    for values, out in zip(grid, each(sides, trace, within), strict=True):
-        result.stamp = result.stamp or stamp(out.get("simulated"), release, config)
-        run: SimRun = from_output(out, trace, label="point", revision=repo.label)
-        side = summarize(run, tenant_of)
-        p95, preempted, livelocks, never = measure(side, len(run.livelocks), spec.target)
+    outs = each(sides, within)
+    for i, values in enumerate(grid):
+        days = []
+        for d, trace in enumerate(traces):
+            out = outs[i * len(traces) + d]
+            result.stamp = result.stamp or stamp(out.get("simulated"), release, config)
+            run: SimRun = from_output(out, trace, label="point", revision=repo.label)
+            days.append(measure(summarize(run, tenant_of), len(run.livelocks), spec.target))
+        waits = [w for w, _, _, _ in days]
+        p95 = None if None in waits else max(t.cast(list[float], waits))
         change = sum(distance(n, v) for n, v in zip(now, values, strict=True))
-        point = Point(values, change, p95, preempted, livelocks, never)
+        point = Point(
+            values,
+            change,
+            p95,
+            sum(d[1] for d in days),
+            sum(d[2] for d in days),
+            sum(d[3] for d in days),
+        )
         point.meets = meets(point, spec.target)
         result.points.append(point)
     mark_frontier(result.points)

@@ -15,7 +15,7 @@ if t.TYPE_CHECKING:  # renderers read a sweep's shape; they do not depend on the
 def _headline(s: Sweep) -> str:
     return (
         f"{s.cluster}: {len(s.points)} alternatives to {s.revision}, {s.workloads} Workloads "
-        f"each, simulated through Kueue {s.release or '?'}'s scheduler"
+        f"each over {s.days} trace(s), simulated through Kueue {s.release or '?'}'s scheduler"
     )
 
 

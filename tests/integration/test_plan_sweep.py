@@ -46,6 +46,11 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = [TracedWorkload("team-a", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0)] * 6
     made = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, work)
     trace.write(made, root / "day.json")
+    busier = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, [work[0]] * 8)
+    trace.write(busier, root / "day2.json")
+    (root / "two-days.yaml").write_text(
+        GRID.format(values="1, 2, 3, 4, 6") + "traces: [day2.json]\n"
+    )
     for name, values in (("grid.yaml", "1, 2, 3, 4, 6"), ("short.yaml", "1, 2")):
         (root / name).write_text(GRID.format(values=values))
     (root / "bad.yaml").write_text(GRID.format(values="3").replace("team-a-cq", "team-z-cq", 1))
@@ -107,3 +112,12 @@ def test_the_html_page_draws_the_frontier_and_repeats_byte_for_byte(repo: Path) 
     assert "The sweep&#x27;s frontier" in first.stdout or "The sweep's frontier" in first.stdout
     assert "<svg " in first.stdout
     assert sweep(repo, "grid.yaml", "html").stdout == first.stdout
+
+
+def test_over_two_days_the_busier_day_decides(repo: Path) -> None:
+    """Eight Workloads on the second day: three waves at 3 GPUs, two at 4, so 4 is the least."""
+    result = sweep(repo, "two-days.yaml", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)["sweep"]
+    assert doc["days"] == 2
+    assert doc["best"]["values"]["team-a-cq a100/nvidia.com/gpu nominalQuota"] == "4"
