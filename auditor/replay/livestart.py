@@ -15,13 +15,14 @@ from __future__ import annotations
 import datetime as dt
 import typing as t
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 import yaml
 
 from auditor.errors import ConfigError
 from auditor.k8s import conditions
-from auditor.k8s.quantity import shown
+from auditor.k8s.quantity import QuantityError, parse, shown
 from auditor.kueue import workloads as kueue_workloads
 from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL
 from auditor.model import Finding
@@ -56,12 +57,18 @@ def job_workload(path: Path, run_seconds: float) -> TracedWorkload:
     if not meta.get("namespace") or not queue:
         raise ConfigError(f"{path}: the Job needs metadata.namespace and the {QUEUE_LABEL} label")
     spec = doc.get("spec") or {}
-    requests: dict[str, str] = {}
+    per_pod: dict[str, Decimal] = {}
     for c in ((spec.get("template") or {}).get("spec") or {}).get("containers") or []:
         res = c.get("resources") or {}
+        # a request, else its limit (an extended resource such as a GPU is given as a limit)
         for name, value in {**(res.get("limits") or {}), **(res.get("requests") or {})}.items():
             if name in RESOURCES:
-                requests[name] = str(value)  # one container per pod is the common case
+                try:
+                    amount = parse(str(value)).value
+                except QuantityError as exc:
+                    raise ConfigError(f"{path}: {name}: {exc}") from None
+                per_pod[name] = per_pod.get(name, Decimal(0)) + amount
+    requests = {r: shown(v, binary=r == "memory") for r, v in per_pod.items()}
     return TracedWorkload(
         namespace=str(meta["namespace"]),
         local_queue=str(queue),
