@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # `make test` fails below this share of auditor/'s lines and branches run (README, "Tests").
 COVERAGE_FLOOR ?= 75
 
-.PHONY: demo test lint lock setup system-packages clean-sandboxes
+.PHONY: demo test lint lock setup system-packages clean-sandboxes docs
 
 setup: $(VENV)/.installed
 
@@ -41,8 +41,15 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The docs made from the rules files: docs/rules.md, and the rules tables of docs/usage.md
+# (between their markers). tests/unit/test_rules.py fails while either is stale.
+docs: setup
+	$(BIN)/kueue-gitops rules -o markdown > docs/rules.md
+	$(BIN)/python -c "from pathlib import Path; from auditor.rules import render; \
+	  p = Path('docs/usage.md'); p.write_text(render.with_stage_tables(p.read_text()))"
+
 test: setup system-packages lint
-	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform --tool argocd --tool toxiproxy
+	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform --tool argocd --tool toxiproxy --tool kustomize --tool helm
 	$(BIN)/pytest --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR)
 
 clean-sandboxes: setup

@@ -3,7 +3,7 @@
 The Go modules the sandbox builds from (the control plane, each pinned Kueue release, the peer
 tools, and any module or program added under testenv/ later) stay at the repository's root,
 where Go, CI and the other tools expect them; setuptools maps that folder into the package, so a
-wheel or sdist carries the same files byte for byte (docs/ARCHITECTURE.md, "The pins"). Its
+wheel or sdist carries the same files byte for byte (docs/design.md, "The pins"). Its
 files are package data (`auditor.testenv` in pyproject.toml); its folders are listed as
 packages only so that setuptools takes them as part of the package rather than stray data.
 """

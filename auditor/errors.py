@@ -1,7 +1,8 @@
 """Our own error hierarchy, so the CLI maps failures to exit codes without knowing their source.
 
 ConfigError is the user's to fix (exit 2); ClusterAccessError means a cluster could not be read
-or written (exit 3). Low-level exceptions are chained as the cause.
+or written (exit 3), and its subclasses (auditor/live/apierrors.py) say what happened: callers
+catch those, never a status code or a message. Low-level exceptions are chained as the cause.
 """
 
 from __future__ import annotations
@@ -40,16 +41,17 @@ class ManifestError(AuditorError):
 
 
 class ClusterAccessError(AuditorError):
-    """A cluster could not be reached, or refused a request."""
+    """A cluster could not be reached, or refused a request; what happened is its class
+    (auditor/live/apierrors.py: not found, forbidden, throttled, unreachable, ...)."""
 
     exit_code = 3
 
     def __init__(
-        self, message: str, *, cluster: str | None = None, kind: str | None = None
+        self, message: str, *, cluster: str | None = None, action: str | None = None
     ) -> None:
         super().__init__(message)
         self.cluster = cluster
-        self.kind = kind
+        self.action = action  # what was being done ("LIST ClusterQueue"), when known
 
 
 class SandboxError(AuditorError):

@@ -26,6 +26,11 @@ class Resource:
     line_source: t.Callable[[], dict[tuple[str | int, ...], int]] | None = field(
         default=None, repr=False, compare=False
     )
+    # A rendered object (kustomize, Helm: auditor/render/) was written in several files: each
+    # field's (file, line) where a person edits it (a base, a patch, a values file), and the
+    # folder it was rendered from, named where no field's source could be traced.
+    sources: dict[tuple[str | int, ...], tuple[str, int]] = field(default_factory=dict)
+    rendered_from: str | None = None
 
     @property
     def api_version(self) -> str:
@@ -54,6 +59,17 @@ class Resource:
         """Its identity; computed once (checks ask for it thousands of times per run), since
         nothing changes an object's apiVersion, kind, namespace or name once it is loaded."""
         return ResourceKey(group_of(self.api_version), self.kind, self.namespace, self.name)
+
+    def where(self, path: t.Sequence[str | int]) -> tuple[str, int, bool]:
+        """The file and line of `path` (its deepest part that exists), and whether that is
+        where it was written (False: only the rendered object's own place is known)."""
+        for end in range(len(path), 0, -1):
+            found = self.sources.get(tuple(path[:end]))
+            if found is not None:
+                return found[0], found[1], True
+        if self.rendered_from is None:
+            return self.file, self.line_of(path) if path else self.line, True
+        return self.file, self.line, not path
 
     def line_of(self, path: t.Sequence[str | int]) -> int:
         """The line of the deepest part of `path` that exists in the file."""
@@ -157,7 +173,12 @@ class Finding:
         path: t.Sequence[str | int] = (),
         **kw: t.Any,
     ) -> Finding:
-        """A finding located at `resource` (and at `path` inside it, for the line)."""
+        """A finding located at `resource` (and at `path` inside it, for the line); for a
+        rendered object, at the file that wrote the field, else saying what it was rendered
+        from."""
+        file, line, traced = resource.where(path)
+        if not traced:
+            message = f"{message} (rendered from {resource.rendered_from})"
         return cls(
             rule,
             message,
@@ -165,8 +186,8 @@ class Finding:
             kind=resource.kind or None,
             namespace=resource.namespace,
             name=resource.name or None,
-            file=resource.file,
-            line=resource.line_of(path) if path else resource.line,
+            file=file,
+            line=line,
             path=format_path(path) if path else None,
             **kw,
         )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from auditor import kueue
 from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
 from auditor.errors import ConfigError
 from auditor.onboard import DNS_LABEL
@@ -70,8 +71,8 @@ def _label(text: str | None) -> tuple[str, str] | None:
 @click.option(
     "--kueue-version",
     metavar="VERSION",
-    help="The Kueue release the cluster runs, when no Deployment kueue-system/"
-    "kueue-controller-manager names it in its image tag.",
+    help=f"The Kueue release the cluster runs, when no Deployment {kueue.NAMESPACE}/"
+    f"{kueue.CONTROLLER} names it in its image tag.",
 )
 @click.option(
     "--force", is_flag=True, help="Overwrite files edited since the last import (shown first)."

@@ -1,11 +1,11 @@
 """Which rule a difference breaks, from the object's kind and the field's path: one drift rule
 per category.
 
-Categories (ARCHITECTURE.md): quota, cohort, label, rbac, flavor, preemption, stop-policy,
-priority, admission-policy (the generated ValidatingAdmissionPolicies and their bindings: one
-deleted or loosened live lets a tenant across a boundary), kueue-config (Kueue's own
-Configuration, in its ConfigMap), version, other. Their rules, `drift-<category>`, are declared
-in rules.yaml beside this module.
+Categories (docs/contracts.md, "Findings"): quota, cohort, label, rbac, flavor, preemption,
+stop-policy, priority, admission-policy (the generated ValidatingAdmissionPolicies and their
+bindings: one deleted or loosened live lets a tenant across a boundary), kueue-config (Kueue's
+own Configuration, in its ConfigMap), version, other. Their rules, `drift-<category>`, are
+declared in rules.yaml beside this module.
 """
 
 from __future__ import annotations

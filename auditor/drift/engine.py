@@ -1,10 +1,11 @@
 """The drift audit: read each cluster once, compare it with the repository, report what differs.
 
-Over several clusters, the drift command audits them in forked worker processes, one per
-core, each its share (`_forked`). Per cluster, in a thread of its own: its kinds read
+Over several clusters, the drift command shares them among processes, one per core, each
+auditing its group (`_group_job`) while this process loads the repository for the report
+(auditor/speed/parallel.py owns the forks). Per cluster, in a thread of its own: its kinds read
 (auditor.drift.reading: one paginated LIST per kind, the watched kinds while the repository
-loads). Once every cluster is read, in forked worker processes across the cores
-(auditor.drift.workers): desired and live objects normalized
+loads). Once every cluster is read, in parts shared across the cores (auditor.drift.workers):
+desired and live objects normalized
 the same way (auditor.drift.normalize), compared (auditor.drift.compare) and turned into findings
 (auditor.drift.findings; RBAC by the powers it gives, auditor.drift.powers; the tenants' powers,
 flavors' capacity and CRD fingerprints by their own modules). A finding on an object Argo CD
@@ -19,14 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import gc
+import functools
 import logging
-import multiprocessing
-import os
-import pickle
 import typing as t
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,8 +52,8 @@ from auditor.drift.reading import (
 )
 from auditor.errors import ClusterAccessError, internal_error
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
-from auditor.live import forking
-from auditor.live.kube import ContextMissing, KubeCluster
+from auditor.live.credentials import ContextMissing
+from auditor.live.kube import KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
 from auditor.repo import cached, manifests, suppressions
 from auditor.repo.cache import FileCache
@@ -64,6 +61,7 @@ from auditor.repo.layout import Loaded, Repository
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas import catalog
 from auditor.schemas.catalog import SchemaCatalog
+from auditor.speed import parallel
 
 log = logging.getLogger(__name__)
 
@@ -95,10 +93,14 @@ def audit(
     """
     report = Report("drift")
     profiles = [repo.cluster(name) for name in clusters]
-    groups = [profiles[i :: max(1, processes)] for i in range(min(len(profiles), processes))]
-    forked = _forked(repo, groups, connect, schemas_root, load, caches) if len(groups) > 1 else None
-    if forked is not None:
-        loaded, outcomes = forked
+    count = parallel.processes(processes, len(profiles))
+    if count > 1:
+        groups = [[p.name for p in profiles[i::count]] for i in range(count)]
+        job = functools.partial(_group_job, repo, connect, schemas_root, caches or {})
+        running = parallel.start(job, groups, count, share=False)
+        # Meanwhile this process loads the repository for the report.
+        loaded = load() if load else repo.load(clusters)
+        outcomes = {k: v for group in running.results() for k, v in group.items()}
     else:
         loaded, outcomes = _here(repo, profiles, connect, schemas_root, load)
     report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
@@ -149,12 +151,60 @@ def _here(
     load: t.Callable[[], Loaded] | None,
     jobs: int | None = None,
 ) -> tuple[Loaded, dict[str, Outcome]]:
-    """Audit `profiles` in this process: read in threads, compare in `jobs` forked workers."""
+    """Audit `profiles` in this process: read them while the repository loads, then compare
+    each in parts shared across the cores (auditor/drift/workers.py), then one outcome each."""
+    loaded, repo_side, rbac, reads = _read_all(repo, profiles, connect, schemas_root, load)
+    # Every LIST is done and the readers' threads have ended: the comparisons may fork.
+    tasks = [
+        task
+        for profile, got in zip(profiles, reads, strict=True)
+        if isinstance(got, Live)
+        for task in _comparisons(repo, loaded, profile, repo_side[profile.name], got)
+    ]
+    compared = workers.run(tasks, jobs)
+    outcomes = {
+        profile.name: _outcome(
+            profile,
+            repo_side[profile.name],
+            got,
+            [*compared.get(profile.name, [])],
+            rbac[profile.name],
+        )
+        for profile, got in zip(profiles, reads, strict=True)
+    }
+    return loaded, outcomes
+
+
+@dataclass(frozen=True)
+class _RepoSide:
+    """One cluster's repository objects: those drift compares, a finding for each it cannot
+    (drift/shapes.py), and the schemas that judged them."""
+
+    desired: list[Resource]
+    refused: list[Finding]
+    catalog: SchemaCatalog | None
+
+
+def _read_all(
+    repo: Repository,
+    profiles: list[ClusterProfile],
+    connect: Connector,
+    schemas_root: Path | None,
+    load: t.Callable[[], Loaded] | None,
+) -> tuple[
+    Loaded,
+    dict[str, _RepoSide],
+    dict[str, workers.Outcome | None],
+    list[Live | ClusterAccessError | ContextMissing],
+]:
+    """Each cluster read in a thread of its own while this one loads the repository, checks
+    its objects' shapes and judges each cluster's RBAC powers as soon as its RBAC kinds are in
+    (None: not all of them were read); returns once every reading thread has ended."""
     compiled: dict[t.Any, t.Any] = {}  # each kind's schema compiled once for every cluster
     loaded_box: Future[Loaded] = Future()
     rbac_boxes: list[Future[list[Json] | None]] = [Future() for _ in profiles]
     with _readers(max(1, len(profiles))) as pool:
-        jobs_read = [
+        reading = [
             pool.submit(_read_cluster, connect, p, loaded_box, box)
             for p, box in zip(profiles, rbac_boxes, strict=True)
         ]
@@ -165,127 +215,94 @@ def _here(
             raise
         loaded_box.set_result(loaded)
         # The shape check needs no live object: it runs (compiling schemas) while LISTs wait.
-        catalogs = {p.name: catalog.find(schemas_root, p.name, p.kueue_version) for p in profiles}
-        checked = {
-            p.name: _sound(p, catalogs[p.name], loaded.for_cluster(p.name), compiled)
-            for p in profiles
-        }
+        repo_side: dict[str, _RepoSide] = {}
+        for p in profiles:
+            found = catalog.find(schemas_root, p.name, p.kueue_version)
+            desired, refused = _sound(p, found, loaded.for_cluster(p.name), compiled)
+            repo_side[p.name] = _RepoSide(desired, refused, found)
         # The RBAC powers need only the RBAC kinds, read first: judged while the rest is read.
         rbac: dict[str, workers.Outcome | None] = {}
         for profile, box in zip(profiles, rbac_boxes, strict=True):
             rbac_live = box.result()
+            args = (profile, repo_side[profile.name].desired, rbac_live, repo.tenants)
             rbac[profile.name] = (
                 None
                 if rbac_live is None
-                else workers.here(
-                    workers.Comparison(
-                        profile.name,
-                        compare_rbac,
-                        (profile, checked[profile.name][0], rbac_live, repo.tenants),
-                    )
-                )
+                else workers.here(workers.Comparison(profile.name, compare_rbac, args))
             )
-        reads = [_read_outcome(job) for job in jobs_read]
-    # Every LIST is done and the readers' threads have ended: the comparisons may fork.
-    tasks: list[workers.Comparison] = []
-    for profile, got in zip(profiles, reads, strict=True):
-        if isinstance(got, Live):
-            got.unread = {
-                **unread.refused(checked[profile.name][1]),
-                **unread.unread(repo, loaded.findings, profile.name),
-            }
-            schemas = LiveSchemas(catalogs[profile.name], got.crds)
-            desired = checked[profile.name][0]
-            tasks += [  # the objects' comparison, most of the work, in two halves
-                workers.Comparison(
-                    profile.name, compare_objects, (profile, desired, got, schemas, (i, 2))
-                )
-                for i in range(2)
-            ]
-            tasks.append(
-                workers.Comparison(profile.name, compare_rest, (profile, desired, got, schemas))
-            )
-    compared = workers.run(tasks, jobs)
-    outcomes: dict[str, Outcome] = {}
-    for profile, got in zip(profiles, reads, strict=True):
-        result = ClusterResult(profile.name)
-        outcome = outcomes[profile.name] = Outcome(result)
-        if not isinstance(got, Live):
-            result.status, result.errors = "incomplete", [str(got)]
-            continue
-        outcome.objects, outcome.applications = got.objects, got.applications
-        if got.cluster is not None:
-            result.throttled = got.cluster.throttled
-        if CRD[1] in got.read:
-            outcome.versions = fleet.versions(got.crds)
-        if got.errors:
-            result.status, result.errors = "incomplete", got.errors
-        desired, refused = checked[profile.name]
-        outcome.findings.extend(refused)
-        parts = compared.pop(profile.name)
-        parts.insert(2, rbac[profile.name] or [])  # objects, RBAC, the rest: compare_cluster's
-        failed = [p for p in parts if isinstance(p, str)]
-        if failed:  # one cluster's bug must not hide the others' drift
-            result.status = "incomplete"
-            result.errors.append(failed[0])
-            continue
-        try:
-            found = _not_unmanaged([f for p in parts for f in t.cast(list[Finding], p)], refused)
-            accepted = suppressions.of_cluster(profile, desired)
-            suppressions.apply(found, accepted, datetime.date.today())
-            outcome.findings.extend(found)
-        except Exception as exc:
-            log.debug("comparing cluster %s failed", profile.name, exc_info=True)
-            result.status = "incomplete"
-            result.errors.append(internal_error(exc))
-    return loaded, outcomes
+        reads = [_read_outcome(job) for job in reading]
+    return loaded, repo_side, rbac, reads
 
 
-# What a forked group worker inherits: only the clusters' names are sent to it.
-_GROUP_JOB: tuple[Repository, Connector, Path | None, t.Mapping[str, FileCache] | None] | None
-_GROUP_JOB = None
+def _comparisons(
+    repo: Repository, loaded: Loaded, profile: ClusterProfile, side: _RepoSide, live: Live
+) -> list[workers.Comparison]:
+    """One read cluster's comparison in parts: its objects in two halves (most of the work),
+    then capacity and CRDs. Notes first in `live` which objects the repository failed to give."""
+    live.unread = {
+        **unread.refused(side.refused),
+        **unread.unread(repo, loaded.findings, profile.name),
+    }
+    schemas = LiveSchemas(side.catalog, live.crds)
+    halves = [(profile, side.desired, live, schemas, (i, 2)) for i in range(2)]
+    return [
+        *(workers.Comparison(profile.name, compare_objects, args) for args in halves),
+        workers.Comparison(profile.name, compare_rest, (profile, side.desired, live, schemas)),
+    ]
 
 
-def _forked(
+def _outcome(
+    profile: ClusterProfile,
+    side: _RepoSide,
+    got: Live | ClusterAccessError | ContextMissing,
+    parts: list[workers.Outcome],
+    rbac: workers.Outcome | None,
+) -> Outcome:
+    """What auditing one cluster came to, from what was read and its comparison's parts."""
+    result = ClusterResult(profile.name)
+    outcome = Outcome(result)
+    if not isinstance(got, Live):
+        result.status, result.errors = "incomplete", [str(got)]
+        return outcome
+    outcome.objects, outcome.applications = got.objects, got.applications
+    if got.cluster is not None:
+        result.throttled = got.cluster.throttled
+    if CRD[1] in got.read:
+        outcome.versions = fleet.versions(got.crds)
+    if got.errors:
+        result.status, result.errors = "incomplete", got.errors
+    outcome.findings.extend(side.refused)
+    parts.insert(2, rbac or [])  # objects, RBAC, the rest: compare_cluster's order
+    failed = [p for p in parts if isinstance(p, str)]
+    if failed:  # one cluster's bug must not hide the others' drift
+        result.status = "incomplete"
+        result.errors.append(failed[0])
+        return outcome
+    try:
+        found = _not_unmanaged([f for p in parts for f in t.cast(list[Finding], p)], side.refused)
+        accepted = suppressions.of_cluster(profile, side.desired)
+        suppressions.apply(found, accepted, datetime.date.today())
+        outcome.findings.extend(found)
+    except Exception as exc:
+        log.debug("comparing cluster %s failed", profile.name, exc_info=True)
+        result.status = "incomplete"
+        result.errors.append(internal_error(exc))
+    return outcome
+
+
+def _group_job(
     repo: Repository,
-    groups: list[list[ClusterProfile]],
     connect: Connector,
     schemas_root: Path | None,
-    load: t.Callable[[], Loaded] | None,
-    caches: t.Mapping[str, FileCache] | None,
-) -> tuple[Loaded, dict[str, Outcome]] | None:
-    """Each group of clusters audited in a forked worker (as validate's clusters are) while
-    this process loads the repository for the report; None when forking is not for here (no
-    fork, one core, another thread running) or the pool broke (then the caller audits)."""
-    if (os.cpu_count() or 1) < 2 or not forking.alone():
-        return None
-    global _GROUP_JOB
-    _GROUP_JOB = (repo, connect, schemas_root, caches)
-    outcomes: dict[str, Outcome] = {}
-    try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(len(groups), mp_context=context, initializer=gc.disable) as pool:
-            futures = [pool.submit(_group_job, [p.name for p in group]) for group in groups]
-            loaded = load() if load else repo.load([p.name for g in groups for p in g])
-            for future in futures:
-                outcomes.update(future.result())
-    except (BrokenProcessPool, pickle.PicklingError):
-        log.debug("the drift workers failed; auditing in this process", exc_info=True)
-        return None
-    finally:
-        _GROUP_JOB = None
-    return loaded, outcomes
-
-
-def _group_job(names: list[str]) -> dict[str, Outcome]:
+    caches: t.Mapping[str, FileCache],
+    names: list[str],
+) -> dict[str, Outcome]:
     """In a worker: audit `names`, and keep of each cluster's live objects those its
     findings name (all the Argo CD naming reads)."""
-    assert _GROUP_JOB is not None
-    repo, connect, schemas_root, caches = _GROUP_JOB
     profiles = [repo.cluster(name) for name in names]
 
     def load() -> Loaded:
-        return cached.load(repo, names, caches or {})
+        return cached.load(repo, names, caches)
 
     _, outcomes = _here(repo, profiles, connect, schemas_root, load, jobs=1)
     for outcome in outcomes.values():

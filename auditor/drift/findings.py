@@ -112,7 +112,7 @@ def _field(
         live=item.live,
         extra={"changedBy": who} if who else {},
     )
-    finding.line = resource.line_of(_file_path(resource.body, item.path))
+    finding.file, finding.line, _traced = resource.where(_file_path(resource.body, item.path))
     return finding
 
 

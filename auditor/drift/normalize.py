@@ -29,7 +29,7 @@ from auditor.kueue import config as kueue_config
 
 # Quantity fields when no schema says so (the schema's int-or-string marker wins when present).
 from auditor.kueue.quota import QUANTITY_FIELDS as QUANTITY_FIELDS
-from auditor.repo import manifests
+from auditor.repo import pyyaml_reader
 
 Schema = dict[str, t.Any]
 Path = tuple[str | int, ...]
@@ -116,7 +116,7 @@ def _kueue_configuration(out: Normalized) -> None:
     if not isinstance(data, dict) or not isinstance(data.get(kueue_config.KEY), str):
         return
     try:
-        parsed = manifests.load_one(data[kueue_config.KEY])
+        parsed = pyyaml_reader.load_one(data[kueue_config.KEY])
     except yaml.YAMLError:
         return
     if isinstance(parsed, dict):

@@ -21,8 +21,8 @@ from auditor import rules
 from auditor.k8s.objects import Json, ResourceKey, group_of
 from auditor.model import Finding
 from auditor.repo.layout import Repository
-from auditor.repo.manifests import CONSTRUCT_ERRORS
 from auditor.repo.profiles import ClusterProfile
+from auditor.repo.pyyaml_reader import CONSTRUCT_ERRORS
 
 _RULES = rules.of(__name__)
 DRIFT_NOT_COMPARED = _RULES["drift-not-compared"]

@@ -17,7 +17,7 @@ import typing as t
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from auditor.k8s.objects import Json
+from auditor.k8s.objects import KUEUE_GROUP, Json
 from auditor.k8s.quantity import ZERO, Quantity
 from auditor.kueue.quota import LENDING, NOMINAL, Cell, QuotaCell, cell_of, cells
 
@@ -49,7 +49,7 @@ def parent_field(obj: Json) -> str:
 def in_version(obj: Json, version: str) -> Json:
     """`obj` (a ClusterQueue or Cohort, or any Kueue object) as written in `version`: only the
     parent field's spelling differs between the versions these kinds have been served in."""
-    moved = {**obj, "apiVersion": f"kueue.x-k8s.io/{version}"}
+    moved = {**obj, "apiVersion": f"{KUEUE_GROUP}/{version}"}
     spec = dict(_spec(obj))
     before, after = parent_field(obj), parent_field(moved)
     if before != after and before in spec:

@@ -37,7 +37,8 @@ AUTOMATED = "Automated"
 FIELD_MANAGER = "kueue"
 # What the reconciler writes on an automated manager ClusterQueue (its one group, one flavor).
 OWNED: tuple[str | int, ...] = ("spec", "resourceGroups", 0, "flavors", 0, "resources")
-OWNED_JQ = ".spec.resourceGroups[0].flavors[0].resources"
+# The same field as Argo CD's ignoreDifferences names it (a jq path).
+OWNED_JQ = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in OWNED)
 DROPPED = quota.LIMITS  # not in what it writes: gone at every sum
 
 
@@ -130,15 +131,15 @@ def owns(path: t.Sequence[str | int]) -> bool:
     return (
         len(path) >= 6
         and tuple(path[:2]) == OWNED[:2]
-        and path[3] == "flavors"
-        and path[5] == "resources"
+        and path[3] == OWNED[3]
+        and path[5] == OWNED[5]
     )
 
 
 def supported(queue: Json) -> bool:
     """Whether Kueue automates this ClusterQueue's quota: one resource group with one flavor."""
-    groups = _list(_dict(queue.get("spec")).get("resourceGroups"))
-    return len(groups) == 1 and len(_list(_dict(groups[0]).get("flavors"))) == 1
+    groups = list(quota.resource_groups(queue))
+    return len(groups) == 1 and len(groups[0].flavors) == 1
 
 
 def nominal_by_resource(queue: Json) -> dict[str, Quantity]:

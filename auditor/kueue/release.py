@@ -24,7 +24,7 @@ import typing as t
 from dataclasses import dataclass, field
 from importlib import resources
 
-from auditor.k8s.objects import Json
+from auditor.k8s.objects import KUEUE_GROUP, Json
 
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 
@@ -236,7 +236,7 @@ def webhook_kinds(configurations: t.Iterable[Json], crds: t.Mapping[str, Json]) 
         how = "mutating" if str(config.get("kind")).startswith("Mutating") else "validating"
         for hook in config.get("webhooks") or []:
             for rule in hook.get("rules") or []:
-                if "kueue.x-k8s.io" not in (rule.get("apiGroups") or []):
+                if KUEUE_GROUP not in (rule.get("apiGroups") or []):
                     continue
                 for resource in rule.get("resources") or []:
                     crd = crds.get(str(resource).partition("/")[0])

@@ -14,7 +14,7 @@ import typing as t
 from decimal import Decimal
 
 from auditor.k8s import conditions
-from auditor.k8s.objects import Json
+from auditor.k8s.objects import KUEUE_GROUP, Json
 from auditor.k8s.quantity import parse
 from auditor.kueue.quota import Cell
 
@@ -22,6 +22,8 @@ from auditor.kueue.quota import Cell
 # WorkloadPriorityClass; Kueue makes the Workload from them.
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+# A Workload's spec.priorityClassSource when its priority is a WorkloadPriorityClass's.
+WORKLOAD_PRIORITY_SOURCE = f"{KUEUE_GROUP}/workloadpriorityclass"
 
 QUOTA_RESERVED = "QuotaReserved"
 ADMITTED = "Admitted"
@@ -201,6 +203,6 @@ def workload_priority_class(wl: Json) -> str | None:
             if ref.get("kind", "WorkloadPriorityClass") == "WorkloadPriorityClass"
             else None
         )
-    if spec.get("priorityClassSource") == "kueue.x-k8s.io/workloadpriorityclass":
+    if spec.get("priorityClassSource") == WORKLOAD_PRIORITY_SOURCE:
         return spec.get("priorityClassName")
     return None

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 
-from auditor.live.kube import ContextMissing, KubeCluster, Limits
+from auditor.live.credentials import ContextMissing
+from auditor.live.kube import KubeCluster, Limits
 from auditor.repo.profiles import ClusterProfile
 
 IN_CLUSTER = "KUEUE_GITOPS_IN_CLUSTER"

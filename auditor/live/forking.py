@@ -3,7 +3,9 @@ fork leaves it held in the child for good. The deadline watchdog (auditor/live/b
 the one exception: it outlives the requests it watched, and a forked child starts a watchdog
 of its own (bounded registers that with `os.register_at_fork`), never touching the parent's.
 
-Kept free of heavy imports: drift's preload asks before it imports the Kubernetes client.
+Asked by one module only, the parallel seam (auditor/speed/parallel.py), which every fork goes
+through; here beside bounded.py, whose watchdog it must know. Kept free of heavy imports: drift
+forks its loader before it imports the Kubernetes client.
 """
 
 from __future__ import annotations

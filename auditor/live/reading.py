@@ -12,13 +12,8 @@ from dataclasses import dataclass, field
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import CRD_API, Json, ResourceKey, group_of
-from auditor.live.kube import (
-    DeadlineExceeded,
-    KindNotServed,
-    KubeCluster,
-    NotKubernetes,
-    status_of,
-)
+from auditor.live.apierrors import DeadlineExceeded, KindNotServed, NotKubernetes, Unreachable
+from auditor.live.kube import KubeCluster
 
 CRD = (CRD_API, "CustomResourceDefinition")
 NODES = ("v1", "Node")  # what the flavors' nodes hold; kept apart from the objects
@@ -83,10 +78,12 @@ def read(cluster: KubeCluster, kinds: list[tuple[str, str]], into: Live | None =
             live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
             live.stopped = "the server is not a Kubernetes API server"
             continue
-        except ClusterAccessError as exc:
+        except Unreachable as exc:  # no HTTP answer at all
             live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
-            if status_of(exc) is None:  # no HTTP answer at all
-                live.stopped = "cluster unreachable"
+            live.stopped = "cluster unreachable"
+            continue
+        except ClusterAccessError as exc:  # refused (forbidden, throttled...): this kind only
+            live.errors.append(f"LIST {kind} ({api_version}) failed: {exc}")
             continue
         live.read.add(kind)
         if (api_version, kind) == CRD:

@@ -21,7 +21,7 @@ import yaml
 
 from auditor.errors import ConfigError
 from auditor.k8s import quantity
-from auditor.k8s.objects import RBAC_API, RBAC_GROUP
+from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_GROUP
 from auditor.kueue import cohorts, quota
 from auditor.onboard import staging
 from auditor.repo.layout import CLUSTERS, TENANTS, Repository
@@ -331,7 +331,7 @@ def _app_project(repo: Repository, name: str, clusters: list[str]) -> str:
                 "destinations": [{"name": c, "namespace": name} for c in clusters],
                 "clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": name}],
                 "namespaceResourceWhitelist": [
-                    {"group": "kueue.x-k8s.io", "kind": "LocalQueue"},
+                    {"group": KUEUE_GROUP, "kind": "LocalQueue"},
                     {"group": RBAC_GROUP, "kind": "RoleBinding"},
                 ],
             },

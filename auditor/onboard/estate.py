@@ -34,6 +34,7 @@ from auditor.k8s.objects import RBAC_KINDS, Json, group_of
 from auditor.kueue import capacity as kueue_capacity
 from auditor.kueue import config as kueue_config
 from auditor.kueue import quota
+from auditor.kueue.workloads import WORKLOAD_PRIORITY_SOURCE
 from auditor.onboard import DNS_LABEL, PRUNE_GUARD, modeline
 from auditor.repo.layout import CLUSTERS, TENANTS
 from auditor.repo.profiles import PROFILE_FILE
@@ -41,8 +42,6 @@ from auditor.repo.profiles import PROFILE_FILE
 DEFAULT_ADMISSION = ("kueue-gitops.io/admission", "enabled")  # init's, when no queue selects one
 GUARDED = ("ClusterQueue", "LocalQueue", "Namespace")  # Argo CD must never delete these
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-WPC_SOURCE = "kueue.x-k8s.io/workloadpriorityclass"
-POD_SOURCE = "scheduling.k8s.io/priorityclass"
 
 # The cluster folder's files: kind -> file, in the order the files are written.
 CLUSTER_FILES: dict[str, str] = {
@@ -421,7 +420,9 @@ def tenant_profile(
         asks = wl.get("spec") or {}
         if _namespace(wl) in namespaces and asks.get("priorityClassName"):
             source = asks.get("priorityClassSource")
-            used["workload" if source == WPC_SOURCE else "pod"].add(str(asks["priorityClassName"]))
+            used["workload" if source == WORKLOAD_PRIORITY_SOURCE else "pod"].add(
+                str(asks["priorityClassName"])
+            )
     flavors = sorted(
         {
             str(f.get("name"))

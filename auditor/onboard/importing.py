@@ -26,7 +26,8 @@ from auditor.errors import ClusterAccessError, ConfigError
 from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_KINDS, SCHEDULING_API, Json
 from auditor.kueue import CONTROLLER, NAMESPACE, release, versions
 from auditor.kueue import config as kueue_config
-from auditor.live.kube import KubeCluster, status_of
+from auditor.live.apierrors import NotFound
+from auditor.live.kube import KubeCluster
 from auditor.live.reading import CRD, NODES, Live, read, read_instead
 from auditor.onboard import staging
 from auditor.onboard.estate import KUEUE_KINDS, Estate
@@ -128,10 +129,8 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
 def _get(cluster: KubeCluster, api: str, kind: str, name: str, namespace: str) -> Json | None:
     try:
         return cluster.get(api, kind, name, namespace)
-    except ClusterAccessError as exc:
-        if status_of(exc) == 404:
-            return None
-        raise
+    except NotFound:
+        return None
 
 
 def _elsewhere(cluster: KubeCluster, live: Live, api: str, served: list[str]) -> dict[str, str]:

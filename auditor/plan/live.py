@@ -125,7 +125,7 @@ def needs_live(change: Change) -> bool:
 
 def check(plan: Plan, connect: t.Callable[[ClusterProfile], KubeCluster]) -> None:
     """Add live findings to the plan; a cluster that cannot be read makes it incomplete."""
-    from auditor.live.kube import ContextMissing  # the client loads only for a live plan
+    from auditor.live.credentials import ContextMissing  # the client loads only for a live plan
 
     plan.live = True
     results = {r.name: r for r in plan.report.clusters}

@@ -168,8 +168,8 @@ def _quota_changes(
                 before=was,
                 after=now,
                 delta=delta,
-                file=where.file,
-                line=where.line_of(at),
+                file=where.where(at)[0],
+                line=where.where(at)[1],
                 cell=cell,
             )
 
@@ -224,8 +224,8 @@ def _cohort_move(
         path=f"spec.{field_name}",
         before=was,
         after=now,
-        file=new.file,
-        line=new.line_of(("spec", field_name)),
+        file=new.where(("spec", field_name))[0],
+        line=new.where(("spec", field_name))[1],
     )
 
 
@@ -254,8 +254,8 @@ def _admission(
         path=f"metadata.labels[{label}]",
         before=was,
         after=now,
-        file=where.file,
-        line=where.line_of(("metadata", "labels", label)),
+        file=where.where(("metadata", "labels", label))[0],
+        line=where.where(("metadata", "labels", label))[1],
     )
 
 

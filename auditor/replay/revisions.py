@@ -8,7 +8,8 @@ from pathlib import Path
 from auditor.errors import ConfigError
 from auditor.kueue import cohorts, quota
 from auditor.replay import timeline
-from auditor.replay.measured import Comparison, combine, summarize
+from auditor.replay.comparison import Comparison
+from auditor.replay.measured import combine, summarize
 from auditor.replay.run import SideRun, replay
 from auditor.replay.sim import SimSide, prepare, simulate
 from auditor.replay.stamp import SimulatedComparison, Stamp, stamp

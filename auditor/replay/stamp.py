@@ -15,7 +15,7 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass, field
 
-from auditor.replay.measured import Comparison
+from auditor.replay.comparison import Comparison
 
 # The Configuration's fields the simulation leaves out, with what each would change on a cluster.
 # A field absent from the revision's Configuration is not listed: only what it sets.

@@ -5,21 +5,20 @@ meets the target (docs/replay.md, "Sweeps toward a target").
 A grid is a list of axes, each one field of one ClusterQueue or Cohort with the values to try: a
 quota cell (`flavor`, `resource`, `field`: nominalQuota, borrowingLimit or lendingLimit), or a
 field under `spec` by its dotted path (`preemption.reclaimWithinCohort`, `fairSharing.weight`).
-Every combination is simulated, independent of the others, at once on the local cores
-(`each`, the one place that says how). A change's size is the sum over the axes of how far the
-value moved from the revision's (a quantity's difference in its unit; 1 for any other changed
-value): the smallest that meets the target wins, ties to the grid's first. The same revision,
-trace and grid give the same bytes.
+Every combination is simulated, independent of the others, shared among the local cores
+(`each`, the one place that says how: the parallel-execution seam). A change's size is the sum
+over the axes of how far the value moved from the revision's (a quantity's difference in its
+unit; 1 for any other changed value): the smallest that meets the target wins, ties to the
+grid's first. The same revision, traces and grid give the same bytes.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import json
-import os
 import typing as t
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,13 +27,15 @@ import yaml
 from auditor.errors import ConfigError
 from auditor.k8s.quantity import parse
 from auditor.model import Finding
-from auditor.replay.measured import Side, summarize
+from auditor.replay.measured import summarize
+from auditor.replay.sides import Side
 from auditor.replay.sim import SimRun, SimSide, from_output, run_side, sim_input
 from auditor.replay.stamp import Stamp, stamp
 from auditor.replay.trace import Trace
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.rules import declarations
+from auditor.speed import parallel
 
 RULES = declarations.of(__name__)  # auditor/replay/rules.yaml
 UNMET = RULES["replay-sweep-target-unmet"]
@@ -327,13 +328,17 @@ def _said(target: Target) -> str:
 
 
 def each(sides: list[SimSide], within: float) -> list[dict[str, t.Any]]:
-    """Every point's simulation, at once on the local cores: the one place a sweep says how its
-    independent runs execute. Each is a simulator process of its own, so threads waiting on
-    them are enough here (no fork of this process: the fork guard, auditor/live/forking.py, is
-    for work done in Python)."""
-    workers = max(1, min(len(sides), os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return [out for out, _stderr, _took in pool.map(lambda s: run_side(s, within), sides)]
+    """Every point's simulation, shared among the local cores: the one place a sweep says how
+    its independent runs execute, through the one parallel-execution seam
+    (auditor/speed/parallel.py: a forked process per core, each running its share of simulator
+    processes, results in the points' order; in this process alone where forking is not for
+    here)."""
+    return parallel.run(functools.partial(_simulated, within=within), sides)
+
+
+def _simulated(side: SimSide, *, within: float) -> dict[str, t.Any]:
+    out, _stderr, _took = run_side(side, within)
+    return out
 
 
 def sweep(

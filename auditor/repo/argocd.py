@@ -135,16 +135,24 @@ def sync_options(resource: Resource) -> dict[str, str]:
 
 
 def documents(repo: Repository) -> list[Resource]:
-    """Every object of argocd/ (ApplicationSets and AppProjects), in file order."""
+    """Every object of argocd/ (ApplicationSets and AppProjects), in file order; without an
+    argocd/ folder, the Argo CD objects wherever the repository keeps them (auditor/render)."""
     found: list[Resource] = []
-    for path in sorted(f for f in repo.tree.files(FOLDER) if f.endswith((".yaml", ".yml"))):
-        loaded, _ = manifests.load_bytes(repo.tree.read(path), path)
-        found.extend(loaded)
+    own = repo.tree.is_dir(FOLDER)
+    for path in sorted(
+        f for f in repo.tree.files(FOLDER if own else "") if f.endswith((".yaml", ".yml"))
+    ):
+        data = repo.tree.read(path)
+        if not own and b"argoproj.io/" not in data:
+            continue
+        loaded, _ = manifests.load_bytes(data, path)
+        found.extend(r for r in loaded if own or r.api_version.startswith("argoproj.io/"))
     return found
 
 
 def repo_urls(objects: t.Iterable[Resource]) -> set[str]:
-    """The repository URLs the ApplicationSets' git generators read (the committed one)."""
+    """The repository URLs the ApplicationSets' git generators read (the committed one), and
+    those the Applications take a folder from."""
     urls: set[str] = set()
     for doc in (o for o in objects if o.kind == "ApplicationSet"):
         generators = _dict(doc.body.get("spec")).get("generators")
@@ -152,6 +160,14 @@ def repo_urls(objects: t.Iterable[Resource]) -> set[str]:
             url = _dict(_dict(generator).get("git")).get("repoURL")
             if isinstance(url, str):
                 urls.add(url)
+    for doc in (o for o in objects if o.kind in ("Application", "ApplicationSet")):
+        spec = _dict(doc.body.get("spec"))
+        spec = _dict(_dict(spec.get("template")).get("spec")) if doc.kind != "Application" else spec
+        many = spec.get("sources")
+        listed: list[t.Any] = many if isinstance(many, list) else [spec.get("source")]
+        for source in (_dict(s) for s in listed):  # a folder of this repository, not a chart's
+            if isinstance(source.get("repoURL"), str) and "path" in source:
+                urls.add(source["repoURL"])
     return urls
 
 

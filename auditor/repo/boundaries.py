@@ -16,7 +16,7 @@ from auditor.k8s.objects import Json
 from auditor.kueue import admission
 from auditor.kueue import config as kueue_config
 from auditor.model import Resource
-from auditor.repo import manifests
+from auditor.repo import pyyaml_reader
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 
 if t.TYPE_CHECKING:
@@ -58,7 +58,7 @@ def configuration(resource: Resource | None) -> Json | None:
     if not isinstance(text, str):
         return None
     try:
-        doc = manifests.load_one(text)
+        doc = pyyaml_reader.load_one(text)
     except yaml.YAMLError:
         return None
     return doc if isinstance(doc, dict) else None

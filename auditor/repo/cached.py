@@ -5,7 +5,7 @@ asks the cache first (repo/cache.py: a file's entry while its stat signature or 
 unchanged) and calls the loader only for a file the cache cannot serve, storing what it made.
 The same for the tenants' profiles (pack `_tenant-profiles`). What `validate` keeps per file
 beside the documents (the validator's verdicts, each check's facts) is its own layer on the same
-entries (validate/engine.py).
+entries (validate/kept.py).
 """
 
 from __future__ import annotations
@@ -20,14 +20,13 @@ from auditor.repo import manifests
 from auditor.repo.cache import FileCache
 from auditor.repo.layout import (
     TENANT_PROFILES,
-    TENANTS,
     Loaded,
     Placed,
     Repository,
     gathered,
     placed,
 )
-from auditor.repo.profiles import PROFILE_FILE, TenantProfile
+from auditor.repo.profiles import TenantProfile
 
 Caches = t.Mapping[str, FileCache]  # per cluster
 
@@ -50,7 +49,7 @@ def load_placed(repo: Repository, where: t.Iterable[Placed], caches: Caches) -> 
 def load_file(repo: Repository, where: Placed, cache: FileCache | None) -> Loaded:
     """One file's objects: from `cache` when it holds this file's bytes, else loaded (and
     stored in it)."""
-    if cache is None:
+    if cache is None or where.source is not None:  # a render has its own cache (render/)
         return repo.load_file(where)
     path = where.path
     entry = cache.unchanged(path)
@@ -81,7 +80,7 @@ def tenants(repo: Repository, tool: str) -> None:
     fingerprint = hashlib.sha256()
     with manifests.quiet():
         for name in repo.tenant_names():
-            path = f"{TENANTS}/{name}/{PROFILE_FILE}"
+            path = repo.tenant_file(name)
             entry = cache.unchanged(path)
             data = None
             if entry is None:

@@ -75,9 +75,10 @@ class GitTree:
             return self._resolve("/".join([target, *parts[i + 1 :]]), hops + 1)
         return "/".join(parts)
 
-    def files(self, folder: str) -> list[str]:
-        """The manifests below `folder`, linked folders inside the repository followed; links
-        out of it or in a loop are listed as "path/" and refused by `read`."""
+    def files(self, folder: str, suffixes: tuple[str, ...] = MANIFEST_SUFFIXES) -> list[str]:
+        """The manifests (files ending in one of `suffixes`) below `folder`, linked folders
+        inside the repository followed; links out of it or in a loop are listed as "path/"
+        and refused by `read`."""
         rel = folder.strip("/")
         try:
             real = self._resolve(rel)
@@ -89,26 +90,38 @@ class GitTree:
         parts = real.split("/") if real else []
         chain = frozenset("/".join(parts[:i]) for i in range(len(parts) + 1))
         found: list[str] = []
-        self._walk(rel, real, tree, chain, found)
+        self._walk(rel, real, tree, chain, found, suffixes)
         return sorted(found)
 
     def _walk(
-        self, rel: str, real: str, tree: git.Tree, chain: frozenset[str], found: list[str]
+        self,
+        rel: str,
+        real: str,
+        tree: git.Tree,
+        chain: frozenset[str],
+        found: list[str],
+        suffixes: tuple[str, ...] = MANIFEST_SUFFIXES,
     ) -> None:
         for item in tree:
             child = f"{rel}/{item.name}" if rel else item.name
             inner = f"{real}/{item.name}" if real else item.name
             if isinstance(item, git.Tree):
-                self._walk(child, inner, item, chain | {inner}, found)
+                self._walk(child, inner, item, chain | {inner}, found, suffixes)
             elif item.mode != _LINK_MODE:
-                if item.name.endswith(MANIFEST_SUFFIXES):
+                if item.name.endswith(suffixes):
                     found.append(child)
-            elif item.name.endswith(MANIFEST_SUFFIXES):
+            elif item.name.endswith(suffixes):
                 found.append(child)  # read() follows it, or says why not
             else:
-                self._linked_folder(child, chain, found)
+                self._linked_folder(child, chain, found, suffixes)
 
-    def _linked_folder(self, child: str, chain: frozenset[str], found: list[str]) -> None:
+    def _linked_folder(
+        self,
+        child: str,
+        chain: frozenset[str],
+        found: list[str],
+        suffixes: tuple[str, ...] = MANIFEST_SUFFIXES,
+    ) -> None:
         try:
             target = self._resolve(child)
         except OSError as exc:
@@ -121,7 +134,7 @@ class GitTree:
             loop = SymlinkLoop(f"{child} is a link to {target}, a folder that holds it: a loop")
             found.append(self._refuse(child, loop))
         else:
-            self._walk(child, target, obj, chain | {target}, found)
+            self._walk(child, target, obj, chain | {target}, found, suffixes)
 
     def _refuse(self, rel: str, why: OSError) -> str:
         key = rel.rstrip("/") + "/"

@@ -10,10 +10,10 @@ import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor import rules
+from auditor import render, rules
 from auditor.errors import ConfigError, processing
 from auditor.model import Finding, Resource
-from auditor.repo import manifests, suppressions
+from auditor.repo import manifests, sources, suppressions
 from auditor.repo.profiles import (
     PROFILE_FILE,
     ClusterProfile,
@@ -47,14 +47,15 @@ TENANT_PROFILES = "_tenant-profiles"  # their cache pack's name: no cluster fold
 
 
 def find_root(start: Path) -> Path:
-    """The nearest folder at or above `start` that holds a clusters/ folder."""
+    """The nearest folder at or above `start` that holds a clusters/ folder or the root file
+    that says where the profiles are (repo/sources.py)."""
     here = start.resolve()
     for folder in (here, *here.parents):
-        if (folder / CLUSTERS).is_dir():
+        if (folder / CLUSTERS).is_dir() or (folder / sources.ROOT_FILE).is_file():
             return folder
     raise ConfigError(
-        f"no kueue-gitops repository (a folder with clusters/) at or above {start}; "
-        "run inside one or pass --repo DIR"
+        f"no kueue-gitops repository (a folder with clusters/ or {sources.ROOT_FILE}) at or "
+        f"above {start}; run inside one or pass --repo DIR"
     )
 
 
@@ -65,6 +66,7 @@ class Placed:
     path: str
     cluster: str
     tenant: str | None
+    source: render.Source | None = None  # a folder Argo CD renders: `path` is its marker file
 
 
 @dataclass
@@ -85,6 +87,7 @@ class Repository:
         self._clusters: dict[str, ClusterProfile] | None = None
         self._tenants: dict[str, TenantProfile] | None = None
         self.tenants_fingerprint: str | None = None  # known when the cache layer read them
+        self._root_file: sources.RootFile | bool | None = False  # False: not read yet
 
     @classmethod
     def open(cls, repo: Path | None = None) -> Repository:
@@ -97,8 +100,15 @@ class Repository:
 
     # -- profiles -----------------------------------------------------------------------------
 
-    def _profile(self, folder: str, data: bytes | None = None) -> Resource:
-        path = posixpath.join(folder, PROFILE_FILE)
+    @property
+    def root_file(self) -> sources.RootFile | None:
+        """kueue-gitops.yaml at the root (where the profiles are, what syncs where), if any."""
+        if self._root_file is False:
+            self._root_file = sources.root_file(self.tree)
+        return t.cast("sources.RootFile | None", self._root_file)
+
+    def _profile(self, folder: str, data: bytes | None = None, path: str = "") -> Resource:
+        path = path or posixpath.join(folder, PROFILE_FILE)
         if data is None:
             data = self.profile_bytes(path)
         found, problems = manifests.load_bytes(data, path)
@@ -111,6 +121,12 @@ class Repository:
 
     @property
     def clusters(self) -> dict[str, ClusterProfile]:
+        listed = self.root_file.clusters if self.root_file else {}
+        if self._clusters is None and listed:
+            self._clusters = {
+                name: cluster_profile(self._profile("", path=path), name)
+                for name, path in listed.items()
+            }
         if self._clusters is None:
             self._clusters = {
                 name: cluster_profile(self._profile(f"{CLUSTERS}/{name}"), name)
@@ -132,11 +148,18 @@ class Repository:
         return self._tenants
 
     def tenant_names(self) -> list[str]:
+        if self.root_file and self.root_file.tenants:
+            return sorted(self.root_file.tenants)
         return self.tree.subfolders(TENANTS)
+
+    def tenant_file(self, name: str) -> str:
+        """Where a tenant's profile is: tenants/<name>/profile.yaml, or as the root file says."""
+        listed = self.root_file.tenants if self.root_file else {}
+        return listed.get(name) or f"{TENANTS}/{name}/{PROFILE_FILE}"
 
     def tenant(self, name: str, data: bytes | None = None) -> TenantProfile:
         """A tenant's profile, from its file's bytes (`data`, or read from the tree)."""
-        return tenant_profile(self._profile(f"{TENANTS}/{name}", data), name)
+        return tenant_profile(self._profile("", data, self.tenant_file(name)), name)
 
     def use_tenants(self, tenants: dict[str, TenantProfile], fingerprint: str) -> None:
         """The tenants' profiles, as a layer around the repository found them (the cache),
@@ -160,6 +183,9 @@ class Repository:
     def plan(self, clusters: list[str]) -> tuple[list[Placed], list[Finding]]:
         """Which manifest files `clusters` get, in the order they are loaded, and what the
         layout itself says is wrong (folders of no cluster, stray and rendered manifests)."""
+        mapped = sources.mapped(self.tree, self.root_file, self.clusters)
+        if mapped is not None:
+            return self._plan_sources(*mapped, clusters)
         placed: list[Placed] = []
         findings: list[Finding] = []
         for name in clusters:
@@ -200,6 +226,20 @@ class Repository:
                     )
         return placed, findings
 
+    def _plan_sources(
+        self, found: list[render.Source], problems: list[Finding], clusters: list[str]
+    ) -> tuple[list[Placed], list[Finding]]:
+        """The files (and rendered folders) the Applications sync to `clusters`."""
+        placed: list[Placed] = []
+        for source in found:
+            if source.cluster not in clusters:
+                continue
+            rendered, files = sources.files_of(self.tree, source)
+            if rendered is not None:
+                placed.append(Placed(rendered, source.cluster, source.tenant, source))
+            placed += [Placed(p, source.cluster, source.tenant) for p in files]
+        return placed, list(problems)
+
     def _plan_folder(
         self,
         placed: list[Placed],
@@ -212,6 +252,11 @@ class Repository:
     ) -> None:
         paths = self.tree.files(folder) if files is None else files
         rendered = _rendered_folders(paths)
+        root = rendered.pop(folder, None)
+        if root is not None:  # Argo CD renders the folder it syncs: all of it, rendered
+            source = render.Source(folder, cluster, tenant=tenant, app=root)
+            placed.append(Placed(root, cluster, tenant, source))
+            return
         for marker in rendered.values():
             findings.append(_rendered(marker, cluster))
         for path in paths:
@@ -235,7 +280,11 @@ class Repository:
         return gathered(self.load_file(where) for where in placed)
 
     def load_file(self, where: Placed) -> Loaded:
-        """One manifest file's objects, placed on its cluster, and what is wrong in it."""
+        """One manifest file's objects, placed on its cluster, and what is wrong in it (for
+        a rendered folder, its objects as Argo CD renders them: auditor/render/)."""
+        if where.source is not None:
+            made = render.build(self.tree, where.source)
+            return Loaded(made.resources, made.findings)
         data = self.read(where)
         return data if isinstance(data, Loaded) else parse(where, data)
 
@@ -291,9 +340,9 @@ def _rendered(marker: str, cluster: str) -> Finding:
     tool = "Helm" if marker.endswith("Chart.yaml") else "kustomize"
     return Finding(
         RENDERED_FOLDER_UNSUPPORTED,
-        f"kustomize/helm folders are not supported yet: {posixpath.dirname(marker)}/ is "
-        f"built by {tool} ({posixpath.basename(marker)}), so none of its files is checked; "
-        "commit the rendered manifests instead",
+        f"{posixpath.dirname(marker)}/ is built by {tool} ({posixpath.basename(marker)}) but "
+        f"sits inside a folder Argo CD syncs as plain manifests, which it does not render; "
+        "none of its files is checked: sync it as an Application's path of its own",
         cluster=cluster,
         file=marker,
         line=1,

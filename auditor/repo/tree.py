@@ -27,7 +27,7 @@ class Tree(t.Protocol):
     say: its path ends in "/"); `read` of a refused path raises the reason (an OSError).
     """
 
-    def files(self, folder: str) -> list[str]: ...
+    def files(self, folder: str, suffixes: tuple[str, ...] = MANIFEST_SUFFIXES) -> list[str]: ...
 
     def read(self, path: str) -> bytes: ...
 
@@ -77,7 +77,9 @@ class WorkTree:
     def _within(self, real: str) -> bool:
         return real == str(self.root) or real.startswith(self._inside)
 
-    def files(self, folder: str) -> list[str]:
+    def files(self, folder: str, suffixes: tuple[str, ...] = MANIFEST_SUFFIXES) -> list[str]:
+        """The files below `folder` whose names end in one of `suffixes` (("",): every file,
+        as a renderer reads a chart's templates and helpers)."""
         top = os.path.normpath(os.path.join(self.root, folder))
         real = os.path.realpath(top)
         rel = os.path.relpath(top, self.root).replace(os.sep, "/")
@@ -92,10 +94,17 @@ class WorkTree:
         steps = [] if real == root else os.path.relpath(real, root).split(os.sep)
         chain = {root, *(os.path.join(root, *steps[:i]) for i in range(1, len(steps)))}
         found: list[str] = []
-        self._walk(rel, real, frozenset(chain | {real}), found)
+        self._walk(rel, real, frozenset(chain | {real}), found, suffixes)
         return sorted(found)
 
-    def _walk(self, rel: str, real: str, chain: frozenset[str], found: list[str]) -> None:
+    def _walk(
+        self,
+        rel: str,
+        real: str,
+        chain: frozenset[str],
+        found: list[str],
+        suffixes: tuple[str, ...] = MANIFEST_SUFFIXES,
+    ) -> None:
         # os.scandir and string joins: several times faster than rglob and relative_to
         try:
             entries = list(os.scandir(real))
@@ -106,21 +115,26 @@ class WorkTree:
         for entry in entries:
             child = f"{rel}/{entry.name}" if rel != "." else entry.name
             if entry.is_symlink():
-                self._link(child, entry, chain, found)
+                self._link(child, entry, chain, found, suffixes)
                 continue
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 is_dir = False
             if is_dir:
-                self._walk(child, entry.path, chain | {entry.path}, found)
-            elif entry.name.endswith(MANIFEST_SUFFIXES):
+                self._walk(child, entry.path, chain | {entry.path}, found, suffixes)
+            elif entry.name.endswith(suffixes):
                 found.append(child)
                 if plain:
                     self._plain.add(child)
 
     def _link(
-        self, child: str, entry: os.DirEntry[str], chain: frozenset[str], found: list[str]
+        self,
+        child: str,
+        entry: os.DirEntry[str],
+        chain: frozenset[str],
+        found: list[str],
+        suffixes: tuple[str, ...] = MANIFEST_SUFFIXES,
     ) -> None:
         """Follow a linked folder inside the repository; refuse one outside, or a loop."""
         target = os.path.realpath(entry.path)
@@ -133,8 +147,8 @@ class WorkTree:
             elif target in chain:
                 why = SymlinkLoop(f"{child} is a link to {target}, a folder that holds it: a loop")
             else:
-                self._walk(child, target, chain | {target}, found)
-        elif entry.name.endswith(MANIFEST_SUFFIXES):
+                self._walk(child, target, chain | {target}, found, suffixes)
+        elif entry.name.endswith(suffixes):
             found.append(child)  # read() judges where it leads
         elif not os.path.exists(entry.path):  # perhaps a folder link, broken or in a circle
             why = _broken(child, entry.path)
@@ -246,13 +260,13 @@ class Overlay(WorkTree):
         super().__init__(root)
         self.buffers: dict[str, bytes] = {}  # by POSIX path relative to the root
 
-    def files(self, folder: str) -> list[str]:
-        found = super().files(folder)
+    def files(self, folder: str, suffixes: tuple[str, ...] = MANIFEST_SUFFIXES) -> list[str]:
+        found = super().files(folder, suffixes)
         inside = "" if folder in ("", ".") else folder.rstrip("/") + "/"
         extra = [
             p
             for p in self.buffers
-            if p.startswith(inside) and p.endswith(MANIFEST_SUFFIXES) and p not in found
+            if p.startswith(inside) and p.endswith(suffixes) and p not in found
         ]
         return sorted(found + extra) if extra else found
 

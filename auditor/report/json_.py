@@ -1,4 +1,4 @@
-"""The JSON report of ARCHITECTURE.md (schemaVersion 1)."""
+"""The JSON report of docs/contracts.md (schemaVersion 1)."""
 
 from __future__ import annotations
 

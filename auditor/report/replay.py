@@ -7,7 +7,8 @@ import typing as t
 from auditor.report.markdown import cell, table_row
 
 if t.TYPE_CHECKING:  # renderers read a comparison's shape; they do not depend on the pipeline
-    from auditor.replay.measured import Comparison, Flag, Group
+    from auditor.replay.comparison import Comparison, Flag
+    from auditor.replay.sides import Group
 
 
 def marker(cluster: str) -> str:

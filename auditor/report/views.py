@@ -28,8 +28,8 @@ if t.TYPE_CHECKING:
     from auditor.drift.fleet import Fleet
     from auditor.kueue.ledger import Ledger
     from auditor.plan.model import Plan
+    from auditor.replay.comparison import Comparison
     from auditor.replay.livestart import Forecast
-    from auditor.replay.measured import Comparison
     from auditor.replay.sweep import Sweep
     from auditor.status import Snapshot
 

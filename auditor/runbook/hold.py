@@ -300,7 +300,7 @@ def apply_live(
             raise ClusterAccessError(
                 f"{exc} ({_undo(cluster_queue, policy, done, live, api, before)})",
                 cluster=exc.cluster,
-                kind=exc.kind,
+                action=exc.action,
             ) from exc
         done.append(name)
     return done

@@ -56,6 +56,7 @@ APPSET_CONTROLLER = "argocd-applicationset-controller"
 DAEMONS = (REDIS, REPO_SERVER, CONTROLLER, APPSET_CONTROLLER)
 # How often Argo CD polls the repository without a refresh (upstream's default is 180s).
 RECONCILIATION = "20s"
+RENDERERS = ("kustomize", "helm")  # built from testenv/tools/, at the releases Argo CD runs
 HACK_SCRIPTS = ("git-verify-wrapper.sh", "gpg-wrapper.sh")  # the repo-server runs them
 
 
@@ -124,6 +125,11 @@ def start(
         target = folder / "bin" / script
         shutil.copyfile(hack / script, target)
         target.chmod(target.stat().st_mode | stat.S_IXUSR)
+    for renderer in RENDERERS:  # the repo-server runs them from its PATH, as upstream's image
+        (folder / "bin" / renderer).unlink(missing_ok=True)
+        (folder / "bin" / renderer).symlink_to(
+            ensure_tool(testenv, renderer, TOOLS[renderer], log=say)
+        )
     commit = serve_repository(repo.root, folder / "repo.git")
     say(f"argocd: serving {repo.root} at {commit[:12]} from {folder / 'repo.git'}")
     st = ArgoState(host.name, {c: b.name for c, b in clusters.items()}, str(folder / "repo.git"),

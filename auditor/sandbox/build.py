@@ -343,14 +343,27 @@ TOOLS = {
     "kwok": "sigs.k8s.io/kwok/cmd/kwok",  # plays the kubelet of the sandbox's simulated nodes
     # a fault-injecting TCP proxy: slow, cut and stalled answers from a real kube-apiserver
     "toxiproxy": "github.com/Shopify/toxiproxy/v2/cmd/server",
+    # the renderers Argo CD's repo-server runs, at the releases it runs (auditor/render/)
+    "kustomize": "sigs.k8s.io/kustomize/kustomize/v5",
+    "helm": "helm.sh/helm/v4/cmd/helm",
 }
 SANDBOX_TOOLS = ("kwok",)  # built with the control plane: `sandbox up --with-kueue` needs it
 ARGOCD_MODULE = "github.com/argoproj/argo-cd/v3"
 
 
+HELM_MODULE = "helm.sh/helm/v4"
+
+
 def _tool_build(tool: str, module: Path) -> tuple[list[str], dict[str, str]]:
     """Extra `go build` flags and environment of one tool: Argo CD is built as upstream
-    releases it (static, its version stamped so `argocd-* version` and its User-Agent say it)."""
+    releases it (static, its version stamped so `argocd-* version` and its User-Agent say it),
+    and helm with its version stamped as its Makefile does, so `helm version` names the pin
+    the renderer checks (kustomize reads its own from the module's build information)."""
+    if tool == "helm":
+        version = _go("list", "-m", "-f", "{{.Version}}", HELM_MODULE, cwd=module).strip()
+        stamp = f"-s -w -X {HELM_MODULE}/internal/version.version={version}"
+        stamp += f" -X {HELM_MODULE}/internal/version.metadata="
+        return ["-ldflags", stamp], {"CGO_ENABLED": "0"}
     if tool != "argocd":
         return [], {}
     version = _go("list", "-m", "-f", "{{.Version}}", ARGOCD_MODULE, cwd=module).strip()

@@ -33,7 +33,7 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import ClusterAccessError, SandboxError
-from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_GROUP
+from auditor.k8s.objects import CRD_API, KUEUE_GROUP, RBAC_API, RBAC_GROUP
 from auditor.kueue import CONTROLLER, NAMESPACE
 from auditor.kueue import release as kueue_release
 from auditor.kueue.config import API_VERSION
@@ -213,7 +213,7 @@ def _rbac(release: KueueRelease) -> list[dict[str, t.Any]]:
     subject = [KUEUE_SUBJECT]
     bindings = [
         {
-            "apiVersion": f"{RBAC_GROUP}/v1",
+            "apiVersion": RBAC_API,
             "kind": body["kind"] + "Binding",
             "metadata": body["metadata"],
             "roleRef": {
@@ -331,7 +331,7 @@ def _converts(admin: KubeCluster) -> bool:
 def _probe_cohort() -> dict[str, t.Any]:
     # A dry-run create goes through the validating webhook of Cohorts (and stores nothing).
     return {
-        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "apiVersion": f"{KUEUE_GROUP}/v1beta1",
         "kind": "Cohort",
         "metadata": {"name": "kueue-gitops-sandbox-probe"},
         "spec": {},

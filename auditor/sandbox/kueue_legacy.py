@@ -23,7 +23,7 @@ import typing as t
 import yaml
 
 from auditor.errors import ClusterAccessError
-from auditor.k8s.objects import KUEUE_GROUP, RBAC_GROUP, Json
+from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_GROUP, Json
 from auditor.kueue import NAMESPACE
 from auditor.sandbox import kueue, pki
 from auditor.sandbox.build import KueueRelease, Toolchain
@@ -112,7 +112,7 @@ def _rbac(release: KueueRelease) -> list[Json]:
     return [
         role,
         {
-            "apiVersion": f"{RBAC_GROUP}/v1",
+            "apiVersion": RBAC_API,
             "kind": "ClusterRoleBinding",
             "metadata": role["metadata"],
             "roleRef": {

@@ -19,7 +19,7 @@ import typing as t
 import yaml
 
 from auditor.errors import ClusterAccessError
-from auditor.k8s.objects import RBAC_GROUP, Json
+from auditor.k8s.objects import RBAC_API, RBAC_GROUP, Json
 from auditor.kueue import capacity
 from auditor.repo.layout import Repository
 from auditor.sandbox import services
@@ -178,9 +178,9 @@ def _rbac() -> list[Json]:
     ]
     meta = {"name": "kueue-gitops-sandbox-kwok"}
     return [
-        {"apiVersion": f"{RBAC_GROUP}/v1", "kind": "ClusterRole", "metadata": meta, "rules": rules},
+        {"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": meta, "rules": rules},
         {
-            "apiVersion": f"{RBAC_GROUP}/v1",
+            "apiVersion": RBAC_API,
             "kind": "ClusterRoleBinding",
             "metadata": meta,
             "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": meta["name"]},

@@ -129,7 +129,7 @@ def _add_core(out: Fetched, cluster: KubeCluster) -> Schema | None:
         raise ClusterAccessError(
             f"cluster {cluster.name}: /openapi/v3 has no schema for {names}",
             cluster=cluster.name,
-            kind="OpenAPI",
+            action="GET /openapi/v3",
         )
     for (group, kind), versions in found.items():
         out.kinds[kind_key(group, kind)] = {

@@ -13,7 +13,7 @@ import typing as t
 from auditor.errors import ClusterAccessError
 from auditor.k8s import conditions
 from auditor.k8s.objects import ADMISSION_API, CRD_API, KUEUE_GROUP, Json
-from auditor.live.kube import KindNotServed
+from auditor.live.apierrors import KindNotServed, NotFound, WebhookFailed
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -75,7 +75,7 @@ def deployment_unavailable(cluster: KubeCluster, name: str, namespace: str) -> s
     """Why the Deployment is not available, None when it is or does not exist (a sandbox)."""
     try:
         found = cluster.get("apps/v1", "Deployment", name, namespace)
-    except ClusterAccessError:
+    except NotFound:
         return None
     status = found.get("status") or {}
     if int(status.get("availableReplicas") or 0) >= 1:
@@ -112,8 +112,10 @@ def dry_run_create(cluster: KubeCluster, crd: Json) -> str | None:
     path = cluster.path(body["apiVersion"], kind, NAMESPACE if namespaced else None)
     try:
         cluster.request("POST", path, query=[("dryRun", "All")], body=body, what=f"dry-run {kind}")
-    except ClusterAccessError as exc:
-        return str(exc) if "failed calling webhook" in str(exc) else None
+    except WebhookFailed as exc:
+        return str(exc)
+    except ClusterAccessError:  # answered (a refusal is the webhook working), or not reachable
+        return None
     return None
 
 

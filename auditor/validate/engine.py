@@ -3,36 +3,35 @@
 Per cluster: the version contract, JSON Schema and CEL rules from the committed schemas/, then
 the policy checks on the objects whose structure is sound. With a connector, each object is
 also dry-run applied (server-side apply, dryRun=All) so the real API server judges it.
-Clusters are independent, so each gets a forked worker process when there are cores for it.
+Clusters are independent: they are shared among processes when there are cores for them
+(auditor/speed/parallel.py), each cluster's work one plain function (`_cluster`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import json
 import logging
-import multiprocessing
-import os
-import pickle
-import re
 import typing as t
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from auditor import rules
 from auditor.errors import AuditorError, ClusterAccessError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
 from auditor.kueue import release as kueue_release
+from auditor.live import apierrors
 from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
 from auditor.repo import cache as repo_cache
 from auditor.repo import cached, suppressions
-from auditor.repo.layout import Loaded, Placed, Repository
+from auditor.repo.layout import Placed, Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas import catalog
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
+from auditor.speed import packs, parallel
 from auditor.validate import checks, kept
 
 if t.TYPE_CHECKING:
@@ -44,16 +43,8 @@ SERVER_SIDE_REJECTED = _RULES["server-side-rejected"]
 log = logging.getLogger(__name__)
 Connector = t.Callable[[ClusterProfile], "KubeCluster"]
 Note = t.Callable[[str], None]
-# HTTP statuses meaning "the server judged the object and said no"; others mean we could not ask.
-REJECTED = (400, 422)
-# Server-side apply turns an unknown field into a 500 with this text, not a 400 or 422; and a
-# built-in kind's value its Go type cannot hold (`binaryData` that is not base64) into a 500
-# with the second.
-UNDECLARED_FIELD = "failed to create typed patch object"
-UNDECODABLE = "unable to convert unstructured object to"
-# A validating webhook's denial (Kueue's, through controller-runtime) is a 403, like an RBAC
-# refusal, but its message says which webhook judged the object.
-WEBHOOK_DENIED = re.compile(r'admission webhook "[^"]+" denied the request')
+# The refusals that mean "the server judged the object and said no"; others mean we could not ask.
+JUDGED = (apierrors.BadRequest, apierrors.Invalid, apierrors.WebhookDenied, apierrors.Unfitting)
 
 
 def validate(
@@ -68,7 +59,8 @@ def validate(
     jobs: int | None = None,
     cache: bool = False,
 ) -> Report:
-    """Validate the clusters' objects; one process per cluster when there are cores to spare.
+    """Validate the clusters' objects, the clusters shared among processes when there are
+    cores to spare (auditor/speed/parallel.py; `jobs`: how many), each cluster one plain function.
 
     With `cache`, what each file's objects were found to be (parsed documents, version
     contract, schema and CEL findings) is kept in the user cache directory and served again
@@ -77,28 +69,17 @@ def validate(
     """
     names = clusters or sorted(repo.clusters)
     require_schemas(repo, schemas, names)
-    tool = repo_cache.tool_key() if cache and repo.root is not None else None
+    tool = packs.tool(repo, cache)
     if tool is not None:
         cached.tenants(repo, tool)
     repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
     placed, layout = repo.plan(names)  # one walk of the tree for every cluster
     found = layout_findings(repo, layout, names)
-    workers = min(len(names), jobs or os.cpu_count() or 1)
-    if workers > 1 and server_side is None and repo.root is not None:
-        global _JOB
-        _JOB = (repo, schemas, tool, placed)  # a forked worker inherits it: nothing to pickle
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            results = list(pool.map(_cluster_job, names))  # a worker that dies: a crash (3)
-        _JOB = None
-    else:
-        caches = {name: _file_cache(repo, schemas, name, tool) for name in names}
-        loaded = cached.load_placed(repo, placed, {n: c for n, c in caches.items() if c})
-        results = [
-            _guarded(repo, schemas, name, server_side, loaded, caches[name]) for name in names
-        ]
-        for file_cache in caches.values():
-            if file_cache is not None:
-                file_cache.save()
+    job = functools.partial(_cluster_job, repo, schemas, tool, placed, server_side)
+    # A dry run holds a client's connections, a git revision a `git cat-file` process: neither
+    # survives a fork, so those clusters are judged one after another here.
+    forkable = server_side is None and repo.root is not None
+    results = parallel.run(job, names, jobs=jobs if forkable else 1)
     report = Report("validate", strict=strict)
     for result, findings, notes in results:
         found += findings
@@ -152,18 +133,23 @@ def schemas_of(repo: Repository, schemas: Path, name: str) -> SchemaCatalog:
     return catalog.require(schemas, name, repo.cluster(name).kueue_version)
 
 
-_JOB: tuple[Repository, Path, str | None, list[Placed]] | None = None
 ClusterOutcome = tuple[ClusterResult, list[Finding], list[tuple[str, bool]]]  # notes: (text, minor)
 
 
-def _cluster_job(name: str) -> ClusterOutcome:
-    assert _JOB is not None
-    repo, schemas, tool, placed = _JOB
-    cache = _file_cache(repo, schemas, name, tool)
+def _cluster_job(
+    repo: Repository,
+    schemas: Path,
+    tool: str | None,
+    placed: list[Placed],
+    server_side: Connector | None,
+    name: str,
+) -> ClusterOutcome:
+    """One cluster's outcome, its files loaded (through its cache pack, when on) and judged."""
+    pack = packs.of_cluster(repo, schemas, name, tool)
     mine = [where for where in placed if where.cluster == name]
-    outcome = _guarded(repo, schemas, name, None, mine, cache)
-    if cache is not None:
-        cache.save()
+    outcome = _guarded(repo, schemas, name, server_side, mine, pack)
+    if pack is not None:
+        pack.save()
     return outcome
 
 
@@ -174,34 +160,19 @@ def validator_of(repo: Repository, schemas: Path, name: str) -> ClusterValidator
     return ClusterValidator(schemas_of(repo, schemas, name), known)
 
 
-def _file_cache(
-    repo: Repository, schemas: Path, name: str, tool: str | None
-) -> repo_cache.FileCache | None:
-    """The cluster's cache pack, keyed by the tool and the cluster's schemas; None when off."""
-    if tool is None or repo.root is None:
-        return None
-    try:
-        # The verdicts depend on the cluster's Kueue release too (validator_of).
-        kueue = kueue_release.nearest_release(repo.cluster(name).kueue_version).version
-        fingerprint = f"{schemas_of(repo, schemas, name).fingerprint()}+{kueue}"
-        return repo_cache.FileCache(repo.root, name, tool, fingerprint)
-    except OSError:  # a schema file that cannot be read: the run judges it, uncached
-        return None
-
-
 def _guarded(
     repo: Repository,
     schemas: Path,
     name: str,
     server_side: Connector | None,
-    loaded: Loaded | list[Placed],
+    placed: list[Placed],
     cache: repo_cache.FileCache | None = None,
 ) -> ClusterOutcome:
     """One cluster's outcome; a bug while judging it makes that cluster incomplete (exit 3),
     named in the report, and leaves the other clusters' findings standing."""
     try:
         with processing(f"validating cluster {name}"):
-            return _cluster(repo, schemas, name, server_side, loaded, cache)
+            return _cluster(repo, schemas, name, server_side, placed, cache)
     except AuditorError:
         raise
     except Exception as exc:
@@ -214,21 +185,20 @@ def _cluster(
     schemas: Path,
     name: str,
     server_side: Connector | None,
-    loaded: Loaded | list[Placed],
+    placed: list[Placed],
     cache: repo_cache.FileCache | None = None,
 ) -> ClusterOutcome:
-    """Validate and check one cluster's objects (`loaded`: its files' at least, with what is
-    wrong in them; or its files, to load); dry-run on ask. Suppressions apply to every finding
-    of the cluster."""
+    """Load, validate and check one cluster's files (`placed`), each served from the cluster's
+    cache pack while unchanged; dry-run on ask. Suppressions apply to every finding of the
+    cluster."""
     notes: list[tuple[str, bool]] = []  # (message, minor)
     profile = repo.cluster(name)
-    if isinstance(loaded, list):
-        loaded = cached.load_placed(repo, loaded, {name: cache} if cache is not None else {})
+    loaded = cached.load_placed(repo, placed, {name: cache} if cache is not None else {})
     findings = [f for f in loaded.findings if f.cluster == name]  # the loader names each's
     resources = loaded.for_cluster(name)
     validator = validator_of(repo, schemas, name)
     notes.append(_source_note(name, validator.catalog))
-    verdicts = _verdicts(validator, resources, name, cache)
+    verdicts = kept.verdicts(resources, functools.partial(judge, validator, cluster=name), cache)
     for verdict in verdicts:
         validator.remember(verdict)
         findings.extend(verdict.findings)
@@ -276,33 +246,6 @@ def _source_note(name: str, found: SchemaCatalog) -> tuple[str, bool]:
     )
 
 
-def _verdicts(
-    validator: ClusterValidator,
-    resources: list[Resource],
-    cluster: str,
-    cache: repo_cache.FileCache | None,
-) -> list[Verdict]:
-    """The validator's verdict on each object: from the cache for a file served from it,
-    judged (and stored for the next run) otherwise. Objects are keyed by file and line."""
-    out: list[Verdict] = []
-    stored: dict[str, dict[int, Verdict]] = {}
-    judged: dict[str, dict[int, Verdict]] = {}
-    for resource in resources:
-        file = resource.file
-        if file not in stored:
-            blob = cache.results(file) if cache is not None else None
-            stored[file] = pickle.loads(blob) if blob else {}
-        verdict = stored[file].get(resource.line)
-        if verdict is None:
-            verdict = judge(validator, resource, cluster)
-            judged.setdefault(file, {})[resource.line] = verdict
-        out.append(verdict)
-    if cache is not None:  # stored now, before anything downstream marks a finding suppressed
-        for file, verdicts in judged.items():
-            cache.store_results(file, {**stored[file], **verdicts})
-    return out
-
-
 def sorted_out(
     resources: list[Resource], verdicts: t.Iterable[Verdict]
 ) -> tuple[list[Resource], dict[ResourceKey, Finding]]:
@@ -334,14 +277,7 @@ def why_invalid(found: list[Finding]) -> Finding:
 
 def judged(exc: ClusterAccessError) -> bool:
     """Whether the API server refused the object itself (as opposed to failing to answer)."""
-    from auditor.live.kube import status_of
-
-    status = status_of(exc)
-    return (
-        status in REJECTED
-        or (status == 500 and (UNDECLARED_FIELD in str(exc) or UNDECODABLE in str(exc)))
-        or (status == 403 and WEBHOOK_DENIED.search(str(exc)) is not None)
-    )
+    return isinstance(exc, JUDGED)
 
 
 def _dry_run(
@@ -352,8 +288,6 @@ def _dry_run(
     say: Note,
 ) -> list[Finding]:
     """Server-side apply with dryRun=All, in sync order; rejections become findings."""
-    from auditor.live.kube import KindNotServed, status_of
-
     findings: list[Finding] = []
     created = {r.name for r in resources if r.kind == "Namespace"}
     waiting: list[str] = []
@@ -365,11 +299,11 @@ def _dry_run(
         ):
             if exc is None:
                 continue
-            status = status_of(exc)
-            if status == 404 and resource.namespace in created:
+            missing = isinstance(exc, apierrors.NotFound)
+            if missing and resource.namespace in created:
                 waiting.append(str(resource.key))  # its namespace is only dry-run created
                 continue
-            if not (isinstance(exc, KindNotServed) or status == 404 or judged(exc)):
+            if not (isinstance(exc, apierrors.KindNotServed) or missing or judged(exc)):
                 raise exc
             findings.append(
                 Finding.about(

@@ -1,5 +1,12 @@
-"""The cache as a layer around the policy checks: a check whose inputs did not change since the
-last run is not run again; its findings come from the cluster's cache pack.
+"""What `validate` keeps across runs in a cluster's cache pack (auditor/speed/packs.py), beside
+the parsed documents the loader's layer keeps there (auditor/repo/cached.py): the validator's
+verdict on each object, and each policy check's findings.
+
+A file served from the pack has its objects' verdicts served too (they depend on the object, the
+cluster's schemas and Kueue release, which key the pack); the others are judged and stored.
+
+A check whose inputs did not change since the last run is not run again; its findings come from
+the pack.
 
 A check's findings depend on what it read (`checks.Reads`, noted while it ran): the objects of
 the kinds it asked for (or every object), the invalid objects, the repository files and folders
@@ -20,10 +27,35 @@ from dataclasses import dataclass
 
 from auditor.model import Finding, Resource
 from auditor.repo.cache import FileCache
+from auditor.schemas.validator import Verdict
 from auditor.validate import checks
 
 if t.TYPE_CHECKING:
-    from types import ModuleType
+    from auditor.validate.checks.protocol import Check
+
+
+def verdicts(
+    resources: list[Resource], judge: t.Callable[[Resource], Verdict], cache: FileCache | None
+) -> list[Verdict]:
+    """`judge`'s verdict on each object: from the cache for a file served from it, judged (and
+    stored for the next run) otherwise. Objects are keyed by file and line."""
+    out: list[Verdict] = []
+    stored: dict[str, dict[int, Verdict]] = {}
+    judged: dict[str, dict[int, Verdict]] = {}
+    for resource in resources:
+        file = resource.file
+        if file not in stored:
+            blob = cache.results(file) if cache is not None else None
+            stored[file] = pickle.loads(blob) if blob else {}
+        verdict = stored[file].get(resource.line)
+        if verdict is None:
+            verdict = judge(resource)
+            judged.setdefault(file, {})[resource.line] = verdict
+        out.append(verdict)
+    if cache is not None:  # stored now, before anything downstream marks a finding suppressed
+        for file, found in judged.items():
+            cache.store_results(file, {**stored[file], **found})
+    return out
 
 
 @dataclass
@@ -44,7 +76,7 @@ def run(ctx: checks.CheckContext, resources: list[Resource], cache: FileCache) -
 
 
 def _one(
-    module: ModuleType, ctx: checks.CheckContext, cache: FileCache, inputs: _Inputs
+    module: Check, ctx: checks.CheckContext, cache: FileCache, inputs: _Inputs
 ) -> list[Finding]:
     kept = cache.old_checks.get(module.ID)
     if isinstance(kept, Kept) and not kept.reads.loads:

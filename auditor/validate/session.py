@@ -6,8 +6,9 @@ object (version contract, schema, CEL), which depends on the object alone. Kept 
 check: its findings and what it read to make them (`checks.Reads`: the kinds it asked for, the
 invalid objects, files of the tree). An edit of a file parses that file again, judges its
 objects, and runs again only the checks that read a kind the file held before or holds now (a
-check that says `PER_OBJECT` on that file's objects alone) or read the file itself. Editing a
-profile, a schema or a file that was not yet placed on a cluster loads everything again.
+check whose `RERUN` says so on that file's objects alone, checks/protocol.py) or read the file
+itself. Editing a profile, a schema or a file that was not yet placed on a cluster loads
+everything again.
 
 The findings are `validate`'s for the same files: the same loader, verdicts, checks, suppressions
 and collection (engine.collected), per cluster as validate's worker for that cluster makes them.
@@ -22,7 +23,6 @@ import posixpath
 import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
 from auditor.k8s.objects import ResourceKey
 from auditor.model import Finding, Resource
@@ -32,6 +32,7 @@ from auditor.repo.profiles import PROFILE_FILE, ClusterProfile
 from auditor.repo.tree import Overlay
 from auditor.schemas.validator import ClusterValidator, Verdict
 from auditor.validate import checks, engine
+from auditor.validate.checks.protocol import CLUSTER, Check
 
 SCHEMAS = "schemas"
 
@@ -73,10 +74,10 @@ class _File:
 
 @dataclass
 class _Check:
-    module: ModuleType
+    module: Check
     reads: checks.Reads = field(default_factory=checks.Reads)
     findings: list[Finding] = field(default_factory=list)  # a check of the whole cluster
-    by_file: dict[str, list[Finding]] = field(default_factory=dict)  # a PER_OBJECT check
+    by_file: dict[str, list[Finding]] = field(default_factory=dict)  # renewed per file
 
 
 @dataclass
@@ -93,12 +94,16 @@ class _Cluster:
     checks: list[_Check] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # suppressions applied
 
+    ranks: dict[int, int] = field(default_factory=dict)  # id of an object -> its file's rank
+
     def place(self, resource: Resource) -> tuple[int, int]:
-        """An object's rank in load order (file, then line)."""
-        return self.files[resource.file].rank, resource.line
+        """An object's rank in load order (file, then line); a rendered object's `file` is
+        its base, not the folder it was loaded with, hence the rank it was defined with."""
+        return self.ranks[id(resource)], resource.line
 
     def define(self, file: _File) -> None:
         for resource in file.loaded.resources:
+            self.ranks[id(resource)] = file.rank
             ident = (resource.cluster, resource.key)
             found = self.definitions.setdefault(ident, [])
             bisect.insort(found, resource, key=self.place)
@@ -108,6 +113,7 @@ class _Cluster:
     def undefine(self, file: _File) -> None:
         for resource in file.loaded.resources:
             ident = (resource.cluster, resource.key)
+            self.ranks.pop(id(resource), None)
             found = [r for r in self.definitions.get(ident, ()) if r is not resource]
             if found:
                 self.definitions[ident] = found
@@ -160,6 +166,7 @@ class Session:
         self.placed: dict[str, str] = {}  # manifest path -> its cluster
         self.findings: list[Finding] = []
         self.broken = False  # the last reload failed (a profile that does not parse, say)
+        self.rendered = False  # see reload
         self.reload()
 
     # -- what an editor calls -----------------------------------------------------------------
@@ -209,12 +216,18 @@ class Session:
             for name in names
         }
         self.placed = {}
+        # Laid out by Argo CD Applications, or rendering a folder: an edit outside the plain
+        # files placed loads again, and the render cache (auditor/render/) renders again only
+        # what the edit reached.
+        self.rendered = not self.tree.is_dir(CLUSTERS) or any(w.source for w in placed)
         for rank, where in enumerate(placed):
             state = self.clusters[where.cluster]
             file = _File(where, self.repo.load_file(where), rank)
-            state.files[where.path] = file
+            key = where.path if where.path not in state.files else f"{where.path}#{rank}"
+            state.files[key] = file
             state.define(file)
-            self.placed[where.path] = where.cluster
+            if where.source is None:  # a rendered folder's files all load it again
+                self.placed[where.path] = where.cluster
         for state in self.clusters.values():
             state.dropped = state.second_definitions()
             for file in state.files.values():
@@ -226,8 +239,8 @@ class Session:
         """Whether a change to `path` may change which files sync where, the profiles or the
         schemas: then everything is loaded again."""
         top = path.split("/", 1)[0]
-        if top == SCHEMAS:
-            return True
+        if top == SCHEMAS or (self.rendered and path not in self.placed):
+            return True  # a rendered folder's input, or the Applications: each render is cached
         if top not in (CLUSTERS, TENANTS):
             return False
         name = posixpath.basename(path)
@@ -285,10 +298,11 @@ class Session:
             ctx = self._context(state)
             sound = state.files[path].sound
             for check in stale:
-                own = checks.per_object_of(check.module)
+                rerun = check.module.RERUN
+                own = rerun.per_object_of
                 if check.reads.read(path):
                     _run_whole(check, ctx)
-                elif checks.per_object(check.module):
+                elif rerun.per_object:
                     _run_file(check, ctx, path, sound)
                 elif own and kinds and kinds <= own and not check.reads.every:
                     _run_kinds(check, ctx, path, own, sound)
@@ -324,7 +338,7 @@ class Session:
 def _run_whole(check: _Check, ctx: checks.CheckContext) -> None:
     found, reads = checks.run_noting(check.module, ctx)
     check.reads = reads
-    if checks.per_object(check.module) or checks.per_object_of(check.module):
+    if check.module.RERUN != CLUSTER:  # kept per file, to be renewed per file
         check.findings, check.by_file = [], {}
         for finding in found:
             check.by_file.setdefault(finding.file or "", []).append(finding)
@@ -333,7 +347,7 @@ def _run_whole(check: _Check, ctx: checks.CheckContext) -> None:
 
 
 def _run_file(check: _Check, ctx: checks.CheckContext, path: str, sound: list[Resource]) -> None:
-    """A PER_OBJECT check run again on the objects of `path` (`sound`) alone."""
+    """A `protocol.PER_OBJECT` check run again on the objects of `path` (`sound`) alone."""
     mine = checks.CheckContext(
         ctx.repo, ctx.cluster, tuple(sound), ctx.tenants, ctx.today, ctx.invalid
     )
@@ -352,8 +366,8 @@ def _run_kinds(
     kinds: frozenset[str],
     sound: list[Resource],
 ) -> None:
-    """A PER_OBJECT_OF check run again with only `path`'s objects of `kinds` (every object of
-    the other kinds): its findings located in `path` replace that file's."""
+    """A `protocol.per_object_of` check run again with only `path`'s objects of `kinds` (every
+    object of the other kinds): its findings located in `path` replace that file's."""
     assert ctx.index is not None
     by_kind = dict(ctx.index.by_kind)
     for kind in kinds:

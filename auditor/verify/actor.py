@@ -14,7 +14,8 @@ import typing as t
 from dataclasses import dataclass
 
 from auditor.errors import ClusterAccessError
-from auditor.k8s.objects import RBAC_GROUP, Json
+from auditor.k8s.objects import RBAC_API, RBAC_GROUP, Json
+from auditor.live.apierrors import ApiError, Forbidden, NotFound
 from auditor.verify.model import (
     MANAGER,
     PROBE_IMAGE,
@@ -23,7 +24,6 @@ from auditor.verify.model import (
 )
 from auditor.verify.scratch import Scratch
 
-RBAC_API = f"{RBAC_GROUP}/v1"
 DRY_RUN = [("dryRun", "All")]
 MISSING_QUEUE = "kueue-gitops-no-such-queue"
 
@@ -96,8 +96,8 @@ class Actor:
         pod_class: str | None = None,
         probe: Probe | None = None,
         name: str | None = None,
-    ) -> str | None:
-        """None when the tenant's Job was accepted; else what the API server said."""
+    ) -> ClusterAccessError | None:
+        """None when the tenant's Job was accepted; else the API server's refusal."""
         body = self._job(name or f"probe-{self.scratch.run_id}", labels, pod_class, probe)
         path = self.as_tenant.path("batch/v1", "Job", self.tenant.namespace)
         words = attempt(
@@ -123,7 +123,7 @@ class Actor:
         ]
 
     def queue_target(self, queue: str) -> str | None:
-        with contextlib.suppress(ClusterAccessError):
+        with contextlib.suppress(NotFound):
             lq = self.admin.get(self.scratch.kueue, "LocalQueue", queue, self.tenant.namespace)
             return str((lq.get("spec") or {}).get("clusterQueue") or "") or None
         return None
@@ -138,7 +138,7 @@ class Actor:
             "kueue-gitops-unapproved",
         )
 
-    def try_patch_namespace(self, patch: Json) -> str | None:
+    def try_patch_namespace(self, patch: Json) -> ClusterAccessError | None:
         return attempt(
             lambda: self.as_tenant.request(
                 "PATCH",
@@ -204,7 +204,7 @@ class Actor:
 
     def revoke_namespace_patch(self) -> None:
         for kind in ("RoleBinding", "Role"):
-            with contextlib.suppress(ClusterAccessError):
+            with contextlib.suppress(NotFound):
                 self.admin.delete(RBAC_API, kind, self.role, self.tenant.namespace)
 
     def dry_create(self, api: str, kind: str, extra: Json) -> t.Any:
@@ -251,31 +251,37 @@ class Actor:
             (self.scratch.kueue, "LocalQueue", self.queue),
         ]
         for api, kind, name in made:
-            with contextlib.suppress(ClusterAccessError):
+            try:
                 self.admin.get(api, kind, name, self.tenant.namespace)
-                problems.append(f"{kind} {self.tenant.namespace}/{name} still there")
+            except NotFound:
+                continue
+            except ClusterAccessError as exc:  # not known to be gone: said, never assumed
+                problems.append(f"{kind} {self.tenant.namespace}/{name} not checked: {exc}")
+                continue
+            problems.append(f"{kind} {self.tenant.namespace}/{name} still there")
         return problems
 
 
-def attempt(action: t.Callable[[], t.Any]) -> str | None:
-    """None when the API server accepted `action`; else its refusal, in its words."""
+def attempt(action: t.Callable[[], t.Any]) -> ClusterAccessError | None:
+    """None when the API server accepted `action`; else its refusal."""
     try:
         action()
     except ClusterAccessError as exc:
-        return str(exc)
+        return exc
     return None
 
 
-def words_of(error: str) -> str:
+def words_of(error: ClusterAccessError) -> str:
     """What the API server said, without our prefix (`cluster X: create Job forbidden (403): `)."""
-    return error.split("): ", 1)[-1]
+    return error.said if isinstance(error, ApiError) else str(error)
 
 
-def by_policy(words: str | None, policy: str) -> bool:
-    return (
-        words is not None and "(403)" in words and f"ValidatingAdmissionPolicy '{policy}'" in words
+def by_policy(refusal: ClusterAccessError | None, policy: str) -> bool:
+    """Whether the ValidatingAdmissionPolicy `policy` forbade it (its own reason: Forbidden)."""
+    return isinstance(refusal, Forbidden) and f"ValidatingAdmissionPolicy '{policy}'" in str(
+        refusal
     )
 
 
-def outcome(words: str | None) -> str:
-    return "was ACCEPTED" if words is None else f"was refused: {words_of(words)}"
+def outcome(refusal: ClusterAccessError | None) -> str:
+    return "was ACCEPTED" if refusal is None else f"was refused: {words_of(refusal)}"

@@ -24,10 +24,12 @@ Job, the temporary Role) is deleted again, and `boundary-cleanup` checks that it
 from __future__ import annotations
 
 from auditor import rules
+from auditor.errors import ClusterAccessError
 from auditor.k8s.conditions import is_true, message, reason
 from auditor.k8s.objects import SCHEDULING_API, Json
 from auditor.kueue import admission
 from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL, QUOTA_RESERVED
+from auditor.live.apierrors import Forbidden
 from auditor.repo.profiles import TenantProfile
 from auditor.verify import readings
 from auditor.verify.actor import (
@@ -218,7 +220,7 @@ class Crossing:
         relabel = {"metadata": {"labels": {key: f"{labels.get(key, 'none')}-moved"}}}
         before = self.act.try_patch_namespace(relabel)
         harmless = {"metadata": {"labels": {"kueue-gitops.io/probe": self.scratch.run_id}}}
-        granted: list[str | None] = ["not tried"]
+        granted: list[ClusterAccessError | None] = [ClusterAccessError("not tried")]
         try:
             self.act.grant_namespace_patch()
 
@@ -276,14 +278,14 @@ class Crossing:
                 (f"patch ClusterQueue {cq}", lambda: self.act.dry_patch(kueue, "ClusterQueue", cq))
             )
         outcomes = [(what, attempt(fn)) for what, fn in attempts]
-        allowed = [what for what, words in outcomes if words is None or "(403)" not in words]
-        first = next((words for _w, words in outcomes if words), "")
+        allowed = [what for what, no in outcomes if not isinstance(no, Forbidden)]
+        first = next((no for _w, no in outcomes if no is not None), None)
         return Check(
             VERIFY_PLATFORM_OBJECTS,
             not allowed,
             (
                 f"{self.tenant.name} was forbidden to {', '.join(w for w, _ in outcomes)}"
-                f" (e.g. {words_of(first)})"
+                f" (e.g. {words_of(first) if first else ''})"
                 if not allowed
                 else f"{self.tenant.name} was ALLOWED to {', '.join(allowed)}"
             ),

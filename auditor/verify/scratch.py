@@ -13,6 +13,7 @@ from auditor.k8s.objects import Json
 from auditor.k8s.quantity import Quantity
 from auditor.kueue import KUEUE_GROUP, cohorts, quota, stop_policy, versions
 from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL, QUOTA_RESERVED, owner_job
+from auditor.live.apierrors import KindNotServed, NotFound
 from auditor.repo.profiles import ClusterProfile, TenantCluster, TenantProfile
 from auditor.verify import probes
 from auditor.verify.model import (
@@ -57,7 +58,7 @@ class Scratch:
                 problems.append(f"stopPolicy of {cq} not restored: {exc}")
         # By label too: a namespace created just before an interrupt may not be recorded yet.
         for ns in sorted({*self.namespaces, *self._left_namespaces()}):
-            with contextlib.suppress(ClusterAccessError):  # already gone is fine
+            with contextlib.suppress(NotFound):  # already gone is fine
                 self.cluster.delete("v1", "Namespace", ns, propagation="Background")
         deadline = time.monotonic() + self.timeout
         left = self._left_namespaces()
@@ -114,7 +115,6 @@ class Scratch:
                     f"cluster {self.profile.name}: ClusterQueue {cq['metadata']['name']} has "
                     f"stopPolicy {policy}; verify probes only a queue that admits",
                     cluster=self.profile.name,
-                    kind="ClusterQueue",
                 )
             tenant = ScratchTenant(
                 tp.name, cq, f"kueue-verify-{self.run_id}-{tp.name}", self._labels(tp, placement)
@@ -287,7 +287,7 @@ class Scratch:
         for api in versions.to_try(self.kueue, self.cluster.served_versions(KUEUE_GROUP)):
             try:
                 self.cluster.resource(api, kind)
-            except ClusterAccessError:
+            except KindNotServed:
                 continue
             return api
         return None
@@ -311,7 +311,7 @@ class Scratch:
         outside a cohort): what every other member lends less what it uses beyond what it
         keeps, and the Cohorts' own quota, up through parent cohorts."""
         found = self.cluster.list(self.kueue, "ClusterQueue")
-        with contextlib.suppress(ClusterAccessError):  # a Kueue without the Cohort kind
+        with contextlib.suppress(KindNotServed):  # a Kueue without the Cohort kind
             found += self.cluster.list(self.kueue, "Cohort")
         lending = cohorts.Lending.of(found, quota.used)
         rest = lending.to(cq, (probe.flavor, probe.resource))

@@ -7,7 +7,7 @@ tenant it prints:
 
 - GPU-hours: the simulation's against the median of the real runs; agrees within 10 %;
 - the p95 wait: the simulation's inside the real runs' range widened by the replay's tolerance
-  (auditor/replay/measured.py: 20 % of the value or four reads at the speed, whichever is
+  (auditor/replay/comparison.py: 20 % of the value or four reads at the speed, whichever is
   larger; 50 % for a tenant whose Workloads preempted others, docs/replay.md);
 - preempts or not: the simulation preempts that tenant's Workloads where the real runs (their
   median) do, and not where they do not.
@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from auditor.replay.measured import AGREEMENT, RECLAIMER_AGREEMENT, tolerance  # noqa: E402
+from auditor.replay.comparison import AGREEMENT, RECLAIMER_AGREEMENT, tolerance  # noqa: E402
 
 CLUSTER = "gpu-staging"
 GPU_HOURS_WITHIN = 0.10

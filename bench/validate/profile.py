@@ -9,6 +9,7 @@ interpreter's own start (~0.05 s) comes before it. For detail, run the command u
 
 from __future__ import annotations
 
+import functools
 import gc
 import sys
 import time
@@ -25,7 +26,7 @@ from auditor.repo import cached  # noqa: E402
 from auditor.repo.layout import Repository  # noqa: E402
 from auditor.schemas.catalog import SchemaCatalog  # noqa: E402
 from auditor.schemas.validator import ClusterValidator  # noqa: E402
-from auditor.validate import checks, engine  # noqa: E402
+from auditor.validate import checks, engine, kept  # noqa: E402
 
 PHASES: dict[str, float] = {}
 
@@ -61,7 +62,8 @@ def main() -> None:
     for name in names:
         validator = ClusterValidator(SchemaCatalog(root / "schemas", name))
         resources = loaded.for_cluster(name)
-        verdicts = engine._verdicts(validator, resources, name, caches.get(name))
+        judge = functools.partial(engine.judge, validator, cluster=name)
+        verdicts = kept.verdicts(resources, judge, caches.get(name))
         sound = tuple(r for r, v in zip(resources, verdicts, strict=True) if v.sound)
         now = spent("version contract, JSON Schema, CEL", now)
         checks.run(checks.CheckContext(repo, repo.cluster(name), sound, repo.tenants))

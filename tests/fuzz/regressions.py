@@ -12,7 +12,7 @@ CASES: list[Corruption] = [
     # AttributeError (exit 3, "internal error"); now yaml-syntax at the line
     Corruption("clusters/gpu-prod/clusterqueues.yaml", "tag", 0, "!!timestamp"),
     # seed 1: the same inside Kueue's Configuration, the YAML a ConfigMap holds, which the
-    # kueue-config check read with yaml.safe_load (exit 3); now read by manifests.load_one
+    # kueue-config check read with yaml.safe_load (exit 3); now read by pyyaml_reader.load_one
     Corruption("clusters/gpu-staging/kueue/manager-config.yaml", "tag", 55, "!!timestamp"),
     # seed 1: `!!set` on a scalar made an empty Python set, which no JSON holds; drift's
     # comparison failed on it (TypeError: unhashable type); now yaml-syntax at the line

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from auditor.live.apierrors import KindNotServed
 from auditor.live.apply import apply_all
-from auditor.live.kube import KindNotServed, KubeCluster
+from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import ROOT, own_context, run_line, start_sandbox

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import re
 import shlex
+import tomllib
 import typing as t
 from pathlib import Path
 
@@ -22,6 +23,9 @@ DOCS = (
     "README.md",
     "CONTRIBUTING.md",
     "docs/ARCHITECTURE.md",
+    "docs/design.md",
+    "docs/contracts.md",
+    "docs/releases.md",
     "docs/usage.md",
     "docs/argocd.md",
     "docs/boundaries.md",
@@ -193,3 +197,101 @@ def _words(line: str) -> list[str]:
 def test_the_readme_stays_a_guide_of_at_most_20_kb() -> None:
     """Detail goes to docs/: the README is what a newcomer reads first."""
     assert len((ROOT / "README.md").read_bytes()) <= 20_000
+
+
+# --- The README's numbers, each held to its source -------------------------------------------
+
+# A figure: 1,908 or 0.33, not part of a version (v0.17.0) or a name (p95).
+NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+def _measured_parts(readme: str) -> list[str]:
+    """The README's measured figures: the build table under "Measured on" and the Performance
+    section. Every number there is a benchmark's, so it is copied from bench/README.md."""
+    table = readme.split("Measured on ", 1)[1].split("\n\n`make setup`", 1)[0]
+    performance = readme.split("\n## Performance\n", 1)[1].split("\n## ", 1)[0]
+    return [table, performance]
+
+
+def test_every_measured_number_in_the_readme_is_the_benchmarks() -> None:
+    bench = set(NUMBER.findall(text_of("bench/README.md")))
+    parts = _measured_parts(text_of("README.md"))
+    assert all(NUMBER.search(part) for part in parts)
+    missing = sorted({n for part in parts for n in NUMBER.findall(part)} - bench)
+    assert missing == [], "README figures bench/README.md does not hold (copy them from there)"
+
+
+def test_the_readmes_coverage_floor_is_the_makefiles() -> None:
+    floor = re.search(r"^COVERAGE_FLOOR \?= (\d+)$", text_of("Makefile"), re.M)
+    assert floor, "Makefile sets COVERAGE_FLOOR"
+    assert f"fails below {floor[1]}%" in text_of("README.md")
+
+
+def _go_minimum() -> str:
+    """The newest `go` directive of the pinned modules, as major.minor: what building them needs."""
+    versions = [
+        tuple(int(p) for p in m.split(".")[:2])
+        for mod in ROOT.glob("testenv/**/go.mod")
+        for m in re.findall(r"^go (\d+\.\d+(?:\.\d+)?)$", mod.read_text(), re.M)
+    ]
+    major, minor = max(versions)
+    return f"{major}.{minor}"
+
+
+@pytest.mark.parametrize("doc", ["README.md", "CONTRIBUTING.md"])
+def test_the_go_version_asked_for_is_what_the_pinned_modules_need(doc: str) -> None:
+    asked = set(re.findall(r"Go ≥ (\d+\.\d+)", text_of(doc)))
+    assert asked == {_go_minimum()}
+
+
+def test_the_readmes_control_plane_pins_are_testenvs() -> None:
+    pins = text_of("testenv/go.mod")
+    named = re.search(
+        r"\(Kubernetes (v\S+)\s+with kube-scheduler, etcd (v\S+), kwok (v\S+)\)",
+        text_of("README.md"),
+    )
+    assert named, "the README names the control plane's pins"
+    kubernetes, etcd, kwok = named.groups()
+    assert f"k8s.io/kubernetes {kubernetes}\n" in pins
+    assert f"go.etcd.io/etcd/server/v3 {etcd}\n" in pins
+    assert f"sigs.k8s.io/kwok {kwok}\n" in text_of("testenv/tools/kwok/go.mod")
+
+
+# --- docs/ARCHITECTURE.md: a map a newcomer reads in minutes, true of the code ----------------
+
+
+def test_the_architecture_map_stays_at_most_15_kb() -> None:
+    """Detail goes to docs/design.md, docs/contracts.md or the modules' docstrings."""
+    assert len((ROOT / "docs/ARCHITECTURE.md").read_bytes()) <= 15_000
+
+
+def _import_contracts() -> list[dict[str, t.Any]]:
+    config = tomllib.loads(text_of("pyproject.toml"))
+    contracts: list[dict[str, t.Any]] = config["tool"]["importlinter"]["contracts"]
+    return contracts
+
+
+def test_the_maps_layer_table_is_the_layers_contract() -> None:
+    (layers,) = [c for c in _import_contracts() if c["type"] == "layers"]
+    section = text_of("docs/ARCHITECTURE.md").split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ")[1] for line in section.splitlines() if line.startswith("| ")][1:]
+    shown = [re.findall(r"`(auditor[\w.]*)`", row) for row in rows]
+    # siblings: " | " independent, " : " free to import each other
+    expected = [re.split(r" [|:] ", layer) for layer in layers["layers"]]
+    flat = [p for layer in expected for p in layer]
+    assert [p for row in shown for p in row] == flat, "the layers, top to bottom"
+    assert [set(row) for row in shown[:-1]] == [set(layer) for layer in expected[: len(shown) - 1]]
+
+
+def test_the_map_names_every_import_contract() -> None:
+    text = " ".join(text_of("docs/ARCHITECTURE.md").split())
+    missing = [c["name"] for c in _import_contracts() if " ".join(c["name"].split()) not in text]
+    assert missing == []
+
+
+def test_the_benchmarks_page_shows_the_current_results_first_in_at_most_15_kb() -> None:
+    page = text_of("bench/README.md")
+    assert len(page.encode()) <= 15_000, "earlier sittings go to bench/HISTORY.md"
+    headings = re.findall(r"^## (.+)$", page, re.M)
+    assert headings[:2] == ["Conditions", "Summary"]
+    assert "(HISTORY.md)" in page.split("\n## ", 1)[0]

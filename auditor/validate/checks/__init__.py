@@ -1,12 +1,11 @@
 """Policy checks: one module per check, registered explicitly below.
 
-A check module defines `ID` (kebab-case), `RULES` (its rules, declared beside it in
-`<module>.rules.yaml`: `rules.of(__name__)`) and `check(ctx) -> Iterator[Finding]`, which
-yields findings of those rules; each rule carries its severity, category and documentation.
-A check whose findings about an object depend on that object alone (and the profiles) says
-`PER_OBJECT = True`: an editor's server runs it again on an edited file's objects only. One
-whose findings about objects of some kinds depend on that object and objects of other kinds
-alone names those kinds in `PER_OBJECT_OF`.
+A check module is a `protocol.Check` (checks/protocol.py): `ID` (kebab-case), `RULES` (its
+rules, declared beside it in `<module>.rules.yaml`: `rules.of(__name__)`), `check(ctx)`, which
+yields findings of those rules (each rule carries its severity, category and documentation),
+and `RERUN`, what an edit makes an editor's server compute again of it. Strict mypy holds every
+module of `_MODULES` to it; the modules import none of each other (an import-linter contract):
+what several need is in checks/_common.py.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import functools
 import heapq
 import typing as t
 from dataclasses import dataclass, field
-from types import ModuleType
 
 from auditor.errors import ConfigError, processing
 from auditor.k8s.objects import ResourceKey
@@ -49,6 +47,7 @@ from auditor.validate.checks import (
     tenant_powers,
     tenant_rbac,
 )
+from auditor.validate.checks.protocol import Check
 
 if t.TYPE_CHECKING:
     from auditor.repo.layout import Repository
@@ -98,7 +97,7 @@ class CheckContext:
 
 
 # The check modules, in the order they run; a new check is imported above and added here.
-_MODULES: tuple[ModuleType, ...] = (
+_MODULES: tuple[Check, ...] = (
     tenant_objects,
     localqueue_target,
     namespace_selector,
@@ -126,10 +125,10 @@ _MODULES: tuple[ModuleType, ...] = (
     admission_policies,
 )
 
-CHECKS: dict[str, ModuleType] = {m.ID: m for m in _MODULES}
+CHECKS: dict[str, Check] = {m.ID: m for m in _MODULES}
 
 
-def get(check_id: str) -> ModuleType:
+def get(check_id: str) -> Check:
     try:
         return CHECKS[check_id]
     except KeyError:
@@ -145,7 +144,7 @@ def run(ctx: CheckContext, only: t.Iterable[str] | None = None) -> list[Finding]
     return findings
 
 
-def _run(module: ModuleType, ctx: CheckContext, seen: t.Any) -> list[Finding]:
+def _run(module: Check, ctx: CheckContext, seen: t.Any) -> list[Finding]:
     """One check's findings on `ctx`'s cluster; the check is handed `seen` (`ctx`, or a view
     of it that notes what the check reads)."""
     findings: list[Finding] = []
@@ -158,20 +157,6 @@ def _run(module: ModuleType, ctx: CheckContext, seen: t.Any) -> list[Finding]:
             finding.cluster = finding.cluster or ctx.cluster.name
             findings.append(finding)
     return findings
-
-
-def per_object(module: ModuleType) -> bool:
-    """Whether the check's findings about an object depend on that object alone (with the
-    profiles and the files it reads): it says so with `PER_OBJECT = True`, and may then be run
-    on one file's objects to renew the findings about them."""
-    return bool(getattr(module, "PER_OBJECT", False))
-
-
-def per_object_of(module: ModuleType) -> frozenset[str]:
-    """The kinds whose objects' findings depend on that object and objects of other kinds
-    alone (`PER_OBJECT_OF`): an edit of a file holding only such objects runs the check on that
-    file's objects of those kinds, with every object of the other kinds."""
-    return frozenset(getattr(module, "PER_OBJECT_OF", ()))
 
 
 @dataclass
@@ -203,7 +188,7 @@ class Reads:
         return path in self.paths or any(p.endswith("/") and path.startswith(p) for p in self.paths)
 
 
-def run_noting(module: ModuleType, ctx: CheckContext) -> tuple[list[Finding], Reads]:
+def run_noting(module: Check, ctx: CheckContext) -> tuple[list[Finding], Reads]:
     """One check's findings on `ctx`'s cluster, and what it read to make them."""
     reads = Reads()
     return _run(module, ctx, _Noting(ctx, reads)), reads

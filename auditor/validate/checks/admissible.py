@@ -19,6 +19,7 @@ from auditor import rules
 from auditor.kueue import admissible, cohorts, multikueue
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE, kueue_configuration, kueue_release, spec_of
 
 if t.TYPE_CHECKING:
@@ -28,6 +29,7 @@ RULES = rules.of(__name__)
 QUEUE_ADMITS_NO_JOB = RULES["queue-admits-no-job"]
 
 ID = "admissible"
+RERUN = protocol.CLUSTER
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

@@ -12,6 +12,7 @@ import typing as t
 from auditor import rules
 from auditor.model import Finding
 from auditor.repo import boundaries
+from auditor.validate.checks import protocol
 
 if t.TYPE_CHECKING:
     from collections.abc import Iterator
@@ -22,6 +23,7 @@ RULES = rules.of(__name__)
 ADMISSION_POLICIES_STALE = RULES["admission-policies-stale"]
 
 ID = "admission-policies"
+RERUN = protocol.CLUSTER
 FIX = "run `kueue-gitops generate policies` and commit the result"
 
 

@@ -22,8 +22,9 @@ from auditor import rules
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import kueue_configuration
-from auditor.validate.checks.kueue_config import Embedded
+from auditor.validate.checks._embedded import Embedded
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
@@ -36,6 +37,7 @@ ALERT_OTHER_CLUSTER = RULES["alert-other-cluster"]
 ALERT_METRIC_NOT_EXPORTED = RULES["alert-metric-not-exported"]
 
 ID = "alert-coverage"
+RERUN = protocol.CLUSTER
 GROUP = "monitoring.coreos.com"
 
 ALERTS = (
@@ -134,7 +136,7 @@ def _not_exported(ctx: CheckContext, gated: dict[str, set[str]]) -> t.Iterator[F
         return
     found = boundaries.config_map(ctx.of_kind("ConfigMap"))
     assert found is not None  # the Configuration came from it
-    embedded = Embedded(ctx, found)
+    embedded = Embedded(ctx, found, ALERT_METRIC_NOT_EXPORTED)
     embedded.parse()
     metrics = sorted(set().union(*gated.values()))
     yield embedded.finding(

@@ -17,6 +17,7 @@ import typing as t
 from auditor import rules
 from auditor.kueue import cohorts
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
@@ -27,6 +28,7 @@ COHORT_CYCLE = RULES["cohort-cycle"]
 COHORT_PARENT_MISSING = RULES["cohort-parent-missing"]
 
 ID = "cohort-tree"
+RERUN = protocol.CLUSTER
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

@@ -18,6 +18,7 @@ import typing as t
 from auditor import rules
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE, kueue_configuration, kueue_release
 
 if t.TYPE_CHECKING:
@@ -27,6 +28,7 @@ RULES = rules.of(__name__)
 DEFAULT_LOCALQUEUE = RULES["default-localqueue"]
 
 ID = "default-localqueue"
+RERUN = protocol.CLUSTER
 GATE = "LocalQueueDefaulting"  # a gate from v0.10 to v0.18; the behaviour stays after it
 
 

@@ -17,7 +17,9 @@ import typing as t
 
 from auditor import rules
 from auditor.kueue import config as kueue_config
+from auditor.kueue.workloads import PRIORITY_LABEL
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import (
     KUEUE,
     kueue_configuration,
@@ -32,6 +34,7 @@ RULES = rules.of(__name__)
 DEFAULT_PRIORITY_CLASS = RULES["default-workload-priority-class"]
 
 ID = "default-priority-class"
+RERUN = protocol.CLUSTER
 GATE = "WorkloadPriorityClassDefaulting"
 
 
@@ -46,7 +49,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 level,
                 DEFAULT_PRIORITY_CLASS,
                 f"with {GATE} on, Kueue {known.version} gives every job without a "
-                f"kueue.x-k8s.io/priority-class label this class's priority "
+                f"{PRIORITY_LABEL} label this class's priority "
                 f"({priority_value(level)}), in every tenant's namespace; rename the class "
                 f"unless it is meant to rank unlabelled work, or leave {GATE} off",
                 path=["metadata", "name"],

@@ -22,8 +22,9 @@ from auditor import rules
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding
 from auditor.repo import boundaries
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE, kueue_configuration, kueue_release, spec_of
-from auditor.validate.checks.kueue_config import Embedded
+from auditor.validate.checks._embedded import Embedded
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
@@ -34,6 +35,7 @@ WEIGHT_IGNORED = RULES["fair-sharing-weight-ignored"]
 NO_DECAY = RULES["admission-fair-sharing-no-decay"]
 
 ID = "fair-sharing"
+RERUN = protocol.CLUSTER
 WEIGHT = ("spec", "fairSharing", "weight")
 
 
@@ -89,7 +91,7 @@ def _no_decay(ctx: CheckContext, admission: dict[str, t.Any]) -> t.Iterator[Find
         return  # a bad duration is the schema's (and Kueue's start-up's) to refuse
     found = boundaries.config_map(ctx.of_kind("ConfigMap"))
     assert found is not None  # the Configuration came from it
-    embedded = Embedded(ctx, found)
+    embedded = Embedded(ctx, found, NO_DECAY)
     embedded.parse()
     said = "leaves usageHalfLifeTime out (0s)" if raw is None else f"sets usageHalfLifeTime: {raw}"
     yield embedded.finding(

@@ -22,6 +22,7 @@ from auditor import rules
 from auditor.kueue import config as kueue_config
 from auditor.kueue.quota import resource_groups
 from auditor.model import Finding, Resource
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import (
     KUEUE,
     kueue_configuration,
@@ -41,6 +42,7 @@ FLAVOR_NOT_TOLERATED = RULES["flavor-not-tolerated"]
 FLAVOR_TOPOLOGY_MISSING = RULES["flavor-topology-missing"]
 
 ID = "flavors"
+RERUN = protocol.CLUSTER
 
 
 def is_accelerator(resource: str) -> bool:

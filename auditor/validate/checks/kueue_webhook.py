@@ -16,19 +16,22 @@ from __future__ import annotations
 
 import typing as t
 
+from auditor import rules
 from auditor.kueue import release, webhooks
 from auditor.model import Finding
-from auditor.validate.checks import quotas
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
 ID = "kueue-webhook"
+RERUN = protocol.CLUSTER
 RULES = webhooks.RULES  # declared beside auditor/kueue/webhooks.py, which finds them
 # The quotas check's rules that are Kueue's webhook rules too (the webhooks' model names them):
-# with RULES, every refusal.
-MIRRORED = tuple(quotas.RULES[rule] for rule in webhooks.MIRRORED)
+# with RULES, every refusal. Read from its declarations: the check modules import none of each
+# other (an import-linter contract).
+MIRRORED = tuple(rules.of("auditor.validate.checks.quotas")[rule] for rule in webhooks.MIRRORED)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

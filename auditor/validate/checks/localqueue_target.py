@@ -17,6 +17,7 @@ import typing as t
 
 from auditor import rules
 from auditor.model import Finding, Resource
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import (
     KUEUE,
     labels_of,
@@ -36,8 +37,8 @@ LQ_CLUSTER_QUEUE_NOT_AUTHORISED = RULES["lq-cluster-queue-not-authorised"]
 LQ_NAMESPACE_NOT_SELECTED = RULES["lq-namespace-not-selected"]
 
 ID = "localqueue-target"
-# a LocalQueue's findings: it, its ClusterQueue and namespace, the profiles (checks.per_object_of)
-PER_OBJECT_OF = frozenset({"LocalQueue"})
+# a LocalQueue's findings: it, its ClusterQueue and namespace, the profiles (protocol.Rerun)
+RERUN = protocol.per_object_of("LocalQueue")
 
 PATH = ["spec", "clusterQueue"]
 

@@ -27,6 +27,7 @@ from auditor import rules
 from auditor.kueue import multikueue, quota
 from auditor.kueue.multikueue import Quota
 from auditor.model import Finding, Resource
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE, kueue_configuration, kueue_release, named
 
 if t.TYPE_CHECKING:
@@ -41,6 +42,7 @@ MIRROR = RULES["multikueue-worker-mirror"]
 OVER_WORKERS = RULES["multikueue-manager-over-workers"]
 
 ID = "multikueue"
+RERUN = protocol.CLUSTER
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

@@ -16,6 +16,7 @@ import typing as t
 
 from auditor import rules
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import (
     KUEUE,
     labels_of,
@@ -34,8 +35,8 @@ ADMISSION_LABEL_UNOWNED = RULES["admission-label-unowned"]
 TENANT_LABEL_MISMATCH = RULES["tenant-label-mismatch"]
 
 ID = "namespace-selector"
-# Its findings about an object depend on it alone and the profiles (checks.per_object).
-PER_OBJECT = True
+# Its findings about an object depend on it alone and the profiles (protocol.Rerun).
+RERUN = protocol.PER_OBJECT
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

@@ -22,6 +22,7 @@ from auditor import rules
 from auditor.kueue import preemption
 from auditor.model import Finding, Resource
 from auditor.repo.profiles import TenantProfile
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE, about_profile, queue_tenants
 
 if t.TYPE_CHECKING:
@@ -33,6 +34,7 @@ PREEMPTION_EVIDENCE_EXPIRED = RULES["preemption-evidence-expired"]
 PREEMPTION_EVIDENCE_EXPIRING = RULES["preemption-evidence-expiring"]
 
 ID = "preemption"
+RERUN = protocol.CLUSTER
 EXPIRY_WARNING = datetime.timedelta(days=30)
 
 

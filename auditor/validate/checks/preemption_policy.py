@@ -18,6 +18,7 @@ import typing as t
 from auditor import rules
 from auditor.kueue import preemption
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE, platform_floor
 
 if t.TYPE_CHECKING:
@@ -28,6 +29,7 @@ PREEMPTION_POLICY_TOO_BROAD = RULES["preemption-policy-too-broad"]
 BORROW_PREEMPTION_UNBOUNDED = RULES["borrow-preemption-unbounded"]
 
 ID = "preemption-policy"
+RERUN = protocol.CLUSTER
 NARROW = ("Never", "LowerPriority")
 
 

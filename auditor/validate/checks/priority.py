@@ -15,6 +15,7 @@ import typing as t
 
 from auditor import rules
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import PRIORITY_KINDS, about_profile, named
 
 if t.TYPE_CHECKING:
@@ -25,6 +26,7 @@ PRIORITY_CLASS_IN_TENANT_FOLDER = RULES["priority-class-in-tenant-folder"]
 PRIORITY_LEVEL_MISSING = RULES["priority-level-missing"]
 
 ID = "priority"
+RERUN = protocol.CLUSTER
 
 KINDS = PRIORITY_KINDS
 

@@ -17,6 +17,7 @@ import typing as t
 
 from auditor import rules
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import (
     PRIORITY_KINDS,
     named,
@@ -34,6 +35,7 @@ PRIORITY_ABOVE_PLATFORM = RULES["priority-above-platform"]
 PRIORITY_ORDER = RULES["priority-order"]
 
 ID = "priority-levels"
+RERUN = protocol.CLUSTER
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

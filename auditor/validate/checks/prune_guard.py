@@ -18,6 +18,7 @@ import typing as t
 from auditor import rules
 from auditor.model import Finding
 from auditor.repo import argocd
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
@@ -27,8 +28,8 @@ RULES = rules.of(__name__)
 PRUNE_UNGUARDED = RULES["prune-unguarded"]
 
 ID = "prune-guard"
-# Its findings about an object depend on it alone and the profiles (checks.per_object).
-PER_OBJECT = True
+# Its findings about an object depend on it alone and the profiles (protocol.Rerun).
+RERUN = protocol.PER_OBJECT
 QUEUES = ("ClusterQueue", "LocalQueue")
 
 

@@ -18,6 +18,7 @@ from auditor.k8s.quantity import QuantityError, QuantityTooLarge, printed
 from auditor.kueue import KUEUE_GROUP
 from auditor.kueue.quota import QUOTA_FIELDS, cells
 from auditor.model import Finding, Resource
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import spec_of
 
 if t.TYPE_CHECKING:
@@ -29,8 +30,8 @@ QUANTITY_INVALID = RULES["quantity-invalid"]
 QUANTITY_TOO_LARGE = RULES["quantity-too-large"]
 
 ID = "quantities"
-# Its findings about an object depend on it alone and the profiles (checks.per_object).
-PER_OBJECT = True
+# Its findings about an object depend on it alone and the profiles (protocol.Rerun).
+RERUN = protocol.PER_OBJECT
 
 
 def _quantities(resource: Resource) -> t.Iterator[tuple[tuple[str | int, ...], t.Any]]:

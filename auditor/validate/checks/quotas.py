@@ -31,6 +31,7 @@ from auditor.kueue.quota import (
     resource_groups,
 )
 from auditor.model import Finding, Resource
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import named
 
 if t.TYPE_CHECKING:
@@ -47,6 +48,7 @@ BORROWING_OVER_LENDABLE = RULES["borrowing-over-lendable"]
 CAPACITY_EXCEEDED = RULES["capacity-exceeded"]
 
 ID = "quotas"
+RERUN = protocol.CLUSTER
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

@@ -20,6 +20,7 @@ from auditor import rules
 from auditor.kueue import multikueue
 from auditor.model import Finding
 from auditor.repo import argocd
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import kueue_configuration, kueue_release, named
 
 if t.TYPE_CHECKING:
@@ -29,6 +30,7 @@ RULES = rules.of(__name__)
 FIGHTS_KUEUE = RULES["self-heal-fights-kueue"]
 
 ID = "self-heal"
+RERUN = protocol.CLUSTER
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

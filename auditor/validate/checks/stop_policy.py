@@ -14,8 +14,9 @@ import typing as t
 
 from auditor import rules
 from auditor.kueue import KUEUE_GROUP
-from auditor.kueue.stop_policy import EFFECT, holds, policy_of
+from auditor.kueue.stop_policy import EFFECT, FIELD, holds, policy_of
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
@@ -24,6 +25,7 @@ RULES = rules.of(__name__)
 STOP_POLICY_HOLDS = RULES["stop-policy-holds"]
 
 ID = "stop-policy"
+RERUN = protocol.CLUSTER
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
@@ -37,5 +39,5 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             STOP_POLICY_HOLDS,
             f"stopPolicy {policy} holds admission on {resource.kind} {resource.name}: {effect}; "
             "set None (or remove the field) to resume",
-            path=["spec", "stopPolicy"],
+            path=["spec", FIELD],
         )

@@ -16,6 +16,7 @@ import typing as t
 from auditor import rules
 from auditor.k8s.objects import CLUSTER_SCOPED_KINDS, RBAC_GROUP
 from auditor.model import Finding
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
@@ -27,8 +28,8 @@ TENANT_FOREIGN_NAMESPACE = RULES["tenant-foreign-namespace"]
 TENANT_NAMESPACE_MISSING = RULES["tenant-namespace-missing"]
 
 ID = "tenant-objects"
-# Its findings about an object depend on it alone and the profiles (checks.per_object).
-PER_OBJECT = True
+# Its findings about an object depend on it alone and the profiles (protocol.Rerun).
+RERUN = protocol.PER_OBJECT
 
 ALLOWED: frozenset[tuple[str, str]] = frozenset(
     {("", "Namespace"), (KUEUE, "LocalQueue"), (RBAC_GROUP, "Role"), (RBAC_GROUP, "RoleBinding")}

@@ -20,6 +20,7 @@ from auditor import rules
 from auditor.k8s import baseline, rbac
 from auditor.k8s.objects import RBAC_GROUP, RBAC_KINDS
 from auditor.model import Finding, Resource
+from auditor.validate.checks import protocol
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
@@ -29,6 +30,7 @@ RBAC_TENANT_POWER = RULES["rbac-tenant-power"]
 RBAC_TENANT_ROLE_UNKNOWN = RULES["rbac-tenant-role-unknown"]
 
 ID = "tenant-powers"
+RERUN = protocol.CLUSTER
 SHOWN = 4  # powers named in a message; the rest are counted
 
 

@@ -30,6 +30,7 @@ from auditor.k8s.rbac import Policy, RoleRef
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries
+from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE
 
 if t.TYPE_CHECKING:
@@ -47,8 +48,8 @@ RBAC_UNRESOLVED_ROLE = RULES["rbac-unresolved-role"]
 RBAC_POD_CREATE = RULES["rbac-pod-create"]
 
 ID = "tenant-rbac"
-# a RoleBinding's findings: it, the roles it binds, the Configuration (checks.per_object_of)
-PER_OBJECT_OF = frozenset({"RoleBinding"})
+# a RoleBinding's findings: it, the roles it binds, the Configuration (protocol.Rerun)
+RERUN = protocol.per_object_of("RoleBinding")
 
 RBAC_RESOURCES = frozenset({"roles", "rolebindings", "clusterroles", "clusterrolebindings"})
 # Job submission: the job kinds Kueue's integrations queue (their /status is the controller's).

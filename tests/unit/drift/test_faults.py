@@ -12,7 +12,9 @@ import pytest
 
 from auditor.drift import engine
 from auditor.k8s.objects import Json
-from auditor.live.kube import ContextMissing, DeadlineExceeded, KubeCluster, Limits
+from auditor.live.apierrors import DeadlineExceeded
+from auditor.live.credentials import ContextMissing
+from auditor.live.kube import KubeCluster, Limits
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from tests.conftest import ROOT

@@ -17,7 +17,8 @@ import jsonschema
 from auditor.drift import engine
 from auditor.k8s.objects import CRD_API, KUEUE_GROUP, Json
 from auditor.kueue import release
-from auditor.live.kube import ContextMissing, KubeCluster
+from auditor.live.credentials import ContextMissing
+from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.report import REPORTER_BY_NAME

@@ -39,7 +39,7 @@ def _same_as_a_plain_load(got: Loaded, repo_copy: Path) -> None:
 def test_the_forked_load_is_the_load(repo_copy: Path) -> None:
     repo = Repository.open(repo_copy)
     preload = Preload.start(repo, CLUSTERS)
-    assert preload._pid is not None  # a child was forked (this machine has two cores)
+    assert preload.forked  # a child was forked (this machine has two cores)
     got = preload.result()
     _same_as_a_plain_load(got, repo_copy)
 
@@ -71,7 +71,7 @@ def test_a_run_after_another_parses_only_the_files_that_changed(
     the next loads here from it, parsing only an edited file, and loads what a cold load does."""
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
     first = Preload.start(Repository.open(repo_copy), CLUSTERS, cache=True)
-    assert first._pid is not None  # nothing cached yet: the child loads (and fills the cache)
+    assert first.forked  # nothing cached yet: the child loads (and fills the cache)
     first.result()
     edited = repo_copy / "clusters/gpu-prod/cohorts.yaml"
     edited.write_text(edited.read_text().replace("name: ", "name: x", 1))
@@ -85,7 +85,7 @@ def test_a_run_after_another_parses_only_the_files_that_changed(
 
     monkeypatch.setattr(manifests, "load_bytes", counting)
     again = Preload.start(Repository.open(repo_copy), CLUSTERS, cache=True)
-    assert again._pid is None  # every cluster's pack holds entries: loaded here
+    assert not again.forked  # every cluster's pack holds entries: loaded here
     got = again.result()
     assert parsed == ["clusters/gpu-prod/cohorts.yaml"]
     _same_as_a_plain_load(got, repo_copy)
@@ -97,7 +97,7 @@ def test_without_the_cache_nothing_is_read_or_written_there(
     """drift --no-cache: the loader forks as before and leaves the cache directory alone."""
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
     preload = Preload.start(Repository.open(repo_copy), CLUSTERS, cache=False)
-    assert preload.caches == {} and preload._pid is not None
+    assert preload.caches == {} and preload.forked
     got = preload.result()
     assert _seen(got.for_cluster("gpu-prod")) == _seen(
         Repository.open(repo_copy).load(CLUSTERS).for_cluster("gpu-prod")

@@ -19,7 +19,9 @@ import pytest
 import yaml
 
 from auditor.errors import ClusterAccessError, ConfigError
-from auditor.live.kube import ContextMissing, DeadlineExceeded, KubeCluster, Limits
+from auditor.live.apierrors import DeadlineExceeded
+from auditor.live.credentials import ContextMissing
+from auditor.live.kube import KubeCluster, Limits
 
 
 class Listener:

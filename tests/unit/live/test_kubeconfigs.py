@@ -13,7 +13,8 @@ import yaml
 
 from auditor.errors import ConfigError
 from auditor.live import kubeconfigs
-from auditor.live.kube import ContextMissing, KubeCluster
+from auditor.live.credentials import ContextMissing
+from auditor.live.kube import KubeCluster
 
 
 def write(path: Path, doc: t.Any) -> str:

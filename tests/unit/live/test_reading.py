@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.live.kube import KindNotServed, KubeCluster
+from auditor.live.apierrors import KindNotServed
+from auditor.live.kube import KubeCluster
 from auditor.live.reading import read, read_instead
 
 COHORT = {"apiVersion": "kueue.x-k8s.io/v1alpha1", "kind": "Cohort", "metadata": {"name": "r"}}

@@ -1,4 +1,4 @@
-"""How long a throttled answer asks us to wait (auditor/live/kube.py)."""
+"""How long a throttled answer asks us to wait (auditor/live/apierrors.py, auditor/live/kube.py)."""
 
 from __future__ import annotations
 
@@ -6,18 +6,14 @@ import email.utils
 import time
 
 import pytest
-from kubernetes.client.exceptions import ApiException
 
-from auditor.errors import ClusterAccessError
-from auditor.live import kube
+from auditor.live import apierrors, kube
 
 
-def answered(status: int, retry_after: str | None) -> ClusterAccessError:
-    cause = ApiException(status=status, reason="Too Many Requests")
-    cause.headers = {"Retry-After": retry_after} if retry_after is not None else {}
-    error = ClusterAccessError("x")
-    error.__cause__ = cause
-    return error
+def answered(status: int, retry_after: str | None) -> apierrors.ApiError:
+    """What an answer with no Status body (a proxy's, a rate limiter's) means."""
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    return apierrors.refusal("c", "LIST ClusterQueue", status, b"slow down", headers, "Busy")
 
 
 @pytest.mark.parametrize(
@@ -28,20 +24,21 @@ def answered(status: int, retry_after: str | None) -> ClusterAccessError:
         (503, "2", 2.0),
         (503, None, None),  # unavailable, not throttling: a transient failure of a read
         (500, "2", None),
-        (429, "3600", kube.MAX_RETRY_AFTER),
+        (429, "3600", apierrors.MAX_RETRY_AFTER),
         (429, "soon", 1.0),
     ],
 )
 def test_the_wait_a_throttled_answer_asks_for(
     status: int, retry_after: str | None, wait: float | None
 ) -> None:
-    assert kube._throttled(answered(status, retry_after)) == wait
+    error = answered(status, retry_after)
+    assert (error.wait if isinstance(error, apierrors.Throttled) else None) == wait
 
 
 def test_retry_after_as_an_http_date() -> None:
     later = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 25 <= (kube._seconds(later) or 0) <= 30
-    assert kube._seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+    assert 25 <= (apierrors.seconds(later) or 0) <= 30
+    assert apierrors.seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
 
 
 def test_jitter_is_at_most_a_fifth() -> None:

@@ -13,7 +13,9 @@ import yaml
 
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
-from auditor.live.kube import DeadlineExceeded, KindNotServed, KubeCluster
+from auditor.kueue.workloads import WORKLOAD_PRIORITY_SOURCE
+from auditor.live.apierrors import DeadlineExceeded, KindNotServed
+from auditor.live.kube import KubeCluster
 from auditor.onboard import estate as onboard_estate
 from auditor.onboard import importing
 
@@ -167,7 +169,7 @@ def estate(*extra: dict[str, t.Any], cluster: str = "gpu-a") -> onboard_estate.E
             "Workload",
             "job-1",
             "team-a",
-            spec={"priorityClassName": "low", "priorityClassSource": onboard_estate.WPC_SOURCE},
+            spec={"priorityClassName": "low", "priorityClassSource": WORKLOAD_PRIORITY_SOURCE},
         )
     ]
     return onboard_estate.Estate(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 import json
 
-from auditor.replay.measured import Comparison, combine, percentile, summarize
+from auditor.replay.comparison import Comparison
+from auditor.replay.measured import combine, percentile, summarize
 from auditor.replay.run import Observed, SideRun, borrowed_gpus, observe
 from auditor.replay.trace import TracedWorkload
 from auditor.report import replay as report_replay

@@ -13,7 +13,8 @@ import pytest
 from auditor.errors import ConfigError
 from auditor.model import ClusterResult, Report
 from auditor.replay import timeline
-from auditor.replay.measured import Comparison, summarize
+from auditor.replay.comparison import Comparison
+from auditor.replay.measured import summarize
 from auditor.replay.sim import SimRun, from_output
 from auditor.replay.trace import Trace, TracedWorkload
 from auditor.report import REPORTER_BY_NAME, contract

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from auditor.repo.manifests import MAX_DEPTH, load_one, load_text
+from auditor.repo.manifests import load_text
+from auditor.repo.pyyaml_reader import MAX_DEPTH, load_one
 
 HEAD = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: a}\n"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from auditor.kueue import admission
+from auditor.live.apierrors import Forbidden
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import TenantProfile
@@ -13,10 +14,11 @@ from auditor.verify.actor import ActingTenant, by_policy, outcome, words_of
 from auditor.verify.crossing import pick
 from tests.conftest import ROOT
 
-REFUSED = (
-    'cluster c: create Job forbidden (403): jobs.batch "j" is forbidden: ValidatingAdmissionPolicy '
+SAID = (
+    'jobs.batch "j" is forbidden: ValidatingAdmissionPolicy '
     "'kueue-gitops-queue-name' with binding 'kueue-gitops-queue-name' denied request: use batch"
 )
+REFUSED = Forbidden(f"cluster c: create Job forbidden (403): {SAID}", code=403, said=SAID)
 
 
 def declared(cluster: str = "gpu-staging") -> tuple[admission.Boundaries, list[TenantProfile]]:
@@ -52,7 +54,8 @@ def test_a_refusal_counts_only_when_the_named_policy_made_it() -> None:
     assert by_policy(REFUSED, admission.QUEUE_POLICY)
     assert not by_policy(REFUSED, admission.PRIORITY_POLICY)
     assert not by_policy(None, admission.QUEUE_POLICY)  # accepted
-    rbac = 'cluster c: create Job forbidden (403): User "u" cannot create resource "jobs"'
+    said = 'User "u" cannot create resource "jobs"'
+    rbac = Forbidden(f"cluster c: create Job forbidden (403): {said}", code=403, said=said)
     assert not by_policy(rbac, admission.QUEUE_POLICY)
     assert outcome(None) == "was ACCEPTED"
     assert outcome(REFUSED).startswith('was refused: jobs.batch "j" is forbidden: Validating')

@@ -1,5 +1,6 @@
 """The fast reader (rapidyaml) reads what it takes exactly as PyYAML's path does, and leaves
-everything else to that path (auditor/repo/manifests.py, `fast_documents`)."""
+everything else to that path (auditor/repo/fast_reader.py; the loader, auditor/repo/manifests.py,
+asks it first)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.repo import manifests
+from auditor.repo import fast_reader, manifests
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -28,16 +29,16 @@ def read(text: str) -> Read:
 
 def slow(text: str) -> Read:
     """What PyYAML's path alone makes of `text`."""
-    saved, manifests.FAST = manifests.FAST, False
+    saved, fast_reader.ENABLED = fast_reader.ENABLED, False
     try:
         return read(text)
     finally:
-        manifests.FAST = saved
+        fast_reader.ENABLED = saved
 
 
 def fast(text: str) -> list[tuple[int, int, dict[str, t.Any]]] | None:
     with manifests.quiet():
-        return manifests.fast_documents(text.encode())
+        return fast_reader.documents(text.encode())
 
 
 def same_as_slow(text: str) -> bool:

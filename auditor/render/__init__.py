@@ -1,0 +1,87 @@
+"""Render a folder as Argo CD's repo-server does (kustomize, Helm, or a plain directory), and
+give each object the place a person edits (auditor/render/locate.py).
+
+A `Source` is one path an Application syncs, with the Argo CD source spec that says how
+(`kustomize:`, `helm:`, `directory:`). The renderers are the real binaries at the releases the
+pinned Argo CD runs (auditor/render/tools.py); a render reads only the files it can reach (a
+kustomization's resources, components and patches; a chart and its value files), which are
+copied out of the tree (the working tree or a git revision alike), and its output is kept in
+the user cache by the hash of those files and the spec (auditor/render/cache.py), so a change
+outside them does not render them again. What cannot be rendered is a finding at its file,
+never a silent skip.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import typing as t
+from dataclasses import dataclass, field
+
+from auditor import rules
+from auditor.model import Finding, Resource
+
+_RULES = rules.of(__name__)
+RENDER_FAILED = _RULES["render-failed"]
+RENDER_TIMEOUT = _RULES["render-timeout"]
+RENDERER_UNAVAILABLE = _RULES["renderer-unavailable"]
+REMOTE_BASE = _RULES["render-remote-base"]
+CHART_DEPENDENCY = _RULES["render-chart-dependency"]
+
+KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+CHART = "Chart.yaml"
+
+
+@dataclass(frozen=True)
+class Source:
+    """A folder Argo CD syncs to a cluster (and namespace), and how it renders it."""
+
+    path: str  # relative to the repository's root
+    cluster: str
+    namespace: str | None = None
+    spec: str = "{}"  # the Application's source, as JSON (kustomize:, helm:, directory:)
+    app: str = ""  # the file that says so (an Application's), for messages
+    tenant: str | None = None
+    application: str = ""  # the Application's name: Helm's release name unless it names one
+
+    @property
+    def options(self) -> dict[str, t.Any]:
+        value = json.loads(self.spec)
+        return value if isinstance(value, dict) else {}
+
+
+@dataclass
+class Rendered:
+    resources: list[Resource] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def marker(files: t.Iterable[str], folder: str) -> str | None:
+    """The file in `folder` (itself, not below) that makes Argo CD render it, if any."""
+    inside = {posixpath.basename(f) for f in files if posixpath.dirname(f) == folder}
+    return next((posixpath.join(folder, m) for m in (*KUSTOMIZATIONS, CHART) if m in inside), None)
+
+
+def tool_of(source: Source, found: str | None) -> str:
+    """How Argo CD renders a source: its spec's `helm:` or `kustomize:`, else by the folder's
+    marker file, else a directory."""
+    if "helm" in source.options or (found or "").endswith(CHART):
+        return "helm"
+    if "kustomize" in source.options or found is not None:
+        return "kustomize"
+    return "directory"
+
+
+def problem(rule: rules.Rule, message: str, source: Source, file: str, line: int = 1) -> Finding:
+    return Finding(rule, message, cluster=source.cluster, file=file, line=line)
+
+
+def build(tree: t.Any, source: Source) -> Rendered:
+    """A kustomize or Helm source's objects, each at the place a person edits, and what
+    stopped the render (a finding at its file)."""
+    from auditor.render import helm, kustomize  # they import this module's names
+
+    found = marker(tree.files(source.path, ("",)), source.path)
+    if tool_of(source, found) == "helm":
+        return helm.render(tree, source, found or f"{source.path}/{CHART}")
+    return kustomize.render(tree, source, found or f"{source.path}/{KUSTOMIZATIONS[0]}")

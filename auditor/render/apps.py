@@ -1,0 +1,222 @@
+"""Which folder syncs to which cluster and namespace, as the repository's own Argo CD
+Applications and ApplicationSets say.
+
+Generators read: git directories and git files (their paths matched in the repository), list,
+clusters (every cluster of the layout, by name) and a matrix of two of those. A template is
+filled with its parameters as Argo CD fills it (`goTemplate: true`: `{{.path.basename}}`,
+`{{index .path.segments 1}}`; else `{{path.basename}}`, `{{path[1]}}`); anything else is a
+finding on the Application, never a folder silently left out.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import json
+import posixpath
+import re
+import typing as t
+
+from auditor import rules
+from auditor.model import Finding
+from auditor.render import Source, locate
+
+_RULES = rules.of("auditor.render")
+UNREAD = _RULES["argocd-application-unread"]
+API = b"argoproj.io/"
+_EXPR = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
+Params = dict[str, t.Any]
+
+
+class _Unread(Exception):
+    pass
+
+
+def sources(tree: t.Any, clusters: t.Collection[str]) -> tuple[list[Source], list[Finding]] | None:
+    """The folders the repository's Applications and ApplicationSets sync, each with its
+    cluster and namespace; None when the repository holds neither."""
+    found: list[Source] = []
+    findings: list[Finding] = []
+    seen = False
+    for path in tree.files(""):
+        try:
+            data = tree.read(path)
+        except (OSError, KeyError):
+            continue
+        if API not in data or b"kind: Application" not in data:
+            continue
+        for doc in locate.documents(data.decode("utf-8", "replace"), path):
+            body = doc.body if isinstance(doc.body, dict) else {}
+            kind = body.get("kind")
+            if kind not in ("Application", "ApplicationSet"):
+                continue
+            seen = True
+            try:
+                apps = [body] if kind == "Application" else _generated(tree, body, clusters)
+                for app in apps:
+                    found += _of(app, path, clusters)
+            except _Unread as why:
+                findings.append(Finding(UNREAD, f"{kind} {_name(body)}: {why}", file=path,
+                                        line=doc.line))  # fmt: skip
+    return (found, findings) if seen else None
+
+
+def _name(body: dict[str, t.Any]) -> str:
+    return str((body.get("metadata") or {}).get("name", "?"))
+
+
+def _of(app: dict[str, t.Any], file: str, clusters: t.Collection[str]) -> list[Source]:
+    spec = app.get("spec") or {}
+    destination = spec.get("destination") or {}
+    cluster = destination.get("name")
+    listed = spec.get("sources") or ([spec["source"]] if spec.get("source") else [])
+    paths = [s for s in listed if isinstance(s, dict) and isinstance(s.get("path"), str)]
+    if not paths:
+        return []  # a chart from a chart repository: nothing of this repository
+    if cluster not in clusters:
+        raise _Unread(
+            f"its destination {cluster or destination.get('server') or 'none'!r} is no cluster "
+            f"of the layout ({', '.join(sorted(clusters)) or 'none'}), so "
+            f"{', '.join(str(s['path']) for s in paths)} is not checked"
+        )
+    return [
+        Source(
+            posixpath.normpath(str(s["path"])).strip("/") or ".",
+            str(cluster),
+            destination.get("namespace") or None,
+            json.dumps({k: v for k, v in s.items() if k in ("kustomize", "helm", "directory")}),
+            file,
+            application=_name(app),
+        )
+        for s in paths
+    ]
+
+
+def _generated(tree: t.Any, appset: dict[str, t.Any], clusters: t.Collection[str]) -> list[Params]:
+    spec = appset.get("spec") or {}
+    go = bool(spec.get("goTemplate"))
+    apps = []
+    for generator in spec.get("generators") or []:
+        for params in _params(tree, generator, clusters, go):
+            apps.append(_fill(copy.deepcopy(spec.get("template") or {}), params, go))
+    return apps
+
+
+def _params(
+    tree: t.Any, generator: dict[str, t.Any], clusters: t.Collection[str], go: bool
+) -> list[Params]:
+    if "list" in generator:
+        return [e for e in (generator["list"] or {}).get("elements") or [] if isinstance(e, dict)]
+    if "clusters" in generator:
+        return [{"name": c, "nameNormalized": c, "server": ""} for c in sorted(clusters)]
+    if "matrix" in generator:
+        parts = (generator["matrix"] or {}).get("generators") or []
+        if len(parts) != 2:
+            raise _Unread("a matrix generator of other than two generators is not read")
+        return [
+            {**a, **b}
+            for a in _params(tree, parts[0], clusters, go)
+            for b in _params(tree, _fill(copy.deepcopy(parts[1]), a, go), clusters, go)
+        ]
+    git = generator.get("git")
+    if isinstance(git, dict):
+        if git.get("directories"):
+            return [_path_params(d, go) for d in _directories(tree, git["directories"])]
+        if git.get("files"):
+            return _files(tree, git["files"], go)
+    raise _Unread(f"its generator {sorted(generator)} is not read")
+
+
+def _match(path: str, pattern: str) -> bool:
+    """Go's path.Match as the git generators use it: `*` never crosses `/`."""
+    regex = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, path) is not None
+
+
+def _directories(tree: t.Any, entries: list[t.Any]) -> list[str]:
+    folders = sorted({posixpath.dirname(f) for f in tree.files("")} - {""})
+    every = sorted(
+        {"/".join(f.split("/")[:i]) for f in folders for i in range(1, f.count("/") + 2)}
+    )
+    include = [str(e.get("path")) for e in entries if isinstance(e, dict) and not e.get("exclude")]
+    exclude = [str(e.get("path")) for e in entries if isinstance(e, dict) and e.get("exclude")]
+    return [
+        d
+        for d in every
+        if any(_match(d, p) for p in include) and not any(_match(d, p) for p in exclude)
+    ]
+
+
+def _path_params(folder: str, go: bool, extra: Params | None = None) -> Params:
+    segments = folder.split("/")
+    path = {
+        "path": folder,
+        "basename": segments[-1],
+        "basenameNormalized": re.sub(r"[^a-z0-9-]", "-", segments[-1].lower()),
+        "segments": segments,
+    }
+    if go:
+        return {**(extra or {}), "path": path}
+    flat: Params = {**(extra or {}), "path": folder}
+    flat.update({f"path.{k}": v for k, v in path.items() if k != "path"})
+    flat.update({f"path[{i}]": s for i, s in enumerate(segments)})
+    return flat
+
+
+def _files(tree: t.Any, entries: list[t.Any], go: bool) -> list[Params]:
+    out = []
+    for entry in entries:
+        pattern = str((entry or {}).get("path", ""))
+        for file in tree.files(""):
+            if not fnmatch.fnmatchcase(file, pattern):
+                continue
+            docs = locate.documents(tree.read(file).decode("utf-8", "replace"), file)
+            for doc in docs:
+                if isinstance(doc.body, dict):
+                    content = doc.body if go else _flat(doc.body)
+                    out.append(_path_params(posixpath.dirname(file), go, content))
+    return out
+
+
+def _flat(value: dict[str, t.Any], prefix: str = "") -> Params:
+    out: Params = {}
+    for key, inner in value.items():
+        if isinstance(inner, dict):
+            out.update(_flat(inner, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = inner
+    return out
+
+
+def _fill(template: t.Any, params: Params, go: bool) -> t.Any:
+    if isinstance(template, dict):
+        return {k: _fill(v, params, go) for k, v in template.items()}
+    if isinstance(template, list):
+        return [_fill(v, params, go) for v in template]
+    if isinstance(template, str) and "{{" in template:
+        return _EXPR.sub(lambda m: str(_value(m.group(1), params, go)), template)
+    return template
+
+
+def _value(expr: str, params: Params, go: bool) -> t.Any:
+    words = expr.split()
+    if go and len(words) == 3 and words[0] == "index" and words[2].isdigit():
+        found = _lookup(words[1], params)
+        if isinstance(found, list) and int(words[2]) < len(found):
+            return found[int(words[2])]
+    elif len(words) == 1:
+        if not go and words[0] in params:
+            return params[words[0]]
+        found = _lookup(words[0], params)
+        if found is not None:
+            return found
+    raise _Unread(f"its template expression {{{{{expr}}}}} is not filled by kueue-gitops")
+
+
+def _lookup(dotted: str, params: Params) -> t.Any:
+    value: t.Any = params
+    for part in dotted.lstrip(".").split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value

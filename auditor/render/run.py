@@ -1,0 +1,141 @@
+"""One render: the files it reaches copied out of the tree, the renderer run on them under a
+deadline (or its output taken from the cache), and its objects made Resources placed where a
+person edits them. The kustomize and Helm specifics are in kustomize.py and helm.py."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import tempfile
+import typing as t
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.k8s.objects import CLUSTER_SCOPED_KINDS
+from auditor.model import Finding, Resource
+from auditor.render import (
+    RENDER_FAILED,
+    RENDER_TIMEOUT,
+    RENDERER_UNAVAILABLE,
+    Source,
+    cache,
+    problem,
+    tools,
+)
+from auditor.repo import manifests
+from auditor.repo.tree import Tree
+
+EVERY_FILE = ("",)
+
+
+@dataclass
+class Job:
+    """What one render needs: the files it reads, how to prepare and run the renderer."""
+
+    source: Source
+    tool: str
+    marker: str  # the kustomization or Chart.yaml: where a failure is reported
+    files: set[str] = field(default_factory=set)
+    spec_key: tuple[str, ...] = ()
+    findings: list[Finding] = field(default_factory=list)  # what stops it before it runs
+
+
+def read_all(tree: Tree, paths: t.Iterable[str]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for path in sorted(paths):
+        if path.endswith("/"):
+            continue  # a refused folder: the render that needs it fails, naming it
+        try:
+            out[path] = tree.read(path)
+        except (OSError, KeyError):
+            continue
+    return out
+
+
+def execute(
+    job: Job,
+    data: dict[str, bytes],
+    argv: t.Callable[[str, Path], list[tuple[list[str], Path]]],
+) -> tuple[str | None, Finding | None]:
+    """The renderer's output for `job` (from the cache, else run on a copy of `data`), or the
+    finding that says why there is none. `argv(binary, root)` gives the commands to run in the
+    copy (each with the folder it runs in), the last of which prints the objects."""
+    source = job.source
+    try:
+        binary = tools.find(job.tool)
+        version = tools.pinned(job.tool)
+    except tools.Unavailable as exc:
+        return None, problem(RENDERER_UNAVAILABLE, str(exc), source, job.marker)
+    digest = cache.key((job.tool, version, source.path, *job.spec_key), data.items())
+    cached = cache.get(digest)
+    if cached is not None:
+        return cached, None
+    with tempfile.TemporaryDirectory(prefix="kueue-gitops-render-") as scratch:
+        root = Path(scratch) / "tree"
+        for path, body in data.items():
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(body)
+        (root / source.path).mkdir(parents=True, exist_ok=True)
+        ran = tools.Ran(0, "", "")
+        for command, cwd in argv(binary, root):
+            ran = tools.run(command, cwd=cwd, deadline=tools.DEADLINE)
+            if ran.returncode is None:
+                return None, problem(
+                    RENDER_TIMEOUT,
+                    f"{job.tool} did not finish rendering {source.path}/ within "
+                    f"{tools.DEADLINE:.0f}s and was stopped; nothing it would make is checked",
+                    source,
+                    job.marker,
+                )
+            if ran.returncode != 0:
+                said = _said(ran.stderr or ran.stdout, scratch)
+                return None, problem(
+                    RENDER_FAILED,
+                    f"{job.tool} cannot render {source.path}/ as Argo CD would for "
+                    f"{source.cluster}: {said}",
+                    source,
+                    job.marker,
+                )
+        cache.put(digest, ran.stdout)
+        return ran.stdout, None
+
+
+def _said(text: str, scratch: str) -> str:
+    """The renderer's error, shortened, with the scratch copy's paths made the repository's."""
+    lines = [ln.strip() for ln in text.replace(f"{scratch}/tree/", "").splitlines() if ln.strip()]
+    said = "; ".join(lines[-3:]) or "no message"
+    return said if len(said) <= 600 else said[:600] + "..."
+
+
+def objects(text: str, source: Source, problems: list[Finding]) -> list[Resource]:
+    """The rendered objects, each placed on the source's cluster, namespaced objects without a
+    namespace put in the Application's (as Argo CD applies them); a rendered document that is
+    no object is added to `problems`, at the folder it was rendered from."""
+    found, unread = manifests.load_text(text, f"{source.path}/")
+    for bad in unread:
+        bad.cluster = source.cluster
+        bad.message = f"{bad.message} (in what {source.path}/ renders to)"
+        problems.append(bad)
+    out = []
+    for resource in found:
+        if (
+            source.namespace
+            and resource.kind not in CLUSTER_SCOPED_KINDS
+            and not resource.namespace
+        ):
+            resource.body.setdefault("metadata", {})["namespace"] = source.namespace
+        fresh = Resource(resource.body, resource.file, resource.line)
+        fresh.cluster, fresh.tenant = source.cluster, source.tenant
+        fresh.rendered_from = f"{source.path}/"
+        out.append(fresh)
+    return out
+
+
+REMOTE = re.compile(
+    r"^(?:[a-z][a-z0-9+.-]*://|git::|git@|github\.com/|gitlab\.com/|bitbucket\.org/)"
+)
+
+
+def inside(folder: str, entry: str) -> str:
+    return posixpath.normpath(posixpath.join(folder, entry))

@@ -1,0 +1,3 @@
+{{- define "team-space.guard" -}}
+argocd.argoproj.io/sync-options: Prune=false,Delete=false
+{{- end -}}

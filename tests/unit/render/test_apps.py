@@ -1,0 +1,105 @@
+"""Which folder syncs where, as Applications and ApplicationSets say (auditor/render/apps.py)."""
+
+from __future__ import annotations
+
+import posixpath
+
+from auditor.render import apps
+
+
+class Files:
+    """A tree of a few files (the Tree protocol's part that apps reads)."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.data = files
+
+    def files(self, folder: str, suffixes: tuple[str, ...] = (".yaml", ".yml")) -> list[str]:
+        inside = "" if folder in ("", ".") else folder.rstrip("/") + "/"
+        return sorted(p for p in self.data if p.startswith(inside) and p.endswith(suffixes))
+
+    def read(self, path: str) -> bytes:
+        return self.data[path].encode()
+
+    def is_dir(self, folder: str) -> bool:
+        return any(posixpath.dirname(p).startswith(folder) for p in self.data)
+
+
+APPSET = """\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: sites}
+spec:
+  goTemplate: @go@
+  generators:
+    - git:
+        repoURL: https://git.example/x.git
+        directories:
+          - path: sites/*/*
+          - path: sites/old/*
+            exclude: true
+  template:
+    metadata: {name: "@name@"}
+    spec:
+      source: {repoURL: https://git.example/x.git, path: "@path@"}
+      destination: {name: "@cluster@", namespace: "@ns@"}
+"""
+
+
+def appset(**fill: str) -> str:
+    text = APPSET
+    for key, value in fill.items():
+        text = text.replace(f"@{key}@", value)
+    return text
+
+
+def test_a_git_directory_generator_maps_each_folder_with_go_templates() -> None:
+    text = appset(
+        go="true", name="{{.path.basename}}", path="{{.path.path}}",
+        cluster="{{index .path.segments 1}}", ns="{{.path.basename}}",
+    )  # fmt: skip
+    tree = Files(
+        {
+            "argo/sites.yaml": text,
+            "sites/east/vision/kustomization.yaml": "resources: []\n",
+            "sites/west/speech/lq.yaml": "{}\n",
+            "sites/old/legacy/lq.yaml": "{}\n",
+        }
+    )
+    found = apps.sources(tree, {"east", "west"})
+    assert found is not None
+    sources, findings = found
+    assert findings == []
+    assert {(s.path, s.cluster, s.namespace) for s in sources} == {
+        ("sites/east/vision", "east", "vision"),
+        ("sites/west/speech", "west", "speech"),
+    }
+
+
+def test_fasttemplate_parameters_are_filled_too() -> None:
+    text = appset(
+        go="false", name="{{path.basename}}", path="{{path}}", cluster="{{path[1]}}",
+        ns="{{path.basename}}",
+    )  # fmt: skip
+    tree = Files({"argo/sites.yaml": text, "sites/east/vision/lq.yaml": "{}\n"})
+    found = apps.sources(tree, {"east"})
+    assert found is not None
+    assert [(s.path, s.cluster) for s in found[0]] == [("sites/east/vision", "east")]
+
+
+def test_an_expression_it_cannot_fill_is_a_finding_on_the_applicationset() -> None:
+    text = appset(
+        go="true", name="x", path="{{.path.path}}", cluster="{{.path.basename | upper}}", ns="n"
+    )
+    tree = Files({"argo/sites.yaml": text, "sites/east/vision/lq.yaml": "{}\n"})
+    found = apps.sources(tree, {"east"})
+    assert found is not None
+    sources, findings = found
+    assert sources == []
+    assert [(f.rule.id, f.file, f.line) for f in findings] == [
+        ("argocd-application-unread", "argo/sites.yaml", 1)
+    ]
+    assert "upper" in findings[0].message
+
+
+def test_a_repository_without_argo_cd_objects_has_no_mapping() -> None:
+    assert apps.sources(Files({"a/lq.yaml": "kind: LocalQueue\n"}), {"east"}) is None
