@@ -24,7 +24,9 @@ from auditor.repo.layout import find_root
 
 
 @click.command()
-@click.option("--base", required=True, metavar="REV", help="The revision the change starts from.")
+@click.option(
+    "--base", metavar="REV", help="The revision the change starts from (required but with --sweep)."
+)
 @click.option("--head", default="HEAD", show_default=True, metavar="REV", help="The change.")
 @click.option("--cluster", "clusters", multiple=True, metavar="C", help="Only these clusters.")
 @cluster_access
@@ -67,6 +69,34 @@ from auditor.repo.layout import find_root
     "wait only when the head's replays all wait longer than the base's.",
 )
 @click.option(
+    "--sweep",
+    "sweep_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="GRID",
+    help="With --replay: simulate the trace on --head with every combination of GRID's values "
+    "(quotas, limits, preemption policies, fair-sharing weights) and report the frontier and the "
+    "smallest change meeting GRID's target (docs/replay.md).",
+)
+@click.option(
+    "--job",
+    "job_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="With --live: this batch/v1 Job submitted now, simulated from the cluster's queues, "
+    "admitted and pending Workloads: admitted when, on which flavor, whom it preempts, or why "
+    "never (docs/replay.md).",
+)
+@click.option(
+    "--run-for",
+    "run_for",
+    default=3600.0,
+    show_default=True,
+    type=float,
+    metavar="SECONDS",
+    help="With --job: how long the Job, and each Workload already running (counted from its "
+    "admission), runs.",
+)
+@click.option(
     "--timeline",
     "timeline_file",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
@@ -78,7 +108,7 @@ from auditor.repo.layout import find_root
 @pass_context
 def plan(
     ctx: Context,
-    base: str,
+    base: str | None,
     head: str,
     clusters: tuple[str, ...],
     kubeconfig: str | None,
@@ -89,6 +119,9 @@ def plan(
     engine: str,
     speed: float,
     repeat: int,
+    sweep_file: Path | None,
+    job_file: Path | None,
+    run_for: float,
     timeline_file: Path | None,
     output: str,
 ) -> None:
@@ -104,7 +137,24 @@ def plan(
     kueue) the real Kueue on a fresh sandbox at --speed; each tenant's admission waits,
     GPU-hours, borrowing and preemptions are compared: exit 1 when a tenant's p95 wait rises past
     the threshold, the head never admits work the base did, or it preempts in a loop.
+
+    With --sweep GRID --replay TRACE (no --base), the trace is simulated on --head with every
+    combination of the grid's values: the frontier, and the smallest change that meets the
+    grid's target (exit 1 when none does).
     """
+    if job_file is not None:
+        if not live or base is not None or replay_trace is not None:
+            raise ConfigError("--job FILE is submitted to a live cluster: give --live, no --base")
+        one_cluster_context(context, clusters)
+        _job(ctx, head, clusters, job_file, run_for, kubeconfig, context, timeout, output)
+        return
+    if sweep_file is not None:
+        if replay_trace is None or base is not None:
+            raise ConfigError("--sweep GRID simulates --head: give --replay TRACE and no --base")
+        _sweep(ctx, head, clusters, replay_trace, sweep_file, output)
+        return
+    if base is None:
+        raise ConfigError("plan compares two revisions: give --base REV")
     if replay_trace is not None:
         _replay(
             ctx, base, head, clusters, replay_trace, engine, speed, repeat, timeline_file, output
@@ -179,6 +229,95 @@ def _replay(
     if timeline_file is not None and result.timeline is not None:
         timeline.write(result.timeline, timeline_file)
         say(f"timeline: {timeline_file}")
+    report = Report(
+        "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
+    )
+    finish(report, output)
+
+
+def _sweep(
+    ctx: Context, head: str, clusters: tuple[str, ...], path: Path, grid: Path, output: str
+) -> None:
+    from auditor.cli.sandbox import _testenv  # the simulator's build, only when sweeping
+    from auditor.model import ClusterResult, Report
+    from auditor.replay import revisions, sim, sweep, trace
+    from auditor.sandbox.kueuesim import ensure_sim
+
+    spec = sweep.read_spec(grid)
+    loaded = trace.read(path)
+    days = [loaded, *(trace.read(p) for p in spec.traces)]
+    if len(clusters) > 1:
+        raise ConfigError("--sweep simulates one cluster: give one --cluster")
+    cluster = clusters[0] if clusters else loaded.cluster
+    root = find_root(ctx.repo_dir or Path.cwd())
+    with revision(root, head) as repo:
+        if cluster not in repo.clusters:
+            raise ConfigError(f"cluster {cluster} does not exist at {head}")
+        binary, release = ensure_sim(
+            _testenv(ctx), repo.cluster(cluster).kueue_version, log=ctx.note
+        )
+        result = sweep.sweep(
+            repo,
+            cluster,
+            days,
+            spec,
+            binary=binary,
+            release=release,
+            tenant_of=revisions.tenants_of(repo, cluster),
+            within=max(sim.deadline(day) for day in days),
+        )
+    report = Report(
+        "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
+    )
+    finish(report, output)
+
+
+def _job(
+    ctx: Context,
+    head: str,
+    clusters: tuple[str, ...],
+    path: Path,
+    run_for: float,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: float,
+    output: str,
+) -> None:
+    import datetime as dt
+    import json
+
+    from auditor.cli.sandbox import _testenv  # the simulator's build, only when forecasting
+    from auditor.model import ClusterResult, Report
+    from auditor.replay import livestart, sim, stamp
+    from auditor.replay.trace import Trace
+    from auditor.repo import boundaries
+    from auditor.sandbox.kueuesim import ensure_sim
+
+    if len(clusters) != 1:
+        raise ConfigError("--job forecasts one cluster: give one --cluster")
+    if run_for <= 0:
+        raise ConfigError(f"--run-for {run_for:g}: a run time is more than 0 seconds")
+    cluster = clusters[0]
+    job = livestart.job_workload(path, run_for)
+    root = find_root(ctx.repo_dir or Path.cwd())
+    with revision(root, head) as repo:
+        if cluster not in repo.clusters:
+            raise ConfigError(f"cluster {cluster} does not exist at {head}")
+        profile = repo.cluster(cluster)
+        binary, release = ensure_sim(_testenv(ctx), profile.kueue_version, log=ctx.note)
+        settings = sim.configured(repo, cluster)
+        config = boundaries.kueue_configuration(repo, cluster) or {}
+    client = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
+    objects = livestart.read_objects(client, profile.kueue_api)
+    now = dt.datetime.now(dt.UTC)
+    start = livestart.from_live(
+        client.list(profile.kueue_api, "Workload"), job, now=now, run_for=run_for
+    )
+    document = json.dumps({"objects": objects, **settings, "workloads": start.workloads})
+    side = sim.SimSide("job", head, cluster, binary, release, document)
+    out, _stderr, _took = sim.run_side(side, sim.deadline(Trace(cluster, {}, [job])))
+    result = livestart.forecast(out, start, job, cluster=cluster, release=release)
+    result.stamp = stamp.stamp(out.get("simulated"), release, config)
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
     )

@@ -12,7 +12,9 @@ from auditor.replay.comparison import Comparison
 from auditor.replay.measured import combine, summarize
 from auditor.replay.run import SideRun, replay
 from auditor.replay.sim import SimSide, prepare, simulate
+from auditor.replay.stamp import SimulatedComparison, Stamp, stamp
 from auditor.replay.trace import GPU, Trace
+from auditor.repo import boundaries
 from auditor.repo.gitsource import revision
 from auditor.repo.layout import Repository
 
@@ -130,6 +132,7 @@ def plan_by_simulation(
     prepared: list[SimSide] = []
     tenant_of: dict[str, str] = {}
     quotas: dict[str, list[dict[str, str | None]]] = {}
+    configurations: dict[str, dict[str, t.Any]] = {}
     release = ""
     for label, rev in (("base", base), ("head", head)):
         with revision(root, rev) as repo:
@@ -139,8 +142,13 @@ def plan_by_simulation(
             quotas[label] = gpu_quota(repo, cluster)
             binary, release = ensure_sim(testenv, repo.cluster(cluster).kueue_version, log=log)
             prepared.append(prepare(binary, release, repo, cluster, trace, label=label))
+            configurations[label] = boundaries.kueue_configuration(repo, cluster) or {}
     sides = simulate(prepared, trace, log=log)
-    return Comparison(
+    stamps: dict[str, Stamp] = {
+        side.label: stamp(sides[side.label].simulated, side.release, configurations[side.label])
+        for side in prepared
+    }
+    return SimulatedComparison(
         cluster=cluster,
         speed=1.0,
         workloads=len(trace.workloads),
@@ -151,4 +159,5 @@ def plan_by_simulation(
         engine="sim",
         timeline=timeline.build(sides, tenant_of, trace.seconds),
         quota=quotas,
+        stamps=stamps,
     )

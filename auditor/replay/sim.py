@@ -86,25 +86,45 @@ class SimRun(SideRun):
     livelocks: list[float] = field(default_factory=list)
     pending_reasons: dict[int, str] = field(default_factory=dict)
     end_seconds: float = 0.0
+    # what the simulator ran with: every gate's value, fair sharing, waitForPodsReady defaulted
+    # by the release, the requeue batch (auditor/replay/stamp.py reads it)
+    simulated: dict[str, t.Any] = field(default_factory=dict)
 
 
 def sim_input(repo: Repository, cluster: str, trace: Trace) -> dict[str, t.Any]:
     """What kueuesim reads: the revision's objects for `cluster`, and the trace."""
     objects = [r.body for r in repo.load([cluster]).for_cluster(cluster) if r.kind in KINDS]
+    return {
+        "objects": objects,
+        **configured(repo, cluster),
+        "workloads": [w.to_json() for w in trace.workloads],
+    }
+
+
+def configured(repo: Repository, cluster: str) -> dict[str, t.Any]:
+    """What kueuesim reads of the Configuration the revision gives Kueue on `cluster`."""
     config = boundaries.kueue_configuration(repo, cluster) or {}
     fair = config.get("fairSharing")
     if isinstance(fair, dict) and fair.get("enable", True) is False:
         fair = None  # v1beta1's `enable: false`
     return {
-        "objects": objects,
         "fairSharing": (
             {"preemptionStrategies": fair.get("preemptionStrategies") or []}
             if isinstance(fair, dict)
             else None
         ),
         "featureGates": dict(config.get("featureGates") or {}),
-        "workloads": [w.to_json() for w in trace.workloads],
+        "waitForPodsReady": _pods_ready(config),
     }
+
+
+def _pods_ready(config: t.Mapping[str, t.Any]) -> dict[str, t.Any] | None:
+    """The Configuration's waitForPodsReady for the release's defaults to complete (None: not
+    set; v1beta1's `enable: false` is not set either)."""
+    given = config.get("waitForPodsReady")
+    if not isinstance(given, dict) or given.get("enable", True) is False:
+        return None
+    return {k: v for k, v in given.items() if k != "enable"}
 
 
 @dataclass(frozen=True)
@@ -146,7 +166,7 @@ def simulate(
     say = log or (lambda _m: None)
     limit = deadline(trace) if within is None else within
     with ThreadPoolExecutor(max_workers=max(1, len(sides))) as pool:
-        running = [pool.submit(_run, side, limit) for side in sides]
+        running = [pool.submit(run_side, side, limit) for side in sides]
         done = [(side, future.result()) for side, future in zip(sides, running, strict=True)]
     runs: dict[str, SimRun] = {}
     for side, (out, stderr, took) in done:
@@ -158,7 +178,8 @@ def simulate(
     return runs
 
 
-def _run(side: SimSide, limit: float) -> tuple[dict[str, t.Any], str, float]:
+def run_side(side: SimSide, limit: float) -> tuple[dict[str, t.Any], str, float]:
+    """One simulator process on `side`: its output, its stderr and the real seconds it took."""
     started = time.monotonic()
     try:
         proc = subprocess.run(
@@ -246,6 +267,7 @@ def from_output(
         livelocks=[float(v) for v in out.get("livelockAt", [])],
         pending_reasons=pending,
         end_seconds=end,
+        simulated=dict(out.get("simulated") or {}),
     )
 
 

@@ -64,6 +64,10 @@ def sections(doc: Doc) -> list[tuple[str, list[Chart]]]:
     out: list[tuple[str, list[Chart]]] = []
     if "replay" in doc:
         out.append(("The simulated day, base and head", replay_charts(doc["replay"])))
+    elif "sweep" in doc:
+        out.append(("The sweep's frontier", [sweep_chart(doc["sweep"])]))
+    elif "job" in doc:
+        pass  # plan --job: a forecast, told in the findings and the JSON; nothing to draw
     elif doc["command"] == "plan":
         out.append(("Quota, base → head", plan_charts(doc)))
     if doc["command"] == "drift":
@@ -73,6 +77,40 @@ def sections(doc: Doc) -> list[tuple[str, list[Chart]]]:
     if doc["command"] == "status" and "clusterQueues" in doc:
         out.append((f"Quota on {doc.get('cluster')}", status_charts(doc)))
     return [(name, figures) for name, figures in out if figures]
+
+
+# --- plan --sweep ---------------------------------------------------------------------------
+
+
+def sweep_chart(sweep: Doc) -> Chart:
+    """Each point's change against the target tenant's p95 wait: those meeting the target, the
+    others, and the frontier drawn large."""
+    groups: dict[str, list[tuple[float, float]]] = {"meets": [], "misses": [], "frontier": []}
+    rows = []
+    for p in sweep["points"]:
+        wait = float(p["p95WaitSeconds"] or 0.0)
+        groups["meets" if p["meets"] else "misses"].append((p["change"], wait))
+        if p["frontier"]:
+            groups["frontier"].append((p["change"], wait))
+        rows.append([*p["values"].values(), p["change"], wait, p["preemptions"], p["meets"]])
+    labels = [a["label"] for a in sweep["axes"]]
+    svg = charts.dots(
+        "sweep",
+        "The grid: change against p95 wait (the frontier large)",
+        {k: v for k, v in groups.items() if v},
+        x_title="change from the revision",
+        y_title="p95 wait (s)",
+        big=["frontier"],
+    )
+    return Chart(
+        "sweep",
+        "The sweep's points",
+        [k for k, v in groups.items() if v],
+        svg,
+        [*labels, "change", "p95 wait (s)", "preemptions", "meets"],
+        rows,
+        {"points": sweep["points"]},
+    )
 
 
 # --- plan --replay --------------------------------------------------------------------------

@@ -205,6 +205,14 @@ def simulated_lines(c: Comparison) -> list[str]:
 # -- text -----------------------------------------------------------------------------------
 
 
+def stamp_lines(c: Comparison) -> list[str]:
+    """What a simulation ran with (auditor/replay/stamp.py): its release, gates, scheduler
+    settings and what it does not model. A simulated comparison carries them; the real engine's
+    is the sandbox's own Kueue and has none."""
+    lines = getattr(c, "stamp_lines", None)  # SimulatedComparison's, without importing the engine
+    return list(lines()) if callable(lines) else []
+
+
 def text(c: Comparison, stream: t.TextIO) -> None:
     stream.write(f"plan by replay — {_headline(c)}\n")
     stream.write(f"base {c.base.revision} → head {c.head.revision}\n")
@@ -225,6 +233,7 @@ def text(c: Comparison, stream: t.TextIO) -> None:
         + ("\n".join(f"! {flag_text(f)}" for f in flags) if flags else "no tenant waits longer")
     )
     stream.write(f"\n\n{_honesty(c)}\n")
+    stream.write("".join(f"{line}\n" for line in stamp_lines(c)))
 
 
 # -- markdown -------------------------------------------------------------------------------
@@ -305,4 +314,9 @@ def markdown(c: Comparison, stream: t.TextIO) -> None:
             day + " All the day's charts, with their numbers: `plan --replay ... -o html` "
             "(the pull-request workflow keeps it as the run's `replays-html` artifact).\n\n"
         )
-    stream.write(f"<details><summary>What is simulated</summary>\n\n{_honesty(c)}\n\n</details>\n")
+    stamped = "".join(f"- {cell(line)}\n" for line in stamp_lines(c))
+    stream.write(
+        f"<details><summary>What is simulated</summary>\n\n{_honesty(c)}\n\n"
+        + (stamped + "\n" if stamped else "")
+        + "</details>\n"
+    )

@@ -11,13 +11,26 @@ from __future__ import annotations
 import typing as t
 
 from auditor.model import Report
-from auditor.report import ledger, plan, replay, runbook, steps, text, upgrade, verify
+from auditor.report import (
+    forecast,
+    ledger,
+    plan,
+    replay,
+    runbook,
+    steps,
+    sweep,
+    text,
+    upgrade,
+    verify,
+)
 
 if t.TYPE_CHECKING:
     from auditor.drift.fleet import Fleet
     from auditor.kueue.ledger import Ledger
     from auditor.plan.model import Plan
     from auditor.replay.comparison import Comparison
+    from auditor.replay.livestart import Forecast
+    from auditor.replay.sweep import Sweep
     from auditor.status import Snapshot
 
 View = t.Callable[[Report, t.TextIO], None]
@@ -28,15 +41,26 @@ def _replayed(report: Report) -> bool:
     return getattr(report.section, "section_kind", None) == "replay"
 
 
+def _swept(report: Report) -> bool:
+    """`plan --sweep`'s section is a sweep over a grid (it says so)."""
+    return getattr(report.section, "section_kind", None) == "sweep"
+
+
 def _plan_text(report: Report, stream: t.TextIO) -> None:
-    if _replayed(report):
+    if getattr(report.section, "section_kind", None) == "job":  # plan --job: a forecast
+        forecast.text(t.cast("Forecast", report.section), stream)
+    elif _swept(report):
+        sweep.text(t.cast("Sweep", report.section), stream)
+    elif _replayed(report):
         replay.text(t.cast("Comparison", report.section), stream)
     else:
         plan.text(t.cast("Plan", report.section), stream)
 
 
 def _plan_markdown(report: Report, stream: t.TextIO) -> None:
-    if _replayed(report):
+    if _swept(report):
+        sweep.markdown(t.cast("Sweep", report.section), stream)
+    elif _replayed(report):
         replay.markdown(t.cast("Comparison", report.section), stream)
     else:
         plan.markdown(t.cast("Plan", report.section), stream)

@@ -51,8 +51,9 @@ def module_for(testenv: Path, version: str | None) -> Path:
 
 
 def sources(source: Path, release: str) -> list[Path]:
-    """main.go and the file of the release's minor version (release_v0_17.go for v0.17.x):
-    what differs between releases' APIs, as testenv/kueueapi keeps its config_<api>.go."""
+    """The program's files (main.go and one file per job) and the file of the release's minor
+    version (release_v0_17.go for v0.17.x): what differs between releases' APIs, as
+    testenv/kueueapi keeps its config_<api>.go."""
     major, minor = release.lstrip("v").split(".")[:2]
     own = source / f"release_v{major}_{minor}.go"
     if not own.is_file():
@@ -61,7 +62,8 @@ def sources(source: Path, release: str) -> list[Path]:
             f"the replay simulator has no adapter for Kueue {release} ({own.name}; it has "
             f"{', '.join(known)}): replay it with --engine kueue"
         )
-    return [source / "main.go", own]
+    shared = sorted(p for p in source.glob("*.go") if not p.name.startswith("release_"))
+    return [*shared, own]
 
 
 def ensure_sim(

@@ -89,7 +89,7 @@ def test_keys_1_and_true_in_one_mapping_are_no_duplicate(repo_copy: Path) -> Non
 # -- a crash: exit 3, one line, an incomplete report ---------------------------------------------
 
 
-def test_a_crash_in_the_loader_is_exit_3_with_one_line_and_an_incomplete_report(
+def test_a_crash_in_the_loader_makes_its_cluster_incomplete_and_names_the_file(
     repo_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = manifests.load_bytes
@@ -102,14 +102,20 @@ def test_a_crash_in_the_loader_is_exit_3_with_one_line_and_an_incomplete_report(
     monkeypatch.setattr(manifests, "load_bytes", load_bytes)
     result = validate(repo_copy, "-o", "json")
     assert result.exit_code == 3
-    assert result.stderr.splitlines()[-1] == (
-        "Error: internal error while reading tenants/team-b/gpu-prod/localqueues.yaml: "
-        "RuntimeError: a bug (a bug in kueue-gitops; -v shows the traceback)"
-    )
     assert "Traceback" not in result.stderr + result.stdout
     report = json.loads(result.stdout)
-    assert report["status"] == "incomplete" and report["findings"] == []
-    assert [c["status"] for c in report["clusters"]] == ["incomplete"]
+    assert report["status"] == "incomplete"
+    # the file's cluster is incomplete, named with the file; the others are still judged
+    clusters = {c["name"]: (c["status"], c["errors"]) for c in report["clusters"]}
+    assert clusters.pop("gpu-prod") == (
+        "incomplete",
+        [
+            "internal error while reading tenants/team-b/gpu-prod/localqueues.yaml: "
+            "RuntimeError: a bug (a bug in kueue-gitops; -v shows the traceback)"
+        ],
+    )
+    assert clusters and all(status == "ok" for status, _ in clusters.values())
+    assert not [f for f in report["findings"] if f["cluster"] == "gpu-prod"]
 
     verbose = run_line(
         ["kueue-gitops", "-v", "--repo", str(repo_copy), "validate", "--jobs", "1", "-o", "text"]

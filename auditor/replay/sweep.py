@@ -1,0 +1,400 @@
+"""`plan --sweep`: traces through Kueue's own scheduler (the simulation) on every point of a
+grid of alternatives to a revision, toward a target; the frontier, and the smallest change that
+meets the target (docs/replay.md, "Sweeps toward a target").
+
+A grid is a list of axes, each one field of one ClusterQueue or Cohort with the values to try: a
+quota cell (`flavor`, `resource`, `field`: nominalQuota, borrowingLimit or lendingLimit), or a
+field under `spec` by its dotted path (`preemption.reclaimWithinCohort`, `fairSharing.weight`).
+Every combination is simulated, independent of the others, shared among the local cores
+(`each`, the one place that says how: the parallel-execution seam). A change's size is the sum
+over the axes of how far the value moved from the revision's (a quantity's difference in its
+unit; 1 for any other changed value): the smallest that meets the target wins, ties to the
+grid's first. The same revision, traces and grid give the same bytes.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import itertools
+import json
+import typing as t
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from auditor.errors import ConfigError
+from auditor.k8s.quantity import parse
+from auditor.model import Finding
+from auditor.replay.measured import summarize
+from auditor.replay.sides import Side
+from auditor.replay.sim import SimRun, SimSide, from_output, run_side, sim_input
+from auditor.replay.stamp import Stamp, stamp
+from auditor.replay.trace import Trace
+from auditor.repo import boundaries
+from auditor.repo.layout import Repository
+from auditor.rules import declarations
+from auditor.speed import parallel
+
+RULES = declarations.of(__name__)  # auditor/replay/rules.yaml
+UNMET = RULES["replay-sweep-target-unmet"]
+
+QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
+MAX_POINTS = 256  # a grid beyond this is a mistake more often than a plan
+
+
+@dataclass(frozen=True)
+class Axis:
+    kind: str  # ClusterQueue or Cohort
+    name: str
+    field: str
+    values: tuple[str, ...]
+    flavor: str | None = None
+    resource: str | None = None
+
+    @property
+    def label(self) -> str:
+        cell = f" {self.flavor}/{self.resource}" if self.flavor else ""
+        return f"{self.name}{cell} {self.field}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a point must meet: a tenant's p95 wait at most `p95_wait` seconds, at most
+    `preemptions` preemptions in all, no livelock unless allowed, nothing never admitted."""
+
+    tenant: str | None = None
+    p95_wait: float | None = None
+    preemptions: int | None = None
+    livelock: bool = False
+
+    def to_json(self) -> dict[str, t.Any]:
+        return {
+            "tenant": self.tenant,
+            "p95WaitSeconds": self.p95_wait,
+            "preemptions": self.preemptions,
+            "livelockAllowed": self.livelock,
+        }
+
+
+@dataclass(frozen=True)
+class Spec:
+    axes: list[Axis]
+    target: Target
+    traces: list[Path] = field(default_factory=list)  # more days, beside --replay's
+
+
+def read_spec(path: Path) -> Spec:
+    """The grid and target of a sweep file; a clear error naming the file and entry."""
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("grid"), list) or not doc["grid"]:
+        raise ConfigError(f"{path}: a sweep needs `grid:`, a list of axes")
+    axes = []
+    for i, raw in enumerate(doc["grid"]):
+        where = f"{path}: grid[{i}]"
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where}: an axis is a mapping")
+        kind = "Cohort" if "cohort" in raw else "ClusterQueue"
+        name = raw.get("cohort") or raw.get("clusterQueue")
+        values = raw.get("values")
+        if not isinstance(name, str) or not isinstance(raw.get("field"), str):
+            raise ConfigError(f"{where}: name a clusterQueue (or cohort) and a field")
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"{where}: values must be a non-empty list")
+        quota = raw["field"] in QUOTA_FIELDS
+        if quota and not (
+            isinstance(raw.get("flavor"), str) and isinstance(raw.get("resource"), str)
+        ):
+            raise ConfigError(f"{where}: a quota field ({raw['field']}) needs flavor and resource")
+        axes.append(
+            Axis(
+                kind,
+                name,
+                raw["field"],
+                tuple(str(v) for v in values),
+                raw.get("flavor") if quota else None,
+                raw.get("resource") if quota else None,
+            )
+        )
+    goal = doc.get("target") or {}
+    if not isinstance(goal, dict):
+        raise ConfigError(f"{path}: target must be a mapping")
+    target = Target(
+        tenant=goal.get("tenant"),
+        p95_wait=None if goal.get("p95WaitSeconds") is None else float(goal["p95WaitSeconds"]),
+        preemptions=None if goal.get("preemptions") is None else int(goal["preemptions"]),
+        livelock=bool(goal.get("livelockAllowed", False)),
+    )
+    if target.p95_wait is not None and not target.tenant:
+        raise ConfigError(f"{path}: target.p95WaitSeconds needs target.tenant")
+    points = 1
+    for a in axes:
+        points *= len(a.values)
+    if points > MAX_POINTS:
+        raise ConfigError(f"{path}: {points} points; a sweep runs at most {MAX_POINTS}")
+    days = doc.get("traces") or []
+    if not isinstance(days, list) or not all(isinstance(d, str) for d in days):
+        raise ConfigError(f"{path}: traces must be a list of trace files")
+    return Spec(axes, target, [path.parent / d for d in days])
+
+
+def _body(objects: list[dict[str, t.Any]], axis: Axis) -> dict[str, t.Any]:
+    for obj in objects:
+        if obj.get("kind") == axis.kind and (obj.get("metadata") or {}).get("name") == axis.name:
+            return obj
+    raise ConfigError(f"the sweep's {axis.kind} {axis.name} is not on the cluster")
+
+
+def _slot(body: dict[str, t.Any], axis: Axis) -> tuple[dict[str, t.Any], str]:
+    """The mapping holding the axis's field in `body`, and the key."""
+    spec = body.setdefault("spec", {})
+    if axis.flavor is None:
+        *path, key = axis.field.split(".")
+        here = spec
+        for part in path:
+            here = here.setdefault(part, {})
+        return here, key
+    for group in spec.get("resourceGroups") or []:
+        for flavor in group.get("flavors") or []:
+            if flavor.get("name") != axis.flavor:
+                continue
+            for resource in flavor.get("resources") or []:
+                if resource.get("name") == axis.resource:
+                    return resource, axis.field
+    raise ConfigError(f"{axis.kind} {axis.name} has no quota for {axis.flavor}/{axis.resource}")
+
+
+def current(objects: list[dict[str, t.Any]], axis: Axis) -> str | None:
+    here, key = _slot(copy.deepcopy(_body(objects, axis)), axis)
+    value = here.get(key)
+    return None if value is None else str(value)
+
+
+def applied(
+    objects: list[dict[str, t.Any]], axes: list[Axis], values: tuple[str, ...]
+) -> list[dict[str, t.Any]]:
+    out = copy.deepcopy(objects)
+    for axis, value in zip(axes, values, strict=True):
+        here, key = _slot(_body(out, axis), axis)
+        here[key] = _typed(value)
+    return out
+
+
+def _typed(value: str) -> t.Any:
+    """A value as YAML would have read it (a weight or threshold is a number; a quota a string)."""
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+def distance(now: str | None, value: str) -> float:
+    if now == value:
+        return 0.0
+    try:
+        return abs(float(parse(value).value) - float(parse(now or "0").value))
+    except (ValueError, ArithmeticError):
+        return 1.0
+
+
+@dataclass
+class Point:
+    values: tuple[str, ...]
+    change: float
+    p95_wait: float | None
+    preemptions: int
+    livelocks: int
+    never_admitted: int
+    meets: bool = False
+    frontier: bool = False
+
+    def to_json(self, axes: list[Axis]) -> dict[str, t.Any]:
+        return {
+            "values": {a.label: v for a, v in zip(axes, self.values, strict=True)},
+            "change": round(self.change, 3),
+            "p95WaitSeconds": None if self.p95_wait is None else round(self.p95_wait, 1),
+            "preemptions": self.preemptions,
+            "livelocks": self.livelocks,
+            "neverAdmitted": self.never_admitted,
+            "meets": self.meets,
+            "frontier": self.frontier,
+        }
+
+
+def measure(side: Side, livelocks: int, target: Target) -> tuple[float | None, int, int, int]:
+    group = side.tenant(target.tenant) if target.tenant else None
+    p95 = group.wait_p95 if group else max((g.wait_p95 or 0.0 for g in side.tenants), default=0.0)
+    never = sum(g.never_admitted for g in side.tenants)
+    return p95, side.preemptions, livelocks, never
+
+
+def meets(p: Point, target: Target) -> bool:
+    return (
+        p.never_admitted == 0
+        and (target.p95_wait is None or (p.p95_wait is not None and p.p95_wait <= target.p95_wait))
+        and (target.preemptions is None or p.preemptions <= target.preemptions)
+        and (target.livelock or p.livelocks == 0)
+    )
+
+
+def mark_frontier(points: list[Point]) -> None:
+    """A point is on the frontier when no other is at least as good in change, p95 wait and
+    preemptions and better in one."""
+
+    def key(p: Point) -> tuple[float, float, int]:
+        return (p.change, float("inf") if p.p95_wait is None else p.p95_wait, p.preemptions)
+
+    for p in points:
+        k = key(p)
+        p.frontier = not any(
+            all(a <= b for a, b in zip(key(q), k, strict=True)) and key(q) != k for q in points
+        )
+
+
+@dataclass
+class Sweep:
+    cluster: str
+    revision: str
+    release: str
+    axes: list[Axis]
+    now: list[str | None]
+    target: Target
+    workloads: int
+    points: list[Point] = field(default_factory=list)
+    stamp: Stamp | None = None  # what the simulation ran with (the grid changes no setting)
+    days: int = 1  # traces simulated per point
+    section_kind: t.ClassVar[str] = "sweep"
+
+    @property
+    def best(self) -> Point | None:
+        meeting = [p for p in self.points if p.meets]
+        return min(meeting, key=lambda p: p.change) if meeting else None
+
+    def findings(self) -> list[Finding]:
+        if self.best is not None:
+            return []
+        return [
+            Finding(
+                UNMET,
+                f"no point of the {len(self.points)}-point grid meets the target "
+                f"({_said(self.target)})",
+                cluster=self.cluster,
+            )
+        ]
+
+    def to_json(self) -> dict[str, t.Any]:
+        best = self.best
+        return {
+            "sweep": {
+                "cluster": self.cluster,
+                "revision": self.revision,
+                "kueueVersion": self.release,
+                "workloads": self.workloads,
+                "days": self.days,
+                "axes": [_axis(a, now) for a, now in zip(self.axes, self.now, strict=True)],
+                "target": self.target.to_json(),
+                "points": [p.to_json(self.axes) for p in self.points],
+                "best": None if best is None else best.to_json(self.axes),
+            }
+            | ({"simulated": self.stamp.to_json()} if self.stamp else {})
+        }
+
+
+def _axis(a: Axis, now: str | None) -> dict[str, t.Any]:
+    cell = {"flavor": a.flavor, "resource": a.resource} if a.flavor else {}
+    return (
+        {"label": a.label, "kind": a.kind, "name": a.name, "field": a.field}
+        | cell
+        | {
+            "now": now,
+            "values": list(a.values),
+        }
+    )
+
+
+def _said(target: Target) -> str:
+    parts = []
+    if target.p95_wait is not None:
+        parts.append(f"{target.tenant}'s p95 wait <= {target.p95_wait:g} s")
+    if target.preemptions is not None:
+        parts.append(f"preemptions <= {target.preemptions}")
+    if not target.livelock:
+        parts.append("no livelock")
+    return ", ".join([*parts, "nothing never admitted"])
+
+
+def each(sides: list[SimSide], within: float) -> list[dict[str, t.Any]]:
+    """Every point's simulation, shared among the local cores: the one place a sweep says how
+    its independent runs execute, through the one parallel-execution seam
+    (auditor/speed/parallel.py: a forked process per core, each running its share of simulator
+    processes, results in the points' order; in this process alone where forking is not for
+    here)."""
+    return parallel.run(functools.partial(_simulated, within=within), sides)
+
+
+def _simulated(side: SimSide, *, within: float) -> dict[str, t.Any]:
+    out, _stderr, _took = run_side(side, within)
+    return out
+
+
+def sweep(
+    repo: Repository,
+    cluster: str,
+    traces: list[Trace],
+    spec: Spec,
+    *,
+    binary: Path,
+    release: str,
+    tenant_of: t.Mapping[str, str],
+    within: float,
+) -> Sweep:
+    """Every point of the grid on `repo` (a revision, open now), simulated on every trace (a
+    day each): a point's p95 wait is its worst day's, its preemptions, livelocks and Workloads
+    never admitted the days' sum."""
+    docs = [sim_input(repo, cluster, trace) for trace in traces]
+    objects: list[dict[str, t.Any]] = docs[0]["objects"]
+    now = [current(objects, a) for a in spec.axes]
+    grid = list(itertools.product(*(a.values for a in spec.axes)))
+    sides = [
+        SimSide(
+            f"point {i} day {d}",
+            repo.label,
+            cluster,
+            binary,
+            release,
+            json.dumps(doc | {"objects": applied(objects, spec.axes, values)}),
+        )
+        for i, values in enumerate(grid)
+        for d, doc in enumerate(docs)
+    ]
+    workloads = sum(len(trace.workloads) for trace in traces)
+    result = Sweep(cluster, repo.label, release, spec.axes, now, spec.target, workloads)
+    result.days = len(traces)
+    config = boundaries.kueue_configuration(repo, cluster) or {}
+    outs = each(sides, within)
+    for i, values in enumerate(grid):
+        days = []
+        for d, trace in enumerate(traces):
+            out = outs[i * len(traces) + d]
+            result.stamp = result.stamp or stamp(out.get("simulated"), release, config)
+            run: SimRun = from_output(out, trace, label="point", revision=repo.label)
+            days.append(measure(summarize(run, tenant_of), len(run.livelocks), spec.target))
+        waits = [w for w, _, _, _ in days]
+        p95 = None if None in waits else max(t.cast(list[float], waits))
+        change = sum(distance(n, v) for n, v in zip(now, values, strict=True))
+        point = Point(
+            values,
+            change,
+            p95,
+            sum(d[1] for d in days),
+            sum(d[2] for d in days),
+            sum(d[3] for d in days),
+        )
+        point.meets = meets(point, spec.target)
+        result.points.append(point)
+    mark_frontier(result.points)
+    return result

@@ -1,0 +1,89 @@
+"""`plan --sweep` for people: the grid's points as a table (the frontier marked), the target, and
+the smallest change that meets it."""
+
+from __future__ import annotations
+
+import typing as t
+
+from auditor.report.markdown import cell, table_row
+from auditor.report.replay import duration
+
+if t.TYPE_CHECKING:  # renderers read a sweep's shape; they do not depend on the pipeline
+    from auditor.replay.sweep import Point, Sweep
+
+
+def _headline(s: Sweep) -> str:
+    return (
+        f"{s.cluster}: {len(s.points)} alternatives to {s.revision}, {s.workloads} Workloads "
+        f"each over {s.days} trace(s), simulated through Kueue {s.release or '?'}'s scheduler"
+    )
+
+
+def _target(s: Sweep) -> str:
+    g = s.target
+    parts = []
+    if g.p95_wait is not None:
+        parts.append(f"{g.tenant}'s p95 wait <= {duration(g.p95_wait)}")
+    if g.preemptions is not None:
+        parts.append(f"preemptions <= {g.preemptions}")
+    if not g.livelock:
+        parts.append("no livelock")
+    return "target: " + ", ".join([*parts, "nothing never admitted"])
+
+
+def _now(s: Sweep) -> str:
+    return "now: " + ", ".join(f"{a.label} {n or '-'}" for a, n in zip(s.axes, s.now, strict=True))
+
+
+def _rows(s: Sweep) -> list[list[str]]:
+    head = [*(a.label for a in s.axes), "change", "p95 wait", "preemptions", "livelocks",
+            "never admitted", "meets", "frontier"]  # fmt: skip
+    rows = [head]
+    for p in s.points:
+        rows.append(
+            [
+                *p.values,
+                f"{p.change:g}",
+                duration(p.p95_wait),
+                str(p.preemptions),
+                str(p.livelocks),
+                str(p.never_admitted),
+                "yes" if p.meets else "no",
+                "*" if p.frontier else "",
+            ]
+        )
+    return rows
+
+
+def _best(s: Sweep) -> str:
+    best: Point | None = s.best
+    if best is None:
+        return "no point meets the target: widen the grid or relax the target"
+    moved = [
+        f"{a.label} {n or '-'} -> {v}"
+        for a, n, v in zip(s.axes, s.now, best.values, strict=True)
+        if n != v
+    ]
+    return "smallest change that meets the target: " + ("; ".join(moved) or "none (as it is)")
+
+
+def text(s: Sweep, stream: t.TextIO) -> None:
+    stream.write(f"plan --sweep — {_headline(s)}\n{_target(s)}\n{_now(s)}\n\n")
+    table = _rows(s)
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    for r in table:
+        stream.write("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() + "\n")
+    stream.write(f"\n{_best(s)}\n")
+    if s.stamp is not None:
+        stream.write("\n" + "".join(f"{line}\n" for line in s.stamp.lines()))
+
+
+def markdown(s: Sweep, stream: t.TextIO) -> None:
+    icon = "✅" if s.best is not None else "❌"
+    stream.write(f"### {icon} Plan by sweep\n\n{_headline(s)}; {cell(_target(s))}; ")
+    stream.write(f"{cell(_now(s))}.\n\n**{cell(_best(s))}**\n\n")
+    table = _rows(s)
+    stream.write(table_row(table[0]) + "\n" + table_row(["---"] * len(table[0])) + "\n")
+    stream.write("".join(table_row(r) + "\n" for r in table[1:]))
+    if s.stamp is not None:
+        stream.write("\n" + "".join(f"- {cell(line)}\n" for line in s.stamp.lines()))

@@ -1,0 +1,155 @@
+"""`plan --job FILE --live`: the simulation started from a real cluster predicts what the real Kueue
+then does with the Job. A sandbox runs Kueue v0.19.2 with kwok nodes on an inline estate
+(tests/integration/lab_estate.py): team-a and team-b, 4 a100 GPUs each, one cohort, reclaim Any.
+team-b runs six 1-GPU low-priority Jobs, admitted one second apart, so two borrow team-a's GPUs,
+and a seventh of 3 GPUs waits (the cohort's 8 GPUs would not hold it). The forecast for a 4-GPU
+team-a Job (high priority) is read from the live cluster; then the same Job is submitted for
+real and what Kueue does (its admission, the Workloads it preempts, the others left running, the
+waiting one left waiting) is compared with the forecast."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from auditor.cli.main import cli
+from auditor.k8s import conditions
+from auditor.kueue import workloads as kw
+from auditor.live.apply import apply_all
+from auditor.live.kube import KubeCluster
+from auditor.replay import run
+from auditor.replay.trace import TracedWorkload
+from auditor.repo import boundaries
+from auditor.repo.layout import Repository
+from auditor.sandbox import Sandbox, Toolchain, nodes, releases
+from tests.conftest import own_context
+from tests.integration.lab_estate import lab_estate
+from tests.unit.conftest import Revisions
+
+API = "kueue.x-k8s.io/v1beta2"
+WAIT = 180.0  # seconds: Kueue's cycles, kwok and the Job controller on a shared 2-core machine
+LOW = TracedWorkload("team-b", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 3600.0)
+WIDE = TracedWorkload("team-b", "batch", "low", {"nvidia.com/gpu": "3"}, 1, 0.0, 3600.0)
+BIG = TracedWorkload("team-a", "batch", "high", {"nvidia.com/gpu": "4"}, 1, 0.0, 3600.0)
+
+
+def _workloads(admin: KubeCluster) -> list[dict[str, t.Any]]:
+    return admin.list(API, "Workload")
+
+
+def _name(wl: dict[str, t.Any]) -> str:
+    return f"{wl['metadata']['namespace']}/{wl['metadata']['name']}"
+
+
+def _admitted(admin: KubeCluster, job: str) -> dict[str, t.Any] | None:
+    for wl in _workloads(admin):
+        if kw.owner_job(wl) == job and conditions.is_true(wl, kw.QUOTA_RESERVED):
+            return wl
+    return None
+
+
+def _admit_alone(box: Sandbox, admin: KubeCluster, i: int) -> None:
+    """team-b's Job i created and admitted, and the clock past its admission's second."""
+    admin.create(run.job(LOW, i, 1.0))
+    name = run.job_name(i)
+
+    def admitted() -> bool:
+        return _admitted(admin, name) is not None
+
+    box.wait_until(f"team-b's Job {i} admitted", time.monotonic() + WAIT, admitted, ("kueue",))
+    wl = _admitted(admin, name)
+    assert wl is not None
+    last = kw.reserved_at(wl)
+
+    def later() -> bool:
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) > last
+
+    box.wait_until("the next second", time.monotonic() + 5, later, ())
+
+
+@pytest.fixture(scope="module")
+def busy(
+    toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory, sandboxes_dir: Path
+) -> t.Iterator[tuple[Path, Sandbox]]:
+    root = lab_estate(tmp_path_factory.mktemp("job"), {"team-a": 4, "team-b": 4})
+    revs = Revisions(root)
+    revs.commit("lab")
+    revs.repo.close()
+    repo = Repository.open(root)
+    box = Sandbox(f"job-{os.getpid()}", root=sandboxes_dir)
+    try:
+        box.up(
+            toolchain,
+            with_kueue=True,
+            kueue_config=boundaries.kueue_configuration(repo, "lab"),
+            node_pools=nodes.pools_for(repo, "lab"),
+            kueue_release=releases.release(toolchain, "v0.19.2"),
+        )
+        admin = box.connect()
+        refused = [r.error for r in apply_all(admin, repo.load(["lab"]).for_cluster("lab"))]
+        assert [e for e in refused if e] == []
+        run._wait_active(box, admin, API)
+        for i in range(6):  # one at a time, a second apart: Kueue orders victims by admission
+            _admit_alone(box, admin, i)
+        admin.create(run.job(WIDE, 6, 1.0))
+
+        def waits() -> bool:
+            return any(
+                kw.owner_job(wl) == run.job_name(6) and conditions.is_false(wl, kw.QUOTA_RESERVED)
+                for wl in _workloads(admin)
+            )
+
+        box.wait_until("team-b's wide Job pending", time.monotonic() + WAIT, waits, ("kueue",))
+        yield root, box
+    finally:
+        box.down()
+
+
+def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_chooses(
+    busy: tuple[Path, Sandbox],
+) -> None:
+    root, box = busy
+    admin = box.connect()
+    job = run.job(BIG, 100, 1.0)
+    (root / "job.yaml").write_text(yaml.safe_dump(job))
+    argv = ["--repo", str(root), "plan", "--live", *own_context(box.kubeconfig), "--cluster",
+            "lab", "--job", str(root / "job.yaml"), "-o", "json"]  # fmt: skip
+    result = CliRunner().invoke(cli, argv, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    said = json.loads(result.stdout)["job"]
+    assert said["clusterQueue"] == "team-a-cq"
+    assert said["simulated"]["kueueRelease"] == "v0.19.2"
+    assert "nvidia.com/gpu=a100" in said["flavors"]
+    assert said["admittedAfterSeconds"] == 0.0  # the victims stop at once in the simulation
+    assert len(said["preempts"]) == 2
+    # what the forecast says changes first: the two preempted by the Job, and the Job admitted
+    kinds = sorted((c["kind"], c["workload"]) for c in said["changes"])
+    assert kinds == sorted([("preempted", v) for v in said["preempts"]] + [("admitted", "the Job")])
+
+    before = {_name(wl) for wl in _workloads(admin) if conditions.is_true(wl, kw.QUOTA_RESERVED)}
+    admin.create(job)
+    box.wait_until(
+        "the team-a Job admitted",
+        time.monotonic() + WAIT,
+        lambda: _admitted(admin, run.job_name(100)) is not None,
+        ("kueue",),
+    )
+    real = _admitted(admin, run.job_name(100))
+    assert real is not None
+    assert real["status"]["admission"]["clusterQueue"] == "team-a-cq"
+    preempted = sorted(
+        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, kw.PREEMPTED)
+    )
+    assert preempted == said["preempts"]
+    still = {_name(wl) for wl in _workloads(admin) if conditions.is_true(wl, kw.QUOTA_RESERVED)}
+    assert still == (before - set(preempted)) | {_name(real)}  # the wide one still waits
+    assert not any(
+        c["workload"].startswith("team-b/") and c["kind"] == "admitted" for c in said["changes"]
+    )

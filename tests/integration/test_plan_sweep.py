@@ -1,0 +1,123 @@
+"""`plan --sweep`: a grid of alternatives simulated through Kueue's own scheduler (v0.19.2, pinned)
+on a constructed case whose answer is known. team-a alone, 2 a100 GPUs; six 1-GPU Workloads at
+once, 10 minutes each: with Q GPUs they run in ceil(6/Q) waves, so the p95 wait (the sixth's) is
+(ceil(6/Q) - 1) waves of 600 s (plus the release's 1 s requeue batch per wave), and a p95 of at
+most 11 minutes needs Q >= 3: the smallest change is 2 -> 3."""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from auditor.cli.main import cli
+from auditor.replay import trace
+from auditor.replay.trace import Trace, TracedWorkload
+from tests.integration.lab_estate import lab_estate
+from tests.unit.conftest import Revisions
+
+GRID = """\
+grid:
+  - clusterQueue: team-a-cq
+    flavor: a100
+    resource: nvidia.com/gpu
+    field: nominalQuota
+    values: [{values}]
+  - clusterQueue: team-a-cq
+    field: preemption.withinClusterQueue
+    values: [LowerPriority, Never]
+target:
+  tenant: team-a
+  p95WaitSeconds: 660
+"""
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = lab_estate(tmp_path_factory.mktemp("sweep"), {"team-a": 2})
+    revs = Revisions(root)
+    try:
+        revs.commit("team-a alone, 2 GPUs")
+    finally:
+        revs.repo.close()
+    work = [TracedWorkload("team-a", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0)] * 6
+    made = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, work)
+    trace.write(made, root / "day.json")
+    busier = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, [work[0]] * 8)
+    trace.write(busier, root / "day2.json")
+    (root / "two-days.yaml").write_text(
+        GRID.format(values="1, 2, 3, 4, 6") + "traces: [day2.json]\n"
+    )
+    for name, values in (("grid.yaml", "1, 2, 3, 4, 6"), ("short.yaml", "1, 2")):
+        (root / name).write_text(GRID.format(values=values))
+    (root / "bad.yaml").write_text(GRID.format(values="3").replace("team-a-cq", "team-z-cq", 1))
+    return root
+
+
+def sweep(root: Path, grid: str, fmt: str) -> Result:
+    argv = ["--repo", str(root), "plan", "--sweep", str(root / grid), "--replay",
+            str(root / "day.json"), "--cluster", "lab", "-o", fmt]  # fmt: skip
+    return CliRunner().invoke(cli, argv, catch_exceptions=False)
+
+
+def test_the_sweep_finds_the_known_minimal_quota_and_repeats_byte_for_byte(repo: Path) -> None:
+    first = sweep(repo, "grid.yaml", "json")
+    assert first.exit_code == 0, first.output
+    doc: dict[str, t.Any] = json.loads(first.stdout)["sweep"]
+    assert len(doc["points"]) == 10
+    assert doc["simulated"]["kueueRelease"] == "v0.19.2"  # what the sweep simulated, stamped
+    best = doc["best"]
+    assert best["values"] == {
+        "team-a-cq a100/nvidia.com/gpu nominalQuota": "3",
+        "team-a-cq preemption.withinClusterQueue": "LowerPriority",
+    }
+    waits = {
+        p["values"]["team-a-cq a100/nvidia.com/gpu nominalQuota"]: p["p95WaitSeconds"]
+        for p in doc["points"]
+    }
+    waves = {q: -(-6 // int(q)) for q in waits}
+    assert {q: int(w // 600) for q, w in waits.items()} == {q: n - 1 for q, n in waves.items()}
+    again = sweep(repo, "grid.yaml", "json")
+    assert again.stdout == first.stdout
+
+
+def test_the_text_table_names_the_smallest_change(repo: Path) -> None:
+    out = sweep(repo, "grid.yaml", "text").stdout
+    assert (
+        "smallest change that meets the target: team-a-cq a100/nvidia.com/gpu nominalQuota 2 -> 3"
+        in out
+    )
+
+
+def test_a_grid_that_never_meets_the_target_exits_1_with_its_rule(repo: Path) -> None:
+    result = sweep(repo, "short.yaml", "json")
+    assert result.exit_code == 1
+    findings = json.loads(result.stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["replay-sweep-target-unmet"]
+    assert "team-a's p95 wait <= 660 s" in findings[0]["message"]
+
+
+def test_a_grid_naming_a_queue_the_cluster_lacks_is_refused(repo: Path) -> None:
+    result = sweep(repo, "bad.yaml", "text")
+    assert result.exit_code == 2
+    assert "ClusterQueue team-z-cq is not on the cluster" in result.output
+
+
+def test_the_html_page_draws_the_frontier_and_repeats_byte_for_byte(repo: Path) -> None:
+    first = sweep(repo, "grid.yaml", "html")
+    assert first.exit_code == 0, first.output
+    assert "The sweep&#x27;s frontier" in first.stdout or "The sweep's frontier" in first.stdout
+    assert "<svg " in first.stdout
+    assert sweep(repo, "grid.yaml", "html").stdout == first.stdout
+
+
+def test_over_two_days_the_busier_day_decides(repo: Path) -> None:
+    """Eight Workloads on the second day: three waves at 3 GPUs, two at 4, so 4 is the least."""
+    result = sweep(repo, "two-days.yaml", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)["sweep"]
+    assert doc["days"] == 2
+    assert doc["best"]["values"]["team-a-cq a100/nvidia.com/gpu nominalQuota"] == "4"

@@ -1,0 +1,81 @@
+"""The sweep's pure parts: the grid file read (and refused with its file and entry), a point's
+change from the revision, the frontier."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from auditor.errors import ConfigError
+from auditor.replay import sweep
+
+CQ = {
+    "kind": "ClusterQueue",
+    "metadata": {"name": "team-a-cq"},
+    "spec": {
+        "preemption": {"reclaimWithinCohort": "Any"},
+        "resourceGroups": [
+            {
+                "flavors": [
+                    {"name": "a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "4"}]}
+                ]
+            }
+        ],
+    },
+}
+QUOTA = sweep.Axis(
+    "ClusterQueue", "team-a-cq", "nominalQuota", ("2", "6"), "a100", "nvidia.com/gpu"
+)
+POLICY = sweep.Axis("ClusterQueue", "team-a-cq", "preemption.reclaimWithinCohort", ("Never",))
+
+
+def test_a_point_changes_the_revisions_objects_and_only_a_copy() -> None:
+    objects = [CQ]
+    out = sweep.applied(objects, [QUOTA, POLICY], ("6", "Never"))
+    assert sweep.current(out, QUOTA) == "6" and sweep.current(out, POLICY) == "Never"
+    assert sweep.current(objects, QUOTA) == "4"
+
+
+def test_a_changes_size_is_how_far_each_value_moved() -> None:
+    assert sweep.distance("4", "6") == 2.0
+    assert sweep.distance("64Gi", "64Gi") == 0.0
+    assert sweep.distance("Any", "Never") == 1.0
+
+
+def test_the_frontier_keeps_points_no_other_beats_in_change_wait_and_preemptions() -> None:
+    points = [
+        sweep.Point(("a",), 0.0, 900.0, 5, 0, 0),
+        sweep.Point(("b",), 1.0, 300.0, 5, 0, 0),
+        sweep.Point(("c",), 2.0, 300.0, 5, 0, 0),  # as good as b, but a bigger change
+        sweep.Point(("d",), 2.0, 600.0, 0, 0, 0),
+    ]
+    sweep.mark_frontier(points)
+    assert [p.values[0] for p in points if p.frontier] == ["a", "b", "d"]
+
+
+ONE_AXIS = "grid:\n  - clusterQueue: q\n    field: x\n    values: [1]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("grid: []\n", "a list of axes"),
+        ("grid:\n  - clusterQueue: q\n    field: nominalQuota\n    values: [1]\n", "flavor and"),
+        ("grid:\n  - clusterQueue: q\n    field: x\n    values: []\n", "non-empty"),
+        (ONE_AXIS + "target: {p95WaitSeconds: 9}\n", "needs target.tenant"),
+    ],
+)
+def test_a_bad_grid_file_is_refused_naming_it(tmp_path: Path, text: str, said: str) -> None:
+    (tmp_path / "grid.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=said) as caught:
+        sweep.read_spec(tmp_path / "grid.yaml")
+    assert "grid.yaml" in str(caught.value)
+
+
+def test_a_quota_cell_the_queue_lacks_is_named() -> None:
+    missing = sweep.Axis(
+        "ClusterQueue", "team-a-cq", "nominalQuota", ("1",), "h100", "nvidia.com/gpu"
+    )
+    with pytest.raises(ConfigError, match=r"no quota for h100/nvidia\.com/gpu"):
+        sweep.applied([CQ], [missing], ("1",))
