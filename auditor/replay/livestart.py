@@ -22,6 +22,7 @@ import yaml
 
 from auditor.errors import ConfigError
 from auditor.k8s import conditions
+from auditor.k8s.objects import SCHEDULING_API
 from auditor.k8s.quantity import QuantityError, parse, shown
 from auditor.kueue import workloads as kueue_workloads
 from auditor.kueue.workloads import PRIORITY_LABEL, QUEUE_LABEL
@@ -38,7 +39,7 @@ NOT_ADMITTED = RULES["replay-job-not-admitted"]
 
 # What a live start reads, by API group: Kueue's kinds, then the core and scheduling ones.
 KUEUE_KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
-OTHER_KINDS = (("scheduling.k8s.io/v1", "PriorityClass"), ("v1", "Namespace"))
+OTHER_KINDS = ((SCHEDULING_API, "PriorityClass"), ("v1", "Namespace"))
 KEPT_FIELDS = ("spec", "value", "description", "globalDefault", "preemptionPolicy")
 JOB_NAME = "the Job"
 

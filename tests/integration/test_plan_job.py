@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from auditor.cli.main import cli
 from auditor.k8s import conditions
-from auditor.kueue import workloads as kw
+from auditor.kueue import workloads
 from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
 from auditor.replay import run
@@ -50,7 +50,7 @@ def _name(wl: dict[str, t.Any]) -> str:
 
 def _admitted(admin: KubeCluster, job: str) -> dict[str, t.Any] | None:
     for wl in _workloads(admin):
-        if kw.owner_job(wl) == job and conditions.is_true(wl, kw.QUOTA_RESERVED):
+        if workloads.owner_job(wl) == job and conditions.is_true(wl, workloads.QUOTA_RESERVED):
             return wl
     return None
 
@@ -66,7 +66,7 @@ def _admit_alone(box: Sandbox, admin: KubeCluster, i: int) -> None:
     box.wait_until(f"team-b's Job {i} admitted", time.monotonic() + WAIT, admitted, ("kueue",))
     wl = _admitted(admin, name)
     assert wl is not None
-    last = kw.reserved_at(wl)
+    last = workloads.reserved_at(wl)
 
     def later() -> bool:
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) > last
@@ -102,7 +102,8 @@ def busy(
 
         def waits() -> bool:
             return any(
-                kw.owner_job(wl) == run.job_name(6) and conditions.is_false(wl, kw.QUOTA_RESERVED)
+                workloads.owner_job(wl) == run.job_name(6)
+                and conditions.is_false(wl, workloads.QUOTA_RESERVED)
                 for wl in _workloads(admin)
             )
 
@@ -133,7 +134,9 @@ def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_ch
     kinds = sorted((c["kind"], c["workload"]) for c in said["changes"])
     assert kinds == sorted([("preempted", v) for v in said["preempts"]] + [("admitted", "the Job")])
 
-    before = {_name(wl) for wl in _workloads(admin) if conditions.is_true(wl, kw.QUOTA_RESERVED)}
+    before = {
+        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)
+    }
     admin.create(job)
     box.wait_until(
         "the team-a Job admitted",
@@ -145,10 +148,12 @@ def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_ch
     assert real is not None
     assert real["status"]["admission"]["clusterQueue"] == "team-a-cq"
     preempted = sorted(
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, kw.PREEMPTED)
+        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.PREEMPTED)
     )
     assert preempted == said["preempts"]
-    still = {_name(wl) for wl in _workloads(admin) if conditions.is_true(wl, kw.QUOTA_RESERVED)}
+    still = {
+        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)
+    }
     assert still == (before - set(preempted)) | {_name(real)}  # the wide one still waits
     assert not any(
         c["workload"].startswith("team-b/") and c["kind"] == "admitted" for c in said["changes"]
