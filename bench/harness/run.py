@@ -73,8 +73,9 @@ def one(name: str, deadline: float) -> None:
     peak = max((int(m.group(1)) for line in lines if (m := RSS.search(line))), default=0)
     print(f"  {took:.1f} s real, peak {peak} MiB, {run.cycles} cycles, load -> {_load()}")
     wall = expected.get("cmd", {}).get("maxWallMs")
+    shown = "-" if wall is None else f"{wall:,}"
     print(f"  simulated run lasted {run.end_seconds * 1000:,.0f} ms of Kueue's clock; "
-          f"harness maxWallMs {wall if wall is None else f'{wall:,}'} (real time, real Kueue)")  # fmt: skip
+          f"harness maxWallMs {shown} (real time, real Kueue)")  # fmt: skip
     limits = expected.get("wlClassesMaxAvgTimeToAdmissionMs", {})
     print(f"  {'class':<8} {'submitted':>9} {'admitted':>8} {'mean to admission ms':>21} "
           f"{'rangespec max ms':>17}")  # fmt: skip
@@ -94,7 +95,9 @@ def one(name: str, deadline: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--harness", default="baseline", help="comma-separated configurations")
-    parser.add_argument("--deadline", type=float, default=600.0, help="real seconds a side may take")
+    parser.add_argument(
+        "--deadline", type=float, default=600.0, help="real seconds a side may take"
+    )
     args = parser.parse_args()
     for name in args.harness.split(","):
         one(name, args.deadline)
