@@ -4,7 +4,8 @@ For each harness configuration (`trace import --kueue-harness NAME`: the estate 
 read from the pinned Kueue module), one side runs through `kueuesim` (Kueue's own scheduler on a
 logical clock, as `plan --replay --engine sim` runs each side). Printed: the real seconds the
 side took, the simulator's peak memory (its max RSS) and scheduling cycles, then per Workload
-class the Workloads admitted of those submitted and the mean time to admission, beside the
+class the Workloads admitted of those submitted, the mean time to admission (from submission to
+the first admission) and the evictions its Workloads suffered, the mean time beside the
 harness's rangespec.yaml (its expected maxima, calibrated on Kueue's CI running the real Kueue
 against an API server: what bounds its waits there is the API round trips, which the simulation
 has none of), and the logical seconds the simulated run lasted beside the harness's maxWallMs.
@@ -78,15 +79,16 @@ def one(name: str, deadline: float) -> None:
           f"harness maxWallMs {shown} (real time, real Kueue)")  # fmt: skip
     limits = expected.get("wlClassesMaxAvgTimeToAdmissionMs", {})
     print(f"  {'class':<8} {'submitted':>9} {'admitted':>8} {'mean to admission ms':>21} "
-          f"{'rangespec max ms':>17}")  # fmt: skip
+          f"{'rangespec max ms':>17} {'evicted':>8}")  # fmt: skip
     classes = sorted({w.traced.priority_class or "" for w in run.workloads})
     for klass in classes:
         mine = [w for w in run.workloads if w.traced.priority_class == klass]
         waits = [w.admitted - w.traced.submitted_at for w in mine if w.admitted is not None]
         mean = 1000 * sum(waits) / len(waits) if waits else float("nan")
         limit = limits.get(klass)
+        evicted = sum(w.preemptions for w in mine)
         print(f"  {klass:<8} {len(mine):>9} {len(waits):>8} {mean:>21,.0f} "
-              f"{'-' if limit is None else f'{limit:,}':>17}")  # fmt: skip
+              f"{'-' if limit is None else f'{limit:,}':>17} {evicted:>8}")  # fmt: skip
     usage = expected.get("clusterQueueClassesMinUsage")
     if usage:
         print(f"  rangespec clusterQueueClassesMinUsage {usage} (%): not measured here")
