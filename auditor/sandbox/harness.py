@@ -9,9 +9,10 @@ made of them by auditor/onboard/harness.py, the trace by auditor/replay/harness.
 What the harness's generator (runner/generator/generator.go) does, and is mirrored here: one
 ResourceFlavor `rf`; per queue a ClusterQueue `<class>-<set>-<i>-<cohort>` with quota on cpu
 (nominal, borrowingLimit) and two preemption policies, and a Namespace and a LocalQueue of the
-same name; every queue starts at once and each Workload set submits its k-th Workload at
-(k+1) x its interval, one pod of `request` cpu, running `runtimeMs` once admitted, at an integer
-priority. TAS configurations (a `topology`) are refused: the trace has no topology requests.
+same name; each Workload set submits its k-th Workload (from 1) k x its interval after its
+queue is made, one pod of `request` cpu running `runtimeMs` once admitted, at an integer
+priority. The harness makes its queues concurrently through the API server; here every queue
+starts at 0. TAS configurations (a `topology`) are refused: the trace has no topology requests.
 """
 
 from __future__ import annotations
