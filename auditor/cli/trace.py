@@ -145,3 +145,76 @@ def record(
         f"{output}: {len(made.workloads)} Workloads over {since} "
         f"({made.recorded.get('leftOut', 0)} never admitted, left out)"
     )
+
+
+@trace.command("import")
+@click.option(
+    "--kueue-harness",
+    "harness_name",
+    required=True,
+    metavar="NAME",
+    help="A configuration of Kueue's scheduler performance harness "
+    "(test/performance/scheduler/configs/NAME in the pinned Kueue module): baseline, "
+    "large-scale ...",
+)
+@click.option(
+    "--kueue-version",
+    metavar="V",
+    help="The pinned Kueue release whose harness to read (default: the newest pinned).",
+)
+@click.option("--cluster", default=None, metavar="C", help="The cluster's name [kueue-NAME].")
+@click.option(
+    "--out-dir",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="An empty or new folder: the estate (clusters/, tenants/) and trace.json go there.",
+)
+@pass_context
+def import_(
+    ctx: Context,
+    harness_name: str,
+    kueue_version: str | None,
+    cluster: str | None,
+    out_dir: Path,
+) -> None:
+    """Kueue's own performance harness as an estate and a trace for `plan --replay`.
+
+    Reads the configuration's generator.yaml (cohorts, ClusterQueues, quotas, Workload classes
+    and their timing) from the pinned Kueue module and writes one cluster (its profile, flavor,
+    priority classes, cohorts and ClusterQueues), a tenant per cohort (Namespaces and
+    LocalQueues) and the trace of its Workloads. The harness's expectations (rangespec.yaml) are
+    printed."""
+    import datetime as dt
+
+    from auditor.onboard import harness as harness_estate
+    from auditor.replay import harness as harness_trace
+    from auditor.repo import boundaries
+    from auditor.repo.layout import Repository
+    from auditor.sandbox import harness, pins, releases
+
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise ConfigError(f"{out_dir} is not empty: trace import writes a new estate")
+    module, release = releases.source(pins.testenv(ctx.repo_dir or Path.cwd()), kueue_version)
+    found = harness.load(module, harness_name, release)
+    name = cluster or f"kueue-{harness_name}"
+    files = harness_estate.estate(found, name, dt.datetime.now(dt.UTC).date())
+    for relative, text in files.items():
+        target = out_dir / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    repo = Repository.open(out_dir)  # its admission policies, as `generate policies` writes them
+    made_policies = boundaries.boundaries(
+        repo.cluster(name), repo.tenants, repo.load([name]).for_cluster(name)
+    )
+    (out_dir / boundaries.policy_path(name)).write_text(boundaries.render(name, made_policies))
+    made = harness_trace.trace(found, name)
+    replay_trace.write(made, out_dir / "trace.json")
+    counts = ", ".join(f"{k} {v}" for k, v in found.expected_counts().items())
+    click.echo(
+        f"{out_dir}: cluster {name} from Kueue {release}'s harness {harness_name!r} "
+        f"({found.folder}): {len(found.queues)} ClusterQueues, {len(made.workloads)} Workloads "
+        f"({counts}) over {made.seconds:g} s in trace.json"
+    )
+    if found.rangespec:
+        click.echo(f"expected (rangespec.yaml): {found.rangespec}")

@@ -100,3 +100,22 @@ def ensure_kueue(
 
 def build_seconds(found: KueueRelease) -> float:
     return float(json.loads((found.root / "build.json").read_text())["seconds"])
+
+
+def source(testenv: Path, version: str | None) -> tuple[Path, str]:
+    """The Go module cache's copy of Kueue `version`'s module (None: the newest pinned) and its
+    version: what a reader of upstream's own files (the performance harness) opens."""
+    own = _go("list", "-m", "-f", "{{.Version}}", KUEUE_MODULE, cwd=testenv).strip()
+    known = sorted({own, *pinned(testenv)}, key=_numbers)
+    chosen = version or known[-1]
+    if chosen not in known:
+        raise SandboxError(f"Kueue {chosen} is not pinned in testenv/ (pinned: {', '.join(known)})")
+    module = testenv if chosen == own else testenv / f"kueue-{chosen}"
+    info = json.loads(_go("mod", "download", "-json", KUEUE_MODULE, cwd=module))
+    if info.get("Error") or not info.get("Dir"):
+        raise SandboxError(f"cannot find {KUEUE_MODULE} {chosen}: {info.get('Error')}")
+    return Path(info["Dir"]), chosen
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.lstrip("v").split("."))
