@@ -187,8 +187,8 @@ def import_(
     printed."""
     import datetime as dt
 
-    from auditor.onboard import harness as harness_estate
-    from auditor.replay import harness as harness_trace
+    from auditor.onboard import harness as onboard_harness
+    from auditor.replay import harness as replay_harness
     from auditor.repo import boundaries
     from auditor.repo.layout import Repository
     from auditor.sandbox import harness, pins, releases
@@ -198,7 +198,7 @@ def import_(
     module, release = releases.source(pins.testenv(ctx.repo_dir or Path.cwd()), kueue_version)
     found = harness.load(module, harness_name, release)
     name = cluster or f"kueue-{harness_name}"
-    files = harness_estate.estate(found, name, dt.datetime.now(dt.UTC).date())
+    files = onboard_harness.estate(found, name, dt.datetime.now(dt.UTC).date())
     for relative, text in files.items():
         target = out_dir / relative
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -208,7 +208,7 @@ def import_(
         repo.cluster(name), repo.tenants, repo.load([name]).for_cluster(name)
     )
     (out_dir / boundaries.policy_path(name)).write_text(boundaries.render(name, made_policies))
-    made = harness_trace.trace(found, name)
+    made = replay_harness.trace(found, name)
     replay_trace.write(made, out_dir / "trace.json")
     counts = ", ".join(f"{k} {v}" for k, v in found.expected_counts().items())
     click.echo(

@@ -8,7 +8,8 @@ class the Workloads admitted of those submitted, the mean time to admission (fro
 the first admission) and the evictions its Workloads suffered, the mean time beside the
 harness's rangespec.yaml (its expected maxima, calibrated on Kueue's CI running the real Kueue
 against an API server, its client held to 50 requests a second: latencies the simulation has
-none of, so equal numbers are not expected), and the logical seconds the simulated run lasted beside the harness's maxWallMs.
+none of, so equal numbers are not expected), and the logical seconds the simulated run lasted
+beside the harness's maxWallMs.
 
     .venv/bin/python bench/harness/run.py                        # baseline
     .venv/bin/python bench/harness/run.py --harness large-scale --deadline 600
