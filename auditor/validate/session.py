@@ -24,6 +24,7 @@ import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor import render
 from auditor.k8s.objects import ResourceKey
 from auditor.model import Finding, Resource
 from auditor.repo import layout, suppressions
@@ -272,9 +273,12 @@ class Session:
     def _context(self, state: _Cluster) -> checks.CheckContext:
         invalid = {k: v for f in state.files.values() if f.invalid for k, v in f.invalid.items()}
         sound = tuple(r for f in state.files.values() for r in f.sound)
+        unrendered = any(
+            p.rule.id in render.UNRENDERED for f in state.files.values() for p in f.loaded.findings
+        )
         return checks.CheckContext(
             self.repo, state.profile, sound, self.repo.tenants, self.today, invalid,
-            checks.KindIndex(state.by_kind, state.place),
+            checks.KindIndex(state.by_kind, state.place), unrendered,
         )  # fmt: skip
 
     def _check(self, state: _Cluster) -> None:

@@ -76,6 +76,9 @@ class CheckContext:
     invalid: t.Mapping[ResourceKey, Finding] = field(default_factory=dict)
     # `resources` by kind, kept by the caller (an editor's session) instead of derived here
     index: KindIndex | None = None
+    # Some folder synced to the cluster did not render (a finding says why): the checks that
+    # report what is absent say nothing, as it may be in what was not rendered.
+    unrendered: bool = False
 
     def of_kind(self, *kinds: str) -> list[Resource]:
         if len(kinds) == 1:

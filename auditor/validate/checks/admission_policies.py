@@ -29,6 +29,8 @@ FIX = "run `kueue-gitops generate policies` and commit the result"
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.unrendered:
+        return  # what the policies are made from, or the policies, may be what did not render
     # The committed policies: wherever the layout syncs them, found by kind and label.
     path = boundaries.policy_file(ctx.cluster, ctx.of_kind(admission.POLICY))
     # what boundaries() reads of the objects: LocalQueues, Namespaces and the ConfigMap

@@ -40,6 +40,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     # Kueue's ConfigMap by its identity, wherever the layout or a render put it.
     found = boundaries.config_map(ctx.of_kind("ConfigMap"))
     if found is None:
+        if ctx.unrendered:
+            return  # it may be in what did not render
         where = (
             f"clusters/{ctx.cluster.name}/{boundaries.KUEUE_FOLDER}/"
             if boundaries.convention(ctx.cluster)
