@@ -29,7 +29,8 @@ REMOTE_BASE = _RULES["render-remote-base"]
 CHART_DEPENDENCY = _RULES["render-chart-dependency"]
 # A cluster with one of these holds only part of its objects: what is absent may be unrendered.
 UNRENDERED = frozenset(
-    r.id for r in (RENDER_FAILED, RENDER_TIMEOUT, RENDERER_UNAVAILABLE, REMOTE_BASE, CHART_DEPENDENCY)
+    r.id
+    for r in (RENDER_FAILED, RENDER_TIMEOUT, RENDERER_UNAVAILABLE, REMOTE_BASE, CHART_DEPENDENCY)
 )
 
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")

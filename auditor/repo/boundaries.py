@@ -1,7 +1,7 @@
 """One cluster's tenant boundaries as the repository declares them: the admission policies it
 generates (clusters/<cluster>/admission-policies.yaml, or wherever another layout syncs them to
-the cluster) and Kueue's Configuration it ships (the ConfigMap Kueue reads: clusters/<cluster>/kueue/,
-or wherever a layout or a render puts it).
+the cluster) and Kueue's Configuration it ships (the ConfigMap Kueue reads:
+clusters/<cluster>/kueue/, or wherever a layout or a render puts it).
 
 `kueue-gitops generate policies` writes the file from here, and `validate` compares it with
 what the profiles, LocalQueues and Configuration generate now, as `codeowners --check` does.

@@ -5,8 +5,8 @@ with `Prune=false` (removing it from Git does not delete it) and `Delete=false` 
 Application does not either). `Prune=false` may be left out where the ApplicationSet that syncs
 its folder (the folder it is rendered from) does not prune: those of argocd/, or wherever a
 repository without that folder keeps its Argo CD objects; an object no ApplicationSet's git
-directory generator reaches is taken to be pruned. A deleted LocalQueue strands its pending Jobs, a deleted ClusterQueue evicts what it
-admitted.
+directory generator reaches is taken to be pruned. A deleted LocalQueue strands its pending
+Jobs, a deleted ClusterQueue evicts what it admitted.
 
 Its rules, each with an example that passes and one that fails, are declared beside it in
 prune_guard.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
