@@ -287,7 +287,7 @@ def test_an_application_to_a_cluster_no_profile_names_is_a_finding_at_it(tmp_pat
     code, findings = validate(repo)
     assert code == 1
     assert [(f["rule"], f["file"], f["line"]) for f in findings] == [
-        ("argocd-application-unread", "apps/teams.yaml", 61)
+        ("argocd-application-unread", "apps/teams.yaml", 63)
     ]
     assert "https://kubernetes.default.svc" in findings[0]["message"]
 
