@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor.render import tools
 from auditor.sandbox.build import TOOLS, ensure_tool
 from tests.conftest import run_line
 
@@ -153,3 +154,29 @@ def test_a_failed_render_is_not_also_reported_as_missing_platform_objects(tmp_pa
     # overlay that did not render: not absent, unread (the render-failed finding says so).
     absent = {"alert-missing", "kueue-config-missing", "admission-policies-stale"}
     assert not {rule for rule, _ in rules} & absent, findings
+
+
+def test_once_the_render_is_repaired_a_cached_run_reports_the_absence_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
+    built = ensure_tool(ROOT / "testenv", "kustomize", TOOLS["kustomize"])
+    monkeypatch.setattr(tools, "find", lambda _tool: str(built))  # not this test's empty cache
+    repo = estate("kustomize", tmp_path)
+    (repo / "queues/overlays/west/admission-policies.yaml").write_text(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n"
+        "metadata: {name: kueue-gitops-queue-name, "
+        "labels: {app.kubernetes.io/managed-by: kueue-gitops}}\n"
+    )  # west's policies are stale...
+    quotas = repo / "queues/overlays/west/quotas.yaml"
+    kept = quotas.read_text()
+    quotas.unlink()  # ...but its overlay does not render: nothing to say of them
+    code, findings = validate(repo)
+    assert code == 1
+    assert "admission-policies-stale" not in {f["rule"] for f in findings}, findings
+    quotas.write_text(kept)  # rendered again: the cache must not replay "nothing to say"
+    code, findings = validate(repo)
+    assert code == 1
+    assert where(findings) == {
+        ("admission-policies-stale", "west", "queues/overlays/west/admission-policies.yaml", 1)
+    }, findings

@@ -174,6 +174,7 @@ class Reads:
     invalid: bool = False
     paths: set[str] = field(default_factory=set)
     loads: bool = False  # it loaded manifests itself (`repo.load`): of other clusters too
+    unrendered: bool = False  # it asked whether some folder of the cluster did not render
 
     def touched(self, kinds: t.AbstractSet[str], invalid: bool, path: str) -> bool:
         """Whether a change to objects of `kinds` in file `path` (`invalid`: one of them was or
@@ -216,6 +217,11 @@ class _Noting:
     def invalid(self) -> t.Mapping[ResourceKey, Finding]:
         self._reads.invalid = True
         return self._ctx.invalid
+
+    @property
+    def unrendered(self) -> bool:
+        self._reads.unrendered = True
+        return self._ctx.unrendered
 
     @property
     def repo(self) -> t.Any:
