@@ -59,6 +59,7 @@ class Source:
 class Rendered:
     resources: list[Resource] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    reads: frozenset[str] = frozenset()  # the files the render reached (an editor's server)
 
 
 def marker(files: t.Iterable[str], folder: str) -> str | None:
