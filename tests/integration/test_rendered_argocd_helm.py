@@ -90,7 +90,7 @@ def test_argo_cd_renders_each_teams_release_as_kueue_gitops_does(
     assert binding["subjects"][0]["name"] == "acme:nlp"
 
 
-def test_drift_is_clean_then_names_a_planted_change_at_the_values_file(
+def test_drift_is_clean_then_names_a_planted_change_at_its_line(
     synced: tuple[Sandbox, Path],
 ) -> None:
     box, repo = synced
@@ -105,5 +105,24 @@ def test_drift_is_clean_then_names_a_planted_change_at_the_values_file(
     code, report = drift(repo, box)
     assert code == 1
     assert [(f["kind"], f["name"], f.get("file"), f.get("line")) for f in report["findings"]] == [
-        ("ClusterQueue", "nlp-cq", "platform/queues/queues.yaml", 0),
+        ("ClusterQueue", "nlp-cq", "platform/queues/queues.yaml", 21),  # its cpu quota
+    ], report["findings"]
+
+
+def test_a_hand_edit_of_a_charts_object_is_found_at_the_values_file_that_fed_it(
+    synced: tuple[Sandbox, Path],
+) -> None:
+    box, repo = synced
+    live = box.connect()
+    binding = live.get(RBAC, "RoleBinding", "robotics-submitters", "robotics")
+    binding["subjects"][0]["name"] = "acme:everyone"
+    live.patch(
+        RBAC, "RoleBinding", "robotics-submitters", {"subjects": binding["subjects"]},
+        namespace="robotics", manager="kubectl-edit",
+    )  # fmt: skip
+    code, report = drift(repo, box)
+    assert code == 1
+    mine = [f for f in report["findings"] if f["name"] == "robotics-submitters"]
+    assert [(f["kind"], f.get("file"), f.get("line")) for f in mine] == [
+        ("RoleBinding", "environments/north/robotics.yaml", 4),  # submitters: acme:robotics
     ], report["findings"]
