@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from auditor.kueue import KUEUE_GROUP, multikueue, release
 from auditor.model import Resource
 from auditor.repo import boundaries, manifests
+from auditor.repo.layout import CLUSTERS
 
 if t.TYPE_CHECKING:
     from auditor.repo.layout import Repository
@@ -75,9 +76,11 @@ def _dict(value: t.Any) -> dict[str, t.Any]:
 
 
 def app_sets(repo: Repository) -> list[AppSet]:
-    """The ApplicationSets with a git directory generator, of argocd/ or, without that
-    folder, wherever the repository keeps them (none when it has none)."""
+    """The ApplicationSets with a git directory generator, of argocd/ or, in a repository
+    of another layout than clusters/, wherever it keeps them (none when it has none)."""
     out: list[AppSet] = []
+    if not repo.tree.is_dir(FOLDER) and repo.tree.is_dir(CLUSTERS):
+        return out  # the clusters/ convention keeps them in argocd/: no reading the whole tree
     for doc in (r for r in documents(repo) if r.kind == "ApplicationSet"):
         include, exclude = _directories(doc)
         sync = _dict(_dict(_dict(doc.body.get("spec")).get("template")).get("spec"))
