@@ -27,6 +27,9 @@ def generate() -> None:
 def policies(ctx: Context, clusters: tuple[str, ...]) -> None:
     """Write clusters/C/admission-policies.yaml: ValidatingAdmissionPolicies and bindings.
 
+    Where another layout already syncs C's generated policies from a file of its own, that
+    file is written instead.
+
     Made from the cluster profile (admission and tenant labels, platformIdentities), the
     tenant profiles (approved priority levels), the LocalQueues of each namespace that admits
     work and the frameworks of Kueue's Configuration in clusters/C/kueue/. `validate` reports
@@ -39,9 +42,10 @@ def policies(ctx: Context, clusters: tuple[str, ...]) -> None:
     loaded = repo.load(names)
     for name in names:
         profile = repo.cluster(name)
-        made = boundaries.boundaries(profile, repo.tenants, loaded.for_cluster(name))
+        objects = loaded.for_cluster(name)
+        made = boundaries.boundaries(profile, repo.tenants, objects)
         text = boundaries.render(name, made)
-        target = repo.root / boundaries.policy_path(name)
+        target = repo.root / boundaries.policy_file(profile, objects)
         unchanged = target.is_file() and target.read_text() == text
         if not unchanged:
             target.write_text(text)

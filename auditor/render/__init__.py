@@ -27,6 +27,11 @@ RENDER_TIMEOUT = _RULES["render-timeout"]
 RENDERER_UNAVAILABLE = _RULES["renderer-unavailable"]
 REMOTE_BASE = _RULES["render-remote-base"]
 CHART_DEPENDENCY = _RULES["render-chart-dependency"]
+# A cluster with one of these holds only part of its objects: what is absent may be unrendered.
+UNRENDERED = frozenset(
+    r.id
+    for r in (RENDER_FAILED, RENDER_TIMEOUT, RENDERER_UNAVAILABLE, REMOTE_BASE, CHART_DEPENDENCY)
+)
 
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 CHART = "Chart.yaml"
@@ -54,6 +59,7 @@ class Source:
 class Rendered:
     resources: list[Resource] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    reads: frozenset[str] = frozenset()  # the files the render reached (an editor's server)
 
 
 def marker(files: t.Iterable[str], folder: str) -> str | None:

@@ -30,7 +30,7 @@ def render(tree: t.Any, source: Source, chart_file: str) -> Rendered:
     ]
     job.files.update(value_files)
     data = run.read_all(tree, job.files)
-    out = Rendered(findings=_unvendored(data, source, chart_file))
+    out = Rendered(findings=_unvendored(data, source, chart_file), reads=frozenset(job.files))
     if out.findings:
         return out
     release = str(

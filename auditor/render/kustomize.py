@@ -26,7 +26,7 @@ def render(tree: t.Any, source: Source, kustomization: str) -> Rendered:
     patches: list[locate.Doc] = []
     _reach(tree, source.path, job, patches, set())
     data = run.read_all(tree, job.files)
-    out = Rendered(findings=list(job.findings))
+    out = Rendered(findings=list(job.findings), reads=frozenset(job.files))
     if out.findings:
         return out  # a remote base: kustomize would reach for the network
     options = source.options.get("kustomize") or {}

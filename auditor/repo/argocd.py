@@ -1,4 +1,5 @@
-"""What the repository's Argo CD ApplicationSets (argocd/) do to the folders they sync.
+"""What the repository's Argo CD ApplicationSets (argocd/, or wherever a repository without
+that folder keeps them) do to the folders they sync.
 
 Only what the policy checks ask: which ApplicationSet's git directory generator makes the
 Application of a folder (`path` globs as Go's path.Match reads them: `*` stops at `/`; an
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from auditor.kueue import KUEUE_GROUP, multikueue, release
 from auditor.model import Resource
 from auditor.repo import boundaries, manifests
+from auditor.repo.layout import CLUSTERS
 
 if t.TYPE_CHECKING:
     from auditor.repo.layout import Repository
@@ -74,36 +76,30 @@ def _dict(value: t.Any) -> dict[str, t.Any]:
 
 
 def app_sets(repo: Repository) -> list[AppSet]:
-    """The ApplicationSets of argocd/ with a git directory generator (none when no argocd/)."""
+    """The ApplicationSets with a git directory generator, of argocd/ or, in a repository
+    of another layout than clusters/, wherever it keeps them (none when it has none)."""
     out: list[AppSet] = []
-    try:
-        files = [f for f in repo.tree.files(FOLDER) if f.endswith((".yaml", ".yml"))]
-    except OSError:
-        return out
-    for path in files:
-        try:
-            found, _ = manifests.load_bytes(repo.tree.read(path), path)
-        except OSError:
-            continue  # an unreadable file syncs nothing we could judge
-        for doc in (r for r in found if r.kind == "ApplicationSet"):
-            include, exclude = _directories(doc)
-            sync = _dict(_dict(_dict(doc.body.get("spec")).get("template")).get("spec"))
-            policy = _dict(sync.get("syncPolicy"))
-            automated = _dict(policy.get("automated"))
-            ignores = sync.get("ignoreDifferences")
-            options = policy.get("syncOptions")
-            out.append(
-                AppSet(
-                    doc.name,
-                    path,
-                    include,
-                    exclude,
-                    automated.get("prune") is True,
-                    automated.get("selfHeal") is True,
-                    tuple(_dict(e) for e in ignores) if isinstance(ignores, list) else (),
-                    tuple(str(o) for o in options) if isinstance(options, list) else (),
-                )
+    if not repo.tree.is_dir(FOLDER) and repo.tree.is_dir(CLUSTERS):
+        return out  # the clusters/ convention keeps them in argocd/: no reading the whole tree
+    for doc in (r for r in documents(repo) if r.kind == "ApplicationSet"):
+        include, exclude = _directories(doc)
+        sync = _dict(_dict(_dict(doc.body.get("spec")).get("template")).get("spec"))
+        policy = _dict(sync.get("syncPolicy"))
+        automated = _dict(policy.get("automated"))
+        ignores = sync.get("ignoreDifferences")
+        options = policy.get("syncOptions")
+        out.append(
+            AppSet(
+                doc.name,
+                doc.file,
+                include,
+                exclude,
+                automated.get("prune") is True,
+                automated.get("selfHeal") is True,
+                tuple(_dict(e) for e in ignores) if isinstance(ignores, list) else (),
+                tuple(str(o) for o in options) if isinstance(options, list) else (),
             )
+        )
     return out
 
 
@@ -120,9 +116,10 @@ def _directories(doc: Resource) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(include), tuple(exclude)
 
 
-def syncing(app_sets: list[AppSet], file: str) -> list[AppSet]:
-    """The ApplicationSets whose Applications sync the folder a file is in."""
-    folder = posixpath.dirname(file)
+def syncing(app_sets: list[AppSet], resource: Resource) -> list[AppSet]:
+    """The ApplicationSets whose Applications sync the folder an object comes from: the one
+    it was rendered from (kustomize, Helm), else the folder of its file."""
+    folder = (resource.rendered_from or "").rstrip("/") or posixpath.dirname(resource.file)
     return [a for a in app_sets if a.makes(folder)]
 
 

@@ -1,6 +1,7 @@
 """One cluster's tenant boundaries as the repository declares them: the admission policies it
-generates (clusters/<cluster>/admission-policies.yaml) and Kueue's Configuration it ships
-(clusters/<cluster>/kueue/, the ConfigMap Kueue reads).
+generates (clusters/<cluster>/admission-policies.yaml, or wherever another layout syncs them to
+the cluster) and Kueue's Configuration it ships (the ConfigMap Kueue reads:
+clusters/<cluster>/kueue/, or wherever a layout or a render puts it).
 
 `kueue-gitops generate policies` writes the file from here, and `validate` compares it with
 what the profiles, LocalQueues and Configuration generate now, as `codeowners --check` does.
@@ -28,6 +29,23 @@ KUEUE_FOLDER = "kueue"
 
 def policy_path(cluster: str) -> str:
     return f"clusters/{cluster}/{POLICY_FILE}"
+
+
+def policy_file(profile: ClusterProfile, resources: t.Iterable[Resource]) -> str:
+    """The file that holds the cluster's generated policies: the one their objects synced to
+    it come from (found by kind and the generator's label, wherever the layout keeps them),
+    else clusters/<cluster>/admission-policies.yaml."""
+    for r in resources:
+        if r.kind == admission.POLICY and r.api_version == admission.API:
+            labels = (r.body.get("metadata") or {}).get("labels") or {}
+            if isinstance(labels, dict) and admission.MANAGED_BY.items() <= labels.items():
+                return r.file
+    return policy_path(profile.name)
+
+
+def convention(profile: ClusterProfile) -> bool:
+    """Whether the cluster keeps the clusters/<cluster>/ layout (its profile is there)."""
+    return profile.file == f"clusters/{profile.name}/profile.yaml"
 
 
 def header(cluster: str) -> str:

@@ -75,6 +75,7 @@ class Loaded:
 
     resources: list[Resource] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    reads: frozenset[str] = frozenset()  # a rendered folder's: the files its render reached
 
     def for_cluster(self, cluster: str) -> list[Resource]:
         return [r for r in self.resources if r.cluster == cluster]
@@ -284,7 +285,7 @@ class Repository:
         a rendered folder, its objects as Argo CD renders them: auditor/render/)."""
         if where.source is not None:
             made = render.build(self.tree, where.source)
-            return Loaded(made.resources, made.findings)
+            return Loaded(made.resources, made.findings, made.reads)
         data = self.read(where)
         return data if isinstance(data, Loaded) else parse(where, data)
 

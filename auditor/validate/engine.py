@@ -17,7 +17,7 @@ import logging
 import typing as t
 from pathlib import Path
 
-from auditor import rules
+from auditor import render, rules
 from auditor.errors import AuditorError, ClusterAccessError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
 from auditor.kueue import release as kueue_release
@@ -220,7 +220,10 @@ def _cluster(
                 False,
             )
         )
-    context = checks.CheckContext(repo, profile, tuple(sound), repo.tenants, invalid=invalid)
+    unrendered = any(f.rule.id in render.UNRENDERED for f in findings)
+    context = checks.CheckContext(
+        repo, profile, tuple(sound), repo.tenants, invalid=invalid, unrendered=unrendered
+    )
     findings.extend(checks.run(context) if cache is None else kept.run(context, resources, cache))
     result = ClusterResult(name, schemas=validator.catalog.source.to_json())
     if server_side is not None:

@@ -123,6 +123,8 @@ class _Inputs:
         if reads.invalid:
             invalid = sorted((str(k), f.rule.id, f.message) for k, f in self.ctx.invalid.items())
             digest.update(repr(invalid).encode())
+        if reads.unrendered:  # its findings of absence depend on whether all of it rendered
+            digest.update(b"\0unrendered\0" + str(self.ctx.unrendered).encode())
         for path in sorted(reads.paths):
             digest.update(b"\0read\0" + path.encode() + b"\0" + self.read(path))
         return digest.hexdigest()

@@ -24,9 +24,10 @@ import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor import render
 from auditor.k8s.objects import ResourceKey
 from auditor.model import Finding, Resource
-from auditor.repo import layout, suppressions
+from auditor.repo import layout, sources, suppressions
 from auditor.repo.layout import CLUSTERS, RENDER_MARKERS, TENANTS, Loaded, Placed, Repository
 from auditor.repo.profiles import PROFILE_FILE, ClusterProfile
 from auditor.repo.tree import Overlay
@@ -164,6 +165,8 @@ class Session:
         self.layout: list[Finding] = []
         self.clusters: dict[str, _Cluster] = {}
         self.placed: dict[str, str] = {}  # manifest path -> its cluster
+        # A file a render reached -> the (cluster, file key) of each rendered folder it fed.
+        self.inputs: dict[str, set[tuple[str, str]]] = {}
         self.findings: list[Finding] = []
         self.broken = False  # the last reload failed (a profile that does not parse, say)
         self.rendered = False  # see reload
@@ -185,6 +188,16 @@ class Session:
         gone = path not in self.tree.buffers and not (self.tree.root / path).exists()
         if self.broken or self._decides_layout(path) or (gone and path in self.placed):
             self.reload()
+            return
+        if path in self.inputs:  # a rendered folder's input: render those folders alone again
+            fed = self.inputs[path]
+            for name, state in self.clusters.items():
+                keys = [key for cluster, key in fed if cluster == name]
+                if keys:
+                    self._render_again(state, keys)
+                else:
+                    self._recheck(state, path, frozenset(), False, False)
+            self._collect()
             return
         cluster = self.placed.get(path)
         for name, state in self.clusters.items():
@@ -216,6 +229,7 @@ class Session:
             for name in names
         }
         self.placed = {}
+        self.inputs = {}
         # Laid out by Argo CD Applications, or rendering a folder: an edit outside the plain
         # files placed loads again, and the render cache (auditor/render/) renders again only
         # what the edit reached.
@@ -226,8 +240,9 @@ class Session:
             key = where.path if where.path not in state.files else f"{where.path}#{rank}"
             state.files[key] = file
             state.define(file)
-            if where.source is None:  # a rendered folder's files all load it again
+            if where.source is None:
                 self.placed[where.path] = where.cluster
+            self._note_inputs(where.cluster, key, file)
         for state in self.clusters.values():
             state.dropped = state.second_definitions()
             for file in state.files.values():
@@ -239,14 +254,46 @@ class Session:
         """Whether a change to `path` may change which files sync where, the profiles or the
         schemas: then everything is loaded again."""
         top = path.split("/", 1)[0]
-        if top == SCHEMAS or (self.rendered and path not in self.placed):
-            return True  # a rendered folder's input, or the Applications: each render is cached
+        if top == SCHEMAS or (self.rendered and path not in self.placed and not self._fed(path)):
+            return True  # the Applications, a profile, a file no render reached yet
         if top not in (CLUSTERS, TENANTS):
             return False
         name = posixpath.basename(path)
         if name == PROFILE_FILE or name in RENDER_MARKERS:
             return True
         return path not in self.placed and path.endswith((".yaml", ".yml"))
+
+    def _fed(self, path: str) -> bool:
+        """Whether `path` only feeds renders: one reached, and no Argo CD object, profile or
+        root file (those may change which folder syncs where)."""
+        if path not in self.inputs or posixpath.basename(path) == sources.ROOT_FILE:
+            return False
+        try:
+            data = self.tree.read(path)
+        except OSError:
+            return False  # gone: what reached it changed
+        return b"argoproj.io/" not in data and b"kueue-gitops.io/" not in data
+
+    def _note_inputs(self, cluster: str, key: str, file: _File) -> None:
+        for read in file.loaded.reads:
+            self.inputs.setdefault(read, set()).add((cluster, key))
+
+    def _render_again(self, state: _Cluster, keys: list[str]) -> None:
+        """Render the folders of `keys` again (each render is cached by what it reads), then
+        judge the cluster again: a render's objects come from many files."""
+        for key in keys:
+            before = state.files[key]
+            state.undefine(before)
+            after = _File(before.where, self.repo.load_file(before.where), before.rank)
+            state.files[key] = after
+            state.define(after)
+            for read in before.loaded.reads - after.loaded.reads:
+                self.inputs.get(read, set()).discard((state.profile.name, key))
+            self._note_inputs(state.profile.name, key, after)
+        state.dropped = state.second_definitions()
+        for file in state.files.values():
+            file.derive(state.dropped, state.validator)
+        self._check(state)
 
     def _reread(self, state: _Cluster, path: str) -> None:
         before = state.files[path]
@@ -272,9 +319,12 @@ class Session:
     def _context(self, state: _Cluster) -> checks.CheckContext:
         invalid = {k: v for f in state.files.values() if f.invalid for k, v in f.invalid.items()}
         sound = tuple(r for f in state.files.values() for r in f.sound)
+        unrendered = any(
+            p.rule.id in render.UNRENDERED for f in state.files.values() for p in f.loaded.findings
+        )
         return checks.CheckContext(
             self.repo, state.profile, sound, self.repo.tenants, self.today, invalid,
-            checks.KindIndex(state.by_kind, state.place),
+            checks.KindIndex(state.by_kind, state.place), unrendered,
         )  # fmt: skip
 
     def _check(self, state: _Cluster) -> None:
@@ -296,7 +346,8 @@ class Session:
             return  # nothing of this cluster changed
         if stale:
             ctx = self._context(state)
-            sound = state.files[path].sound
+            held = state.files.get(path)  # None: a file of another cluster, or none at all
+            sound = held.sound if held is not None else []
             for check in stale:
                 rerun = check.module.RERUN
                 own = rerun.per_object_of

@@ -76,6 +76,9 @@ class CheckContext:
     invalid: t.Mapping[ResourceKey, Finding] = field(default_factory=dict)
     # `resources` by kind, kept by the caller (an editor's session) instead of derived here
     index: KindIndex | None = None
+    # Some folder synced to the cluster did not render (a finding says why): the checks that
+    # report what is absent say nothing, as it may be in what was not rendered.
+    unrendered: bool = False
 
     def of_kind(self, *kinds: str) -> list[Resource]:
         if len(kinds) == 1:
@@ -171,6 +174,7 @@ class Reads:
     invalid: bool = False
     paths: set[str] = field(default_factory=set)
     loads: bool = False  # it loaded manifests itself (`repo.load`): of other clusters too
+    unrendered: bool = False  # it asked whether some folder of the cluster did not render
 
     def touched(self, kinds: t.AbstractSet[str], invalid: bool, path: str) -> bool:
         """Whether a change to objects of `kinds` in file `path` (`invalid`: one of them was or
@@ -213,6 +217,11 @@ class _Noting:
     def invalid(self) -> t.Mapping[ResourceKey, Finding]:
         self._reads.invalid = True
         return self._ctx.invalid
+
+    @property
+    def unrendered(self) -> bool:
+        self._reads.unrendered = True
+        return self._ctx.unrendered
 
     @property
     def repo(self) -> t.Any:

@@ -10,6 +10,7 @@ import difflib
 import typing as t
 
 from auditor import rules
+from auditor.kueue import admission
 from auditor.model import Finding
 from auditor.repo import boundaries
 from auditor.validate.checks import protocol
@@ -28,18 +29,27 @@ FIX = "run `kueue-gitops generate policies` and commit the result"
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    path = boundaries.policy_path(ctx.cluster.name)
+    if ctx.unrendered:
+        return  # what the policies are made from, or the policies, may be what did not render
+    # The committed policies: wherever the layout syncs them, found by kind and label.
+    path = boundaries.policy_file(ctx.cluster, ctx.of_kind(admission.POLICY))
     # what boundaries() reads of the objects: LocalQueues, Namespaces and the ConfigMap
     objects = ctx.of_kind("LocalQueue", "Namespace", "ConfigMap")
     expected = boundaries.expected(ctx.cluster, ctx.tenants, objects)
     try:
         current = ctx.repo.tree.read(path).decode("utf-8", errors="replace")
     except (OSError, KeyError):
+        synced = (
+            ""
+            if boundaries.convention(ctx.cluster)
+            else f" nor any of its ValidatingAdmissionPolicies among what is synced to "
+            f"{ctx.cluster.name} (sync the file it writes there)"
+        )
         yield Finding(
             rule=ADMISSION_POLICIES_STALE,
             file=ctx.cluster.file,
             line=1,
-            message=f"there is no {path}, so the API server holds none of this cluster's "
+            message=f"there is no {path}{synced}, so the API server holds none of this cluster's "
             f"tenant boundaries; {FIX}",
         )
         return

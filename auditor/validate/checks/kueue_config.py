@@ -37,14 +37,22 @@ NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    # Kueue's ConfigMap by its identity, wherever the layout or a render put it.
     found = boundaries.config_map(ctx.of_kind("ConfigMap"))
     if found is None:
+        if ctx.unrendered:
+            return  # it may be in what did not render
+        where = (
+            f"clusters/{ctx.cluster.name}/{boundaries.KUEUE_FOLDER}/"
+            if boundaries.convention(ctx.cluster)
+            else f"a folder synced to {ctx.cluster.name}"
+        )
         yield _at_profile(
             ctx,
             KUEUE_CONFIG_MISSING,
             f"the repository holds no Kueue Configuration for {ctx.cluster.name}: keep the "
             f"ConfigMap {NAMESPACE}/{kueue_config.CONFIG_MAP} (key "
-            f"{kueue_config.KEY}) in clusters/{ctx.cluster.name}/{boundaries.KUEUE_FOLDER}/, "
+            f"{kueue_config.KEY}) in {where}, "
             "or Kueue runs on upstream's defaults, where a Job without a queue name runs "
             "outside every quota",
         )

@@ -3,9 +3,10 @@
 A ClusterQueue, LocalQueue or admitted Namespace carries `argocd.argoproj.io/sync-options`
 with `Prune=false` (removing it from Git does not delete it) and `Delete=false` (deleting its
 Application does not either). `Prune=false` may be left out where the ApplicationSet that syncs
-its folder (argocd/) does not prune; without an argocd/ folder every Application is taken to
-prune. A deleted LocalQueue strands its pending Jobs, a deleted ClusterQueue evicts what it
-admitted.
+its folder (the folder it is rendered from) does not prune: those of argocd/, or wherever a
+repository without that folder keeps its Argo CD objects; an object no ApplicationSet's git
+directory generator reaches is taken to be pruned. A deleted LocalQueue strands its pending
+Jobs, a deleted ClusterQueue evicts what it admitted.
 
 Its rules, each with an example that passes and one that fails, are declared beside it in
 prune_guard.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
@@ -42,7 +43,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if resource.kind == "Namespace" and not ctx.cluster.admits(labels):
             continue
         options = argocd.sync_options(resource)
-        syncing = argocd.syncing(app_sets, resource.file)
+        syncing = argocd.syncing(app_sets, resource)
         pruning = [a.name for a in syncing if a.prunes]
         missing = [
             option
