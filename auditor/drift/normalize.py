@@ -99,6 +99,10 @@ def normalize(obj: Json, schema: Schema | None = None) -> Normalized:
     for key, default in root.defaults.items():
         if key not in obj and key not in ("metadata", "status"):
             out.body[key] = _shape(default, root.child(key), key)
+    for key in [k for k, v in out.body.items() if v == {} and k != "metadata"]:
+        # An empty top-level struct is its absence: Go writes a struct field even when empty,
+        # so a ResourceFlavor applied without `spec` reads back with `spec: {}`.
+        del out.body[key]
     if group == RBAC_GROUP:
         _rbac_defaults(out.body)
     meta = obj.get("metadata") or {}

@@ -202,3 +202,13 @@ def test_a_fair_sharing_weight_is_a_quantity_in_every_kind_of_the_v0_19_2_schema
     assert normalize(weighed("2"), schema).body != normalize(weighed("0.5"), schema).body
     for written in (0.5, "0.5"):  # and without a schema, by the field's name
         assert normalize(weighed(written), None).body == normalize(weighed("500m"), None).body
+
+
+def test_a_flavor_written_without_spec_equals_the_one_read_back_with_an_empty_spec() -> None:
+    """Kueue's API server returns `spec: {}` for a ResourceFlavor applied without one."""
+    written = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+               "metadata": {"name": "default"}}  # fmt: skip
+    read_back = {**written, "spec": {}}
+    assert normalize(written).body == normalize(read_back).body
+    with_labels = {**written, "spec": {"nodeLabels": {"pool": "a"}}}
+    assert normalize(with_labels).body != normalize(read_back).body
