@@ -54,7 +54,7 @@ def sources(tree: t.Any, clusters: t.Collection[str]) -> tuple[list[Source], lis
             try:
                 apps = [body] if kind == "Application" else _generated(tree, body, clusters)
                 for app in apps:
-                    found += _of(app, path, clusters)
+                    found += _of(tree, app, path, clusters)
             except _Unread as why:
                 findings.append(Finding(UNREAD, f"{kind} {_name(body)}: {why}", file=path,
                                         line=doc.line))  # fmt: skip
@@ -65,7 +65,7 @@ def _name(body: dict[str, t.Any]) -> str:
     return str((body.get("metadata") or {}).get("name", "?"))
 
 
-def _of(app: dict[str, t.Any], file: str, clusters: t.Collection[str]) -> list[Source]:
+def _of(tree: t.Any, app: dict[str, t.Any], file: str, clusters: t.Collection[str]) -> list[Source]:
     spec = app.get("spec") or {}
     destination = spec.get("destination") or {}
     cluster = destination.get("name")
@@ -79,6 +79,10 @@ def _of(app: dict[str, t.Any], file: str, clusters: t.Collection[str]) -> list[S
             f"of the layout ({', '.join(sorted(clusters)) or 'none'}), so "
             f"{', '.join(str(s['path']) for s in paths)} is not checked"
         )
+    for s in paths:  # Argo CD fails such an Application: never a silent "nothing to check"
+        folder = posixpath.normpath(str(s["path"])).strip("/") or "."
+        if folder != "." and not tree.is_dir(folder):
+            raise _Unread(f"its path {folder!r} is no folder of this repository")
     return [
         Source(
             posixpath.normpath(str(s["path"])).strip("/") or ".",

@@ -81,6 +81,8 @@ def test_without_the_policy_file_the_finding_says_to_sync_what_generate_writes(
     assert code == 1
     assert where(findings) == {
         ("admission-policies-stale", "south", "platform/profiles/south.yaml", 1),
+        # the Application still syncs the folder removed: Argo CD would fail it
+        ("argocd-application-unread", None, "apps/policies.yaml", 16),
     }, findings
     stale = next(f for f in findings if f["rule"] == "admission-policies-stale")
     assert (

@@ -103,3 +103,31 @@ def test_an_expression_it_cannot_fill_is_a_finding_on_the_applicationset() -> No
 
 def test_a_repository_without_argo_cd_objects_has_no_mapping() -> None:
     assert apps.sources(Files({"a/lq.yaml": "kind: LocalQueue\n"}), {"east"}) is None
+
+
+APP = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: vision}
+spec:
+  source: {repoURL: https://git.example/x.git, path: @path@}
+  destination: {name: east, namespace: vision}
+"""
+
+
+def test_an_application_whose_path_is_no_folder_is_a_finding_not_a_silent_skip() -> None:
+    tree = Files({"argo/vision.yaml": APP.replace("@path@", "sites/east/vison"),
+                  "sites/east/vision/lq.yaml": "{}\n"})  # fmt: skip
+    found = apps.sources(tree, {"east"})
+    assert found is not None
+    sources, findings = found
+    assert sources == []
+    assert [(f.rule.id, f.file, f.line) for f in findings] == [
+        ("argocd-application-unread", "argo/vision.yaml", 1)
+    ]
+    assert "'sites/east/vison' is no folder" in findings[0].message
+    right = Files({"argo/vision.yaml": APP.replace("@path@", "sites/east/vision"),
+                   "sites/east/vision/lq.yaml": "{}\n"})  # fmt: skip
+    assert [(s.path, s.cluster) for s in apps.sources(right, {"east"})[0]] == [  # type: ignore[index]
+        ("sites/east/vision", "east")
+    ]
