@@ -36,12 +36,19 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "kueue-gitops plan --base origin/main",
         "kueue-gitops plan --base origin/main --live -o markdown > plan.md",
         "kueue-gitops plan --base origin/main --replay trace.json --speed 30 --cluster gpu-staging",
+        "kueue-gitops plan --live --cluster gpu-staging --job train.yaml",
+        "kueue-gitops plan --sweep grid.yaml --replay trace.json --cluster gpu-staging",
     ),
     "trace generate": (
         "kueue-gitops trace generate --cluster gpu-staging --workloads 40 --hours 1 --seed 7 "
         "--out trace.json",
     ),
     "trace record": ("kueue-gitops trace record --cluster gpu-prod --since 24h --out trace.json",),
+    "trace import": (
+        "kueue-gitops trace import --kueue-harness baseline --out-dir harness",
+        "kueue-gitops trace import --kueue-harness large-scale --kueue-version v0.19.2 "
+        "--out-dir large",
+    ),
     "codeowners": ("kueue-gitops codeowners", "kueue-gitops codeowners --check"),
     "generate policies": ("kueue-gitops generate policies --cluster gpu-prod",),
     "generate argocd": (
