@@ -52,6 +52,9 @@ _SIGNED_POINT = re.compile(rb"[-+]\.[0-9]")  # `-.5`: rapidyaml writes -0.5, YAM
 _BLANK_OR_COMMENT = frozenset(b" #\n")
 # A JSON string (of no escapes: a plain scalar holds none) YAML 1.1 may read as another type
 _CANDIDATE = re.compile(r'"([yYnNtTfFoO\-+0-9.<~=][^"\\]*)"')
+# A JSON string starting with a character no plain YAML scalar may start with: rapidyaml reads
+# `]x: 1` as a key, PyYAML refuses it (quoted, `"]x": 1`, both read it alike)
+_INDICATOR_FIRST = re.compile(r'(?:^|[\[{,:])\s*"([\[\]{},#|>\'@`][^"\\]*)"')
 _MARKER = re.compile(rb"^---(?=[ \n]|$)([^\n]*)", re.M)
 _FAST_MAX_BYTES = 2 * MAX_NODES  # a node is at least two bytes (`[1,1,...`)
 _RESOLVER = yaml.resolver.Resolver()
@@ -93,6 +96,9 @@ def _document(tree: t.Any, doc: int) -> t.Any:
     others = {s for s in set(_CANDIDATE.findall(text)) if _tag(s) != STR_TAG}
     if others and _plain_among(tree, doc, others):
         raise _NotPlain  # `yes`, `~`, `012` unquoted: YAML 1.1 reads another type
+    odd = set(_INDICATOR_FIRST.findall(text))
+    if odd and _plain_among(tree, doc, odd):
+        raise _NotPlain  # PyYAML's path says where the stray indicator is
     if text.count("{") + text.count("[") > MAX_DEPTH and _height(body) > MAX_DEPTH:
         raise _NotPlain
     return body

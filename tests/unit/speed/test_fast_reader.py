@@ -177,3 +177,19 @@ def test_a_corrupted_manifest_reads_as_pyyamls_path_reads_it(
         chars[at] = char
     text = "".join(chars)  # a file's text: no lone surrogates (codec="utf-8")
     assert read(text) == slow(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["]kind: ClusterQueue\n", "a: }b\n", "a:\n  - ,b\n", "a: [x, ]y]\n"]
+)
+def test_a_plain_scalar_starting_with_an_indicator_reads_as_pyyamls_path_reads_it(
+    text: str,
+) -> None:
+    """rapidyaml reads `]kind` as a key; PyYAML refuses it (found by the test above in CI)."""
+    assert read(text) == slow(text)
+
+
+def test_a_quoted_string_starting_with_an_indicator_is_still_read_fast() -> None:
+    text = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: "]b", c: "{d}"}\n'
+    assert fast(text) is not None
+    assert read(text) == slow(text)
