@@ -208,9 +208,12 @@ class Sandbox:
 
     def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> int:
         """Start one more process of this sandbox (with `env` added to ours); `down` stops it
-        before the API server."""
+        before the API server. One process a name: one still running under `name` is stopped
+        first (its pid would be forgotten, and `down` would leave it running)."""
         st = self.state()
         assert st is not None
+        if name in st.pids:
+            services.stop(st.pids[name])
         st.pids[name] = self._spawn(name, argv, env)
         self._save(st)
         return st.pids[name]
