@@ -12,8 +12,9 @@ from auditor.live.kube import KubeCluster
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain, nodes, releases
-from auditor.sandbox.build import KueueRelease
+from auditor.sandbox.build import TOOLS, KueueRelease, ensure_tool
 from auditor.upgrade import probes
+from tests.conftest import ROOT
 from tests.estate import ESTATE
 from tests.integration.waiting import eventually
 
@@ -141,3 +142,11 @@ def legacy_sandbox(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sand
     box = synced_kueue_sandbox(toolchain, sandboxes_dir, "gpu-legacy")
     yield box
     box.down()
+
+
+@pytest.fixture(scope="module")
+def renderers() -> None:
+    """kustomize and helm at the releases Argo CD runs, built into the cache (the rendered
+    estates' tests use it: `pytestmark = pytest.mark.usefixtures("renderers")`)."""
+    for tool in ("kustomize", "helm"):
+        ensure_tool(ROOT / "testenv", tool, TOOLS[tool], log=print)

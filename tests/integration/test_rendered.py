@@ -9,7 +9,6 @@ cluster and team; apps/ holds the ApplicationSet). Each test plants its error in
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import typing as t
@@ -21,31 +20,9 @@ from auditor.render import tools
 from auditor.repo.layout import Repository
 from auditor.sandbox.build import TOOLS, ensure_tool
 from tests.conftest import run_line
+from tests.integration.rendered import ESTATES, ROOT, estate, validate, where
 
-ROOT = Path(__file__).resolve().parents[2]
-ESTATES = ROOT / "tests" / "data" / "rendered"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def renderers() -> None:
-    for tool in ("kustomize", "helm"):
-        ensure_tool(ROOT / "testenv", tool, TOOLS[tool], log=print)
-
-
-def estate(name: str, tmp_path: Path) -> Path:
-    target = tmp_path / name
-    shutil.copytree(ESTATES / name, target)
-    return target
-
-
-def validate(repo: Path) -> tuple[int, list[dict[str, t.Any]]]:
-    result = run_line(["kueue-gitops", "--repo", str(repo), "validate", "-o", "json"])
-    report = json.loads(result.stdout)
-    return result.exit_code, report["findings"]
-
-
-def where(findings: list[dict[str, t.Any]]) -> set[tuple[str, str | None, str, int]]:
-    return {(f["rule"], f.get("cluster"), f["file"], f["line"]) for f in findings}
+pytestmark = pytest.mark.usefixtures("renderers")  # the pinned renderers, built
 
 
 # --- kustomize ---------------------------------------------------------------------------------

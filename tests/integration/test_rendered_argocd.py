@@ -10,67 +10,26 @@ only its Application's error names it.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
 import typing as t
 from pathlib import Path
 
 import pytest
 
-from auditor.repo.layout import Repository
-from auditor.sandbox import Sandbox, Toolchain, argocd, argocd_control
-from tests.conftest import own_context, run_line
+from auditor.sandbox import Sandbox, Toolchain
+from tests.integration import rendered
+from tests.integration.rendered import drift
 
-ROOT = Path(__file__).resolve().parents[2]
-ESTATE = ROOT / "tests" / "data" / "rendered" / "kustomize"
 KUEUE = "kueue.x-k8s.io/v1beta2"
-SYNC_TIMEOUT = 300.0
 APPS = {"queues-east", "vision-east", "speech-east"}
-Json = dict[str, t.Any]
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=repo, check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def synced(
     toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> t.Iterator[tuple[Sandbox, Path]]:
-    repo = tmp_path_factory.mktemp("estate") / "platform"
-    shutil.copytree(ESTATE, repo)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "estate")
-    box = Sandbox(f"rendered-east-{os.getpid()}", root=sandboxes_dir)
-    try:
-        box.up(toolchain, with_kueue=True)
-        argocd.start(box, {"east": box}, Repository.open(repo), toolchain.testenv, log=print)
-
-        def all_synced(apps: dict[str, Json]) -> bool:
-            return set(apps) >= APPS and all(
-                argocd_control.sync_status(apps[n]) == ("Synced", "Healthy") for n in APPS
-            )
-
-        argocd_control.wait_for(box, all_synced, timeout=SYNC_TIMEOUT, what="the first sync")
-    except Exception as exc:
-        box.down()
-        pytest.fail(f"Argo CD could not sync the estate: {exc}", pytrace=False)
-    yield box, repo
-    box.down()
-
-
-def drift(repo: Path, box: Sandbox) -> tuple[int, Json]:
-    result = run_line(
-        ["kueue-gitops", "--repo", str(repo), "drift", "--cluster", "east",
-         *own_context(box.kubeconfig), "-o", "json"]
-    )  # fmt: skip
-    return result.exit_code, json.loads(result.stdout)
+    yield from rendered.synced(
+        "kustomize", "east", APPS, toolchain, sandboxes_dir, tmp_path_factory
+    )
 
 
 def test_argo_cd_renders_the_overlay_as_kueue_gitops_does(synced: tuple[Sandbox, Path]) -> None:
@@ -87,7 +46,7 @@ def test_argo_cd_renders_the_overlay_as_kueue_gitops_does(synced: tuple[Sandbox,
 
 def test_drift_is_clean_then_names_a_planted_change(synced: tuple[Sandbox, Path]) -> None:
     box, repo = synced
-    code, report = drift(repo, box)
+    code, report = drift(repo, box, "east")
     assert (code, report["findings"]) == (0, []), [
         (f["rule"], f["message"]) for f in report["findings"]
     ]
@@ -95,7 +54,7 @@ def test_drift_is_clean_then_names_a_planted_change(synced: tuple[Sandbox, Path]
     queue = live.get(KUEUE, "ClusterQueue", "speech")
     queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "4"
     live.patch(KUEUE, "ClusterQueue", "speech", {"spec": queue["spec"]}, manager="kubectl-edit")
-    code, report = drift(repo, box)
+    code, report = drift(repo, box, "east")
     assert code == 1
     assert [(f["kind"], f["name"], f.get("file"), f.get("line")) for f in report["findings"]] == [
         ("ClusterQueue", "speech", "queues/base/clusterqueues.yaml", 33),  # its changed flavor

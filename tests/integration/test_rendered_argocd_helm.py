@@ -11,68 +11,25 @@ policies). `south` is not registered, so only its Applications' errors name it.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
 import typing as t
 from pathlib import Path
 
 import pytest
 
-from auditor.repo.layout import Repository
-from auditor.sandbox import Sandbox, Toolchain, argocd, argocd_control
-from tests.conftest import own_context, run_line
+from auditor.sandbox import Sandbox, Toolchain
+from tests.integration import rendered
+from tests.integration.rendered import drift
 
-ROOT = Path(__file__).resolve().parents[2]
-ESTATE = ROOT / "tests" / "data" / "rendered" / "helm"
 KUEUE = "kueue.x-k8s.io/v1beta2"
 RBAC = "rbac.authorization.k8s.io/v1"
-SYNC_TIMEOUT = 300.0
 APPS = {"nlp-north", "robotics-north", "queues-north", "policies-north"}
-Json = dict[str, t.Any]
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=repo, check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def synced(
     toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> t.Iterator[tuple[Sandbox, Path]]:
-    repo = tmp_path_factory.mktemp("estate") / "platform"
-    shutil.copytree(ESTATE, repo)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "estate")
-    box = Sandbox(f"rendered-north-{os.getpid()}", root=sandboxes_dir)
-    try:
-        box.up(toolchain, with_kueue=True)
-        argocd.start(box, {"north": box}, Repository.open(repo), toolchain.testenv, log=print)
-
-        def all_synced(apps: dict[str, Json]) -> bool:
-            return set(apps) >= APPS and all(
-                argocd_control.sync_status(apps[n]) == ("Synced", "Healthy") for n in APPS
-            )
-
-        argocd_control.wait_for(box, all_synced, timeout=SYNC_TIMEOUT, what="the first sync")
-    except Exception as exc:
-        box.down()
-        pytest.fail(f"Argo CD could not sync the estate: {exc}", pytrace=False)
-    yield box, repo
-    box.down()
-
-
-def drift(repo: Path, box: Sandbox) -> tuple[int, Json]:
-    result = run_line(
-        ["kueue-gitops", "--repo", str(repo), "drift", "--cluster", "north",
-         *own_context(box.kubeconfig), "-o", "json"]
-    )  # fmt: skip
-    return result.exit_code, json.loads(result.stdout)
+    yield from rendered.synced("helm", "north", APPS, toolchain, sandboxes_dir, tmp_path_factory)
 
 
 def test_argo_cd_renders_each_teams_release_as_kueue_gitops_does(
@@ -94,7 +51,7 @@ def test_drift_is_clean_then_names_a_planted_change_at_its_line(
     synced: tuple[Sandbox, Path],
 ) -> None:
     box, repo = synced
-    code, report = drift(repo, box)
+    code, report = drift(repo, box, "north")
     assert (code, report["findings"]) == (0, []), [
         (f["rule"], f["message"]) for f in report["findings"]
     ]
@@ -102,7 +59,7 @@ def test_drift_is_clean_then_names_a_planted_change_at_its_line(
     queue = live.get(KUEUE, "ClusterQueue", "nlp-cq")
     queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "4"
     live.patch(KUEUE, "ClusterQueue", "nlp-cq", {"spec": queue["spec"]}, manager="kubectl-edit")
-    code, report = drift(repo, box)
+    code, report = drift(repo, box, "north")
     assert code == 1
     assert [(f["kind"], f["name"], f.get("file"), f.get("line")) for f in report["findings"]] == [
         ("ClusterQueue", "nlp-cq", "platform/queues/queues.yaml", 21),  # its cpu quota
@@ -120,7 +77,7 @@ def test_a_hand_edit_of_a_charts_object_is_found_at_the_values_file_that_fed_it(
         RBAC, "RoleBinding", "robotics-submitters", {"subjects": binding["subjects"]},
         namespace="robotics", manager="kubectl-edit",
     )  # fmt: skip
-    code, report = drift(repo, box)
+    code, report = drift(repo, box, "north")
     assert code == 1
     mine = [f for f in report["findings"] if f["name"] == "robotics-submitters"]
     assert [(f["kind"], f.get("file"), f.get("line")) for f in mine] == [

@@ -7,9 +7,7 @@ Each test plants its change in a copy of an estate.
 
 from __future__ import annotations
 
-import json
 import shutil
-import typing as t
 from pathlib import Path
 
 import pytest
@@ -17,31 +15,12 @@ import pytest
 from auditor.render import tools
 from auditor.sandbox.build import TOOLS, ensure_tool
 from tests.conftest import run_line
+from tests.integration.rendered import ROOT, estate, validate, where
 
-ROOT = Path(__file__).resolve().parents[2]
-ESTATES = ROOT / "tests" / "data" / "rendered"
 EAST_POLICIES = "queues/overlays/east/admission-policies.yaml"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def renderers() -> None:
-    for tool in ("kustomize", "helm"):
-        ensure_tool(ROOT / "testenv", tool, TOOLS[tool], log=print)
-
-
-def estate(name: str, tmp_path: Path) -> Path:
-    target = tmp_path / name
-    shutil.copytree(ESTATES / name, target)
-    return target
-
-
-def validate(repo: Path) -> tuple[int, list[dict[str, t.Any]]]:
-    result = run_line(["kueue-gitops", "--repo", str(repo), "validate", "-o", "json"])
-    return result.exit_code, json.loads(result.stdout)["findings"]
-
-
-def where(findings: list[dict[str, t.Any]]) -> set[tuple[str, str | None, str, int]]:
-    return {(f["rule"], f.get("cluster"), f["file"], f["line"]) for f in findings}
+pytestmark = pytest.mark.usefixtures("renderers")  # the pinned renderers, built
 
 
 def test_a_new_queue_without_regenerating_is_stale_at_the_overlays_policy_file(
