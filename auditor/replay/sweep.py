@@ -77,6 +77,18 @@ class Target:
             "livelockAllowed": self.livelock,
         }
 
+    def said(self, wait: t.Callable[[float], str] = lambda seconds: f"{seconds:g} s") -> str:
+        """The target in words (`wait` spells the p95 wait: a finding in seconds, a report as a
+        duration)."""
+        parts = []
+        if self.p95_wait is not None:
+            parts.append(f"{self.tenant}'s p95 wait <= {wait(self.p95_wait)}")
+        if self.preemptions is not None:
+            parts.append(f"preemptions <= {self.preemptions}")
+        if not self.livelock:
+            parts.append("no livelock")
+        return ", ".join([*parts, "nothing never admitted"])
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -281,7 +293,7 @@ class Sweep:
             Finding(
                 UNMET,
                 f"no point of the {len(self.points)}-point grid meets the target "
-                f"({_said(self.target)})",
+                f"({self.target.said()})",
                 cluster=self.cluster,
             )
         ]
@@ -314,17 +326,6 @@ def _axis(a: Axis, now: str | None) -> dict[str, t.Any]:
             "values": list(a.values),
         }
     )
-
-
-def _said(target: Target) -> str:
-    parts = []
-    if target.p95_wait is not None:
-        parts.append(f"{target.tenant}'s p95 wait <= {target.p95_wait:g} s")
-    if target.preemptions is not None:
-        parts.append(f"preemptions <= {target.preemptions}")
-    if not target.livelock:
-        parts.append("no livelock")
-    return ", ".join([*parts, "nothing never admitted"])
 
 
 def each(sides: list[SimSide], within: float) -> list[dict[str, t.Any]]:

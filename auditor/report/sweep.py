@@ -20,15 +20,7 @@ def _headline(s: Sweep) -> str:
 
 
 def _target(s: Sweep) -> str:
-    g = s.target
-    parts = []
-    if g.p95_wait is not None:
-        parts.append(f"{g.tenant}'s p95 wait <= {duration(g.p95_wait)}")
-    if g.preemptions is not None:
-        parts.append(f"preemptions <= {g.preemptions}")
-    if not g.livelock:
-        parts.append("no livelock")
-    return "target: " + ", ".join([*parts, "nothing never admitted"])
+    return "target: " + s.target.said(duration)
 
 
 def _now(s: Sweep) -> str:
