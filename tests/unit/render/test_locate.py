@@ -22,20 +22,7 @@ spec:
               nominalQuota: "64"
 """
 
-STRATEGIC = """\
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata:
-  name: vision
-spec:
-  resourceGroups:
-    - coveredResources: [cpu]
-      flavors:
-        - name: standard
-          resources:
-            - name: cpu
-              nominalQuota: "-8"
-"""
+STRATEGIC = BASE.replace('nominalQuota: "64"', 'nominalQuota: "-8"')  # the patch's one change
 
 JSON6902 = """\
 - op: add
