@@ -66,6 +66,7 @@ def from_kubeconfig(
     _guard_exec_plugins()
     _EXEC_FAILURES.message = None
     _EXEC_FAILURES.seconds = left
+    _EXEC_FAILURES.deadline = deadline
     try:
         config.kube_config.KubeConfigLoader(  # type: ignore[no-untyped-call]
             config_dict=chosen.config,
@@ -126,6 +127,7 @@ def _check_tls_files(cfg: client.Configuration) -> None:
 class _ExecFailures(threading.local):
     message: str | None = None
     seconds: float | None = None  # how long the connecting thread's exec plugin may run
+    deadline: float | None = None  # the cluster's whole deadline, as --timeout said it
 
 
 _EXEC_FAILURES = _ExecFailures()
@@ -165,7 +167,14 @@ class _BoundedPlugin(subprocess.Popen):  # type: ignore[type-arg]
                     self.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 super().communicate(timeout=1)
-            _EXEC_FAILURES.message = f" (no answer within {limit:.3g}s, so it was stopped)"
+            # the deadline the user set, not what was left of it when the plugin started
+            said = _EXEC_FAILURES.deadline
+            _EXEC_FAILURES.message = (
+                f" (no answer within {timeout:.3g}s, so it was stopped)"
+                if said is None
+                else f" (no answer within the cluster's {said:g}s deadline (--timeout), "
+                "so it was stopped)"
+            )
             raise
 
 
