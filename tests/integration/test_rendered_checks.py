@@ -134,6 +134,9 @@ def test_a_failed_render_is_not_also_reported_as_missing_platform_objects(tmp_pa
     # west's ClusterQueues, Kueue's Configuration, its alerts and its policies were in the
     # overlay that did not render: not absent, unread (the render-failed finding says so).
     absent = {"alert-missing", "kueue-config-missing", "admission-policies-stale"}
+    # nor is what west's LocalQueues point at (its ClusterQueues were in quotas.yaml)
+    absent |= {"lq-cluster-queue-missing", "flavor-missing", "cohort-parent-missing"}
+    absent |= {"priority-level-missing"}
     assert not {rule for rule, _ in rules} & absent, findings
 
 

@@ -47,7 +47,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         )
     for name, cohort in sorted(defined.items()):
         parent = cohorts.parent_of(cohort.body)
-        if parent is None or parent in defined:
+        if parent is None or parent in defined or ctx.unrendered:  # unrendered: maybe unread
             continue
         field = cohorts.parent_field(cohort.body)
         yield Finding.about(

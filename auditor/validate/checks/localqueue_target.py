@@ -69,6 +69,8 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
             )
             continue
         if cq is None:
+            if ctx.unrendered:  # it may be in the folder that did not render (render-failed)
+                continue
             yield Finding.about(
                 queue,
                 LQ_CLUSTER_QUEUE_MISSING,

@@ -50,7 +50,7 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         for use, (kind, _) in KINDS.items():
             defined = defined_by_use[use]
             for i, level in enumerate(levels[use]):
-                if level not in defined:
+                if level not in defined and not ctx.unrendered:  # unrendered: maybe unread
                     yield about_profile(
                         ctx,
                         tenant,

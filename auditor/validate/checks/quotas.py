@@ -54,14 +54,16 @@ RERUN = protocol.CLUSTER
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
     holders = [r for r in ctx.of_kind(*QUOTA_KINDS) if r.key.group == KUEUE_GROUP]
     flavors = named(ctx, "ResourceFlavor")
+    # with a folder unrendered (render-failed), a flavor not found may be one not read
+    known = None if ctx.unrendered else set(flavors)
     for holder in holders:
-        yield from _shape(holder, set(flavors), ctx.cluster.name)
+        yield from _shape(holder, known, ctx.cluster.name)
         yield from _limits(holder)
     yield from _borrowing(ctx, holders)
     yield from _capacity(ctx, holders)
 
 
-def _shape(holder: Resource, flavors: set[str], cluster: str) -> t.Iterator[Finding]:
+def _shape(holder: Resource, flavors: set[str] | None, cluster: str) -> t.Iterator[Finding]:
     seen_flavors: set[str] = set()
     seen_resources: set[str] = set()
     for group in resource_groups(holder.body):
@@ -88,7 +90,7 @@ def _shape(holder: Resource, flavors: set[str], cluster: str) -> t.Iterator[Find
                     path=[*path, "name"],
                 )
             seen_flavors.add(name)
-            if holder.kind == "ClusterQueue" and name not in flavors:
+            if holder.kind == "ClusterQueue" and flavors is not None and name not in flavors:
                 yield Finding.about(
                     holder,
                     FLAVOR_MISSING,
