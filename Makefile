@@ -50,7 +50,7 @@ docs: setup
 
 test: setup system-packages lint
 	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform --tool argocd --tool toxiproxy --tool kustomize --tool helm
-	$(BIN)/pytest --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR)
+	$(BIN)/pytest --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR) --durations=30
 
 clean-sandboxes: setup
 	$(BIN)/kueue-gitops sandbox down --all
