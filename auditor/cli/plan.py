@@ -160,6 +160,11 @@ def plan(
     if base is None:
         raise ConfigError("plan compares two revisions: give --base REV")
     if replay_trace is not None and live:
+        if len(clusters) != 1:
+            raise ConfigError(
+                "--live --replay starts both revisions from one live cluster's queues: give one "
+                "--cluster"
+            )
         one_cluster_context(context, clusters)
         _live_replay(
             ctx,
@@ -273,11 +278,6 @@ def _live_replay(
     from auditor.model import ClusterResult, Report
     from auditor.replay import livestart, revisions, timeline, trace
 
-    if len(clusters) != 1:
-        raise ConfigError(
-            "--live --replay starts both revisions from one live cluster's queues: give one "
-            "--cluster"
-        )
     if engine != "sim":
         raise ConfigError("--live --replay simulates (--engine sim): a sandbox has no live queues")
     if run_for <= 0:

@@ -35,6 +35,7 @@ from auditor.rules import declarations
 
 if t.TYPE_CHECKING:
     from auditor.k8s.objects import Json
+    from auditor.replay.sim import SimRun
 
 RULES = declarations.of(__name__)  # auditor/replay/rules.yaml
 NOT_ADMITTED = RULES["replay-job-not-admitted"]
@@ -131,15 +132,31 @@ class LiveStart:
             workloads=[*self.workloads, *(w.to_json() for w in arrivals)],
         )
 
-    def summary(self, arrivals: int) -> dict[str, t.Any]:
+    def summary(self) -> dict[str, t.Any]:
         """What a report says of the start (auditor/replay/stamp.py)."""
         return {
             "readAt": self.read_at,
             "admitted": self.held,
             "pending": self.pending,
-            "arriving": arrivals,
+            "arriving": len(self.names) - self.held - self.pending,
             "runForSeconds": self.run_for,
         }
+
+    def at_start(self, run: SimRun) -> dict[str, list[str]]:
+        """What a side did at the start's instant (0 s), by name: the Workloads it admitted
+        that did not hold quota, and those it preempted (with their preemptor): the moment a
+        change merged now is applied, what the real Kueue can be watched doing."""
+        admitted = [
+            self.names[s.index]
+            for s in run.workloads
+            if not s.held_at_start and any(a == 0 for a, _ in s.held)
+        ]
+        preempted = sorted(
+            self.names[p.victim] + (f" by {self.names[p.by]}" if p.by is not None else "")
+            for p in run.preemption_log
+            if p.at == 0
+        )
+        return {"admitted": sorted(admitted), "preempted": preempted}
 
     def traced(self) -> list[TracedWorkload]:
         """Every Workload as a trace's, in the simulation's order: what a side's numbers are

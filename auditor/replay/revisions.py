@@ -157,10 +157,14 @@ def plan_by_simulation(
             )
             configurations[label] = boundaries.kueue_configuration(repo, cluster) or {}
     sides = simulate(prepared, trace, log=log)
+    live: dict[str, t.Any] | None = None
     if start is not None:  # their waits were before the start
         for run in sides.values():
             for held in run.workloads[: start.held]:
                 held.held_at_start = True
+        live = merged.summary() | {
+            "atStart": {label: merged.at_start(run) for label, run in sides.items()}
+        }
     stamps: dict[str, Stamp] = {
         side.label: stamp(sides[side.label].simulated, side.release, configurations[side.label])
         for side in prepared
@@ -177,7 +181,7 @@ def plan_by_simulation(
         timeline=timeline.build(sides, tenant_of, trace.seconds),
         quota=quotas,
         stamps=stamps,
-        live=start.summary(len(trace.workloads) - len(start.names)) if start else None,
+        live=live,
     )
 
 

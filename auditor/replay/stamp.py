@@ -139,12 +139,18 @@ class SimulatedComparison(Comparison):
         if not self.live:
             return []
         s = self.live
-        return [
+        out = [
             f"started from {self.cluster}'s queues read at {s['readAt']}: {s['admitted']} "
             f"Workload(s) holding quota, each running {s['runForSeconds']:g} s from its admission "
             f"(--run-for), {s['pending']} pending in queue order, then {s['arriving']} arriving "
             "from the trace; waits count from the start (those holding quota have none)"
         ]
+        for side, did in (s.get("atStart") or {}).items():
+            out.append(
+                f"{side} at the start: admits {', '.join(did['admitted']) or 'nothing'}; "
+                f"preempts {', '.join(did['preempted']) or 'nothing'}"
+            )
+        return out
 
     def stamp_lines(self) -> list[str]:
         """The stamps for people: each side's settings (once when the same), then what is not

@@ -61,7 +61,7 @@ def test_the_start_is_what_holds_quota_then_what_waits_then_the_traces_arrivals(
     assert second["submittedAt"] == 600.0  # the trace's seconds count from the start
     assert [w.submitted_at for w in merged.traced()] == [0.0, 0.0, 0.0, 600.0]
     assert start.names == ["team-b/running", "team-a/waiting"]  # the start itself is unchanged
-    assert merged.summary(2) == {
+    assert merged.summary() == {
         "readAt": "2026-12-03T12:00:00Z", "admitted": 1, "pending": 1, "arriving": 2,
         "runForSeconds": 3600.0,
     }  # fmt: skip
@@ -139,7 +139,13 @@ def test_both_revisions_start_from_the_one_live_start_and_waits_count_from_it(
     assert got.flags() == []  # the head admits what the base leaves waiting
     replay = got.to_json()["replay"]
     assert replay["liveStart"]["pending"] == 1 and replay["workloads"] == 4
-    assert got.stamp_lines()[0].startswith("started from lab's queues read at 2026-12-03T12:00:00Z")
+    assert replay["liveStart"]["atStart"] == {
+        "base": {"admitted": ["trace #0"], "preempted": []},
+        "head": {"admitted": ["team-a/waiting", "trace #0"], "preempted": []},
+    }
+    lines = got.stamp_lines()
+    assert lines[0].startswith("started from lab's queues read at 2026-12-03T12:00:00Z")
+    assert "head at the start: admits team-a/waiting, trace #0; preempts nothing" in lines
 
 
 def test_a_workload_holding_quota_in_a_queue_the_revision_removes_is_named(
