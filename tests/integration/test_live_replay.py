@@ -1,12 +1,12 @@
-"""`plan --live --replay`: a change merged now, simulated from a real cluster's queues, predicts what
-the real Kueue does once the change is applied. A sandbox runs Kueue v0.19.2 with kwok nodes on an
-inline estate (tests/integration/lab_estate.py): team-a 2 a100 GPUs that it may not exceed
+"""`plan --live --replay`: a change merged now, simulated from a real cluster's queues, predicts
+what the real Kueue does once the change is applied. A sandbox runs Kueue v0.19.2 with kwok nodes
+on an inline estate (tests/integration/lab_estate.py): team-a 2 a100 GPUs that it may not exceed
 (borrowingLimit 0), team-b 4, one cohort, reclaim Any. team-b runs six 1-GPU low-priority Jobs,
-admitted one second apart (two borrow team-a's idle GPUs); team-a's 3-GPU high-priority Job waits,
-as it must under a quota of 2. The head raises team-a's quota to 3: merged now, the Job fits its
-own quota and reclaims two of team-b's borrowed GPUs. The report's prediction of the start's
-instant on each side is read; then the head is applied to the cluster and what Kueue does (the Job
-admitted, the Workloads it preempts, the rest untouched) is compared with it."""
+admitted one second apart (two borrow team-a's idle GPUs); team-a's 3-GPU high-priority Job
+waits, as it must under a quota of 2. The head raises team-a's quota to 3: merged now, the Job
+fits its own quota and reclaims two of team-b's borrowed GPUs. The report's prediction of the
+start's instant on each side is read; then the head is applied to the cluster and what Kueue does
+(the Job admitted, the Workloads it preempts, the rest untouched) is compared with it."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from auditor.cli.main import cli
 from auditor.k8s import conditions
 from auditor.kueue import workloads
 from auditor.live.apply import apply_all
-from auditor.live.kube import KubeCluster
 from auditor.replay import run
 from auditor.replay.trace import Trace, TracedWorkload, write
 from auditor.repo import boundaries
@@ -107,9 +106,7 @@ def test_merged_now_the_prediction_of_the_first_instant_is_what_the_real_kueue_t
     assert (start["admitted"], start["pending"], start["arriving"]) == (6, 1, 1)
     assert replay["workloads"] == 8
     assert set(replay["simulated"]) == {"base", "head"}
-    wide = next(
-        _name(wl) for wl in _workloads(admin) if workloads.owner_job(wl) == run.job_name(6)
-    )
+    wide = next(_name(wl) for wl in _workloads(admin) if workloads.owner_job(wl) == run.job_name(6))
     # base: nothing changes at once; head: the wide Job admitted, two of team-b's preempted by it
     assert start["atStart"]["base"] == {"admitted": [], "preempted": []}
     head = start["atStart"]["head"]
@@ -117,6 +114,10 @@ def test_merged_now_the_prediction_of_the_first_instant_is_what_the_real_kueue_t
     assert len(head["preempted"]) == 2
     assert all(p.startswith("team-b/") and p.endswith(f" by {wide}") for p in head["preempted"])
     predicted = sorted(p.split(" by ")[0] for p in head["preempted"])
+    said = _plan(root, box, "--cluster", "lab", "-o", "text")  # the same, for people
+    assert said.exit_code == 0, said.output
+    assert f"head at the start: admits {wide}; preempts {head['preempted'][0]}" in said.stdout
+    assert "base at the start: admits nothing; preempts nothing" in said.stdout
     # the per-tenant numbers: team-a's Job is never admitted on the base, at once on the head
     base_a = next(g for g in replay["base"]["tenants"] if g["name"] == "team-a")
     head_a = next(g for g in replay["head"]["tenants"] if g["name"] == "team-a")

@@ -14,6 +14,7 @@ import pytest
 
 from auditor.replay import livestart, revisions, sim
 from auditor.replay.trace import Trace, TracedWorkload
+from auditor.report.replay import stamp_lines
 from tests.integration.lab_estate import lab_estate
 from tests.unit.conftest import Revisions
 
@@ -143,7 +144,7 @@ def test_both_revisions_start_from_the_one_live_start_and_waits_count_from_it(
         "base": {"admitted": ["trace #0"], "preempted": []},
         "head": {"admitted": ["team-a/waiting", "trace #0"], "preempted": []},
     }
-    lines = got.stamp_lines()
+    lines = stamp_lines(got)  # as the reports write them
     assert lines[0].startswith("started from lab's queues read at 2026-12-03T12:00:00Z")
     assert "head at the start: admits team-a/waiting, trace #0; preempts nothing" in lines
 
@@ -162,3 +163,32 @@ def test_a_workload_holding_quota_in_a_queue_the_revision_removes_is_named(
         revisions.plan_by_simulation(
             revs.root, "HEAD", "HEAD", "lab", TRACE, testenv=tmp_path, start=start
         )
+
+
+def test_with_an_empty_trace_both_revisions_drain_todays_queues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    revs = Revisions(lab_estate(tmp_path, {"team-a": 2, "team-b": 4}))
+    revs.commit("base")
+    from auditor.sandbox import kueuesim
+
+    monkeypatch.setattr(kueuesim, "ensure_sim", lambda *_a, **_k: (Path("sim"), "v0.19.2"))
+    answer = _output(1800.0)
+    answer["workloads"] = answer["workloads"][:2]  # no arrivals
+
+    def simulate(sides: list[sim.SimSide], trace: Trace, **_k: t.Any) -> dict[str, sim.SimRun]:
+        assert all(len(json.loads(s.document)["workloads"]) == 2 for s in sides)
+        return {
+            s.label: sim.from_output(answer, trace, label=s.label, revision=s.revision)
+            for s in sides
+        }
+
+    monkeypatch.setattr(revisions, "simulate", simulate)
+    empty = Trace("lab", {"source": "synthetic", "seconds": 0}, [])
+    got = revisions.plan_by_simulation(
+        revs.root, "HEAD", "HEAD", "lab", empty, testenv=tmp_path,
+        start=livestart.from_live(LIVE, now=NOW, run_for=3600.0),
+    )  # fmt: skip
+    assert got.head.tenant("team-a").wait_max == 1800.0  # the waiting one, from the start
+    assert got.to_json()["replay"]["liveStart"]["arriving"] == 0
+    assert got.timeline is not None and got.timeline.to_json()["times"][-1] >= 2400.0
