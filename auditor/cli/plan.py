@@ -93,8 +93,8 @@ from auditor.repo.layout import find_root
     show_default=True,
     type=float,
     metavar="SECONDS",
-    help="With --job: how long the Job, and each Workload already running (counted from its "
-    "admission), runs.",
+    help="With --live (--job or --replay): how long each Workload already on the cluster runs "
+    "(counted from its admission), and the Job.",
 )
 @click.option(
     "--timeline",
@@ -138,6 +138,10 @@ def plan(
     GPU-hours, borrowing and preemptions are compared: exit 1 when a tenant's p95 wait rises past
     the threshold, the head never admits work the base did, or it preempts in a loop.
 
+    With --live --replay TRACE and one --cluster, both revisions start from the cluster's queues
+    as they are now (its admitted and pending Workloads, read once) and the trace's Workloads
+    arrive from now on: this change merged now (docs/replay.md).
+
     With --sweep GRID --replay TRACE (no --base), the trace is simulated on --head with every
     combination of the grid's values: the frontier, and the smallest change that meets the
     grid's target (exit 1 when none does).
@@ -155,6 +159,26 @@ def plan(
         return
     if base is None:
         raise ConfigError("plan compares two revisions: give --base REV")
+    if replay_trace is not None and live:
+        if len(clusters) != 1:
+            raise ConfigError(
+                "--live --replay starts both revisions from one live cluster's queues: give one "
+                "--cluster"
+            )
+        one_cluster_context(context, clusters)
+        _live_replay(
+            ctx,
+            base,
+            head,
+            clusters,
+            replay_trace,
+            engine,
+            run_for,
+            (kubeconfig, context, timeout),
+            timeline_file,
+            output,
+        )
+        return
     if replay_trace is not None:
         _replay(
             ctx, base, head, clusters, replay_trace, engine, speed, repeat, timeline_file, output
@@ -229,6 +253,56 @@ def _replay(
     if timeline_file is not None and result.timeline is not None:
         timeline.write(result.timeline, timeline_file)
         say(f"timeline: {timeline_file}")
+    report = Report(
+        "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
+    )
+    finish(report, output)
+
+
+def _live_replay(
+    ctx: Context,
+    base: str,
+    head: str,
+    clusters: tuple[str, ...],
+    path: Path,
+    engine: str,
+    run_for: float,
+    access: tuple[str | None, str | None, float],
+    timeline_file: Path | None,
+    output: str,
+) -> None:
+    """This change merged now: base and head simulated from the live cluster's queues."""
+    import datetime as dt
+
+    from auditor.cli.sandbox import _testenv  # the simulator's build, only when simulating
+    from auditor.model import ClusterResult, Report
+    from auditor.replay import livestart, revisions, timeline, trace
+
+    if engine != "sim":
+        raise ConfigError("--live --replay simulates (--engine sim): a sandbox has no live queues")
+    if run_for <= 0:
+        raise ConfigError(f"--run-for {run_for:g}: a run time is more than 0 seconds")
+    if timeline_file is not None:
+        timeline.format_of(timeline_file)
+    cluster = clusters[0]
+    loaded = trace.read(path)
+    root = find_root(ctx.repo_dir or Path.cwd())
+    with revision(root, base) as repo:  # the base is what the cluster runs now
+        if cluster not in repo.clusters:
+            raise ConfigError(f"cluster {cluster} does not exist at {base}")
+        profile = repo.cluster(cluster)
+    kubeconfig, context, timeout = access
+    client = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
+    start = livestart.read_start(
+        client, profile.kueue_api, now=dt.datetime.now(dt.UTC), run_for=run_for
+    )
+    ctx.note(f"{cluster}: {start.held} Workload(s) holding quota, {start.pending} pending")
+    result = revisions.plan_by_simulation(
+        root, base, head, cluster, loaded, testenv=_testenv(ctx), log=ctx.note, start=start
+    )
+    if timeline_file is not None and result.timeline is not None:
+        timeline.write(result.timeline, timeline_file)
+        ctx.note(f"timeline: {timeline_file}")
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
     )
@@ -310,8 +384,8 @@ def _job(
     client = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
     objects = livestart.read_objects(client, profile.kueue_api)
     now = dt.datetime.now(dt.UTC)
-    start = livestart.from_live(
-        client.list(profile.kueue_api, "Workload"), job, now=now, run_for=run_for
+    start = livestart.read_start(client, profile.kueue_api, now=now, run_for=run_for).then(
+        [job], [livestart.JOB_NAME]
     )
     document = json.dumps({"objects": objects, **settings, "workloads": start.workloads})
     side = sim.SimSide("job", head, cluster, binary, release, document)

@@ -1,20 +1,22 @@
-"""`plan --job FILE --live`: this Job submitted now, on a cluster as it is now, through Kueue's own
-scheduler (the simulation, testenv/kueuesim) — admitted when, on which flavor, whom it would
-preempt, or why never (docs/replay.md, "This Job, now").
+"""A simulation started from a live cluster as it is now, through Kueue's own scheduler (the
+simulation, testenv/kueuesim): `plan --job FILE --live`, this Job submitted now — admitted when,
+on which flavor, whom it would preempt, or why never (docs/replay.md, "This Job, now") — and
+`plan --live --replay`, a change merged now (auditor/replay/revisions.py, `plan_from_live`).
 
-The simulation starts from the live cluster: its ClusterQueues, Cohorts, ResourceFlavors,
-LocalQueues, priority classes and Namespaces as the API serves them; its admitted Workloads,
-holding the quota Kueue gave them since their own admission time, each running for what remains
-of `run_for` (the Job's expected run time, given); its pending Workloads in queue order (their
-creation times); then the Job, last. The Configuration is the repository's for the cluster
-(Kueue reads it only at start; the live one is not on the API).
+The start is the cluster's Workloads, read once: those admitted, holding the quota Kueue gave
+them since their own admission time, each running for what remains of `run_for` (the expected run
+time, given); those pending, in queue order (their creation times); then what arrives after (the
+Job, or a trace's Workloads). For the Job, the objects are the live cluster's ClusterQueues,
+Cohorts, ResourceFlavors, LocalQueues, priority classes and Namespaces as the API serves them;
+for a change, each revision's. The Configuration is the repository's for the cluster (Kueue reads
+it only at start; the live one is not on the API).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import typing as t
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -33,6 +35,7 @@ from auditor.rules import declarations
 
 if t.TYPE_CHECKING:
     from auditor.k8s.objects import Json
+    from auditor.replay.sim import SimRun
 
 RULES = declarations.of(__name__)  # auditor/replay/rules.yaml
 NOT_ADMITTED = RULES["replay-job-not-admitted"]
@@ -110,13 +113,77 @@ def read_objects(client: t.Any, api: str) -> list[Json]:
 
 @dataclass
 class LiveStart:
-    names: list[str]  # the simulation's index -> namespace/name (the Job last)
+    """A cluster's Workloads as a simulation's start: those holding quota first, then those
+    pending, then whatever arrives after the start (`then`)."""
+
+    names: list[str]  # the simulation's index -> namespace/name (arrivals: their own names)
     workloads: list[dict[str, t.Any]]  # as the simulator reads them
+    held: int = 0  # the first `held` hold quota at the start
+    pending: int = 0  # the next `pending` wait for it at the start
+    read_at: str = ""  # when the cluster was read (RFC 3339)
+    run_for: float = 0.0  # the run time assumed of the cluster's Workloads
+
+    def then(self, arrivals: t.Sequence[TracedWorkload], names: t.Sequence[str]) -> LiveStart:
+        """This start with Workloads arriving after it (the Job now; a trace's from now on,
+        submittedAt counted from the start), indexed after the cluster's own."""
+        return replace(
+            self,
+            names=[*self.names, *names],
+            workloads=[*self.workloads, *(w.to_json() for w in arrivals)],
+        )
+
+    def summary(self) -> dict[str, t.Any]:
+        """What a report says of the start (auditor/replay/stamp.py)."""
+        return {
+            "readAt": self.read_at,
+            "admitted": self.held,
+            "pending": self.pending,
+            "arriving": len(self.names) - self.held - self.pending,
+            "runForSeconds": self.run_for,
+        }
+
+    def at_start(self, run: SimRun) -> dict[str, list[str]]:
+        """What a side did at the start's instant (0 s), by name: the Workloads it admitted
+        that did not hold quota, and those it preempted (with their preemptor): the moment a
+        change merged now is applied, what the real Kueue can be watched doing."""
+        admitted = [
+            self.names[s.index]
+            for s in run.workloads
+            if not s.held_at_start and any(a == 0 for a, _ in s.held)
+        ]
+        preempted = sorted(
+            self.names[p.victim] + (f" by {self.names[p.by]}" if p.by is not None else "")
+            for p in run.preemption_log
+            if p.at == 0
+        )
+        return {"admitted": sorted(admitted), "preempted": preempted}
+
+    def traced(self) -> list[TracedWorkload]:
+        """Every Workload as a trace's, in the simulation's order: what a side's numbers are
+        measured on (auditor/replay/sim.py, from_output)."""
+        return [
+            TracedWorkload(
+                namespace=w["namespace"],
+                local_queue=w["localQueue"],
+                priority_class=w.get("priorityClass"),
+                requests=dict(w["requests"]),
+                pod_count=int(w["podCount"]),
+                submitted_at=float(w["submittedAt"]),
+                run_seconds=float(w["runSeconds"]),
+            )
+            for w in self.workloads
+        ]
 
 
-def from_live(
-    items: t.Iterable[Json], job: TracedWorkload, *, now: dt.datetime, run_for: float
-) -> LiveStart:
+def read_start(client: t.Any, api: str, *, now: dt.datetime, run_for: float) -> LiveStart:
+    """The cluster's Workloads now (one LIST) as a simulation's start (`from_live`)."""
+    return from_live(client.list(api, "Workload"), now=now, run_for=run_for)
+
+
+def from_live(items: t.Iterable[Json], *, now: dt.datetime, run_for: float) -> LiveStart:
+    """Workloads holding quota, by their admission time (Kueue orders preemption candidates by
+    it), each running for what remains of `run_for`; then those pending, by creation (their
+    queue order), each for `run_for`. Finished ones and those in no LocalQueue are left out."""
     admitted: list[tuple[dt.datetime, str, dict[str, t.Any]]] = []
     pending: list[tuple[dt.datetime, str, dict[str, t.Any]]] = []
     for wl in items:
@@ -159,9 +226,14 @@ def from_live(
     ordered = sorted(admitted, key=lambda x: (x[0], x[1])) + sorted(
         pending, key=lambda x: (x[0], x[1])
     )
-    names = [n for _, n, _ in ordered] + [JOB_NAME]
-    workloads = [w for _, _, w in ordered] + [job.to_json()]
-    return LiveStart(names, workloads)
+    return LiveStart(
+        [n for _, n, _ in ordered],
+        [w for _, _, w in ordered],
+        len(admitted),
+        len(pending),
+        now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        run_for,
+    )
 
 
 @dataclass

@@ -69,7 +69,7 @@ def _group(
     waits = [
         (s.admitted - s.submitted) * speed
         for s in seen
-        if s.admitted is not None and s.submitted is not None
+        if s.admitted is not None and s.submitted is not None and not s.held_at_start
     ]
     peak, mean = _series_stats(borrowed)
     reasons: dict[str, int] = {}

@@ -9,6 +9,7 @@ from auditor.errors import ConfigError
 from auditor.kueue import cohorts, quota
 from auditor.replay import timeline
 from auditor.replay.comparison import Comparison
+from auditor.replay.livestart import LiveStart
 from auditor.replay.measured import combine, summarize
 from auditor.replay.run import SideRun, replay
 from auditor.replay.sim import SimSide, prepare, simulate
@@ -123,12 +124,20 @@ def plan_by_simulation(
     *,
     testenv: Path,
     log: t.Callable[[str], None] | None = None,
+    start: LiveStart | None = None,
 ) -> Comparison:
     """Each side once through the simulator built against the Kueue its cluster profile names,
-    both at once (deterministic: a second run gives the same answer). Raises
-    SimulationUnavailable for a release the simulator cannot link."""
+    both at once (deterministic: a second run gives the same answer). From a live `start`
+    (`plan --live --replay`), both sides begin with the cluster's Workloads as they are now and
+    the trace's arrive after them. Raises SimulationUnavailable for a release the simulator
+    cannot link."""
     from auditor.sandbox.kueuesim import ensure_sim  # the Go build, only when simulating
 
+    workloads: list[dict[str, t.Any]] | None = None
+    if start is not None:
+        merged = start.then(trace.workloads, [f"trace #{i}" for i in range(len(trace.workloads))])
+        workloads = merged.workloads
+        trace = Trace(trace.cluster, trace.recorded, merged.traced())
     prepared: list[SimSide] = []
     tenant_of: dict[str, str] = {}
     quotas: dict[str, list[dict[str, str | None]]] = {}
@@ -141,9 +150,21 @@ def plan_by_simulation(
             tenant_of = tenants_of(repo, cluster) | tenant_of
             quotas[label] = gpu_quota(repo, cluster)
             binary, release = ensure_sim(testenv, repo.cluster(cluster).kueue_version, log=log)
-            prepared.append(prepare(binary, release, repo, cluster, trace, label=label))
+            if start is not None:
+                _holds_where(repo, cluster, start, rev)
+            prepared.append(
+                prepare(binary, release, repo, cluster, trace, label=label, workloads=workloads)
+            )
             configurations[label] = boundaries.kueue_configuration(repo, cluster) or {}
     sides = simulate(prepared, trace, log=log)
+    live: dict[str, t.Any] | None = None
+    if start is not None:  # their waits were before the start
+        for run in sides.values():
+            for held in run.workloads[: start.held]:
+                held.held_at_start = True
+        live = merged.summary() | {
+            "atStart": {label: merged.at_start(run) for label, run in sides.items()}
+        }
     stamps: dict[str, Stamp] = {
         side.label: stamp(sides[side.label].simulated, side.release, configurations[side.label])
         for side in prepared
@@ -160,4 +181,19 @@ def plan_by_simulation(
         timeline=timeline.build(sides, tenant_of, trace.seconds),
         quota=quotas,
         stamps=stamps,
+        live=live,
     )
+
+
+def _holds_where(repo: Repository, cluster: str, start: LiveStart, rev: str) -> None:
+    """A Workload holding quota in a ClusterQueue the revision removes cannot start there: Kueue
+    keeps the queue until it finishes (its finalizer), which the simulation does not model."""
+    queues = {r.name for r in repo.load([cluster]).for_cluster(cluster) if r.kind == "ClusterQueue"}
+    for name, w in zip(start.names[: start.held], start.workloads, strict=False):
+        held = str((w.get("admission") or {}).get("clusterQueue") or "")
+        if held not in queues:
+            raise ConfigError(
+                f"cluster {cluster}: {name} holds quota in ClusterQueue {held}, which {rev} "
+                "removes; a live start cannot place it (plan --live without --replay reports the "
+                "removal)"
+            )

@@ -60,6 +60,9 @@ class Observed:
     # what the replay's timeline (auditor/replay/timeline.py) is drawn from.
     held: list[tuple[float, float | None]] = field(default_factory=list)
     preempted_at: list[float] = field(default_factory=list)
+    # A live start's Workload that already held quota (auditor/replay/livestart.py): its wait
+    # was before the start, so none is measured.
+    held_at_start: bool = False
     _was_preempted: bool = False
 
     @property

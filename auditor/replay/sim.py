@@ -91,13 +91,21 @@ class SimRun(SideRun):
     simulated: dict[str, t.Any] = field(default_factory=dict)
 
 
-def sim_input(repo: Repository, cluster: str, trace: Trace) -> dict[str, t.Any]:
-    """What kueuesim reads: the revision's objects for `cluster`, and the trace."""
+def sim_input(
+    repo: Repository,
+    cluster: str,
+    trace: Trace,
+    workloads: t.Sequence[dict[str, t.Any]] | None = None,
+) -> dict[str, t.Any]:
+    """What kueuesim reads: the revision's objects for `cluster`, and the trace (or, from a live
+    start, `workloads` as auditor/replay/livestart.py gives them, in the trace's order)."""
     objects = [r.body for r in repo.load([cluster]).for_cluster(cluster) if r.kind in KINDS]
     return {
         "objects": objects,
         **configured(repo, cluster),
-        "workloads": [w.to_json() for w in trace.workloads],
+        "workloads": (
+            list(workloads) if workloads is not None else [w.to_json() for w in trace.workloads]
+        ),
     }
 
 
@@ -140,10 +148,17 @@ class SimSide:
 
 
 def prepare(
-    binary: Path, release: str, repo: Repository, cluster: str, trace: Trace, *, label: str
+    binary: Path,
+    release: str,
+    repo: Repository,
+    cluster: str,
+    trace: Trace,
+    *,
+    label: str,
+    workloads: t.Sequence[dict[str, t.Any]] | None = None,
 ) -> SimSide:
     """The side of `repo` (a revision, open now) as the simulator will read it."""
-    document = json.dumps(sim_input(repo, cluster, trace))
+    document = json.dumps(sim_input(repo, cluster, trace, workloads))
     return SimSide(label, repo.label, cluster, binary, release, document)
 
 
@@ -370,7 +385,7 @@ def peak_hour(seen: t.Sequence[Observed]) -> tuple[int, float] | None:
     waited longest on average, with that mean wait."""
     waits: dict[int, list[float]] = {}
     for s in seen:
-        if s.admitted is not None and s.submitted is not None:
+        if s.admitted is not None and s.submitted is not None and not s.held_at_start:
             hour = int(s.submitted // HOUR) % 24
             waits.setdefault(hour, []).append(s.admitted - s.submitted)
     if not waits:

@@ -124,17 +124,39 @@ class SimulatedComparison(Comparison):
     """A comparison by simulation, with each side's stamp in the report's `replay.simulated`."""
 
     stamps: dict[str, Stamp] = field(default_factory=dict)
+    # `plan --live --replay`: the live start both sides began from (LiveStart.summary)
+    live: dict[str, t.Any] | None = None
 
     def replay_json(self) -> dict[str, t.Any]:
-        return super().replay_json() | {
-            "simulated": {side: s.to_json() for side, s in self.stamps.items()}
-        }
+        return (
+            super().replay_json()
+            | {"simulated": {side: s.to_json() for side, s in self.stamps.items()}}
+            | ({"liveStart": self.live} if self.live else {})
+        )
+
+    def live_line(self) -> list[str]:
+        """The live start for people: when the cluster was read, and what it held."""
+        if not self.live:
+            return []
+        s = self.live
+        out = [
+            f"started from {self.cluster}'s queues read at {s['readAt']}: {s['admitted']} "
+            f"Workload(s) holding quota, each running {s['runForSeconds']:g} s from its admission "
+            f"(--run-for), {s['pending']} pending in queue order, then {s['arriving']} arriving "
+            "from the trace; waits count from the start (those holding quota have none)"
+        ]
+        for side, did in (s.get("atStart") or {}).items():
+            out.append(
+                f"{side} at the start: admits {', '.join(did['admitted']) or 'nothing'}; "
+                f"preempts {', '.join(did['preempted']) or 'nothing'}"
+            )
+        return out
 
     def stamp_lines(self) -> list[str]:
         """The stamps for people: each side's settings (once when the same), then what is not
         modelled (a side named where only it has the line)."""
         sides = [(label, s, s.lines()) for label, s in self.stamps.items()]
-        out: list[str] = []
+        out: list[str] = self.live_line()
         firsts = {lines[0] for _, _, lines in sides}
         for label, _, lines in sides:
             line = lines[0] if len(firsts) == 1 else f"{label}: {lines[0]}"

@@ -182,7 +182,9 @@ def build(
             for at in s.preempted_at:
                 preempted[bucket(at * speed)] += 1
             counts = side_waits.setdefault(name, [0] * len(WAIT_LABELS))
-            if s.admitted is None:
+            if s.held_at_start:
+                pass  # admitted before a live start: no wait to count
+            elif s.admitted is None:
                 counts[-1] += 1
             else:
                 wait = (s.admitted - s.submitted) * speed

@@ -14,13 +14,19 @@
 //	pkg/cache/queue.workqueueRequeuer.batchPeriod     field        v0.17.0 v0.19.2  requeues at once
 //	pkg/cache/queue.testInadmissibleWorkloadRequeuer  fields       v0.17.0 v0.19.2  requeues at once
 //	  .cqs, .cohorts (the notified sets, written)
+//	pkg/cache/queue.Manager.workloadAssignedQueues    field        v0.17.0 v0.19.2  a live start's
+//	  (written)                                                                      finishes requeue
+//	                                                                                 nothing
 //
 // Why each: `schedule` is one scheduling cycle, which Kueue's own scheduler unit tests call; its
 // public Start loops over it on wall time. `untilWithBackoff` is that loop with its timer passed
 // in, run on the logical clock only with KUEUESIM_SCHEDULER_BACKOFF=1. The heaps' keys say
 // whether a cycle would find a head without Dump's copy of every backlog (Kueue's Heads blocks on
 // empty queues). The requeuer's batch period and notified sets put Kueue's requeue batching on the
-// logical clock (clock.go, requeueBatch).
+// logical clock (clock.go, requeueBatch). A live start's admitted Workloads are recorded
+// under their LocalQueue as Kueue does for those it finds when it starts
+// (Manager.addLocalQueueLocked, assignWorkload): their finish then requeues what waits in their
+// ClusterQueue and cohort.
 
 package main
 
@@ -104,4 +110,20 @@ func newRequeueBatch(requeuer any) *requeueBatch {
 		b.notified[i] = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
 	}
 	return b
+}
+
+// assignQueue records an admitted Workload of a live start under its LocalQueue in the queue
+// manager, as Kueue's LocalQueue handler does for every Workload it lists when it starts
+// (Manager.addLocalQueueLocked calls assignWorkload). Without it the Workload's finish requeues
+// nothing (QueueAssociatedInadmissibleWorkloadsAfter looks its queue up there) and what waits
+// for its quota waits for ever. False when this release lays the manager out otherwise.
+func assignQueue(m *qcache.Manager, wl, lq string) bool {
+	f := reflect.ValueOf(m).Elem().FieldByName("workloadAssignedQueues")
+	if !f.IsValid() || f.Kind() != reflect.Map || f.IsNil() ||
+		f.Type().Key().Kind() != reflect.String || f.Type().Elem().Kind() != reflect.String {
+		return false
+	}
+	assigned := reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+	assigned.SetMapIndex(reflect.ValueOf(wl).Convert(f.Type().Key()), reflect.ValueOf(lq).Convert(f.Type().Elem()))
+	return true
 }

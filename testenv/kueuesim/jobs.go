@@ -168,5 +168,6 @@ func (s *sim) admitted(i int, wl *kueue.Workload) error {
 	}
 	workload.SetQuotaReservation(wl, &admission, clocktesting.NewFakeClock(when))
 	workload.SyncAdmittedCondition(wl, when)
+	assignQueue(s.queues, string(workload.Key(wl)), wl.Namespace+"/"+string(wl.Spec.QueueName))
 	return s.client.Status().Update(s.ctx, wl)
 }

@@ -105,7 +105,7 @@ def test_admitted_come_first_by_admission_then_pending_by_creation_then_the_job(
         _wl("older-wait", "2026-12-03T11:05:00Z", None),
         _wl("done", "2026-12-03T10:00:00Z", "2026-12-03T10:01:00Z", finished=True),
     ]
-    start = livestart.from_live(items, job, now=NOW, run_for=3600.0)
+    start = livestart.from_live(items, now=NOW, run_for=3600.0).then([job], [livestart.JOB_NAME])
     assert start.names == [
         "team-b/early-admit",
         "team-b/late-admit",
