@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from auditor.cli.options import (
     Context,
@@ -164,6 +165,13 @@ def plan(
             raise ConfigError(
                 "--live --replay starts both revisions from one live cluster's queues: give one "
                 "--cluster"
+            )
+        given = click.get_current_context().get_parameter_source
+        paced = [f"--{n}" for n in ("speed", "repeat") if given(n) == ParameterSource.COMMANDLINE]
+        if paced:
+            raise ConfigError(
+                f"{' and '.join(paced)} pace the real Kueue's replay (--engine kueue); "
+                "--live --replay is simulated: leave them out"
             )
         one_cluster_context(context, clusters)
         _live_replay(

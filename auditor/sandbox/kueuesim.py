@@ -32,7 +32,8 @@ LDFLAGS = "-s -w -checklinkname=0"
 
 
 class SimulationUnavailable(SandboxError):
-    """This Kueue release cannot be simulated (the real engine can still replay it)."""
+    """This Kueue release cannot be simulated. The message says why, not what to do instead:
+    `plan --replay` falls back to the real engine itself; --live, --job and --sweep cannot."""
 
 
 def module_for(testenv: Path, version: str | None) -> Path:
@@ -60,7 +61,7 @@ def sources(source: Path, release: str) -> list[Path]:
         known = sorted(p.stem.removeprefix("release_") for p in source.glob("release_*.go"))
         raise SimulationUnavailable(
             f"the replay simulator has no adapter for Kueue {release} ({own.name}; it has "
-            f"{', '.join(known)}): replay it with --engine kueue"
+            f"{', '.join(known)})"
         )
     shared = sorted(p for p in source.glob("*.go") if not p.name.startswith("release_"))
     return [*shared, own]
@@ -74,8 +75,7 @@ def ensure_sim(
     release = _go("list", "-m", "-f", "{{.Version}}", KUEUE_MODULE, cwd=module).strip()
     if not (_kueue_dir(module) / "apis/kueue/v1beta2").is_dir():
         raise SimulationUnavailable(
-            f"Kueue {release} has no kueue.x-k8s.io/v1beta2 API, which the simulator drives: "
-            "replay it with --engine kueue (the real Kueue on a sandbox)"
+            f"Kueue {release} has no kueue.x-k8s.io/v1beta2 API, which the simulator drives"
         )
     files = sources((testenv / SOURCE).resolve(), release)
     binary = cache_root() / "kueuesim" / f"{release}-{module_key(module, *files)}" / "kueuesim"

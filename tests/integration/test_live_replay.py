@@ -180,3 +180,14 @@ def test_an_unreachable_cluster_is_exit_3_naming_it(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, argv, catch_exceptions=False)
     assert result.exit_code == 3, result.output
     assert "lab" in result.stderr and "unreachable" in result.stderr
+
+
+@pytest.mark.parametrize("paced", [["--speed", "20"], ["--repeat", "3"]])
+def test_the_real_engines_pacing_is_refused_not_ignored(tmp_path: Path, paced: list[str]) -> None:
+    root = _estate(tmp_path).root
+    write(TRACE, root / "trace.json")
+    argv = ["--repo", str(root), "plan", "--live", "--cluster", "lab", "--base", "HEAD~1",
+            "--replay", str(root / "trace.json"), *paced]  # fmt: skip
+    result = CliRunner().invoke(cli, argv, catch_exceptions=False)
+    assert result.exit_code == 2
+    assert f"{paced[0]} pace the real Kueue's replay" in result.stderr
