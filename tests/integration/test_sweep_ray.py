@@ -1,0 +1,131 @@
+"""`plan --sweep --on ray`: the sweep's simulations as tasks on a real Ray cluster, which this
+module starts (`ray start --head` on loopback, two CPUs, no dashboard, token authentication)
+and stops. The report must be the local run's, byte for byte, on the constructed case of
+tests/integration/test_plan_sweep.py (whose known answer is a quota of 3).
+
+The cluster's Python sees Ray and nothing of kueue-gitops (a virtualenv of its own that reads
+the development environment's site-packages as a plain path, so this checkout's editable
+install is not loaded): as on a real RayCluster, only Ray and Python are on the workers, and
+the simulator reaches them through Ray's object store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_plan_sweep import repo  # noqa: F401 - the constructed case
+
+BIN = Path(sys.executable).parent
+TOKEN = secrets.token_hex(32)
+AUTH = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Head(t.NamedTuple):
+    address: str
+    kept: Path  # where the workers keep what the object store brought them
+
+
+@pytest.fixture(scope="module")
+def ray_head() -> t.Iterator[Head]:
+    home = Path(tempfile.mkdtemp(prefix="kgray-", dir="/tmp"))  # short: Ray's sockets live here
+    venv = home / "py"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    (site / "site-packages" / "dev.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    python = str(venv / "bin" / "python")
+    alone = subprocess.run(
+        [python, "-c", "import ray, auditor"], cwd=home, capture_output=True, text=True
+    )
+    assert "No module named 'auditor'" in alone.stderr  # Ray there, kueue-gitops not
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
+    env |= AUTH | {"TMPDIR": str(home), "RAY_USAGE_STATS_ENABLED": "0"}
+    argv = [python, "-m", "ray.scripts.scripts", "start", "--head", "--block",
+            "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
+            "--include-dashboard", "false", "--temp-dir", str(home / "r")]  # fmt: skip
+    log = (home / "head.log").open("w")
+    head = subprocess.Popen(
+        argv, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while "Ray runtime started" not in (home / "head.log").read_text():
+            assert head.poll() is None, (home / "head.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "the Ray head did not start within 120 s"
+            time.sleep(0.2)
+        yield Head(f"127.0.0.1:{port}", home / "kueue-gitops-programs")
+    finally:
+        head.send_signal(signal.SIGTERM)  # `ray start --block` stops what it started
+        try:
+            head.wait(60)
+        finally:
+            with_ours = _in_group(head.pid)
+            if with_ours:
+                os.killpg(head.pid, signal.SIGKILL)
+            log.close()
+            shutil.rmtree(home, ignore_errors=True)
+        assert not with_ours, f"Ray left processes behind: {with_ours}"
+
+
+def _in_group(pgid: int) -> list[str]:
+    """The processes still in the head's process group (ps, as a user would look)."""
+    ps = subprocess.run(["ps", "-eo", "pgid=,pid=,args="], capture_output=True, text=True)
+    return [line.strip() for line in ps.stdout.splitlines() if line.split()[0] == str(pgid)]
+
+
+def sweep(root: Path, fmt: str, *on: str, env: dict[str, str] | None = None) -> str:
+    """The user's command, in a shell of its own; its report (stdout)."""
+    argv = [str(BIN / "kueue-gitops"), "--repo", str(root), "plan", "--sweep",
+            str(root / "grid.yaml"), "--replay", str(root / "day.json"), "--cluster", "lab",
+            "-o", fmt, *on]  # fmt: skip
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
+    done = subprocess.run(
+        argv, cwd=root.parent, capture_output=True, text=True, timeout=600, env=base | (env or {})
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_the_sweep_on_ray_is_the_local_run_byte_for_byte(
+    repo: Path,  # noqa: F811
+    ray_head: Head,
+) -> None:
+    local = sweep(repo, "json")
+    started = time.monotonic()
+    on_ray = sweep(repo, "json", "--on", f"ray={ray_head.address}", env=AUTH)
+    took = time.monotonic() - started
+    assert on_ray == local
+    best = json.loads(on_ray)["sweep"]["best"]
+    assert best["values"]["team-a-cq a100/nvidia.com/gpu nominalQuota"] == "3"
+    # the simulator reached the workers through the object store, kept under its SHA-256
+    [kept] = ray_head.kept.glob("*/kueuesim")
+    assert kept.parent.name == hashlib.sha256(kept.read_bytes()).hexdigest()
+    assert took < 120, f"ten simulations on Ray took {took:.0f} s"
+
+
+def test_bare_ray_joins_the_cluster_RAY_ADDRESS_names(repo: Path, ray_head: Head) -> None:  # noqa: F811
+    local = sweep(repo, "text")
+    on_ray = sweep(repo, "text", "--on", "ray", env=AUTH | {"RAY_ADDRESS": ray_head.address})
+    assert on_ray == local
+    assert "nominalQuota 2 -> 3" in on_ray
