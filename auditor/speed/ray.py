@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import signal
 import socket
 import threading
 import typing as t
@@ -32,6 +33,10 @@ from auditor.errors import ClusterAccessError, ConfigError, SandboxError
 from auditor.speed.parallel import Finished, Program
 
 CONNECT_DEADLINE = 30.0  # seconds to reach a Ray cluster and join it as a driver
+# Ray warns that a join from another thread leaves SIGTERM alone: as it should, it is ours.
+logging.getLogger("ray._private.worker").addFilter(
+    lambda record: not str(record.msg).startswith("SIGTERM handler is not set")
+)
 EXTRA = "pip install 'kueue-gitops[ray]'"
 
 
@@ -77,18 +82,26 @@ def connected(address: str | None) -> t.Iterator[RayCluster]:
     failed: list[BaseException] = []
 
     def join() -> None:
+        ours = signal.getsignal(signal.SIGTERM)  # Ray's exits 15; ours 143 (cli/signals.py)
         try:
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         except BaseException as exc:  # told to the waiting thread
             failed.append(exc)
+        finally:
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, ours)
 
-    joining = threading.Thread(target=join, name="kueue-gitops-ray-init", daemon=True)
-    joining.start()
-    joining.join(CONNECT_DEADLINE)
-    if joining.is_alive() or failed:
-        why = f": {failed[0]}" if failed else f" within {CONNECT_DEADLINE:.0f} s"
+    if named is None:  # started here: in this thread, as Ray wants (in another, the agents
+        join()  # it starts outlive ray.shutdown); Ray's own start-up has its timeouts
+    else:  # joined over the network: Ray retries an unanswering port for minutes
+        joining = threading.Thread(target=join, name="kueue-gitops-ray-init", daemon=True)
+        joining.start()
+        joining.join(CONNECT_DEADLINE)
+        if joining.is_alive():
+            failed.append(TimeoutError(f"no answer within {CONNECT_DEADLINE:.0f} s"))
+    if failed:
         raise ClusterAccessError(
-            f"could not join the Ray cluster at {where}{why}", cluster=where
+            f"could not join the Ray cluster at {where}: {failed[0]}", cluster=where
         ) from None
     try:
         yield RayCluster(ray, where)

@@ -95,16 +95,37 @@ def _in_group(pgid: int) -> list[str]:
 
 
 def sweep(root: Path, fmt: str, *on: str, env: dict[str, str] | None = None) -> str:
-    """The user's command, in a shell of its own; its report (stdout)."""
+    """The user's command, in a session of its own (its processes, and any it leaves, in its
+    process group); its report (stdout)."""
     argv = [str(BIN / "kueue-gitops"), "--repo", str(root), "plan", "--sweep",
             str(root / "grid.yaml"), "--replay", str(root / "day.json"), "--cluster", "lab",
             "-o", fmt, *on]  # fmt: skip
     base = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
-    done = subprocess.run(
-        argv, cwd=root.parent, capture_output=True, text=True, timeout=600, env=base | (env or {})
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    base.pop("RAY_ADDRESS", None)
+    command = subprocess.Popen(
+        argv, cwd=root.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=base | (env or {}), start_new_session=True,
+    )  # fmt: skip
+    try:
+        stdout, stderr = command.communicate(timeout=600)
+    finally:
+        left = _in_group(command.pid)
+        if left:
+            os.killpg(command.pid, signal.SIGKILL)
+    assert command.returncode == 0, stderr[-3000:]
+    assert not left, f"the command left processes behind: {left}"
+    return stdout
+
+
+def test_bare_ray_starts_a_local_instance_for_the_run_and_stops_it(repo: Path) -> None:  # noqa: F811
+    """First in the module: no Ray cluster runs yet, so `ray.init()` starts one."""
+    home = Path(tempfile.mkdtemp(prefix="kgray-", dir="/tmp"))
+    try:
+        env = AUTH | {"TMPDIR": str(home), "RAY_USAGE_STATS_ENABLED": "0"}
+        assert sweep(repo, "json", "--on", "ray", env=env) == sweep(repo, "json")
+        assert list((home / "kueue-gitops-programs").glob("*/kueuesim"))  # ran on Ray
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def test_the_sweep_on_ray_is_the_local_run_byte_for_byte(
