@@ -91,8 +91,10 @@ def connected(address: str | None) -> t.Iterator[RayCluster]:
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, ours)
 
-    if named in (None, "local"):  # started here: in this thread, as Ray wants (in another, the agents
-        join()  # it starts outlive ray.shutdown); Ray's own start-up has its timeouts
+    if named in (None, "local"):
+        # an instance started here: in this thread, as Ray wants (from another, the agents it
+        # starts outlive ray.shutdown); Ray's own start-up has its timeouts
+        join()
     else:  # joined over the network: Ray retries an unanswering port for minutes
         joining = threading.Thread(target=join, name="kueue-gitops-ray-init", daemon=True)
         joining.start()
