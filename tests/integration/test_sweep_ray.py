@@ -46,9 +46,10 @@ class Head(t.NamedTuple):
     kept: Path  # where the workers keep what the object store brought them
 
 
-@pytest.fixture(scope="module")
-def ray_head() -> t.Iterator[Head]:
-    home = Path(tempfile.mkdtemp(prefix="kgray-", dir="/tmp"))  # short: Ray's sockets live here
+def ray_python(home: Path) -> str:
+    """A Python that imports Ray and not kueue-gitops: a virtualenv reading the development
+    environment's site-packages as a plain path (its .pth files, the editable install's among
+    them, unread)."""
     venv = home / "py"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -58,34 +59,45 @@ def ray_head() -> t.Iterator[Head]:
         [python, "-c", "import ray, auditor"], cwd=home, capture_output=True, text=True
     )
     assert "No module named 'auditor'" in alone.stderr  # Ray there, kueue-gitops not
+    return python
+
+
+@pytest.fixture(scope="module")
+def ray_head() -> t.Iterator[Head]:
+    home = Path(tempfile.mkdtemp(prefix="kgray-", dir="/tmp"))  # short: Ray's sockets live here
+    try:
+        yield from _head(home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _head(home: Path) -> t.Iterator[Head]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
     env |= AUTH | {"TMPDIR": str(home), "RAY_USAGE_STATS_ENABLED": "0"}
-    argv = [python, "-m", "ray.scripts.scripts", "start", "--head", "--block",
+    argv = [ray_python(home), "-m", "ray.scripts.scripts", "start", "--head", "--block",
             "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
             "--include-dashboard", "false", "--temp-dir", str(home / "r")]  # fmt: skip
-    log = (home / "head.log").open("w")
-    head = subprocess.Popen(
-        argv, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while "Ray runtime started" not in (home / "head.log").read_text():
-            assert head.poll() is None, (home / "head.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "the Ray head did not start within 120 s"
-            time.sleep(0.2)
-        yield Head(f"127.0.0.1:{port}", home / "kueue-gitops-programs")
-    finally:
-        head.send_signal(signal.SIGTERM)  # `ray start --block` stops what it started
+    with (home / "head.log").open("w") as log:
+        head = subprocess.Popen(
+            argv, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
-            head.wait(60)
+            deadline = time.monotonic() + 120
+            while "Ray runtime started" not in (home / "head.log").read_text():
+                assert head.poll() is None, (home / "head.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, "the Ray head did not start within 120 s"
+                time.sleep(0.2)
+            yield Head(f"127.0.0.1:{port}", home / "kueue-gitops-programs")
         finally:
-            with_ours = _in_group(head.pid)
-            if with_ours:
-                os.killpg(head.pid, signal.SIGKILL)
-            log.close()
-            shutil.rmtree(home, ignore_errors=True)
-        assert not with_ours, f"Ray left processes behind: {with_ours}"
+            head.send_signal(signal.SIGTERM)  # `ray start --block` stops what it started
+            try:
+                head.wait(60)
+            finally:
+                left = _in_group(head.pid)
+                if left:
+                    os.killpg(head.pid, signal.SIGKILL)
+            assert not left, f"Ray left processes behind: {left}"
 
 
 def _in_group(pgid: int) -> list[str]:
