@@ -79,13 +79,13 @@ def connected(address: str | None) -> t.Iterator[RayCluster]:
     if named is not None and named not in ("auto", "local"):
         _probe(named, CONNECT_DEADLINE)
     where = named or "a local Ray instance"
-    failed: list[BaseException] = []
+    failed: list[Exception] = []
 
     def join() -> None:
         ours = signal.getsignal(signal.SIGTERM)  # Ray's exits 15; ours 143 (cli/signals.py)
         try:
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-        except BaseException as exc:  # told to the waiting thread
+        except Exception as exc:  # told to the waiting thread (Ctrl-C stays Ctrl-C)
             failed.append(exc)
         finally:
             if threading.current_thread() is threading.main_thread():
@@ -95,6 +95,9 @@ def connected(address: str | None) -> t.Iterator[RayCluster]:
         # an instance started here: in this thread, as Ray wants (from another, the agents it
         # starts outlive ray.shutdown); Ray's own start-up has its timeouts
         join()
+        if failed:  # what it started of an instance, stopped
+            with contextlib.suppress(Exception):
+                ray.shutdown()
     else:  # joined over the network: Ray retries an unanswering port for minutes
         joining = threading.Thread(target=join, name="kueue-gitops-ray-init", daemon=True)
         joining.start()
