@@ -79,6 +79,16 @@ from auditor.repo.layout import find_root
     "smallest change meeting GRID's target (docs/replay.md).",
 )
 @click.option(
+    "--on",
+    "on",
+    default="local",
+    show_default=True,
+    metavar="local|ray[=ADDRESS]",
+    help="With --sweep: where the grid's simulations run: the local cores, or as tasks on a Ray "
+    "cluster (`ray`: the one ray.init() finds: RAY_ADDRESS, else a local instance; "
+    "`ray=HOST:PORT`: that cluster). Needs the 'ray' extra (docs/replay.md).",
+)
+@click.option(
     "--job",
     "job_file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -121,6 +131,7 @@ def plan(
     speed: float,
     repeat: int,
     sweep_file: Path | None,
+    on: str,
     job_file: Path | None,
     run_for: float,
     timeline_file: Path | None,
@@ -156,8 +167,10 @@ def plan(
     if sweep_file is not None:
         if replay_trace is None or base is not None:
             raise ConfigError("--sweep GRID simulates --head: give --replay TRACE and no --base")
-        _sweep(ctx, head, clusters, replay_trace, sweep_file, output)
+        _sweep(ctx, head, clusters, replay_trace, sweep_file, on, output)
         return
+    if on != "local":
+        raise ConfigError(f"--on {on} runs a sweep's simulations: give --sweep GRID too")
     if base is None:
         raise ConfigError("plan compares two revisions: give --base REV")
     if replay_trace is not None and live:
@@ -318,36 +331,46 @@ def _live_replay(
 
 
 def _sweep(
-    ctx: Context, head: str, clusters: tuple[str, ...], path: Path, grid: Path, output: str
+    ctx: Context,
+    head: str,
+    clusters: tuple[str, ...],
+    path: Path,
+    grid: Path,
+    on: str,
+    output: str,
 ) -> None:
     from auditor.cli.sandbox import _testenv  # the simulator's build, only when sweeping
     from auditor.model import ClusterResult, Report
     from auditor.replay import revisions, sim, sweep, trace
     from auditor.sandbox.kueuesim import ensure_sim
+    from auditor.speed import parallel
 
-    spec = sweep.read_spec(grid)
-    loaded = trace.read(path)
-    days = [loaded, *(trace.read(p) for p in spec.traces)]
-    if len(clusters) > 1:
-        raise ConfigError("--sweep simulates one cluster: give one --cluster")
-    cluster = clusters[0] if clusters else loaded.cluster
-    root = find_root(ctx.repo_dir or Path.cwd())
-    with revision(root, head) as repo:
-        if cluster not in repo.clusters:
-            raise ConfigError(f"cluster {cluster} does not exist at {head}")
-        binary, release = ensure_sim(
-            _testenv(ctx), repo.cluster(cluster).kueue_version, log=ctx.note
-        )
-        result = sweep.sweep(
-            repo,
-            cluster,
-            days,
-            spec,
-            binary=binary,
-            release=release,
-            tenant_of=revisions.tenants_of(repo, cluster),
-            within=max(sim.deadline(day) for day in days),
-        )
+    # the engine first: a missing extra or an unreachable cluster before minutes of building
+    with parallel.engine(on) as engine:
+        spec = sweep.read_spec(grid)
+        loaded = trace.read(path)
+        days = [loaded, *(trace.read(p) for p in spec.traces)]
+        if len(clusters) > 1:
+            raise ConfigError("--sweep simulates one cluster: give one --cluster")
+        cluster = clusters[0] if clusters else loaded.cluster
+        root = find_root(ctx.repo_dir or Path.cwd())
+        with revision(root, head) as repo:
+            if cluster not in repo.clusters:
+                raise ConfigError(f"cluster {cluster} does not exist at {head}")
+            binary, release = ensure_sim(
+                _testenv(ctx), repo.cluster(cluster).kueue_version, log=ctx.note
+            )
+            result = sweep.sweep(
+                repo,
+                cluster,
+                days,
+                spec,
+                binary=binary,
+                release=release,
+                tenant_of=revisions.tenants_of(repo, cluster),
+                within=max(sim.deadline(day) for day in days),
+                engine=engine,
+            )
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
     )

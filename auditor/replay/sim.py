@@ -16,8 +16,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
-import subprocess
-import time
 import typing as t
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from auditor.replay.run import Observed, SideRun
 from auditor.replay.trace import GPU, Trace
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
+from auditor.speed import parallel
 
 KINDS = frozenset(
     {
@@ -195,30 +194,33 @@ def simulate(
 
 def run_side(side: SimSide, limit: float) -> tuple[dict[str, t.Any], str, float]:
     """One simulator process on `side`: its output, its stderr and the real seconds it took."""
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(
-            [str(side.binary), "-kueue-version", side.release],
-            input=side.document,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=limit,
-        )
-    except subprocess.TimeoutExpired:  # run() has killed it
+    return outcome(side, limit, parallel.execute(program(side, limit)))
+
+
+def program(side: SimSide, limit: float) -> parallel.Program:
+    """The simulator's run on `side`, as an engine of the parallel seam carries it (the binary,
+    its flags and what it reads: nothing of this package's Python)."""
+    return parallel.Program(side.binary, ("-kueue-version", side.release), side.document, limit)
+
+
+def outcome(
+    side: SimSide, limit: float, done: parallel.Finished
+) -> tuple[dict[str, t.Any], str, float]:
+    """What the simulator's run on `side` said, wherever it ran: its output, its stderr and its
+    real seconds; an error for a run stopped at `limit`, a refused revision or a failure."""
+    if done.returncode is None:  # stopped at its limit
         raise SandboxError(
             f"the replay simulator did not finish {side.label} ({side.revision}) within "
             f"{limit:.0f} s; stopped (a trace this size should take a fraction of that)"
-        ) from None
-    took = time.monotonic() - started
-    if proc.returncode != 0:
-        message = proc.stderr.strip()[-2000:]
-        if proc.returncode == 2:  # the simulator refused the revision's objects
+        )
+    if done.returncode != 0:
+        message = done.stderr.strip()[-2000:]
+        if done.returncode == 2:  # the simulator refused the revision's objects
             raise ConfigError(f"{side.label} ({side.revision}), cluster {side.cluster}: {message}")
         raise SandboxError(
             f"the replay simulator failed on {side.label} ({side.revision}): {message}"
         )
-    return json.loads(proc.stdout), proc.stderr, took
+    return json.loads(done.stdout), done.stderr, done.seconds
 
 
 def from_output(

@@ -5,17 +5,16 @@ meets the target (docs/replay.md, "Sweeps toward a target").
 A grid is a list of axes, each one field of one ClusterQueue or Cohort with the values to try: a
 quota cell (`flavor`, `resource`, `field`: nominalQuota, borrowingLimit or lendingLimit), or a
 field under `spec` by its dotted path (`preemption.reclaimWithinCohort`, `fairSharing.weight`).
-Every combination is simulated, independent of the others, shared among the local cores
-(`each`, the one place that says how: the parallel-execution seam). A change's size is the sum
-over the axes of how far the value moved from the revision's (a quantity's difference in its
-unit; 1 for any other changed value): the smallest that meets the target wins, ties to the
-grid's first. The same revision, traces and grid give the same bytes.
+Every combination is simulated, independent of the others, on the engine the caller chose
+(the parallel seam's: the local cores by default, a Ray cluster with `--on ray`). A change's
+size is the sum over the axes of how far the value moved from the revision's (a quantity's
+difference in its unit; 1 for any other changed value): the smallest that meets the target
+wins, ties to the grid's first. The same revision, traces and grid give the same bytes.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import itertools
 import json
 import typing as t
@@ -29,7 +28,7 @@ from auditor.k8s.quantity import parse
 from auditor.model import Finding
 from auditor.replay.measured import summarize
 from auditor.replay.sides import Side
-from auditor.replay.sim import SimRun, SimSide, from_output, run_side, sim_input
+from auditor.replay.sim import SimRun, SimSide, from_output, outcome, program, sim_input
 from auditor.replay.stamp import Stamp, stamp
 from auditor.replay.trace import Trace
 from auditor.repo import boundaries
@@ -328,18 +327,11 @@ def _axis(a: Axis, now: str | None) -> dict[str, t.Any]:
     )
 
 
-def each(sides: list[SimSide], within: float) -> list[dict[str, t.Any]]:
-    """Every point's simulation, shared among the local cores: the one place a sweep says how
-    its independent runs execute, through the one parallel-execution seam
-    (auditor/speed/parallel.py: a forked process per core, each running its share of simulator
-    processes, results in the points' order; in this process alone where forking is not for
-    here)."""
-    return parallel.run(functools.partial(_simulated, within=within), sides)
-
-
-def _simulated(side: SimSide, *, within: float) -> dict[str, t.Any]:
-    out, _stderr, _took = run_side(side, within)
-    return out
+def each(sides: list[SimSide], within: float, engine: parallel.Engine) -> list[dict[str, t.Any]]:
+    """Every point's simulation on `engine`, in the points' order; wherever a run went, its
+    output is read here alike."""
+    done = engine.programs([program(side, within) for side in sides])
+    return [outcome(side, within, end)[0] for side, end in zip(sides, done, strict=True)]
 
 
 def sweep(
@@ -352,10 +344,11 @@ def sweep(
     release: str,
     tenant_of: t.Mapping[str, str],
     within: float,
+    engine: parallel.Engine | None = None,
 ) -> Sweep:
     """Every point of the grid on `repo` (a revision, open now), simulated on every trace (a
     day each): a point's p95 wait is its worst day's, its preemptions, livelocks and Workloads
-    never admitted the days' sum."""
+    never admitted the days' sum. The simulations run on `engine` (default: the local cores)."""
     docs = [sim_input(repo, cluster, trace) for trace in traces]
     objects: list[dict[str, t.Any]] = docs[0]["objects"]
     now = [current(objects, a) for a in spec.axes]
@@ -376,7 +369,7 @@ def sweep(
     result = Sweep(cluster, repo.label, release, spec.axes, now, spec.target, workloads)
     result.days = len(traces)
     config = boundaries.kueue_configuration(repo, cluster) or {}
-    outs = each(sides, within)
+    outs = each(sides, within, engine or parallel.Local())
     for i, values in enumerate(grid):
         days = []
         for d, trace in enumerate(traces):

@@ -18,6 +18,12 @@ is not for here (`processes` says 1):
 The caller's work must not start threads that outlive it, nor depend on which process runs it.
 This module imports nothing heavy: drift forks its loader before it imports the Kubernetes
 client (auditor/drift/preload.py).
+
+Runs of a program (an executable, its flags, what it reads on stdin: a sweep's simulations) can
+also go beyond this machine: `engine` is the one place that says where a batch of them runs,
+on the local cores (through `run`) by default, or as Ray tasks (auditor/speed/ray.py) when
+asked; either way each run's `Finished` comes back in the runs' order, so what the caller makes
+of them is the same bytes.
 """
 
 from __future__ import annotations
@@ -27,10 +33,14 @@ import gc
 import os
 import pickle
 import signal
+import subprocess
 import sys
+import time
 import typing as t
 from dataclasses import dataclass
+from pathlib import Path
 
+from auditor.errors import ConfigError
 from auditor.live import forking
 
 I = t.TypeVar("I")  # noqa: E741 - an item
@@ -160,3 +170,71 @@ def _collect(child: _Child) -> list[t.Any] | None:
     except Exception:
         return None
     return t.cast(list[t.Any], got) if len(got) == len(child.indexes) else None
+
+
+@dataclass(frozen=True)
+class Program:
+    """One run of an executable: all an engine needs to carry it elsewhere."""
+
+    binary: Path
+    args: tuple[str, ...]
+    stdin: str
+    timeout: float  # real seconds; the run is stopped past them
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int | None  # None: stopped at its timeout
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def execute(program: Program) -> Finished:
+    """`program` run here, to its end or its timeout."""
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [str(program.binary), *program.args],
+            input=program.stdin,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=program.timeout,
+        )
+    except subprocess.TimeoutExpired:  # run() has killed it
+        return Finished(None, "", "", time.monotonic() - started)
+    return Finished(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
+
+
+class Engine(t.Protocol):
+    def programs(self, runs: t.Sequence[Program]) -> list[Finished]:
+        """Each run's end, in the runs' order."""
+        ...
+
+
+class Local:
+    """The local cores: the runs shared among forked processes, as `run` shares any work."""
+
+    def programs(self, runs: t.Sequence[Program]) -> list[Finished]:
+        return run(execute, runs)
+
+
+ENGINES = "local, ray or ray=ADDRESS"
+
+
+@contextlib.contextmanager
+def engine(on: str) -> t.Iterator[Engine]:
+    """The engine `on` names, ready (a Ray cluster connected) until the block ends: `local`,
+    the default; `ray`, the Ray cluster `ray.init()` finds (RAY_ADDRESS, one started on this
+    machine, else a local instance for the run); `ray=ADDRESS`, that Ray cluster."""
+    kind, sep, address = on.partition("=")
+    if on == "local":
+        yield Local()
+    elif kind == "ray" and (address or not sep):
+        from auditor.speed import ray  # Ray is an extra: imported only when asked for
+
+        with ray.connected(address or None) as cluster:
+            yield cluster
+    else:
+        raise ConfigError(f"--on {on}: an engine is {ENGINES}")
