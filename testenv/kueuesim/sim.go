@@ -49,7 +49,7 @@ type sim struct {
 	records []*record
 	byName  map[types.NamespacedName]int
 	seen    map[int]*kueue.Workload
-	timers  []timer
+	timers  timers
 	seq     int
 
 	tracker clienttesting.ObjectTracker
