@@ -21,6 +21,7 @@ import (
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clienttesting "k8s.io/client-go/testing"
@@ -236,6 +237,9 @@ func (s *sim) newClient(scheme *apiruntime.Scheme, objects []client.Object) clie
 			// list whatever the selector, answered from the store without the fake client's
 			// JSON round trip.
 			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				if s.listIndexed(list, (&client.ListOptions{}).ApplyOptions(opts)) {
+					return nil
+				}
 				if into, ok := list.(*corev1.LimitRangeList); ok {
 					o := (&client.ListOptions{}).ApplyOptions(opts)
 					found, err := s.tracker.List(corev1.SchemeGroupVersion.WithResource("limitranges"),
@@ -284,4 +288,66 @@ func (s *sim) newClient(scheme *apiruntime.Scheme, objects []client.Object) clie
 				return err
 			},
 		}).Build()
+}
+
+// localQueuesByClusterQueue is the revision's LocalQueues as the store holds them, by the
+// ClusterQueue Kueue's index names for each, in the store's order (namespace, name).
+func (s *sim) localQueuesByClusterQueue() (map[string][]*kueue.LocalQueue, error) {
+	found, err := s.tracker.List(hubVersion.WithResource("localqueues"), hubVersion.WithKind("LocalQueue"), "")
+	if err != nil {
+		return nil, err
+	}
+	byCQ := map[string][]*kueue.LocalQueue{}
+	for i := range found.(*kueue.LocalQueueList).Items {
+		lq := &found.(*kueue.LocalQueueList).Items[i]
+		for _, cq := range indexer.IndexQueueClusterQueue(lq) {
+			byCQ[cq] = append(byCQ[cq], lq)
+		}
+	}
+	return byCQ, nil
+}
+
+// listIndexed answers, without the fake client's JSON round trip of every object of the kind,
+// the Lists Kueue's caches make when a ClusterQueue or LocalQueue is added: a ClusterQueue's
+// LocalQueues (nothing writes a LocalQueue during a simulation: the revision's, copied), and
+// Workloads by queue or ClusterQueue when the store has none yet (an empty list). Anything else
+// (false) goes through the fake client. With 1,000 ClusterQueues of a LocalQueue each, those
+// lists were half a minute of JSON before the first event.
+func (s *sim) listIndexed(list client.ObjectList, o *client.ListOptions) bool {
+	if o.LabelSelector != nil || o.FieldSelector == nil {
+		return false
+	}
+	reqs := o.FieldSelector.Requirements()
+	if len(reqs) != 1 || (reqs[0].Operator != selection.Equals && reqs[0].Operator != selection.DoubleEquals) {
+		return false
+	}
+	field, value := reqs[0].Field, reqs[0].Value
+	switch into := list.(type) {
+	case *kueue.LocalQueueList:
+		if field != indexer.QueueClusterQueueKey || s.localQueues == nil {
+			return false
+		}
+		*into = kueue.LocalQueueList{}
+		into.SetGroupVersionKind(hubVersion.WithKind("LocalQueueList"))
+		for _, lq := range s.localQueues[value] {
+			if o.Namespace == "" || lq.Namespace == o.Namespace {
+				item := lq.DeepCopy()
+				item.SetGroupVersionKind(hubVersion.WithKind("LocalQueue"))
+				into.Items = append(into.Items, *item)
+			}
+		}
+		return true
+	case *kueue.WorkloadList:
+		if field != indexer.WorkloadQueueKey && field != indexer.WorkloadClusterQueueKey {
+			return false
+		}
+		found, err := s.tracker.List(workloads, hubVersion.WithKind("Workload"), o.Namespace)
+		if err != nil || len(found.(*kueue.WorkloadList).Items) > 0 {
+			return false
+		}
+		*into = kueue.WorkloadList{}
+		into.SetGroupVersionKind(hubVersion.WithKind("WorkloadList"))
+		return true
+	}
+	return false
 }

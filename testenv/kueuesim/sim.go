@@ -66,7 +66,8 @@ type sim struct {
 	cycles   int64
 	stalled  []float64
 
-	namespaces map[string]*corev1.Namespace // the revision's, as the client's Get answers them
+	namespaces  map[string]*corev1.Namespace   // the revision's, as the client's Get answers them
+	localQueues map[string][]*kueue.LocalQueue // the revision's, by ClusterQueue (listIndexed)
 
 	// A livelock: Kueue preempts a Workload for another and then readmits the victim first (the
 	// entry order puts the Workload that borrows less ahead of a borrowing preemptor), at one
@@ -168,6 +169,11 @@ func newSim(spec *input) (*sim, error) {
 		}
 	}
 	s.client = s.newClient(scheme, objects)
+	byCQ, err := s.localQueuesByClusterQueue()
+	if err != nil {
+		return nil, err
+	}
+	s.localQueues = byCQ
 
 	expectations := preemptexpectations.New()
 	// LocalQueue metrics off: Prometheus gauges nobody reads here, and the queue manager counts
