@@ -141,7 +141,7 @@ func (s *sim) applyStatus(body *kueue.Workload) error {
 	if body.ResourceVersion != "" && body.ResourceVersion != stored.ResourceVersion {
 		return apierrors.NewConflict(workloads.GroupResource(), body.Name, fmt.Errorf("the object has been modified"))
 	}
-	src := reflect.ValueOf(&body.DeepCopy().Status).Elem()
+	src := reflect.ValueOf(body.Status.DeepCopy()).Elem()
 	dst := reflect.ValueOf(&stored.Status).Elem()
 	for i := range src.NumField() {
 		switch name := src.Type().Field(i).Name; {
@@ -163,7 +163,7 @@ func (s *sim) applyStatus(body *kueue.Workload) error {
 	if err := s.tracker.Update(workloads, stored, stored.Namespace); err != nil {
 		return err
 	}
-	stored.DeepCopyInto(body)
+	*body = *stored // the tracker keeps a copy of its own; this one is no one else's
 	return nil
 }
 

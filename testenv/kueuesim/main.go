@@ -60,6 +60,7 @@ func main() {
 	out := flag.String("out", "-", "output JSON file (- for stdout)")
 	version := flag.String("kueue-version", "", "the Kueue release this was built from (for the output)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile here (for bench/replay)")
+	memProfile := flag.String("memprofile", "", "write a heap profile (what was allocated, and where) here at the end")
 	verbosity := flag.Int("v", 0, "Kueue's own log on stderr at this verbosity (0: none), to see why it decided")
 	flag.Parse()
 	if *verbosity > 0 {
@@ -141,6 +142,16 @@ func main() {
 	}
 	if err := writeAll(*out, buf.Bytes()); err != nil {
 		fail("writing the output: %v", err)
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			fail("%v", err)
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			fail("%v", err)
+		}
+		f.Close()
 	}
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
