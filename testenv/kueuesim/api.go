@@ -235,13 +235,18 @@ func (s *sim) newClient(scheme *apiruntime.Scheme, objects []client.Object) clie
 			// LimitRanges, which Kueue lists in the Workload's namespace at every requeue to
 			// adjust its requests (by an index of its own): none in the namespace is an empty
 			// list whatever the selector, answered from the store without the fake client's
-			// JSON round trip.
+			// JSON round trip (for each of the revision's Namespaces, once at the start: nothing
+			// writes a LimitRange during a simulation).
 			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-				if s.listIndexed(list, (&client.ListOptions{}).ApplyOptions(opts)) {
+				o := (&client.ListOptions{}).ApplyOptions(opts)
+				if s.listIndexed(list, o) {
 					return nil
 				}
 				if into, ok := list.(*corev1.LimitRangeList); ok {
-					o := (&client.ListOptions{}).ApplyOptions(opts)
+					if none, ok := s.noLimitRanges[o.Namespace]; ok {
+						*into = *none
+						return nil
+					}
 					found, err := s.tracker.List(corev1.SchemeGroupVersion.WithResource("limitranges"),
 						corev1.SchemeGroupVersion.WithKind("LimitRange"), o.Namespace)
 					if err != nil {
@@ -350,4 +355,20 @@ func (s *sim) listIndexed(list client.ObjectList, o *client.ListOptions) bool {
 		return true
 	}
 	return false
+}
+
+// namespacesWithoutLimitRanges finds, for each of the revision's Namespaces with no LimitRange,
+// the empty list the store answers (read-only afterwards, by the List interceptor).
+func (s *sim) namespacesWithoutLimitRanges() error {
+	for name := range s.namespaces {
+		found, err := s.tracker.List(corev1.SchemeGroupVersion.WithResource("limitranges"),
+			corev1.SchemeGroupVersion.WithKind("LimitRange"), name)
+		if err != nil {
+			return err
+		}
+		if items := found.(*corev1.LimitRangeList); len(items.Items) == 0 {
+			s.noLimitRanges[name] = items
+		}
+	}
+	return nil
 }

@@ -68,6 +68,8 @@ type sim struct {
 
 	namespaces  map[string]*corev1.Namespace   // the revision's, as the client's Get answers them
 	localQueues map[string][]*kueue.LocalQueue // the revision's, by ClusterQueue (listIndexed)
+	// the revision's Namespaces without a LimitRange: the (empty) list the store answers
+	noLimitRanges map[string]*corev1.LimitRangeList
 
 	// A livelock: Kueue preempts a Workload for another and then readmits the victim first (the
 	// entry order puts the Workload that borrows less ahead of a borrowing preemptor), at one
@@ -153,9 +155,10 @@ func newSim(spec *input) (*sim, error) {
 		borrowed: map[string][]sample{},
 		recorder: &recorder{preemptor: map[types.UID]types.UID{}},
 
-		namespaces:   map[string]*corev1.Namespace{},
-		preemptedNow: map[[2]int]int{},
-		heldNow:      map[string]bool{},
+		namespaces:    map[string]*corev1.Namespace{},
+		noLimitRanges: map[string]*corev1.LimitRangeList{},
+		preemptedNow:  map[[2]int]int{},
+		heldNow:       map[string]bool{},
 	}
 	var objects []client.Object
 	for i, raw := range spec.Objects {
@@ -174,6 +177,9 @@ func newSim(spec *input) (*sim, error) {
 		return nil, err
 	}
 	s.localQueues = byCQ
+	if err := s.namespacesWithoutLimitRanges(); err != nil {
+		return nil, err
+	}
 
 	expectations := preemptexpectations.New()
 	// LocalQueue metrics off: Prometheus gauges nobody reads here, and the queue manager counts
