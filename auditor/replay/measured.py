@@ -115,9 +115,7 @@ def backlog(seen: t.Sequence[Observed], span: float) -> Backlog:
     return Backlog(waiting, peak, peak_at, area / span if span > 0 else float(waiting))
 
 
-def summarize(
-    run: SideRun, tenant_of: t.Mapping[str, str], *, span: float | None = None
-) -> Side:
+def summarize(run: SideRun, tenant_of: t.Mapping[str, str], *, span: float | None = None) -> Side:
     """Per tenant (`tenant_of`: namespace -> tenant; a namespace without one stands for itself)
     and per ClusterQueue; a simulated side also its backlog over the trace's `span` seconds."""
     by_tenant: dict[str, list[Observed]] = {}

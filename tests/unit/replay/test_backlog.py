@@ -41,10 +41,10 @@ def _output(records: list[dict[str, t.Any]], end: float) -> dict[str, t.Any]:
 def test_work_still_waiting_at_the_days_end_is_a_standing_backlog_in_every_format() -> None:
     # Four submitted at 0: one runs 0-50 and finishes; one waits until 50, runs, is preempted
     # at 60 and readmitted at 120 (after the day); two are admitted only after the day.
+    second = [(50.0, "admitted"), (60.0, "preempted"), (120.0, "admitted"), (170.0, "finished")]
     records = [
         _record(0, (0.0, "admitted"), (50.0, "finished")),
-        _record(1, (50.0, "admitted"), (60.0, "preempted"), (120.0, "admitted"),
-                (170.0, "finished")),  # fmt: skip
+        _record(1, *second),
         _record(2, (200.0, "admitted"), (250.0, "finished")),
         _record(3, (250.0, "admitted"), (300.0, "finished")),
     ]
@@ -56,9 +56,9 @@ def test_work_still_waiting_at_the_days_end_is_a_standing_backlog_in_every_forma
     assert (side.backlog.at_end, side.backlog.peak, side.backlog.peak_at) == (3, 3, 0.0)
     assert side.backlog.mean == (3 * 50 + 2 * 10 + 3 * 40) / DAY
 
+    ran = [_record(i, (0.0, "admitted"), (50.0, "finished")) for i in range(4)]
     clear = summarize(
-        from_output(_output([_record(i, (0.0, "admitted"), (50.0, "finished"))
-                             for i in range(4)], 50.0), trace, label="base", revision="b"),  # fmt: skip
+        from_output(_output(ran, 50.0), trace, label="base", revision="b"),
         TENANTS,
         span=trace.seconds,
     )
