@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import ConfigError, SandboxError
+from auditor.k8s.authored import filled
 from auditor.k8s.quantity import parse
 from auditor.replay.run import Observed, SideRun
 from auditor.replay.trace import GPU, Trace
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
+from auditor.schemas import catalog
 
 KINDS = frozenset(
     {
@@ -92,13 +94,27 @@ class SimRun(SideRun):
 
 
 def sim_input(repo: Repository, cluster: str, trace: Trace) -> dict[str, t.Any]:
-    """What kueuesim reads: the revision's objects for `cluster`, and the trace."""
-    objects = [r.body for r in repo.load([cluster]).for_cluster(cluster) if r.kind in KINDS]
+    """What kueuesim reads: the revision's objects for `cluster` as the API server stores them
+    (every default of the release's CRD schemas filled in: a ClusterQueue without
+    queueingStrategy is BestEffortFIFO there, and Kueue's code reads the stored object), and
+    the trace."""
+    schemas = catalog.find(None, cluster, repo.cluster(cluster).kueue_version)
+    objects = [
+        _stored(r.body, schemas)
+        for r in repo.load([cluster]).for_cluster(cluster)
+        if r.kind in KINDS
+    ]
     return {
         "objects": objects,
         **configured(repo, cluster),
         "workloads": [w.to_json() for w in trace.workloads],
     }
+
+
+def _stored(body: dict[str, t.Any], schemas: catalog.SchemaCatalog | None) -> dict[str, t.Any]:
+    """`body` with the defaults its kind's schema (the release's CRD) gives filled in."""
+    schema = schemas.schema(body.get("apiVersion", ""), body.get("kind", "")) if schemas else None
+    return t.cast(dict[str, t.Any], filled(body, schema)) if schema else body
 
 
 def configured(repo: Repository, cluster: str) -> dict[str, t.Any]:
