@@ -92,9 +92,10 @@ def _group(
     )
 
 
-def backlog(seen: t.Sequence[Observed], span: float) -> Backlog:
-    """How many of `seen` waited for quota over [0, span] (trace seconds): each waits from its
-    submission to its first admission, and again from each eviction to its readmission."""
+def backlog(seen: t.Sequence[Observed], span: float, stopped: float | None = None) -> Backlog:
+    """How many of `seen` waited for quota over [0, span] (trace seconds), and at `stopped`
+    (the simulation's end): each waits from its submission to its first admission, and again
+    from each eviction to its readmission."""
     changes: dict[float, int] = {}
     for s in seen:
         if s.submitted is None or s.rejected:  # never reached Kueue's queues
@@ -112,7 +113,10 @@ def backlog(seen: t.Sequence[Observed], span: float) -> Backlog:
         if waiting > peak:
             peak, peak_at = waiting, at
     area += waiting * (span - last)
-    return Backlog(waiting, peak, peak_at, area / span if span > 0 else float(waiting))
+    end = span if stopped is None else stopped
+    later = sum(changes[at] for at in changes if span < at <= end)
+    mean = area / span if span > 0 else float(waiting)
+    return Backlog(waiting, peak, peak_at, mean, end, waiting + later)
 
 
 def summarize(run: SideRun, tenant_of: t.Mapping[str, str], *, span: float | None = None) -> Side:
@@ -147,7 +151,7 @@ def summarize(run: SideRun, tenant_of: t.Mapping[str, str], *, span: float | Non
     if isinstance(run, SimRun):
         side = _simulated(run, tenant_of, tenants, queues, by_tenant)
         if span is not None:
-            side.backlog = backlog(run.workloads, span)
+            side.backlog = backlog(run.workloads, span, run.end_seconds)
         return side
     overhead = hold_overhead(run.workloads, run.speed)
     median_run = percentile([s.traced.run_seconds for s in run.workloads], 50)

@@ -72,12 +72,15 @@ class Backlog:
     """The simulated Workloads waiting for quota (submitted and not yet admitted, or evicted
     and not yet readmitted) over the trace's span, in trace seconds: how many still waited at
     its end (a standing backlog when any), the most at once and when, and the time-weighted
-    mean."""
+    mean; and when the simulation stopped (a day after the trace's end at the latest), how many
+    still waited then (counted never admitted)."""
 
     at_end: int
     peak: int
     peak_at: float
     mean: float
+    stopped_at: float = 0.0
+    at_stop: int = 0
 
     def to_json(self) -> dict[str, t.Any]:
         return {
@@ -85,6 +88,8 @@ class Backlog:
             "peak": self.peak,
             "peakAtSeconds": round(self.peak_at, 1),
             "meanPending": round(self.mean, 1),
+            "stoppedAtSeconds": round(self.stopped_at, 1),
+            "pendingAtStop": self.at_stop,
         }
 
 

@@ -32,6 +32,8 @@ from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.schemas import catalog
 
+# How long after the trace's end the simulation goes on while Workloads still wait.
+DRAIN_SECONDS = 86400.0
 KINDS = frozenset(
     {
         "ClusterQueue",
@@ -108,6 +110,9 @@ def sim_input(repo: Repository, cluster: str, trace: Trace) -> dict[str, t.Any]:
         "objects": objects,
         **configured(repo, cluster),
         "workloads": [w.to_json() for w in trace.workloads],
+        # A backlog still standing a day after the trace's end is reported as standing (the
+        # report's backlog line), not simulated for the weeks it may take to drain.
+        "horizonSeconds": trace.seconds + DRAIN_SECONDS,
     }
 
 

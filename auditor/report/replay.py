@@ -201,6 +201,13 @@ def simulated_lines(c: Comparison) -> list[str]:
                 f"{side.label}: a standing backlog: {b.at_end:,} Workload(s) still pending at the "
                 f"trace's end ({duration(c.trace_seconds)}); pending peaked at {b.peak:,} "
                 f"({duration(b.peak_at)} in) and averaged {b.mean:,.0f} over the trace"
+                + (
+                    f"; {b.at_stop:,} still waited when the simulation stopped, "
+                    f"{duration(b.stopped_at - c.trace_seconds)} after the trace's end "
+                    "(counted never admitted)"
+                    if b.at_stop
+                    else f"; all admitted {duration(b.stopped_at - c.trace_seconds)} after it"
+                )
             )
         if side.stalled:
             out.append(

@@ -40,16 +40,17 @@ def _output(records: list[dict[str, t.Any]], end: float) -> dict[str, t.Any]:
 
 def test_work_still_waiting_at_the_days_end_is_a_standing_backlog_in_every_format() -> None:
     # Four submitted at 0: one runs 0-50 and finishes; one waits until 50, runs, is preempted
-    # at 60 and readmitted at 120 (after the day); two are admitted only after the day.
+    # at 60 and readmitted at 120 (after the day); one is admitted only after the day, and one
+    # still waits when the simulation stops at 250.
     second = [(50.0, "admitted"), (60.0, "preempted"), (120.0, "admitted"), (170.0, "finished")]
     records = [
         _record(0, (0.0, "admitted"), (50.0, "finished")),
         _record(1, *second),
         _record(2, (200.0, "admitted"), (250.0, "finished")),
-        _record(3, (250.0, "admitted"), (300.0, "finished")),
+        _record(3),
     ]
     trace = _trace(4)
-    run = from_output(_output(records, 300.0), trace, label="head", revision="h")
+    run = from_output(_output(records, 250.0), trace, label="head", revision="h")
     side = summarize(run, TENANTS, span=trace.seconds)
     assert side.backlog is not None
     # Waiting: 3 over [0, 50), 2 over [50, 60), 3 from 60 to the day's end.
@@ -66,7 +67,11 @@ def test_work_still_waiting_at_the_days_end_is_a_standing_backlog_in_every_forma
     c = Comparison("c", 1.0, 4, trace.seconds, clear, side, engine="sim")
     text = io.StringIO()
     report_replay.text(c, text)
-    line = "head: a standing backlog: 3 Workload(s) still pending at the trace's end (100s)"
+    line = (
+        "head: a standing backlog: 3 Workload(s) still pending at the trace's end (100s); "
+        "pending peaked at 3 (0s in) and averaged 3 over the trace; 1 still waited when the "
+        "simulation stopped, 2.5m after the trace's end (counted never admitted)"
+    )
     assert line in text.getvalue()
     assert "base: a standing backlog" not in text.getvalue()
     md = io.StringIO()
@@ -75,5 +80,7 @@ def test_work_still_waiting_at_the_days_end_is_a_standing_backlog_in_every_forma
     doc = json.loads(json.dumps(c.replay_json()))
     assert doc["head"]["backlog"] == {
         "pendingAtEnd": 3, "peak": 3, "peakAtSeconds": 0.0, "meanPending": 2.9,
+        "stoppedAtSeconds": 250.0, "pendingAtStop": 1,
     }  # fmt: skip
+    assert doc["head"]["tenants"][0]["neverAdmitted"] == 1
     assert doc["base"]["backlog"]["pendingAtEnd"] == 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from auditor.replay.sim import sim_input
+from auditor.replay.sim import DRAIN_SECONDS, sim_input
 from auditor.replay.trace import Trace
 from auditor.repo.layout import Repository
 
@@ -25,7 +25,10 @@ def test_what_the_repository_leaves_out_reaches_kueue_with_the_crds_defaults(
     text = text.replace("queueingStrategy: BestEffortFIFO", "queueingStrategy: StrictFIFO")
     cqs.write_text(text)
 
-    doc = sim_input(Repository.open(repo_copy), "gpu-staging", Trace("gpu-staging", {}, []))
+    day = Trace("gpu-staging", {"source": "synthetic", "seconds": 86400.0}, [])
+    doc = sim_input(Repository.open(repo_copy), "gpu-staging", day)
+    # ... and it stops a day after the trace's end if work still waits (a standing backlog).
+    assert doc["horizonSeconds"] == 86400.0 + DRAIN_SECONDS
 
     queues = {o["metadata"]["name"]: o for o in doc["objects"] if o["kind"] == "ClusterQueue"}
     assert queues["team-a-cq"]["spec"]["queueingStrategy"] == "BestEffortFIFO"
