@@ -20,7 +20,7 @@ import statistics
 import typing as t
 
 from auditor.replay.run import Observed, SideRun
-from auditor.replay.sides import Group, Side
+from auditor.replay.sides import Backlog, Group, Side
 from auditor.replay.sim import SimRun, loops, peak_hour
 
 
@@ -92,9 +92,36 @@ def _group(
     )
 
 
-def summarize(run: SideRun, tenant_of: t.Mapping[str, str]) -> Side:
+def backlog(seen: t.Sequence[Observed], span: float, stopped: float | None = None) -> Backlog:
+    """How many of `seen` waited for quota over [0, span] (trace seconds), and at `stopped`
+    (the simulation's end): each waits from its submission to its first admission, and again
+    from each eviction to its readmission."""
+    changes: dict[float, int] = {}
+    for s in seen:
+        if s.submitted is None or s.rejected:  # never reached Kueue's queues
+            continue
+        changes[s.submitted] = changes.get(s.submitted, 0) + 1
+        for start, end in s.held:
+            changes[start] = changes.get(start, 0) - 1
+            if end is not None and end != s.finished:  # evicted: waiting again
+                changes[end] = changes.get(end, 0) + 1
+    waiting, peak, peak_at, area, last = 0, 0, 0.0, 0.0, 0.0
+    for at in sorted(a for a in changes if a <= span):
+        area += waiting * (at - last)
+        waiting += changes[at]
+        last = at
+        if waiting > peak:
+            peak, peak_at = waiting, at
+    area += waiting * (span - last)
+    end = span if stopped is None else stopped
+    later = sum(changes[at] for at in changes if span < at <= end)
+    mean = area / span if span > 0 else float(waiting)
+    return Backlog(waiting, peak, peak_at, mean, end, waiting + later)
+
+
+def summarize(run: SideRun, tenant_of: t.Mapping[str, str], *, span: float | None = None) -> Side:
     """Per tenant (`tenant_of`: namespace -> tenant; a namespace without one stands for itself)
-    and per ClusterQueue."""
+    and per ClusterQueue; a simulated side also its backlog over the trace's `span` seconds."""
     by_tenant: dict[str, list[Observed]] = {}
     by_cq: dict[str, list[Observed]] = {}
     queues_of: dict[str, set[str]] = {}
@@ -122,7 +149,10 @@ def summarize(run: SideRun, tenant_of: t.Mapping[str, str]) -> Side:
         for name, seen in sorted(by_cq.items())
     ]
     if isinstance(run, SimRun):
-        return _simulated(run, tenant_of, tenants, queues, by_tenant)
+        side = _simulated(run, tenant_of, tenants, queues, by_tenant)
+        if span is not None:
+            side.backlog = backlog(run.workloads, span, run.end_seconds)
+        return side
     overhead = hold_overhead(run.workloads, run.speed)
     median_run = percentile([s.traced.run_seconds for s in run.workloads], 50)
     return Side(

@@ -67,6 +67,32 @@ class Group:
         }
 
 
+@dataclass(frozen=True)
+class Backlog:
+    """The simulated Workloads waiting for quota (submitted and not yet admitted, or evicted
+    and not yet readmitted) over the trace's span, in trace seconds: how many still waited at
+    its end (a standing backlog when any), the most at once and when, and the time-weighted
+    mean; and when the simulation stopped (a day after the trace's end at the latest), how many
+    still waited then (counted never admitted)."""
+
+    at_end: int
+    peak: int
+    peak_at: float
+    mean: float
+    stopped_at: float = 0.0
+    at_stop: int = 0
+
+    def to_json(self) -> dict[str, t.Any]:
+        return {
+            "pendingAtEnd": self.at_end,
+            "peak": self.peak,
+            "peakAtSeconds": round(self.peak_at, 1),
+            "meanPending": round(self.mean, 1),
+            "stoppedAtSeconds": round(self.stopped_at, 1),
+            "pendingAtStop": self.at_stop,
+        }
+
+
 @dataclass
 class Side:
     label: str
@@ -84,6 +110,7 @@ class Side:
     stalled: list[float] = field(default_factory=list)  # instants it gave up on (too many cycles)
     # instants where Kueue preempted and readmitted the same Workloads without end (a livelock)
     livelocks: list[float] = field(default_factory=list)
+    backlog: Backlog | None = None  # the simulation's, over the trace's span
 
     def tenant(self, name: str) -> Group:
         return next((g for g in self.tenants if g.name == name), Group(name))
@@ -126,4 +153,5 @@ class Side:
                 "clusterQueues": [g.to_json() for g in self.cluster_queues],
             }
             | ({"runs": [r.to_json() for r in self.runs]} if self.runs else {})
+            | ({"backlog": self.backlog.to_json()} if self.backlog else {})
         )

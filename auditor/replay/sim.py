@@ -22,13 +22,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import ConfigError, SandboxError
+from auditor.k8s.authored import filled
 from auditor.k8s.quantity import parse
 from auditor.replay.run import Observed, SideRun
 from auditor.replay.trace import GPU, Trace
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
+from auditor.schemas import catalog
 from auditor.speed import parallel
 
+# How long after the trace's end the simulation goes on while Workloads still wait.
+DRAIN_SECONDS = 86400.0
 KINDS = frozenset(
     {
         "ClusterQueue",
@@ -96,16 +100,33 @@ def sim_input(
     trace: Trace,
     workloads: t.Sequence[dict[str, t.Any]] | None = None,
 ) -> dict[str, t.Any]:
-    """What kueuesim reads: the revision's objects for `cluster`, and the trace (or, from a live
-    start, `workloads` as auditor/replay/livestart.py gives them, in the trace's order)."""
-    objects = [r.body for r in repo.load([cluster]).for_cluster(cluster) if r.kind in KINDS]
+    """What kueuesim reads: the revision's objects for `cluster` as the API server stores them
+    (every default of the release's CRD schemas filled in: a ClusterQueue without
+    queueingStrategy is BestEffortFIFO there, and Kueue's code reads the stored object), and
+    the trace (or, from a live start, `workloads` as auditor/replay/livestart.py gives them, in
+    the trace's order)."""
+    schemas = catalog.find(None, cluster, repo.cluster(cluster).kueue_version)
+    objects = [
+        _stored(r.body, schemas)
+        for r in repo.load([cluster]).for_cluster(cluster)
+        if r.kind in KINDS
+    ]
     return {
         "objects": objects,
         **configured(repo, cluster),
         "workloads": (
             list(workloads) if workloads is not None else [w.to_json() for w in trace.workloads]
         ),
+        # A backlog still standing a day after the trace's end is reported as standing (the
+        # report's backlog line), not simulated for the weeks it may take to drain.
+        "horizonSeconds": trace.seconds + DRAIN_SECONDS,
     }
+
+
+def _stored(body: dict[str, t.Any], schemas: catalog.SchemaCatalog | None) -> dict[str, t.Any]:
+    """`body` with the defaults its kind's schema (the release's CRD) gives filled in."""
+    schema = schemas.schema(body.get("apiVersion", ""), body.get("kind", "")) if schemas else None
+    return t.cast(dict[str, t.Any], filled(body, schema)) if schema else body
 
 
 def configured(repo: Repository, cluster: str) -> dict[str, t.Any]:

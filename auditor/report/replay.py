@@ -195,6 +195,20 @@ def simulated_lines(c: Comparison) -> list[str]:
                 "readmitted it ahead of its preemptor, again and again; the simulation moved on at "
                 "each (in a cluster each round waits for the victim's pods to stop)"
             )
+        if side.backlog and side.backlog.at_end:
+            b = side.backlog
+            out.append(
+                f"{side.label}: a standing backlog: {b.at_end:,} Workload(s) still pending at the "
+                f"trace's end ({duration(c.trace_seconds)}); pending peaked at {b.peak:,} "
+                f"({duration(b.peak_at)} in) and averaged {b.mean:,.0f} over the trace"
+                + (
+                    f"; {b.at_stop:,} still waited when the simulation stopped, "
+                    f"{duration(b.stopped_at - c.trace_seconds)} after the trace's end "
+                    "(counted never admitted)"
+                    if b.at_stop
+                    else f"; all admitted {duration(b.stopped_at - c.trace_seconds)} after it"
+                )
+            )
         if side.stalled:
             out.append(
                 f"{side.label}: gave up on {len(side.stalled)} instant(s) after too many cycles"

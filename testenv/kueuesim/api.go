@@ -21,6 +21,7 @@ import (
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clienttesting "k8s.io/client-go/testing"
@@ -140,7 +141,7 @@ func (s *sim) applyStatus(body *kueue.Workload) error {
 	if body.ResourceVersion != "" && body.ResourceVersion != stored.ResourceVersion {
 		return apierrors.NewConflict(workloads.GroupResource(), body.Name, fmt.Errorf("the object has been modified"))
 	}
-	src := reflect.ValueOf(&body.DeepCopy().Status).Elem()
+	src := reflect.ValueOf(body.Status.DeepCopy()).Elem()
 	dst := reflect.ValueOf(&stored.Status).Elem()
 	for i := range src.NumField() {
 		switch name := src.Type().Field(i).Name; {
@@ -162,7 +163,7 @@ func (s *sim) applyStatus(body *kueue.Workload) error {
 	if err := s.tracker.Update(workloads, stored, stored.Namespace); err != nil {
 		return err
 	}
-	stored.DeepCopyInto(body)
+	*body = *stored // the tracker keeps a copy of its own; this one is no one else's
 	return nil
 }
 
@@ -234,10 +235,18 @@ func (s *sim) newClient(scheme *apiruntime.Scheme, objects []client.Object) clie
 			// LimitRanges, which Kueue lists in the Workload's namespace at every requeue to
 			// adjust its requests (by an index of its own): none in the namespace is an empty
 			// list whatever the selector, answered from the store without the fake client's
-			// JSON round trip.
+			// JSON round trip (for each of the revision's Namespaces, once at the start: nothing
+			// writes a LimitRange during a simulation).
 			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				o := (&client.ListOptions{}).ApplyOptions(opts)
+				if s.listIndexed(list, o) {
+					return nil
+				}
 				if into, ok := list.(*corev1.LimitRangeList); ok {
-					o := (&client.ListOptions{}).ApplyOptions(opts)
+					if none, ok := s.noLimitRanges[o.Namespace]; ok {
+						*into = *none
+						return nil
+					}
 					found, err := s.tracker.List(corev1.SchemeGroupVersion.WithResource("limitranges"),
 						corev1.SchemeGroupVersion.WithKind("LimitRange"), o.Namespace)
 					if err != nil {
@@ -284,4 +293,82 @@ func (s *sim) newClient(scheme *apiruntime.Scheme, objects []client.Object) clie
 				return err
 			},
 		}).Build()
+}
+
+// localQueuesByClusterQueue is the revision's LocalQueues as the store holds them, by the
+// ClusterQueue Kueue's index names for each, in the store's order (namespace, name).
+func (s *sim) localQueuesByClusterQueue() (map[string][]*kueue.LocalQueue, error) {
+	found, err := s.tracker.List(hubVersion.WithResource("localqueues"), hubVersion.WithKind("LocalQueue"), "")
+	if err != nil {
+		return nil, err
+	}
+	byCQ := map[string][]*kueue.LocalQueue{}
+	for i := range found.(*kueue.LocalQueueList).Items {
+		lq := &found.(*kueue.LocalQueueList).Items[i]
+		for _, cq := range indexer.IndexQueueClusterQueue(lq) {
+			byCQ[cq] = append(byCQ[cq], lq)
+		}
+	}
+	return byCQ, nil
+}
+
+// listIndexed answers, without the fake client's JSON round trip of every object of the kind,
+// the Lists Kueue's caches make when a ClusterQueue or LocalQueue is added: a ClusterQueue's
+// LocalQueues (nothing writes a LocalQueue during a simulation: the revision's, copied), and
+// Workloads by queue or ClusterQueue when the store has none yet (an empty list). Anything else
+// (false) goes through the fake client. With 1,000 ClusterQueues of a LocalQueue each, those
+// lists were half a minute of JSON before the first event.
+func (s *sim) listIndexed(list client.ObjectList, o *client.ListOptions) bool {
+	if o.LabelSelector != nil || o.FieldSelector == nil {
+		return false
+	}
+	reqs := o.FieldSelector.Requirements()
+	if len(reqs) != 1 || (reqs[0].Operator != selection.Equals && reqs[0].Operator != selection.DoubleEquals) {
+		return false
+	}
+	field, value := reqs[0].Field, reqs[0].Value
+	switch into := list.(type) {
+	case *kueue.LocalQueueList:
+		if field != indexer.QueueClusterQueueKey || s.localQueues == nil {
+			return false
+		}
+		*into = kueue.LocalQueueList{}
+		into.SetGroupVersionKind(hubVersion.WithKind("LocalQueueList"))
+		for _, lq := range s.localQueues[value] {
+			if o.Namespace == "" || lq.Namespace == o.Namespace {
+				item := lq.DeepCopy()
+				item.SetGroupVersionKind(hubVersion.WithKind("LocalQueue"))
+				into.Items = append(into.Items, *item)
+			}
+		}
+		return true
+	case *kueue.WorkloadList:
+		if field != indexer.WorkloadQueueKey && field != indexer.WorkloadClusterQueueKey {
+			return false
+		}
+		found, err := s.tracker.List(workloads, hubVersion.WithKind("Workload"), o.Namespace)
+		if err != nil || len(found.(*kueue.WorkloadList).Items) > 0 {
+			return false
+		}
+		*into = kueue.WorkloadList{}
+		into.SetGroupVersionKind(hubVersion.WithKind("WorkloadList"))
+		return true
+	}
+	return false
+}
+
+// namespacesWithoutLimitRanges finds, for each of the revision's Namespaces with no LimitRange,
+// the empty list the store answers (read-only afterwards, by the List interceptor).
+func (s *sim) namespacesWithoutLimitRanges() error {
+	for name := range s.namespaces {
+		found, err := s.tracker.List(corev1.SchemeGroupVersion.WithResource("limitranges"),
+			corev1.SchemeGroupVersion.WithKind("LimitRange"), name)
+		if err != nil {
+			return err
+		}
+		if items := found.(*corev1.LimitRangeList); len(items.Items) == 0 {
+			s.noLimitRanges[name] = items
+		}
+	}
+	return nil
 }

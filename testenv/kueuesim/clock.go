@@ -4,9 +4,9 @@
 package main
 
 import (
+	"container/heap"
 	"context"
 	"reflect"
-	"slices"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -154,16 +154,31 @@ func (s *sim) hasHeads() bool {
 	return false
 }
 
+// timers is the events to come, a binary heap by time and then insertion order: the earliest
+// first, and of one instant the first pushed first (a day's submissions and finishes are tens
+// of thousands of events; a sorted slice moved them all at each insertion).
+type timers []timer
+
+func (h timers) Len() int { return len(h) }
+func (h timers) Less(i, j int) bool {
+	if c := h[i].at.Compare(h[j].at); c != 0 {
+		return c < 0
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timers) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timers) Push(x any)   { *h = append(*h, x.(timer)) }
+func (h *timers) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
+}
+
 func (s *sim) push(t timer) {
 	t.seq = s.seq
 	s.seq++
-	i, _ := slices.BinarySearchFunc(s.timers, t, func(a, b timer) int {
-		if c := a.at.Compare(b.at); c != 0 {
-			return c
-		}
-		return a.seq - b.seq
-	})
-	s.timers = slices.Insert(s.timers, i, t)
+	heap.Push(&s.timers, t)
 }
 
 func (s *sim) run(horizon *float64) error {
@@ -174,8 +189,7 @@ func (s *sim) run(horizon *float64) error {
 		}
 		s.clock.SetTime(now)
 		for len(s.timers) > 0 && s.timers[0].at.Equal(now) {
-			t := s.timers[0]
-			s.timers = s.timers[1:]
+			t := heap.Pop(&s.timers).(timer)
 			var err error
 			switch t.kind {
 			case "submit":

@@ -68,10 +68,12 @@ func (s *sim) deliver() error {
 				continue
 			}
 			s.observe(i, old, now)
+			// The objects themselves, as an informer hands its cache's objects to every handler:
+			// Kueue's handlers only read them (each takes its own copy to keep).
 			if old == nil {
-				s.workloads.Create(event.TypedCreateEvent[*kueue.Workload]{Object: now.DeepCopy()})
+				s.workloads.Create(event.TypedCreateEvent[*kueue.Workload]{Object: now})
 			} else {
-				s.workloads.Update(event.TypedUpdateEvent[*kueue.Workload]{ObjectOld: old.DeepCopy(), ObjectNew: now.DeepCopy()})
+				s.workloads.Update(event.TypedUpdateEvent[*kueue.Workload]{ObjectOld: old, ObjectNew: now})
 			}
 			if err := s.stopIfEvicted(now); err != nil {
 				return err

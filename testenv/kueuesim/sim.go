@@ -49,7 +49,7 @@ type sim struct {
 	records []*record
 	byName  map[types.NamespacedName]int
 	seen    map[int]*kueue.Workload
-	timers  []timer
+	timers  timers
 	seq     int
 
 	tracker clienttesting.ObjectTracker
@@ -66,7 +66,10 @@ type sim struct {
 	cycles   int64
 	stalled  []float64
 
-	namespaces map[string]*corev1.Namespace // the revision's, as the client's Get answers them
+	namespaces  map[string]*corev1.Namespace   // the revision's, as the client's Get answers them
+	localQueues map[string][]*kueue.LocalQueue // the revision's, by ClusterQueue (listIndexed)
+	// the revision's Namespaces without a LimitRange: the (empty) list the store answers
+	noLimitRanges map[string]*corev1.LimitRangeList
 
 	// A livelock: Kueue preempts a Workload for another and then readmits the victim first (the
 	// entry order puts the Workload that borrows less ahead of a borrowing preemptor), at one
@@ -152,9 +155,10 @@ func newSim(spec *input) (*sim, error) {
 		borrowed: map[string][]sample{},
 		recorder: &recorder{preemptor: map[types.UID]types.UID{}},
 
-		namespaces:   map[string]*corev1.Namespace{},
-		preemptedNow: map[[2]int]int{},
-		heldNow:      map[string]bool{},
+		namespaces:    map[string]*corev1.Namespace{},
+		noLimitRanges: map[string]*corev1.LimitRangeList{},
+		preemptedNow:  map[[2]int]int{},
+		heldNow:       map[string]bool{},
 	}
 	var objects []client.Object
 	for i, raw := range spec.Objects {
@@ -168,6 +172,14 @@ func newSim(spec *input) (*sim, error) {
 		}
 	}
 	s.client = s.newClient(scheme, objects)
+	byCQ, err := s.localQueuesByClusterQueue()
+	if err != nil {
+		return nil, err
+	}
+	s.localQueues = byCQ
+	if err := s.namespacesWithoutLimitRanges(); err != nil {
+		return nil, err
+	}
 
 	expectations := preemptexpectations.New()
 	// LocalQueue metrics off: Prometheus gauges nobody reads here, and the queue manager counts
