@@ -3,8 +3,9 @@
 The frozen test estate (tests/data/estate) in a scratch git repository; the head halves team-a's
 a100 GPUs on gpu-staging (4 -> 2). `trace generate --cluster gpu-staging --workloads 10000
 --hours 24` is more work than the cluster's GPUs can run, so a backlog of thousands stands all
-day. Printed: base+head wall seconds, the exit code, the load before and after, and the report's
-backlog lines (what the simulation says of the standing queue).
+day. Printed: base+head wall seconds, the largest process's peak memory, the exit code, the
+load before and after, and the report's backlog lines (what the simulation says of the standing
+queue).
 
     .venv/bin/python bench/replay/overloaded.py [--workloads 10000] [--seed 1]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -76,9 +78,12 @@ def main() -> None:
         done = _cli(repo, "plan", "--base", "HEAD~1", "--head", "HEAD", "--cluster",
                     "gpu-staging", "--replay", str(day))  # fmt: skip
         took = time.monotonic() - started
+        # the largest process this script waited for, the simulators included (KiB on Linux)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
         print(
             f"{args.workloads} Workloads, gpu-staging, team-a's a100 GPUs 4 -> 2: base+head "
-            f"{took:.1f} s (goal 120 s), exit {done.returncode}; load {before} -> {_load()}"
+            f"{took:.1f} s (goal 120 s), peak {peak} MiB, exit {done.returncode}; "
+            f"load {before} -> {_load()}"
         )
         for line in done.stdout.splitlines():
             if "backlog" in line:
