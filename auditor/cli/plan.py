@@ -86,7 +86,7 @@ from auditor.repo.layout import find_root
     metavar="local|ray[=ADDRESS]",
     help="With --sweep: where the grid's simulations run: the local cores, or as tasks on a Ray "
     "cluster (`ray`: the one ray.init() finds: RAY_ADDRESS, else a local instance; "
-    "`ray=HOST:PORT`: that cluster). Needs the 'ray' extra (docs/replay.md).",
+    "`ray=HOST:PORT`: that cluster). Ray installs with kueue-gitops[ray] (docs/replay.md).",
 )
 @click.option(
     "--job",
