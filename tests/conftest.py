@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import typing as t
@@ -120,10 +121,13 @@ def fresh_sandbox(
     toolchain: Toolchain, sandboxes_dir: Path, request: pytest.FixtureRequest
 ) -> t.Iterator[Sandbox]:
     """A sandbox of the test's own, for tests that change or stop the cluster."""
+    # The name is short (it names folders and sockets) yet each test's own: a parametrized
+    # test's cases share their first 20 characters, so a hash of the whole id tells them apart.
+    tag = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:6]
     box = start_sandbox(
         toolchain,
         sandboxes_dir,
-        f"t{os.getpid()}-{request.node.name[:20]}".replace("[", "-").replace("]", "").lower(),
+        f"t{os.getpid()}-{request.node.name[:20]}-{tag}".replace("[", "-").replace("]", "").lower(),
     )
     yield box
     box.down()
