@@ -121,8 +121,8 @@ def fresh_sandbox(
     toolchain: Toolchain, sandboxes_dir: Path, request: pytest.FixtureRequest
 ) -> t.Iterator[Sandbox]:
     """A sandbox of the test's own, for tests that change or stop the cluster."""
-    # The name is short (it names folders and sockets) yet each test's own: a parametrized
-    # test's cases share their first 20 characters, so a hash of the whole id tells them apart.
+    # The name is short (it names the sandbox's folder and processes) yet each test's own: a
+    # parametrized test's cases share their first 20 characters, so a hash of the id parts them.
     tag = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:6]
     box = start_sandbox(
         toolchain,

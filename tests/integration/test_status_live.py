@@ -61,6 +61,11 @@ def preempted(kueue_sandbox: Sandbox) -> t.Iterator[Sandbox]:
             )
 
         eventually(settled, what="urgent admitted, first evicted, second waiting")
+        # Kueue writes the queue's usage into its status seconds after the Workloads say so
+        eventually(
+            lambda: used(cluster.get(KUEUE, "ClusterQueue", CQ), GPU).value == 3,
+            what=f"{CQ}'s status holding urgent's 3 GPUs",
+        )
         yield kueue_sandbox
     finally:
         remove_jobs(cluster, NS, JOBS)
@@ -116,38 +121,18 @@ def test_the_text_shows_counts_workloads_and_events(preempted: Sandbox) -> None:
     assert f"  {NS}:" in lines[at:]
 
 
-def _gpus_used(doc: Json) -> str | None:
-    """What the snapshot says team-b's queue uses of its a100 GPUs."""
-    return next(
-        (
-            c["used"]
-            for q in doc["clusterQueues"]
-            if q["name"] == CQ
-            for c in q["quota"]
-            if (c["flavor"], c["resource"]) == GPU
-        ),
-        None,
-    )
-
-
 def test_the_page_draws_each_queues_nominal_used_and_borrowed_from_the_snapshot(
     preempted: Sandbox,
 ) -> None:
     def settled() -> tuple[dict[str, t.Any], str] | None:
-        """The JSON and the page of one state: Kueue writes a ClusterQueue's usage into its
-        status a few seconds after it admits (the Workloads say so first), and may still be
-        moving it between two runs, so the page counts only once the status holds urgent's
-        GPUs and the JSON before and after it agree on the queues."""
+        """The JSON and the page of one state: Kueue may still be moving usage between two
+        runs, so the page counts only when the JSON before and after it agree on the queues."""
         before = json.loads(_status(preempted, "-o", "json"))
-        if _gpus_used(before) != "3":
-            return None
         page = _status(preempted, "-o", "html")
         after = json.loads(_status(preempted, "-o", "json"))
         return (before, page) if before["clusterQueues"] == after["clusterQueues"] else None
 
-    doc, page = eventually(
-        settled, what="the status holding urgent's 3 GPUs, the same before and after the page"
-    )
+    doc, page = eventually(settled, what="the queues' usage the same before and after the page")
     figures = opened("status-live", page)
     tree = figures["cohort-quota"]
     cells = sorted(
