@@ -10,6 +10,7 @@ log of a process that exited meanwhile, or of the one that did not answer.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import shutil
@@ -33,11 +34,22 @@ STOP_GRACE = 10.0  # seconds a stopped process has to exit before it is killed
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 
+# Ports handed out by this process. A port is chosen some moments before its process binds it,
+# and the kernel, asked again meanwhile, may choose the same one (measured: 1,000 asks, 963
+# distinct) — two of a sandbox's listeners on one port, and etcd dies "address already in use".
+_HANDED_OUT: collections.deque[int] = collections.deque(maxlen=4096)
+
+
 def free_port() -> int:
-    """A loopback port nothing listens on now (the kernel's choice)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nothing listens on now (the kernel's choice), and not one this process
+    has handed out before."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.append(port)
+            return port
 
 
 # -- processes ---------------------------------------------------------------------------------

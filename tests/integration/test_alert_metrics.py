@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import ssl
 import subprocess
 import time
@@ -35,6 +34,7 @@ from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.layout import Repository
 from auditor.report import metrics
 from auditor.sandbox import Sandbox, Toolchain
+from auditor.sandbox.services import free_port
 from tests.conftest import ROOT
 from tests.estate import ESTATE
 from tests.integration.conftest import repo_kueue_config, repo_kueue_release
@@ -176,12 +176,6 @@ def test_the_auditors_own_metrics_are_what_export_writes(used: Used, tmp_path: P
     assert {n: ls for n, ls in missing.items() if ls} == {}
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _webhook(name: str, resource: str, policy: str, port: int) -> dict[str, t.Any]:
     return {
         "name": name,
@@ -205,7 +199,7 @@ def test_webhook_metrics_and_labels_are_what_the_real_api_server_exposes(
     used: Used, fresh_sandbox: Sandbox
 ) -> None:
     admin = fresh_sandbox.connect()
-    port = _closed_port()  # nothing listens: every call fails, as when Kueue is down
+    port = free_port()  # nothing listens: every call fails, as when Kueue is down
     admin.apply(
         {
             "apiVersion": "admissionregistration.k8s.io/v1",

@@ -13,7 +13,6 @@ tests/integration/test_faults.py.
 from __future__ import annotations
 
 import os
-import socket
 import typing as t
 
 import pytest
@@ -22,6 +21,7 @@ from auditor.errors import ClusterAccessError
 from auditor.live import apierrors
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
+from auditor.sandbox.services import free_port
 from tests.integration.waiting import eventually
 
 NS = f"api-errors-{os.getpid()}"
@@ -100,9 +100,7 @@ def test_a_value_its_type_cannot_hold_is_judged_not_a_broken_server(admin: KubeC
 
 
 def test_a_webhook_that_cannot_be_called_is_webhook_failed(admin: KubeCluster) -> None:
-    with socket.socket() as s:  # a port nothing listens on: the webhook is down
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()  # a port nothing listens on: the webhook is down
     hook = f"down-{os.getpid()}.example.com"
     admin.apply(
         {

@@ -19,7 +19,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -31,18 +30,13 @@ from pathlib import Path
 
 import pytest
 
+from auditor.sandbox.services import free_port
 from tests.conftest import ROOT
 from tests.installed import run
 from tests.integration.test_plan_sweep import repo  # noqa: F401 - the constructed case
 
 TOKEN = secrets.token_hex(32)
 AUTH = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Head(t.NamedTuple):
