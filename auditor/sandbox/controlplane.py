@@ -86,6 +86,7 @@ class Sandbox:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
+    @services.again_on_taken_port
     def up(
         self,
         toolchain: Toolchain,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -50,6 +51,36 @@ def free_port() -> int:
         if port not in _HANDED_OUT:
             _HANDED_OUT.append(port)
             return port
+
+
+class PortTaken(SandboxError):
+    """A process found the port chosen for it taken — by another process, between our choice
+    and its bind. Nothing is wrong with the sandbox: starting again on fresh ports cures it."""
+
+
+PORT_ATTEMPTS = 3  # starts on fresh ports before a taken port is reported as the failure
+
+P = t.ParamSpec("P")
+R = t.TypeVar("R")
+
+
+def again_on_taken_port(start: t.Callable[P, R]) -> t.Callable[P, R]:
+    """`start` (which chooses its ports afresh on every call) run again when a port it chose
+    was taken before its process bound it; the last attempt's failure is reported as is."""
+
+    @functools.wraps(start)
+    def started(*args: P.args, **kwargs: P.kwargs) -> R:
+        for _ in range(PORT_ATTEMPTS - 1):
+            try:
+                return start(*args, **kwargs)
+            except PortTaken as taken:
+                say = kwargs.get("log")  # the start's progress callback, when it was given one
+                if callable(say):
+                    said = str(taken).split(";")[0]
+                    say(f"{said}: a port it was given was taken; starting again on fresh ports")
+        return start(*args, **kwargs)
+
+    return started
 
 
 # -- processes ---------------------------------------------------------------------------------
@@ -140,8 +171,10 @@ def wait_until(
     while True:
         for w in watched:
             if not alive(w.pid):
-                raise SandboxError(
-                    f"{prefix}{w.name} exited while starting; last lines of {w.log}:\n{tail(w.log)}"
+                said = tail(w.log)
+                taken = PortTaken if "address already in use" in said else SandboxError
+                raise taken(
+                    f"{prefix}{w.name} exited while starting; last lines of {w.log}:\n{said}"
                 )
         if ready():
             return

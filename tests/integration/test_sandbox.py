@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import typing as t
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from auditor.errors import ClusterAccessError, SandboxError
 from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
-from auditor.sandbox import Sandbox, Toolchain
+from auditor.sandbox import Sandbox, Toolchain, controlplane, services
 from tests.conftest import run_line
 from tests.estate import ESTATE
 from tests.integration.waiting import eventually
@@ -123,4 +125,39 @@ def test_readiness_timeout_is_a_clear_error_and_leaves_nothing_running(
     box = Sandbox("slow", tmp_path)
     with pytest.raises(SandboxError, match=r"not ready within 0s .*kube-apiserver.log"):
         box.up(toolchain, timeout=0.01)
+    assert box.state() is None
+
+
+@pytest.fixture
+def taken_port() -> t.Iterator[int]:
+    """A loopback port another listener holds, as another process's would be."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        yield int(held.getsockname()[1])
+
+
+def test_a_port_taken_before_its_process_binds_it_is_left_for_a_fresh_one(
+    tmp_path: Path, toolchain: Toolchain, taken_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    given = iter([taken_port])  # the first port chosen (kube-apiserver's) is the taken one
+    monkeypatch.setattr(controlplane, "free_port", lambda: next(given, services.free_port()))
+    box, said = Sandbox("taken", tmp_path), list[str]()
+    box.up(toolchain, log=said.append)
+    try:
+        state = box.state()
+        assert state is not None and box.running()
+        assert taken_port not in (state.api_port, state.etcd_port, state.etcd_peer_port)
+        assert "kube-apiserver exited while starting: a port it was given was taken" in said[0]
+    finally:
+        box.down()
+
+
+def test_a_port_taken_at_every_start_is_reported_and_leaves_nothing_running(
+    tmp_path: Path, toolchain: Toolchain, taken_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(controlplane, "free_port", lambda: taken_port)
+    box = Sandbox("taken", tmp_path)
+    with pytest.raises(SandboxError, match=r"exited while starting(.|\n)*address already in use"):
+        box.up(toolchain)
     assert box.state() is None
