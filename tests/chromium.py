@@ -6,8 +6,11 @@ Kubernetes client); scripts/system-packages.sh installs chromium."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -78,16 +81,37 @@ def visit(page: Path, expression: str) -> Visit:
             [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its helpers in its group, so all stop before the profile goes
         )
         try:
             return _drive(Path(profile) / "DevToolsActivePort", page, expression)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+            _stop_group(proc)
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill Chromium and every helper it started, and wait until none still runs: the browser
+    alone exiting is not enough — a helper still writing into the profile made its removal
+    fail ("Directory not empty"). The profile is thrown away, so nothing needs a graceful exit."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=DEADLINE)
+    deadline = time.monotonic() + DEADLINE
+    while _running_in_group(proc.pid):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"Chromium's helpers outlived SIGKILL by {DEADLINE:.0f} s")
+        time.sleep(0.02)
+
+
+def _running_in_group(pgid: int) -> bool:
+    """A process of the group is not yet dead (a zombie writes nothing: init reaps it later)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            # pid (comm) state ppid pgrp ...: comm may hold spaces, so read after its ")"
+            state, _ppid, group = stat.read_text().rpartition(")")[2].split()[:3]
+            if int(group) == pgid and state not in ("Z", "X"):
+                return True
+    return False
 
 
 def _drive(port_file: Path, page: Path, expression: str) -> Visit:
