@@ -53,8 +53,9 @@ def sources(tree: t.Any, clusters: t.Collection[str]) -> tuple[list[Source], lis
             seen = True
             try:
                 apps = [body] if kind == "Application" else _generated(tree, body, clusters)
+                root = ("spec",) if kind == "Application" else ("spec", "template", "spec")
                 for app in apps:
-                    found += _of(tree, app, path, clusters)
+                    found += _of(tree, app, path, clusters, _spec_lines(doc, root))
             except _Unread as why:
                 findings.append(Finding(UNREAD, f"{kind} {_name(body)}: {why}", file=path,
                                         line=doc.line))  # fmt: skip
@@ -65,21 +66,48 @@ def _name(body: dict[str, t.Any]) -> str:
     return str((body.get("metadata") or {}).get("name", "?"))
 
 
-def _of(tree: t.Any, app: dict[str, t.Any], file: str, clusters: t.Collection[str]) -> list[Source]:
+def _spec_lines(doc: locate.Doc, root: locate.Path_) -> dict[locate.Path_, int]:
+    """The lines of an Application's spec (an ApplicationSet's template's), by path within it;
+    a literal block's text (`values: |`) from the line after its key (locate.BLOCK)."""
+    out = {p[len(root) :]: n for p, n in doc.lines.items() if p[: len(root)] == root}
+    for p, n in doc.blocks.items():
+        if p[: len(root)] == root:
+            out[(*p[len(root) :], locate.BLOCK)] = n
+    return out
+
+
+def _source_lines(spec_lines: dict[locate.Path_, int], at: locate.Path_) -> tuple[t.Any, ...]:
+    """The lines of one source of the spec (`source` or `sources[i]`), by path within it."""
+    return tuple(sorted(((p[len(at) :], n) for p, n in spec_lines.items()
+                         if p[: len(at)] == at and len(p) > len(at)), key=str))  # fmt: skip
+
+
+def _of(
+    tree: t.Any,
+    app: dict[str, t.Any],
+    file: str,
+    clusters: t.Collection[str],
+    spec_lines: dict[locate.Path_, int] | None = None,
+) -> list[Source]:
     spec = app.get("spec") or {}
     destination = spec.get("destination") or {}
     cluster = destination.get("name")
+    many = bool(spec.get("sources"))
     listed = spec.get("sources") or ([spec["source"]] if spec.get("source") else [])
-    paths = [s for s in listed if isinstance(s, dict) and isinstance(s.get("path"), str)]
+    paths = [
+        (("sources", i) if many else ("source",), s)
+        for i, s in enumerate(listed)
+        if isinstance(s, dict) and isinstance(s.get("path"), str)
+    ]
     if not paths:
         return []  # a chart from a chart repository: nothing of this repository
     if cluster not in clusters:
         raise _Unread(
             f"its destination {cluster or destination.get('server') or 'none'!r} is no cluster "
             f"of the layout ({', '.join(sorted(clusters)) or 'none'}), so "
-            f"{', '.join(str(s['path']) for s in paths)} is not checked"
+            f"{', '.join(str(s['path']) for _, s in paths)} is not checked"
         )
-    for s in paths:  # Argo CD fails such an Application: never a silent "nothing to check"
+    for _, s in paths:  # Argo CD fails such an Application: never a silent "nothing to check"
         folder = posixpath.normpath(str(s["path"])).strip("/") or "."
         if folder != "." and not tree.is_dir(folder):
             raise _Unread(f"its path {folder!r} is no folder of this repository")
@@ -91,8 +119,9 @@ def _of(tree: t.Any, app: dict[str, t.Any], file: str, clusters: t.Collection[st
             json.dumps({k: v for k, v in s.items() if k in ("kustomize", "helm", "directory")}),
             file,
             application=_name(app),
+            lines=_source_lines(spec_lines or {}, at),
         )
-        for s in paths
+        for at, s in paths
     ]
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from auditor import render, rules
 from auditor.errors import ConfigError, processing
+from auditor.k8s.objects import CLUSTER_SCOPED_KINDS as CLUSTER_SCOPED
 from auditor.model import Finding, Resource
 from auditor.repo import manifests, sources, suppressions
 from auditor.repo.profiles import (
@@ -67,6 +68,7 @@ class Placed:
     cluster: str
     tenant: str | None
     source: render.Source | None = None  # a folder Argo CD renders: `path` is its marker file
+    namespace: str | None = None  # the Application's destination namespace (a directory's)
 
 
 @dataclass
@@ -238,7 +240,8 @@ class Repository:
             rendered, files = sources.files_of(self.tree, source)
             if rendered is not None:
                 placed.append(Placed(rendered, source.cluster, source.tenant, source))
-            placed += [Placed(p, source.cluster, source.tenant) for p in files]
+            placed += [Placed(p, source.cluster, source.tenant, None, source.namespace)
+                       for p in files]  # fmt: skip
         return placed, list(problems)
 
     def _plan_folder(
@@ -311,10 +314,16 @@ def parse(where: Placed, data: bytes) -> Loaded:
 def gathered(files: t.Iterable[Loaded]) -> Loaded:
     """Files' objects and findings in one, and a finding for each second definition."""
     out = Loaded()
+    unrendered: set[tuple[str, str | None, str | None, str]] = set()
     with manifests.quiet():
         for loaded in files:
             out.resources += loaded.resources
-            out.findings += loaded.findings
+            for found in loaded.findings:
+                # a folder several Applications render: why it did not render is said once
+                said = (found.rule.id, found.cluster, found.file, found.message)
+                if found.rule.id not in render.UNRENDERED or said not in unrendered:
+                    out.findings.append(found)
+                    unrendered.add(said)
     out.resources, duplicates = flag_duplicates(out.resources)
     out.findings += duplicates
     return out
@@ -371,6 +380,10 @@ def placed(where: Placed, found: list[Resource], problems: list[Finding]) -> Loa
         problem.cluster = where.cluster
     for resource in found:
         resource.cluster, resource.tenant = where.cluster, where.tenant
+        if where.namespace and not resource.namespace and resource.kind not in CLUSTER_SCOPED:
+            # Argo CD puts a namespaced object that names none in the destination namespace
+            resource.body["metadata"]["namespace"] = where.namespace
+            resource.__dict__.pop("key", None)  # its identity, if asked already, changed
         out.resources.append(resource)
         out.findings += suppressions.annotated(resource)[1]
     return out
