@@ -26,6 +26,7 @@ UNREAD = _RULES["argocd-application-unread"]
 API = b"argoproj.io/"
 _EXPR = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
 Params = dict[str, t.Any]
+_WHERE = "\0where"  # in a generator's parameters: the line of each list element's value
 
 
 class _Unread(Exception):
@@ -52,10 +53,14 @@ def sources(tree: t.Any, clusters: t.Collection[str]) -> tuple[list[Source], lis
                 continue
             seen = True
             try:
-                apps = [body] if kind == "Application" else _generated(tree, body, clusters)
-                root = ("spec",) if kind == "Application" else ("spec", "template", "spec")
-                for app in apps:
-                    found += _of(tree, app, path, clusters, _spec_lines(doc, root))
+                apps: list[tuple[Params, dict[locate.Path_, int]]] = [(body, {})]
+                root: locate.Path_ = ("spec",)
+                if kind == "ApplicationSet":
+                    apps = _generated(tree, body, clusters, doc.lines)
+                    root = ("spec", "template", "spec")
+                for app, filled in apps:  # a value filled in from a list element: its line
+                    lines = {**_spec_lines(doc, root), **{p[1:]: n for p, n in filled.items()}}
+                    found += _of(tree, app, path, clusters, lines)
             except _Unread as why:
                 findings.append(Finding(UNREAD, f"{kind} {_name(body)}: {why}", file=path,
                                         line=doc.line))  # fmt: skip
@@ -125,31 +130,46 @@ def _of(
     ]
 
 
-def _generated(tree: t.Any, appset: dict[str, t.Any], clusters: t.Collection[str]) -> list[Params]:
+def _generated(
+    tree: t.Any, appset: dict[str, t.Any], clusters: t.Collection[str], lines: locate.Lines
+) -> list[tuple[Params, dict[locate.Path_, int]]]:
+    """The Applications an ApplicationSet makes, each with the lines of the list elements
+    that filled its template's fields (by path within the template)."""
     spec = appset.get("spec") or {}
     go = bool(spec.get("goTemplate"))
+    template = spec.get("template") or {}
     apps = []
-    for generator in spec.get("generators") or []:
-        for params in _params(tree, generator, clusters, go):
-            apps.append(_fill(copy.deepcopy(spec.get("template") or {}), params, go))
+    for g, generator in enumerate(spec.get("generators") or []):
+        for params in _params(tree, generator, clusters, go, ("spec", "generators", g), lines):
+            apps.append((_fill(copy.deepcopy(template), params, go), _filled_at(template, params)))
     return apps
 
 
 def _params(
-    tree: t.Any, generator: dict[str, t.Any], clusters: t.Collection[str], go: bool
+    tree: t.Any,
+    generator: dict[str, t.Any],
+    clusters: t.Collection[str],
+    go: bool,
+    at: locate.Path_ = (),
+    lines: locate.Lines | None = None,
 ) -> list[Params]:
+    """A generator's parameter sets; a list element's keep the line of each of their values
+    (under _WHERE) and a matrix's both halves'."""
     if "list" in generator:
-        return [e for e in (generator["list"] or {}).get("elements") or [] if isinstance(e, dict)]
+        return _elements(generator["list"] or {}, (*at, "list", "elements"), lines or {})
     if "clusters" in generator:
         return [{"name": c, "nameNormalized": c, "server": ""} for c in sorted(clusters)]
     if "matrix" in generator:
         parts = (generator["matrix"] or {}).get("generators") or []
         if len(parts) != 2:
             raise _Unread("a matrix generator of other than two generators is not read")
+        inner = [(*at, "matrix", "generators", i) for i in range(2)]
         return [
-            {**a, **b}
-            for a in _params(tree, parts[0], clusters, go)
-            for b in _params(tree, _fill(copy.deepcopy(parts[1]), a, go), clusters, go)
+            {**a, **b, _WHERE: {**a.get(_WHERE, {}), **b.get(_WHERE, {})}}
+            for a in _params(tree, parts[0], clusters, go, inner[0], lines)
+            for b in _params(
+                tree, _fill(copy.deepcopy(parts[1]), a, go), clusters, go, inner[1], lines
+            )
         ]
     git = generator.get("git")
     if isinstance(git, dict):
@@ -158,6 +178,30 @@ def _params(
         if git.get("files"):
             return _files(tree, git["files"], go)
     raise _Unread(f"its generator {sorted(generator)} is not read")
+
+
+def _elements(generator: dict[str, t.Any], at: locate.Path_, lines: locate.Lines) -> list[Params]:
+    """A list generator's elements, each value's line under _WHERE (by its dotted name)."""
+    out = []
+    for i, element in enumerate(generator.get("elements") or []):
+        if isinstance(element, dict):
+            where = {
+                ".".join(map(str, p)): lines.get((*at, i, *p), 0) for p, _ in locate.leaves(element)
+            }
+            out.append({**element, _WHERE: where})
+    return out
+
+
+def _filled_at(template: t.Any, params: Params) -> dict[locate.Path_, int]:
+    """The template's fields that are one parameter of a list element, at that value's line."""
+    where = params.get(_WHERE) or {}
+    out: dict[locate.Path_, int] = {}
+    for path, value in locate.leaves(template):
+        found = _EXPR.fullmatch(value) if isinstance(value, str) else None
+        line = where.get(found.group(1).lstrip(".")) if found else None
+        if line:
+            out[path] = line
+    return out
 
 
 def _match(path: str, pattern: str) -> bool:

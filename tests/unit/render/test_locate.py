@@ -253,3 +253,37 @@ subjects:
 def test_a_set_name_is_its_key_path() -> None:
     assert locate.set_path("a.b[0].c") == ("a", "b", 0, "c")
     assert locate.set_path(r"labels.acme\.io/team") == ("labels", "acme.io/team")
+
+
+def test_a_value_an_application_sets_list_element_filled_in_is_at_the_element() -> None:
+    appset = """\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: teams}
+spec:
+  goTemplate: true
+  generators:
+    - list:
+        elements:
+          - team: nlp
+            queue: nlp-cq
+          - team: speech
+            queue: vision-cq
+  template:
+    metadata: {name: "{{.team}}"}
+    spec:
+      source:
+        path: chart
+        helm:
+          parameters:
+            - name: queues.jobs.clusterQueue
+              value: "{{.queue}}"
+      destination: {name: north, namespace: "{{.team}}"}
+"""
+    tree = Files({"apps/teams.yaml": appset, "chart/Chart.yaml": "name: c\n"})
+    found = apps.sources(tree, ["north"])
+    assert found is not None
+    speech = next(s for s in found[0] if s.application == "speech")
+    values = locate.helm_values(speech.options["helm"], speech.app, dict(speech.lines), [])
+    places = locate.trace_helm(_queue("jobs", "vision-cq"), "chart/t.yaml", RANGED, values)
+    assert places[CQ] == ("apps/teams.yaml", 12)  # speech's element, not the template's line
