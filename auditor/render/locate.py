@@ -254,14 +254,12 @@ def _put(node: t.Any, path: Path_, value: t.Any) -> t.Any:
 
 
 def _merged(layers: list[Doc]) -> t.Any:
-    """The values the chart sees: maps merged, anything else taken from the winning layer."""
+    """The values the chart sees: maps merged, anything else (a list too, as Helm coalesces
+    them) taken from the winning layer."""
 
     def merge(low: t.Any, high: t.Any) -> t.Any:
         if isinstance(low, dict) and isinstance(high, dict):
             return {**low, **{k: merge(low.get(k), v) for k, v in high.items()}}
-        if isinstance(low, list) and isinstance(high, list) and None in high:  # --set a[1]
-            return [merge(a, b) if b is not None else a
-                    for a, b in zip(low + [None] * len(high), high, strict=False)]  # fmt: skip
         return high
 
     out: t.Any = {}
@@ -307,8 +305,9 @@ def trace_helm(
 ) -> dict[Path_, Place]:
     """Each field of a Helm-rendered object: at the values key that fed it, by the key path
     its template line reads (`values` in the order they win: `helm_values`), else at the
-    template line writing it. A mapping or list is at the highest-winning values key that set
-    one of its own scalars (an override choosing a subject, a role), else its template line."""
+    template line writing it. A list's entry is at the highest-winning values key that set one
+    of its own scalars (the override that chose a subject), anything else that holds fields at
+    its template line."""
     lines = template_text.splitlines()
     start, end = segment(lines, *_kind_name(rendered))
     reads = template_reads.reads(template_text)
@@ -327,7 +326,8 @@ def trace_helm(
     for f in fields:
         for cut in range(len(f.path) - 1, 0, -1):
             prefix = f.path[:cut]
-            if cut == len(f.path) - 1 and rank[f.path] < rank.get(prefix, len(values)):
+            entry = cut == len(f.path) - 1 and isinstance(prefix[-1], int)
+            if entry and rank[f.path] < rank.get(prefix, len(values)):
                 out[prefix], rank[prefix] = out[f.path], rank[f.path]
             elif prefix not in out:
                 out[prefix] = (template, _template_line(lines[start:end], prefix) + start)
