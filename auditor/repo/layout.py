@@ -240,8 +240,9 @@ class Repository:
             rendered, files = sources.files_of(self.tree, source)
             if rendered is not None:
                 placed.append(Placed(rendered, source.cluster, source.tenant, source))
-            placed += [Placed(p, source.cluster, source.tenant, None, source.namespace)
-                       for p in files]  # fmt: skip
+            placed += [
+                Placed(p, source.cluster, source.tenant, namespace=source.namespace) for p in files
+            ]
         return placed, list(problems)
 
     def _plan_folder(
@@ -314,16 +315,10 @@ def parse(where: Placed, data: bytes) -> Loaded:
 def gathered(files: t.Iterable[Loaded]) -> Loaded:
     """Files' objects and findings in one, and a finding for each second definition."""
     out = Loaded()
-    unrendered: set[tuple[str, str | None, str | None, str]] = set()
     with manifests.quiet():
         for loaded in files:
             out.resources += loaded.resources
-            for found in loaded.findings:
-                # a folder several Applications render: why it did not render is said once
-                said = (found.rule.id, found.cluster, found.file, found.message)
-                if found.rule.id not in render.UNRENDERED or said not in unrendered:
-                    out.findings.append(found)
-                    unrendered.add(said)
+            out.findings += loaded.findings
     out.resources, duplicates = flag_duplicates(out.resources)
     out.findings += duplicates
     return out

@@ -32,9 +32,9 @@ LOCALQUEUES = "charts/team-space/templates/localqueues.yaml"
 PLANTED = {
     (NOT_AUTHORISED, "north", "apps/nlp.yaml", 19),  # the parameter's value
     (NOT_AUTHORISED, "north", "environments/nlp.yaml", 8),  # night, not batch (line 6)
-    (NOT_AUTHORISED, "north", LOCALQUEUES, 9),  # the template's default, below range + ---
+    (NOT_AUTHORISED, "north", LOCALQUEUES, 10),  # the template's default, below range + ---
     (NOT_AUTHORISED, "north", "apps/speech.yaml", 19),  # in the values text
-    (NOT_AUTHORISED, "north", "teams/speech/research.yaml", 7),
+    (NOT_AUTHORISED, "north", "teams/speech/research.yaml", 8),
     ("rbac-tenant-power", "north", "apps/vision.yaml", 19),  # the role valuesObject chose
     ("rbac-tenant-power", "north", "apps/speech.yaml", 20),  # the subject the text chose
 }
@@ -81,5 +81,5 @@ def test_without_renderers_each_folder_is_one_finding_and_nothing_it_would_defin
         ("renderer-unavailable", "north", "charts/team-space/Chart.yaml", 1),
         # the roles the team folders bind are defined here: no binding is judged unknown
         ("renderer-unavailable", "north", "platform/rbac/kustomization.yaml", 1),
-        (NOT_AUTHORISED, "north", "teams/speech/research.yaml", 7),
+        (NOT_AUTHORISED, "north", "teams/speech/research.yaml", 8),
     }, json.dumps(findings, indent=1)
