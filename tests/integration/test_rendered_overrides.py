@@ -39,7 +39,7 @@ PLANTED = {
     ("rbac-tenant-power", "north", "apps/speech.yaml", 20),  # the subject the text chose
 }
 
-pytestmark = pytest.mark.usefixtures("renderers")  # the pinned renderers, built
+RENDERERS = pytest.mark.usefixtures("renderers")  # the pinned renderers, built
 
 
 def _estate(tmp_path: Path) -> Path:
@@ -48,6 +48,7 @@ def _estate(tmp_path: Path) -> Path:
     return repo
 
 
+@RENDERERS
 def test_every_planted_finding_is_at_the_line_that_set_it(tmp_path: Path) -> None:
     code, findings = validate(_estate(tmp_path))
     assert code == 1
@@ -56,6 +57,7 @@ def test_every_planted_finding_is_at_the_line_that_set_it(tmp_path: Path) -> Non
     assert (jobs["namespace"], jobs["name"], jobs["path"]) == ("nlp", "jobs", "spec.clusterQueue")
 
 
+@RENDERERS
 def test_a_fixed_override_clears_its_finding_and_no_other(tmp_path: Path) -> None:
     repo = _estate(tmp_path)
     app = repo / "apps/nlp.yaml"
