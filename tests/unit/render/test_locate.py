@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from auditor.render import apps, locate, tools
+from auditor.repo import sources
 from tests.unit.render.trees import Files
 
 BASE = """\
@@ -287,3 +288,23 @@ spec:
     values = locate.helm_values(speech.options["helm"], speech.app, dict(speech.lines), [])
     places = locate.trace_helm(_queue("jobs", "vision-cq"), "chart/t.yaml", RANGED, values)
     assert places[CQ] == ("apps/teams.yaml", 12)  # speech's element, not the template's line
+
+
+def test_a_parameter_of_the_root_files_sources_is_at_its_line() -> None:
+    root = """\
+apiVersion: kueue-gitops.io/v1alpha1
+kind: Layout
+sources:
+  - path: chart
+    cluster: north
+    namespace: nlp
+    helm:
+      parameters:
+        - {name: queues.jobs.clusterQueue, value: vision-cq}
+"""
+    found = sources.root_file(Files({"kueue-gitops.yaml": root}))
+    assert found is not None and found.sources is not None
+    [source] = found.sources
+    values = locate.helm_values(source.options["helm"], source.app, dict(source.lines), [])
+    places = locate.trace_helm(_queue("jobs", "vision-cq"), "chart/t.yaml", RANGED, values)
+    assert places[CQ] == ("kueue-gitops.yaml", 9)

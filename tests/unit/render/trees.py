@@ -20,3 +20,8 @@ class Files:
 
     def is_dir(self, folder: str) -> bool:
         return any(posixpath.dirname(p).startswith(folder) for p in self.data)
+
+    def subfolders(self, folder: str) -> list[str]:
+        inside = folder.rstrip("/") + "/"
+        rests = [p[len(inside) :] for p in self.data if p.startswith(inside)]
+        return sorted({rest.split("/")[0] for rest in rests if "/" in rest})
