@@ -11,7 +11,7 @@ The planted problems (each team may use only its own ClusterQueue, `<team>-cq`):
 - vision's valuesObject leaves `scratch` without a ClusterQueue: the template's default
   shared-cq (a `{{- range }}` with one `---` document per queue);
 - vision's valuesObject binds its group to the built-in `edit`;
-- speech's values text points `spare` at vision-cq, and makes its own group the queue admins;
+- speech's values text points `spare` at vision-cq, and makes its own group the namespace admins;
 - speech's folder points its research queue at vision-cq.
 """
 
@@ -28,16 +28,21 @@ from tests.integration.rendered import ROOT, validate, where
 
 ESTATE = ROOT / "tests" / "data" / "overrides"
 NOT_AUTHORISED = "lq-cluster-queue-not-authorised"
+NOT_SELECTED = "lq-namespace-not-selected"  # vision-cq admits vision's namespace only
 LOCALQUEUES = "charts/team-space/templates/localqueues.yaml"
+AIMED_AT_VISION = {
+    ("apps/nlp.yaml", 19),  # the parameter's value
+    ("environments/nlp.yaml", 8),  # night, not batch (line 6): the later file set batch
+    ("apps/speech.yaml", 19),  # in the values text
+    ("teams/speech/research.yaml", 8),  # in the namespace of the folder's Application
+}
 PLANTED = {
-    (NOT_AUTHORISED, "north", "apps/nlp.yaml", 19),  # the parameter's value
-    (NOT_AUTHORISED, "north", "environments/nlp.yaml", 8),  # night, not batch (line 6)
+    *((rule, "north", file, line) for file, line in AIMED_AT_VISION
+      for rule in (NOT_AUTHORISED, NOT_SELECTED)),
     (NOT_AUTHORISED, "north", LOCALQUEUES, 10),  # the template's default, below range + ---
-    (NOT_AUTHORISED, "north", "apps/speech.yaml", 19),  # in the values text
-    (NOT_AUTHORISED, "north", "teams/speech/research.yaml", 8),
     ("rbac-tenant-power", "north", "apps/vision.yaml", 19),  # the role valuesObject chose
     ("rbac-tenant-power", "north", "apps/speech.yaml", 20),  # the subject the text chose
-}
+}  # fmt: skip
 
 RENDERERS = pytest.mark.usefixtures("renderers")  # the pinned renderers, built
 
@@ -64,7 +69,10 @@ def test_a_fixed_override_clears_its_finding_and_no_other(tmp_path: Path) -> Non
     app.write_text(app.read_text().replace("value: vision-cq", "value: nlp-cq"))
     code, findings = validate(repo)
     assert code == 1
-    assert where(findings) == PLANTED - {(NOT_AUTHORISED, "north", "apps/nlp.yaml", 19)}
+    assert where(findings) == PLANTED - {
+        (NOT_AUTHORISED, "north", "apps/nlp.yaml", 19),
+        (NOT_SELECTED, "north", "apps/nlp.yaml", 19),
+    }
 
 
 def test_without_renderers_each_folder_is_one_finding_and_nothing_it_would_define_is_missed(
