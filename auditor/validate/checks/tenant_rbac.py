@@ -215,8 +215,6 @@ def _judge_binding(
     if role is not None and role.tenant:
         return  # a Role in a tenant folder is judged where it is written
     rules = policy.rules(role_ref)
-    if role is None and rules is None and ctx.unrendered:
-        return  # it may be defined in the folder that did not render
     if role is None or rules is None or policy.aggregated.get(role_ref) == []:
         why = (
             f"is not defined for {ctx.cluster.name} in this repository"
