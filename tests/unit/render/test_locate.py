@@ -308,3 +308,40 @@ sources:
     values = locate.helm_values(source.options["helm"], source.app, dict(source.lines), [])
     places = locate.trace_helm(_queue("jobs", "vision-cq"), "chart/t.yaml", RANGED, values)
     assert places[CQ] == ("kueue-gitops.yaml", 9)
+
+
+def test_values_read_through_with_index_and_a_mapping_written_whole_are_traced() -> None:
+    template = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: {{ index .Values.names "main" }}
+{{- with .Values.queue }}
+  labels: {tier: {{ .tier }}}
+spec:
+  resourceGroups:
+    {{- toYaml .groups | nindent 4 }}
+{{- end }}
+"""
+    text = """\
+names: {main: vision}
+queue:
+  tier: gold
+  groups:
+    - coveredResources: [cpu]
+      flavors:
+        - name: standard
+          resources:
+            - {name: cpu, nominalQuota: "64"}
+"""
+    values = locate.helm_values({}, "apps/a.yaml", {}, [("chart/values.yaml", text)])
+    body = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "vision", "labels": {"tier": "gold"}},
+        "spec": {"resourceGroups": _rendered("64")["spec"]["resourceGroups"][:1]},  # type: ignore[index]
+    }
+    places = locate.trace_helm(body, "chart/cq.yaml", template, values)
+    assert places[("metadata", "name")] == ("chart/values.yaml", 1)
+    assert places[("metadata", "labels", "tier")] == ("chart/values.yaml", 3)
+    assert places[QUOTA] == ("chart/values.yaml", 9)  # under the mapping toYaml wrote
