@@ -73,6 +73,26 @@ def _team(team: str) -> list[dict[str, t.Any]]:
     ]
 
 
+CONFIGURATION = """\
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+metrics:
+  enableClusterQueueResources: true
+manageJobsWithoutQueueName: true
+managedJobsNamespaceSelector:
+  matchLabels: {company.io/gpu-access: "true"}
+integrations:
+  frameworks: [batch/job]
+"""
+NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "a100-0", "labels": {"company.io/pool": "a100"}},
+    "status": {"allocatable": {"cpu": "256", "memory": "2Ti", "nvidia.com/gpu": "32"}},
+}
+
+
 def estate() -> onboard_estate.Estate:
     objects = [
         _obj("ResourceFlavor", "a100", spec={"nodeLabels": {"company.io/pool": "a100"}}),
@@ -88,8 +108,15 @@ def estate() -> onboard_estate.Estate:
             ],
         ),
         *(o for team in TEAMS for o in _team(team)),
+        _obj(
+            "ConfigMap",
+            "kueue-manager-config",
+            "kueue-system",
+            data={"controller_manager_config.yaml": CONFIGURATION},
+        )
+        | {"apiVersion": "v1"},
     ]
-    return onboard_estate.Estate(CLUSTER, "v0.19.2", API, objects)
+    return onboard_estate.Estate(CLUSTER, "v0.19.2", API, objects, nodes=[NODE])
 
 
 def imported(dest: Path) -> Path:
