@@ -433,7 +433,7 @@ def _adopt(ctx: Context, root: Path, repo_url: str, revision: str) -> None:
     written = [p for p in found.plan.write(root) if p not in regenerated]
     for path in found.kept:
         click.echo(f"kept {path} (it exists)")
-    _report(written, regenerated, _adopted_next(sorted(repo.clusters)))
+    _report(written, regenerated, _adopted_next(sorted(repo.clusters), repo_url))
 
 
 def _regenerate_owners(plan: onboard.Plan, root: Path) -> list[str]:
@@ -441,19 +441,22 @@ def _regenerate_owners(plan: onboard.Plan, root: Path) -> list[str]:
     return [codeowners.FILE]
 
 
-def _adopted_next(clusters: list[str]) -> str:
-    """The safe path from an adopted repository to its first sync, in the order it is taken."""
+def _adopted_next(clusters: list[str], repo_url: str) -> str:
+    """The safe path from an adopted repository to its first sync, in the order it is taken
+    (README, "Use it in your repository")."""
     first = clusters[0]
     return (
-        "next: the tool's files are in place; the imported ones are as they were. Then\n"
-        "  kueue-gitops validate   # what it names of the estate: fix it, or accept it with "
-        "--write-baseline\n"
-        "  kueue-gitops generate policies   # the admission policies; review their enforcement "
-        "(docs/boundaries.md: Warn first, Deny once nothing running is refused)\n"
+        "next: the imported files are as they were. Then\n"
+        "  kueue-gitops validate   # fix what it names, or accept today's findings with "
+        "--baseline FILE --write-baseline\n"
+        "  kueue-gitops generate policies   # with spec.admissionPolicies.enforcement: Warn in "
+        "each cluster profile until nothing running is refused (docs/boundaries.md)\n"
         f"  kueue-gitops tenant add TEAM --cluster {first} --owner @ORG/TEAM --group GROUP "
-        "--quota FLAVOR.RESOURCE=N   # named and bound as the imported tenants are\n"
-        f"  kueue-gitops plan --live   # then commit, and let Argo CD sync "
-        "(kubectl apply -n argocd -f argocd/)"
+        "--quota FLAVOR.RESOURCE=N   # bound and named as the imported tenants are\n"
+        "  kueue-gitops plan --base origin/main --live   # on the branch, before the pull "
+        "request\n"
+        f"  kueue-gitops generate argocd --repo-url {repo_url} | kubectl apply --server-side "
+        "-n argocd -f -   # once, after the merge: Argo CD syncs the repository"
     )
 
 

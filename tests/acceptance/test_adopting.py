@@ -174,3 +174,22 @@ def test_tenant_add_refuses_a_cluster_queue_that_exists(repo: Path) -> None:
     code, _, err = kg(repo, *SPEECH)
     assert code == 2 and "ClusterQueue speech-gpus exists already on cluster gpu-east" in err
     assert snapshot(repo) == before
+
+
+def test_every_command_adopts_next_hint_names_runs_on_the_repository(repo: Path) -> None:
+    code, out, _ = kg(repo, "init", "--adopt", "--repo-url", URL)
+    assert code == 0
+    hint = out[out.index("next:") :].splitlines()[1:]
+    filled = {"TEAM": "speech", "@ORG/TEAM": "@company/speech", "GROUP": "oidc:speech",
+              "FLAVOR.RESOURCE=N": "a100.nvidia.com/gpu=2"}  # fmt: skip
+    ran = []
+    for line in hint:
+        argv = line.split("   #")[0].split(" | ")[0].split()
+        assert argv[0] == "kueue-gitops", line
+        if argv[1] == "plan":
+            continue  # reads git revisions and a live cluster: the integration tests run it
+        code, _, err = kg(repo, *(filled.get(a, a) for a in argv[1:]))
+        assert code in (0, 1), (line, err)  # runs (1: findings), never a usage error
+        ran.append(argv[1])
+    assert ran == ["validate", "generate", "tenant", "generate"]
+    assert findings(repo) == []  # and, taken in that order, leave it clean
