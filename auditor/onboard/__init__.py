@@ -362,8 +362,13 @@ class Habits:
 
 
 def _named(pairs: t.Sequence[tuple[str, str]]) -> str | None:
-    """The naming most of `pairs` (tenant, name) share, the tenant's name as `{tenant}`."""
-    found = Counter(name.replace(tenant, "{tenant}") if tenant else name for tenant, name in pairs)
+    """The naming most of `pairs` (tenant, name) share, the tenant's name as `{tenant}` where
+    it is a whole part of the name (tenant `a` in `batch` is no part)."""
+    found = Counter(
+        re.sub(rf"(?<![a-z0-9]){re.escape(tenant)}(?![a-z0-9])", "{tenant}", name) if tenant
+        else name
+        for tenant, name in pairs
+    )  # fmt: skip
     return min(found, key=lambda n: (-found[n], n)) if found else None
 
 
