@@ -193,3 +193,18 @@ def test_every_command_adopts_next_hint_names_runs_on_the_repository(repo: Path)
         ran.append(argv[1])
     assert ran == ["validate", "generate", "tenant", "generate"]
     assert findings(repo) == []  # and, taken in that order, leave it clean
+
+
+def test_tenant_add_in_an_estate_bound_to_a_built_in_role_says_what_to_define(
+    repo: Path,
+) -> None:
+    assert kg(repo, "init", "--adopt", "--repo-url", URL)[0] == 0
+    for path in repo.glob(f"tenants/*/{adopted.CLUSTER}/rbac.yaml"):
+        path.write_text(path.read_text().replace(f"name: {adopted.ROLE}", "name: edit"))
+    before = snapshot(repo)
+    code, _, err = kg(repo, *SPEECH)
+    assert code == 2
+    assert "--role kueue-gitops:tenant-submitter: no such ClusterRole on cluster gpu-east" in err
+    assert "the tenants bind edit, which clusters/gpu-east/ does not define" in err
+    assert snapshot(repo) == before
+    assert kg(repo, *SPEECH, "--role", adopted.ROLE)[0] == 0  # a role it defines, named
