@@ -122,9 +122,10 @@ def check(repo: Repository) -> list[Finding]:
 
 
 def _no_match(repo: Repository, owners: list[OwnerRule]) -> list[Finding]:
-    """Lines that match no file of the repository: they name files that were moved or
-    removed (a tenant's LocalQueues now rendered from its folder), and own nothing."""
-    every = repo.tree.files("", ("",))
+    """Lines for a path under clusters/ or tenants/ that match no file there: they name files
+    that were moved or removed (a tenant's LocalQueues now rendered from its folder), and own
+    nothing. Lines about other paths are not judged (the walk stays out of .git and the rest)."""
+    every = [p for folder in (CLUSTERS, TENANTS) for p in repo.tree.files(folder, ("",))]
     return [
         _finding(
             CODEOWNERS_NO_MATCH,
@@ -133,7 +134,8 @@ def _no_match(repo: Repository, owners: list[OwnerRule]) -> list[Finding]:
             rule.line,
         )
         for rule in owners
-        if not any(_matches(rule.pattern, path) for path in every)
+        if rule.pattern.lstrip("/").startswith((f"{CLUSTERS}/", f"{TENANTS}/"))
+        and not any(_matches(rule.pattern, path) for path in every)
     ]
 
 
