@@ -152,8 +152,7 @@ def import_command(
         f"cluster {cluster}: Kueue {estate.kueue_version}, {len(written.changed)} file(s) "
         f"written, {written.unchanged} unchanged; tenants: {tenants or 'none'}"
     )
-    adopt = "" if (root / "argocd").is_dir() else "kueue-gitops init --adopt --repo-url URL; "
     click.echo(
-        f"next: kueue-gitops validate; kueue-gitops drift --cluster {cluster}; {adopt}review "
-        "the profiles' owners and groups, then commit (with .kueue-gitops/imported.json)"
+        f"next: kueue-gitops validate; kueue-gitops drift --cluster {cluster}; review the "
+        "profiles' owners and groups, then commit (with .kueue-gitops/imported.json)"
     )
