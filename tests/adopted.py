@@ -128,3 +128,12 @@ def imported(dest: Path) -> Path:
     importing.write_whole(dest, CLUSTER, made.files, None)
     export_schemas(dest)
     return dest
+
+
+def warn_first(root: Path) -> None:
+    """The step before the first `generate policies` on an adopted estate (README): each
+    cluster profile's admission policies in Warn, until nothing running is refused."""
+    for path in sorted(root.glob("clusters/*/profile.yaml")):
+        text = path.read_text()
+        assert text.rstrip().splitlines()[-1].startswith("    ")  # spec is the last key
+        path.write_text(text + "  admissionPolicies:\n    enforcement: Warn\n")

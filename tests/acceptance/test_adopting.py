@@ -70,8 +70,12 @@ def test_adopt_writes_what_the_import_lacks_and_keeps_every_imported_file(repo: 
     [nlp] = docs(repo / "argocd/tenants/nlp.yaml")
     assert nlp["spec"]["destinations"] == [{"name": adopted.CLUSTER, "namespace": "nlp"}]
     assert "/tenants/nlp/*/localqueues.yaml" in (repo / "CODEOWNERS").read_text()
-    # What validate still names is the admission policies, which `generate policies` writes.
-    assert [rule for rule, _ in findings(repo)] == ["admission-policies-stale"]
+    # What validate still names is the admission policies (none yet, and their enforcement),
+    # which the next steps write: Warn in the profiles first, then `generate policies`.
+    rules = {rule for rule, _ in findings(repo)}
+    assert "admission-policies-stale" in rules and "alert-missing" not in rules
+    assert {r for r in rules if not r.startswith("admission-policies-")} == set()
+    adopted.warn_first(repo)
     assert kg(repo, "generate", "policies")[0] == 0
     assert findings(repo) == []
     assert kg(repo, "codeowners", "--check")[0] == 0
@@ -128,6 +132,7 @@ def test_init_and_tenant_add_in_an_imported_repository_name_the_adopt_command(
 
 def test_tenant_add_follows_the_estates_role_and_queue_names(repo: Path) -> None:
     assert kg(repo, "init", "--adopt", "--repo-url", URL)[0] == 0
+    adopted.warn_first(repo)
     code, _, err = kg(repo, *SPEECH, "--cohort", "research")
     assert code == 0, err
     folder = repo / f"tenants/speech/{adopted.CLUSTER}"
@@ -180,6 +185,8 @@ def test_every_command_adopts_next_hint_names_runs_on_the_repository(repo: Path)
     code, out, _ = kg(repo, "init", "--adopt", "--repo-url", URL)
     assert code == 0
     hint = out[out.index("next:") :].splitlines()[1:]
+    assert "enforcement: Warn" in hint[1]  # generate policies' step says to set it first
+    adopted.warn_first(repo)
     filled = {"TEAM": "speech", "@ORG/TEAM": "@company/speech", "GROUP": "oidc:speech",
               "FLAVOR.RESOURCE=N": "a100.nvidia.com/gpu=2"}  # fmt: skip
     ran = []
