@@ -183,7 +183,7 @@ def test_sandbox_up_in_an_empty_repository_rehearses_an_import(
         release = state.versions[KUEUE_MODULE]
         imported = run_line(
             [*kg, "import", "--cluster", "rehearsal", "--kubeconfig", str(box.kubeconfig),
-             "--context", box.context, "--kueue-version", release]
+             "--context", box.context, "--kueue-version", release, "--tenants-by", "label=team"]
         )  # fmt: skip
         assert imported.exit_code == 0, imported.output
         assert (empty / "clusters/rehearsal/profile.yaml").is_file()
