@@ -88,17 +88,23 @@ def tenant() -> None:
     "--quota",
     "quotas",
     multiple=True,
-    required=True,
     metavar="FLAVOR.RESOURCE=N",
     help="Nominal quota of its ClusterQueue on each cluster, e.g. a100.nvidia.com/gpu=8 "
-    "(at least one; repeatable). The queue covers every resource the flavor's nodes offer (the "
-    "cluster profile's capacity): one not named gets the tenant's share of it (4 of 8 GPUs: "
-    "half the flavor's cpu and memory).",
+    "(at least one, required unless --cluster-queue; repeatable). The queue covers every "
+    "resource the flavor's nodes offer (the cluster profile's capacity): one not named gets "
+    "the tenant's share of it (4 of 8 GPUs: half the flavor's cpu and memory).",
 )
 @click.option(
     "--cohort",
     metavar="NAME",
     help="The cohort its ClusterQueue borrows in and lends to (one the cluster has).",
+)
+@click.option(
+    "--cluster-queue",
+    "shared",
+    metavar="NAME",
+    help="Share this existing ClusterQueue (its quota and cohort) instead of one of its own: "
+    "the tenant gets a LocalQueue into it (without --quota and --cohort).",
 )
 @click.option(
     "--role",
@@ -116,6 +122,7 @@ def tenant_add(
     group: str,
     quotas: tuple[str, ...],
     cohort: str | None,
+    shared: str | None,
     role: str | None,
 ) -> None:
     """Write everything tenant NAME needs on each --cluster, then regenerate CODEOWNERS and the
@@ -127,8 +134,8 @@ def tenant_add(
 
     It follows the repository's tenants: the ClusterRole they are bound to, how their
     LocalQueues and ClusterQueues are named (NAME-cq and batch in a repository init wrote). A
-    flavor, cohort or role a cluster lacks, or a ClusterQueue it has already, is refused
-    before anything is written (exit 2).
+    flavor, cohort, role or --cluster-queue a cluster lacks, or a ClusterQueue of the new name
+    it has already, is refused before anything is written (exit 2).
     """
     repo, root = _root(ctx)
     plan = onboard.tenant(
@@ -140,6 +147,7 @@ def tenant_add(
         [onboard.Quota.parse(q) for q in quotas],
         cohort,
         role,
+        shared,
     )
     written, regenerated = _write(plan, root, sorted(set(clusters)))
     _report(

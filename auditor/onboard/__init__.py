@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import ConfigError
-from auditor.k8s import quantity
+from auditor.k8s import quantity, selectors
 from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_GROUP
 from auditor.kueue import cohorts, quota
 from auditor.model import Resource
@@ -222,24 +222,25 @@ def tenant(
     quotas: list[Quota],
     cohort: str | None = None,
     role: str | None = None,
+    shared: str | None = None,
 ) -> Plan:
-    """Everything tenant `name` needs on `clusters`, each with a ClusterQueue of `quotas`,
-    named and bound as the repository's tenants already are (`Habits`); whatever it names
-    that a cluster lacks (flavor, cohort, role) is refused before anything is written."""
-    if not DNS_LABEL.fullmatch(name):
-        raise ConfigError(f"tenant name {name!r} must be a DNS label (it names its namespace)")
-    if name in repo.tenants:
-        raise ConfigError(f"tenant {name} exists already ({TENANTS}/{name}/{PROFILE_FILE})")
-    if not quotas:
-        raise ConfigError("give the tenant's quota: --quota FLAVOR.RESOURCE=AMOUNT (repeatable)")
+    """Everything tenant `name` needs on `clusters`, each with a ClusterQueue of `quotas` (or
+    a LocalQueue into the existing ClusterQueue `shared`), named and bound as the repository's
+    tenants already are (`Habits`); whatever it names that a cluster lacks (flavor, cohort,
+    role, shared queue) is refused before anything is written."""
+    _judge_flags(repo, name, quotas, cohort, shared)
     loaded = repo.load(clusters)
     habits = Habits.of(repo, loaded.resources)
     role = role or habits.role
-    queue = habits.queue_of(name)
+    queue = shared or habits.queue_of(name)
+    flavors = list(dict.fromkeys(q.flavor for q in quotas))
     for cluster in clusters:
         known = _Known(loaded.for_cluster(cluster), cluster)
-        known.require("ResourceFlavor", [q.flavor for q in quotas], "--quota flavor")
         known.require("ClusterRole", [role], "--role", habits.role_hint(cluster))
+        if shared is not None:
+            flavors += known.joinable(shared, tenant_labels(repo.cluster(cluster), name))
+            continue
+        known.require("ResourceFlavor", [q.flavor for q in quotas], "--quota flavor")
         known.absent("ClusterQueue", queue)
         if cohort is not None:
             known.require("Cohort", [cohort], "--cohort", cohorts=True)
@@ -248,15 +249,16 @@ def tenant(
     for cluster in clusters:
         profile = repo.cluster(cluster)
         create |= _tenant_files(profile, name, group, role, habits.local_queue_of(name), queue)
-        append[f"{CLUSTERS}/{cluster}/clusterqueues.yaml"] = _yaml(
-            f"Tenant {name}'s quota (written by `kueue-gitops tenant add`).",
-            cluster_queue(queue, name, profile, quotas, cohort),
-        )
+        if shared is None:
+            append[f"{CLUSTERS}/{cluster}/clusterqueues.yaml"] = _yaml(
+                f"Tenant {name}'s quota (written by `kueue-gitops tenant add`).",
+                cluster_queue(queue, name, profile, quotas, cohort),
+            )
     spec = {
         "owners": owners,
         "group": group,
         "clusters": {c: {"namespaces": [name], "clusterQueues": [queue]} for c in clusters},
-        "flavors": list(dict.fromkeys(q.flavor for q in quotas)),
+        "flavors": list(dict.fromkeys(flavors)),
     }
     create[f"{TENANTS}/{name}/{PROFILE_FILE}"] = modeline("tenantprofile") + _yaml(
         "Tenant profile: read by kueue-gitops, never synced by Argo CD.",
@@ -273,12 +275,36 @@ def tenant(
     return Plan(create, append)
 
 
+def _judge_flags(
+    repo: Repository, name: str, quotas: list[Quota], cohort: str | None, shared: str | None
+) -> None:
+    if not DNS_LABEL.fullmatch(name):
+        raise ConfigError(f"tenant name {name!r} must be a DNS label (it names its namespace)")
+    if name in repo.tenants:
+        raise ConfigError(f"tenant {name} exists already ({TENANTS}/{name}/{PROFILE_FILE})")
+    if shared is not None and (quotas or cohort):
+        raise ConfigError(
+            f"--cluster-queue {shared} joins a ClusterQueue with its own quota and cohort: "
+            "drop --quota and --cohort, or drop --cluster-queue for a queue of the tenant's own"
+        )
+    if shared is None and not quotas:
+        raise ConfigError(
+            "give the tenant's quota: --quota FLAVOR.RESOURCE=AMOUNT (repeatable), or "
+            "--cluster-queue NAME to share an existing ClusterQueue"
+        )
+
+
+def tenant_labels(profile: ClusterProfile, name: str) -> dict[str, str]:
+    """The labels of tenant `name`'s namespace: the admission label, and its tenant label."""
+    key, value = profile.admission_label
+    return {key: value} | ({profile.tenant_label: name} if profile.tenant_label else {})
+
+
 def _tenant_files(
     profile: ClusterProfile, name: str, group: str, role: str, local_queue: str, queue: str
 ) -> dict[str, str]:
     """tenants/NAME/C/: its Namespace, LocalQueue and RoleBinding on cluster C."""
-    key, value = profile.admission_label
-    labels = {key: value} | ({profile.tenant_label: name} if profile.tenant_label else {})
+    labels = tenant_labels(profile, name)
     guard = {"argocd.argoproj.io/sync-options": PRUNE_GUARD}
     base = f"{TENANTS}/{name}/{profile.name}"
     return {
@@ -403,6 +429,22 @@ class _Known:
                     f"{shown}){hint}; define it in {CLUSTERS}/{self.cluster}/ first, or choose "
                     "a known one; nothing was written"
                 )
+
+    def joinable(self, queue: str, labels: dict[str, str]) -> list[str]:
+        """The flavors of ClusterQueue `queue`, which a namespace labelled `labels` may join:
+        refused when it does not exist or its namespaceSelector leaves the namespace out (a
+        nil one admits none, as Kueue reads it)."""
+        self.require("ClusterQueue", [queue], "--cluster-queue")
+        [found] = [r.body for r in self.objects if r.kind == "ClusterQueue" and r.name == queue]
+        spec = found.get("spec") or {}
+        if not selectors.selects(spec.get("namespaceSelector"), labels, nil=False):
+            raise ConfigError(
+                f"--cluster-queue {queue}: its namespaceSelector on cluster {self.cluster} "
+                f"({spec.get('namespaceSelector')}) does not select the tenant's namespace "
+                f"(labels {labels}); nothing was written"
+            )
+        groups = spec.get("resourceGroups") or []
+        return [str(f.get("name")) for g in groups for f in g.get("flavors") or []]
 
     def absent(self, kind: str, name: str) -> None:
         if name in self.names(kind):

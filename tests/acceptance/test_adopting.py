@@ -215,3 +215,34 @@ def test_tenant_add_in_an_estate_bound_to_a_built_in_role_says_what_to_define(
     assert "the tenants bind edit, which clusters/gpu-east/ does not define" in err
     assert snapshot(repo) == before
     assert kg(repo, *SPEECH, "--role", adopted.ROLE)[0] == 0  # a role it defines, named
+
+
+def test_tenant_add_shares_an_existing_cluster_queue_or_refuses_one_it_cannot_join(
+    repo: Path,
+) -> None:
+    assert kg(repo, "init", "--adopt", "--repo-url", URL)[0] == 0
+    adopted.warn_first(repo)
+    joining = [*SPEECH[:-2], "--cluster-queue"]  # no --quota: the queue's own
+    before = snapshot(repo)
+    code, _, err = kg(repo, *joining, "nlp-gpu")
+    assert code == 2 and "--cluster-queue nlp-gpu: no such ClusterQueue on cluster gpu-east" in err
+    assert "(known: nlp-gpus, vision-gpus)" in err
+    code, _, err = kg(repo, *SPEECH, "--cluster-queue", "nlp-gpus")
+    assert code == 2 and "drop --quota and --cohort" in err
+    path = repo / f"clusters/{adopted.CLUSTER}/clusterqueues.yaml"
+    access = "company.io/gpu-access: 'true'"
+    narrowed = path.read_text().replace(access, f"{access}\n      company.io/team: nlp")
+    path.write_text(narrowed)
+    code, _, err = kg(repo, *joining, "vision-gpus")
+    assert code == 2 and "does not select the tenant's namespace" in err
+    path.write_text(before[path.relative_to(repo).as_posix()])
+    assert snapshot(repo) == before
+    code, _, err = kg(repo, *joining, "vision-gpus")
+    assert code == 0, err
+    [local] = docs(repo / f"tenants/speech/{adopted.CLUSTER}/localqueues.yaml")
+    assert local["spec"]["clusterQueue"] == "vision-gpus"
+    assert path.read_text() == before[path.relative_to(repo).as_posix()]  # no queue added
+    profile = docs(repo / "tenants/speech/profile.yaml")[0]["spec"]
+    assert profile["clusters"][adopted.CLUSTER]["clusterQueues"] == ["vision-gpus"]
+    assert profile["flavors"] == ["a100"]
+    assert findings(repo) == []  # two tenants on one queue, each through its own LocalQueue
