@@ -376,15 +376,7 @@ def init(
     label = _label(admission_label)
     if not onboard.DNS_LABEL.fullmatch(cohort):
         raise ConfigError(f"--cohort {cohort!r} must be a DNS label (it names a Cohort)")
-    if not owners:
-        guess = start.owners_from(repo_url)
-        if sys.stdin.isatty():
-            guess = click.prompt("The platform team that owns the clusters", default=guess)
-            if problem := owner_problem(guess):
-                raise ConfigError(f"owner {problem}")
-        else:
-            ctx.note(f"the clusters' owner is {guess} (--owner names another)")
-        owners = (guess,)
+    owners = owners or (_guessed_owner(ctx, repo_url),)
     starts = [
         start.ClusterStart(
             name, tuple(owners), version, admission=label, capacity=cells, cohort=cohort
@@ -397,6 +389,18 @@ def init(
     names = [s.name for s in starts]
     written, regenerated = _write(plan, root, names)
     _report(written, regenerated, _next_steps(starts[0], version))
+
+
+def _guessed_owner(ctx: Context, repo_url: str) -> str:
+    """The platform team, asked on a terminal (the guess from --repo-url its default)."""
+    guess = start.owners_from(repo_url)
+    if not sys.stdin.isatty():
+        ctx.note(f"the clusters' owner is {guess} (--owner names another)")
+        return guess
+    guess = click.prompt("The platform team that owns the clusters", default=guess)
+    if problem := owner_problem(guess):
+        raise ConfigError(f"owner {problem}")
+    return guess
 
 
 def _refuse_with_adopt(clusters: tuple[str, ...], owners: tuple[str, ...],
