@@ -23,7 +23,6 @@ from auditor.onboard import PROJECTS, Plan, app_project, start
 from auditor.repo.layout import CLUSTERS, TENANTS, Repository
 
 ALERTS = "alerts.yaml"
-ARGO_NAMESPACE = "argocd"
 
 
 @dataclass
@@ -45,7 +44,7 @@ def adopt(repo: Repository, repo_url: str, revision: str, version: str) -> Adopt
             "import CLUSTER`), or start from nothing with `kueue-gitops init --cluster NAME`"
         )
     loaded = repo.load(clusters)
-    wanted = {**_alerts(repo, clusters, loaded.resources)}
+    wanted = _alerts(repo, clusters, loaded.resources)
     argo = start.argocd_files(repo_url, revision, clusters)
     argo[PROJECTS] = platform_project(argo[PROJECTS], loaded.resources)
     wanted |= argo
