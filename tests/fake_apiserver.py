@@ -85,8 +85,7 @@ class FakeApiServer:
             def log_message(self, *args: t.Any) -> None:
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
@@ -132,6 +131,13 @@ class FakeApiServer:
     def list_path(self, version: str, kind: str) -> str:
         plural = next(p for k, p, _ in self.kinds[version] if k == kind)
         return f"/apis/{version}/{plural}" if "/" in version else f"/api/{version}/{plural}"
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: t.Any, client_address: t.Any) -> None:
+        """Quiet: a client hanging up in the middle of an answer is what fault tests do."""
 
 
 def _resources(version: str, kinds: list[tuple[str, str, bool]]) -> Json:
