@@ -61,6 +61,8 @@ def decode(data: bytes, code: int, cluster: str, action: str) -> t.Any:
         raise _overrun(cluster, action, f"values nested more than {MAX_DEPTH} deep")
     try:
         doc = json.loads(data)
+    except RecursionError as exc:  # unbalanced, and deeper than the parser's own stack
+        raise _overrun(cluster, action, f"values nested more than {MAX_DEPTH} deep") from exc
     except ValueError as exc:  # a proxy's error page, a truncated body
         raise ClusterAccessError(
             f"cluster {cluster}: {action} answered with something not JSON ({exc})",

@@ -131,9 +131,10 @@ def test_a_decompression_bomb_is_refused_past_the_limit(
     ("body", "says"),
     [
         (b"[" * 300 + b"]" * 300, "nested more than 200 deep"),
+        (b"[" * 100_000, "nested more than 200 deep"),
         (b"[" + b"{}," * 4_000_000 + b"{}]", "more than 4,000,000 values"),
     ],
-    ids=["deep", "wide"],
+    ids=["deep", "deep-unbalanced", "wide"],
 )
 def test_an_answer_too_deep_or_too_wide_is_refused_before_it_is_built(
     server: FakeApiServer, tmp_path: Path, body: bytes, says: str
