@@ -77,8 +77,9 @@ def drift(
 ) -> None:
     """Report every difference between the repo and the live clusters that matters.
 
-    Exit 0 clean, 1 drift, 3 incomplete (a cluster down or without a kubeconfig context, a
-    LIST forbidden, the --timeout passed); the other clusters are still reported.
+    Exit 0 clean, 1 drift, 3 incomplete (a cluster down, without a kubeconfig context or
+    whose credential plugin fails, a LIST forbidden or answered with something else, the
+    --timeout passed); the other clusters are still reported.
 
     The repository's unchanged files are read from the cache validate keeps (under
     $KUEUE_GITOPS_CACHE, $XDG_CACHE_HOME/kueue-gitops or ~/.cache/kueue-gitops).

@@ -13,7 +13,8 @@ tracks names its Application and whether Argo CD will heal it (auditor.drift.arg
 
 A kind that could not be read makes the cluster `incomplete` and nothing of it is compared:
 never reported as clean when not read. One cluster that cannot be reached, has no kubeconfig
-context, or trips a bug in the comparison leaves the others reported.
+context, whose credential plugin fails or hangs, or that trips a bug in the comparison leaves
+the others reported (a failed plugin is exit 2 only when its cluster is the run's one).
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ from auditor.drift.reading import (
     read_instead,
     watched_kinds,
 )
-from auditor.errors import ClusterAccessError, internal_error
+from auditor.errors import ClusterAccessError, ConfigError, internal_error
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
-from auditor.live.credentials import ContextMissing
+from auditor.live.credentials import ContextMissing, PluginFailed
 from auditor.live.kube import KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
 from auditor.repo import cached, manifests, suppressions
@@ -103,6 +104,9 @@ def audit(
         outcomes = {k: v for group in running.results() for k, v in group.items()}
     else:
         loaded, outcomes = _here(repo, profiles, connect, schemas_root, load)
+    if len(profiles) == 1 and outcomes[profiles[0].name].plugin_failed:
+        # the run's one cluster: its kubeconfig cannot be used at all (docs/usage.md)
+        raise PluginFailed(outcomes[profiles[0].name].result.errors[0])
     report.findings.extend(loaded.findings)  # a broken manifest: its objects are unknown
     for profile in profiles:
         report.clusters.append(outcomes[profile.name].result)
@@ -141,6 +145,7 @@ class Outcome:
     objects: dict[ResourceKey, Json] | None = None  # None: not reached
     applications: list[Json] = field(default_factory=list)  # Argo CD's, when it runs there
     versions: fleet.Versions | None = None  # what its Kueue CRDs serve and store, when read
+    plugin_failed: bool = False  # not reached: its exec credential plugin failed
 
 
 def _here(
@@ -195,7 +200,7 @@ def _read_all(
     Loaded,
     dict[str, _RepoSide],
     dict[str, workers.Outcome | None],
-    list[Live | ClusterAccessError | ContextMissing],
+    list[Live | ClusterAccessError | ConfigError],
 ]:
     """Each cluster read in a thread of its own while this one loads the repository, checks
     its objects' shapes and judges each cluster's RBAC powers as soon as its RBAC kinds are in
@@ -254,7 +259,7 @@ def _comparisons(
 def _outcome(
     profile: ClusterProfile,
     side: _RepoSide,
-    got: Live | ClusterAccessError | ContextMissing,
+    got: Live | ClusterAccessError | ConfigError,
     parts: list[workers.Outcome],
     rbac: workers.Outcome | None,
 ) -> Outcome:
@@ -263,6 +268,7 @@ def _outcome(
     outcome = Outcome(result)
     if not isinstance(got, Live):
         result.status, result.errors = "incomplete", [str(got)]
+        outcome.plugin_failed = isinstance(got, PluginFailed)
         return outcome
     outcome.objects, outcome.applications = got.objects, got.applications
     if got.cluster is not None:
@@ -365,11 +371,11 @@ def _read_cluster(
     return live
 
 
-def _read_outcome(job: Future[Live]) -> Live | ClusterAccessError | ContextMissing:
+def _read_outcome(job: Future[Live]) -> Live | ClusterAccessError | ConfigError:
     """What was read of a cluster, or why it could not be reached at all."""
     try:
         return job.result()
-    except (ClusterAccessError, ContextMissing) as exc:
+    except (ClusterAccessError, ContextMissing, PluginFailed) as exc:
         return exc
 
 

@@ -53,6 +53,16 @@ class KindNotServed(ClusterAccessError):
     """The cluster's discovery does not list this apiVersion and kind."""
 
 
+class Overrun(ClusterAccessError):
+    """An answer past what one request may hold (auditor/live/answers.py): too many bytes once
+    decompressed, too many values, nested too deep. Not read: nothing is known of it."""
+
+
+class Malformed(ClusterAccessError):
+    """An answer that is not what was asked (auditor/live/answers.py): a LIST of another kind
+    or apiVersion, without `items`, a `Status` in its place. Nothing is known of the kind."""
+
+
 class ApiError(ClusterAccessError):
     """The API server (or a proxy before it) answered with an error status."""
 

@@ -3,7 +3,9 @@
 Everything wrong with the credentials is a ConfigError here (exit 2), before any request: a
 missing context, undecodable data, a certificate authority or client key that is not PEM, a
 failed exec credential plugin (whose output is never shown: it can hold a token). An exec
-plugin runs bounded by the cluster's deadline.
+plugin runs bounded by the cluster's deadline (PLUGIN_DEADLINE without one): an expired login
+waiting for a browser must not hold the run. A missing context and a failed plugin are the
+cluster's own (ContextMissing, PluginFailed): over several clusters, that one is incomplete.
 """
 
 from __future__ import annotations
@@ -28,9 +30,16 @@ from auditor.errors import ConfigError
 from auditor.live import kubeconfigs
 from auditor.live.apierrors import DeadlineExceeded
 
+PLUGIN_DEADLINE = 60.0  # seconds an exec credential plugin may take when the cluster has none
+
 
 class ContextMissing(ConfigError):
     """The kubeconfig has no context of that name (one cluster's problem, not the run's)."""
+
+
+class PluginFailed(ConfigError):
+    """The context's exec credential plugin failed, did not answer in time, or is not there:
+    one cluster's problem in a run over several (auditor/drift/engine.py), exit 2 alone."""
 
 
 def from_kubeconfig(
@@ -65,7 +74,7 @@ def from_kubeconfig(
     cfg = t.cast(client.Configuration, type.__call__(client.Configuration))
     _guard_exec_plugins()
     _EXEC_FAILURES.message = None
-    _EXEC_FAILURES.seconds = left
+    _EXEC_FAILURES.seconds = PLUGIN_DEADLINE if left is None else left
     _EXEC_FAILURES.deadline = deadline
     try:
         config.kube_config.KubeConfigLoader(  # type: ignore[no-untyped-call]
@@ -76,8 +85,8 @@ def from_kubeconfig(
         _check_tls_files(cfg)
     except (ConfigException, OSError, TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"cluster {name}: cannot use {where}: {exc}") from exc
-    if _EXEC_FAILURES.message:
-        raise ConfigError(
+    if _EXEC_FAILURES.message is not None:
+        raise PluginFailed(
             f"cluster {name}: the exec credential plugin of {where} failed"
             f"{_EXEC_FAILURES.message}; its output is not shown (it can hold credentials): "
             "run the plugin by hand to see why"
@@ -126,7 +135,7 @@ def _check_tls_files(cfg: client.Configuration) -> None:
 
 class _ExecFailures(threading.local):
     message: str | None = None
-    seconds: float | None = None  # how long the connecting thread's exec plugin may run
+    seconds: float = PLUGIN_DEADLINE  # how long the connecting thread's exec plugin may run
     deadline: float | None = None  # the cluster's whole deadline, as --timeout said it
 
 
@@ -138,9 +147,13 @@ def _hide_exec_plugin_output(record: logging.LogRecord) -> bool:
     a token: drop the record, and leave the connecting thread a note without it."""
     if record.funcName != "_load_from_exec_plugin" or record.module != "kube_config":
         return True
-    found = re.search(r"process returned (\d+)", str(record.msg))
+    said = str(record.msg)
+    found = re.search(r"process returned (\d+)", said)
     if _EXEC_FAILURES.message is None:  # a plugin stopped at the deadline has said why
-        _EXEC_FAILURES.message = f" (exit {found[1]})" if found else ""
+        missing = "No such file or directory" in said or "Permission denied" in said
+        _EXEC_FAILURES.message = (
+            f" (exit {found[1]})" if found else " (its command cannot be run)" if missing else ""
+        )
     return False
 
 
@@ -158,7 +171,7 @@ class _BoundedPlugin(subprocess.Popen):  # type: ignore[type-arg]
     def communicate(self, input: t.Any = None, timeout: float | None = None) -> t.Any:
         limit = _EXEC_FAILURES.seconds
         try:
-            return super().communicate(input, timeout if limit is None else limit)
+            return super().communicate(input, limit)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 if self.alone:
@@ -170,7 +183,7 @@ class _BoundedPlugin(subprocess.Popen):  # type: ignore[type-arg]
             # the deadline the user set, not what was left of it when the plugin started
             said = _EXEC_FAILURES.deadline
             _EXEC_FAILURES.message = (
-                f" (no answer within {timeout:.3g}s, so it was stopped)"
+                f" (no answer within {limit:.3g}s, so it was stopped)"
                 if said is None
                 else f" (no answer within the cluster's {said:g}s deadline (--timeout), "
                 "so it was stopped)"

@@ -11,7 +11,8 @@ the deadline, and the time is counted (`throttled`). urllib3's own retries are o
 multiply every wait by four, unseen.
 
 Credentials are made into a client in auditor/live/credentials.py, one exchange is sent in
-auditor/live/transport.py, what a failure means is typed in auditor/live/apierrors.py, and
+auditor/live/transport.py, what makes its answer an answer (bounded, the kind asked) is decided
+in auditor/live/answers.py, what a failure means is typed in auditor/live/apierrors.py, and
 discovery (which kinds are served, at which paths) is auditor/live/discovery.py.
 """
 
@@ -29,7 +30,7 @@ import urllib3
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import Json, group_of
-from auditor.live import bounded, credentials, transport
+from auditor.live import answers, bounded, credentials, transport
 from auditor.live.apierrors import ApiError, DeadlineExceeded, Throttled, Unreachable
 from auditor.live.discovery import ApiResource, Discovery
 
@@ -229,7 +230,7 @@ class KubeCluster:
         left = self.ends_at - self.clock()
         with bounded.deadline(time.monotonic() + left if left < math.inf else None) as watch:
             try:
-                data = transport.exchange(
+                data, code = transport.exchange(
                     self.api,
                     self.name,
                     what,
@@ -247,16 +248,7 @@ class KubeCluster:
                 raise
             if watch is not None and watch.cut:  # an answer ended by the deadline, not whole
                 raise self._late(what)
-        if not decode:
-            return data
-        try:
-            return json.loads(data) if data else None
-        except ValueError as exc:  # a proxy's error page, a truncated body
-            raise ClusterAccessError(
-                f"cluster {self.name}: {what} answered with something not JSON ({exc})",
-                cluster=self.name,
-                action=what,
-            ) from exc
+        return answers.decode(data, code, self.name, what) if decode else data
 
     # -- discovery ----------------------------------------------------------------------------
 
@@ -284,22 +276,17 @@ class KubeCluster:
             query: list[tuple[str, t.Any]] = [("limit", page_size)]
             if token:
                 query.append(("continue", token))
-            page = self.request("GET", path, query=query, what=f"LIST {kind}")
-            for item in page.get("items", []):
-                item.setdefault("apiVersion", api_version)
-                item.setdefault("kind", kind)
-                items.append(item)
-            token = (page.get("metadata") or {}).get("continue")
+            what = f"LIST {kind}"
+            page = self.request("GET", path, query=query, what=what)
+            items += answers.listed(page, api_version, kind, self.name, what)
+            token = answers.token(page, self.name, what)
             if not token:
                 return items
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Json:
-        return t.cast(
-            Json,
-            self.request(
-                "GET", self.path(api_version, kind, namespace, name), what=f"GET {kind} {name}"
-            ),
-        )
+        what = f"GET {kind} {name}"
+        found = self.request("GET", self.path(api_version, kind, namespace, name), what=what)
+        return answers.one(found, api_version, kind, self.name, what)
 
     def apply(
         self,
@@ -388,8 +375,9 @@ class KubeCluster:
 
     def list_in(self, api_version: str, kind: str, namespace: str) -> Items:
         """The objects of a kind in one namespace (one LIST; for small, scratch namespaces)."""
-        page = self.request("GET", self.path(api_version, kind, namespace), what=f"LIST {kind}")
-        return list(page.get("items", []))
+        what = f"LIST {kind}"
+        page = self.request("GET", self.path(api_version, kind, namespace), what=what)
+        return answers.listed(page, api_version, kind, self.name, what)
 
     def watch(
         self, api_version: str, kind: str, *, namespace: str | None = None, seconds: int

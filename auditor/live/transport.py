@@ -1,5 +1,6 @@
 """One HTTP exchange with an API server through the official client's ApiClient: the bytes
-of a whole answer, or the typed error (auditor/live/apierrors.py) of one that failed.
+of a whole answer, bounded in size once decompressed (auditor/live/answers.py), or the typed
+error (auditor/live/apierrors.py) of one that failed.
 
 We call the REST API directly (paths from our own discovery) rather than through the dynamic
 client: LIST responses stay plain JSON, with no per-object wrapping, which keeps a drift audit
@@ -14,7 +15,7 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from auditor.live import apierrors
+from auditor.live import answers, apierrors
 
 
 def exchange(
@@ -29,9 +30,9 @@ def exchange(
     headers: dict[str, str],
     timeout: tuple[float, float],
     acting_as: tuple[str, tuple[str, ...]] | None = None,
-) -> bytes:
-    """Send one request and return its whole answer's bytes; a failure is Unreachable (no
-    answer) or the ApiError the answer means."""
+) -> tuple[bytes, int]:
+    """Send one request and return its whole answer's bytes and HTTP status; a failure is
+    Unreachable (no answer), Overrun (too long an answer) or the ApiError the answer means."""
     server = str(api.configuration.host)
     try:
         method, url, headers, body, _ = api.param_serialize(
@@ -44,7 +45,8 @@ def exchange(
         )
         sent = _impersonation(headers, *acting_as) if acting_as else headers
         resp = api.call_api(method, url, header_params=sent, body=body, _request_timeout=timeout)
-        data = t.cast(bytes, resp.read())  # type: ignore[no-untyped-call]
+        # streamed (the client asks for the body unread): a decompressed body is bounded
+        data = answers.read(resp.response, cluster, action)
     except ApiException as exc:  # status 0: the client's way of saying TLS or transport failed
         raise apierrors.Unreachable(
             f"cluster {cluster} at {server} is unreachable: {exc.reason}",
@@ -61,7 +63,7 @@ def exchange(
         ) from exc
     if not 200 <= resp.status < 300:
         raise apierrors.refusal(cluster, action, int(resp.status), data, resp.headers, resp.reason)
-    return data
+    return data, int(resp.status)
 
 
 def _impersonation(
