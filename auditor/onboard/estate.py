@@ -34,8 +34,9 @@ from auditor.k8s.objects import RBAC_KINDS, Json, group_of
 from auditor.kueue import capacity as kueue_capacity
 from auditor.kueue import config as kueue_config
 from auditor.kueue import quota
-from auditor.kueue.workloads import WORKLOAD_PRIORITY_SOURCE
+from auditor.kueue.workloads import priority_class
 from auditor.onboard import DNS_LABEL, PRUNE_GUARD, modeline
+from auditor.onboard.keyorder import ordered
 from auditor.repo.layout import CLUSTERS, TENANTS
 from auditor.repo.profiles import PROFILE_FILE
 
@@ -147,7 +148,7 @@ class Estate:
     objects: list[Json]  # Kueue kinds, PriorityClasses, Namespaces, RBAC, Kueue's ConfigMap
     schemas: dict[tuple[str, str], Schema] = field(default_factory=dict)  # (group, kind) -> CRD's
     nodes: list[Json] = field(default_factory=list)
-    workloads: list[Json] = field(default_factory=list)
+    workloads: list[Json] = field(default_factory=list)  # Workloads and Jobs: what tenants run
     controller: str | None = None  # Kueue's identity, e.g. ServiceAccount kueue-system/kueue-...
 
     def of(self, kind: str) -> list[Json]:
@@ -417,12 +418,9 @@ def tenant_profile(
                     groups[str(subject.get("name"))] += 1
     used: dict[str, set[str]] = {"workload": set(), "pod": set()}
     for wl in estate.workloads:
-        asks = wl.get("spec") or {}
-        if _namespace(wl) in namespaces and asks.get("priorityClassName"):
-            source = asks.get("priorityClassSource")
-            used["workload" if source == WORKLOAD_PRIORITY_SOURCE else "pod"].add(
-                str(asks["priorityClassName"])
-            )
+        found = priority_class(wl) if _namespace(wl) in namespaces else None
+        if found:
+            used[found[0]].add(found[1])
     flavors = sorted(
         {
             str(f.get("name"))
@@ -522,6 +520,7 @@ _Dumper.add_representer(list, _list)
 
 def _dump(comment: str, docs: list[Json]) -> str:
     body = "---\n".join(
-        yaml.dump(d, Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=True) for d in docs
+        yaml.dump(ordered(d), Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=True)
+        for d in docs
     )
     return f"# {comment}\n{body}"

@@ -91,12 +91,14 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
             "written"
         )
     version = supported(version)
+    # What tenants run, read for the priority classes they use (never written).
+    runs = [(api, "Workload"), ("batch/v1", "Job")]
     kinds = [
         ("v1", "Namespace"),
         (SCHEDULING_API, "PriorityClass"),
         *((RBAC_API, kind) for kind in RBAC_KINDS),
         *((api, kind) for kind in KUEUE_KINDS),
-        (api, "Workload"),
+        *runs,
         NODES,
         CRD,
     ]
@@ -107,8 +109,9 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
             f"cluster {cluster.name}: {'; '.join(live.errors)}; nothing was written",
             cluster=cluster.name,
         )
-    objects = [o for o in live.objects.values() if o.get("kind") != "Workload"]
-    workloads = [o for o in live.objects.values() if o.get("kind") == "Workload"]
+    ran = {kind for _, kind in runs}
+    objects = [o for o in live.objects.values() if o.get("kind") not in ran]
+    workloads = [o for o in live.objects.values() if o.get("kind") in ran]
     config = _get(cluster, "v1", "ConfigMap", kueue_config.CONFIG_MAP, NAMESPACE)
     if config is not None:
         config.setdefault("apiVersion", "v1")

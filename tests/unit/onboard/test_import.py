@@ -589,3 +589,93 @@ def test_a_kind_the_preferred_version_does_not_serve_is_read_where_it_is_served(
     assert found.kueue_api == "kueue.x-k8s.io/v1beta1"
     assert [o for o in found.objects if o["kind"] == "Cohort"] == [cohort]
     assert found.schemas[("kueue.x-k8s.io", "Cohort")] == schema
+
+
+# -- what tenants really use --
+
+
+def test_priority_classes_of_v1beta2_workloads_and_jobs_are_the_tenants() -> None:
+    found = estate()
+    found.workloads = [
+        # as Kueue v0.16+ serves it: v1beta2 priorityClassRef
+        live(
+            "Workload",
+            "job-2",
+            "team-a",
+            spec={
+                "priorityClassRef": {
+                    "group": "kueue.x-k8s.io",
+                    "kind": "WorkloadPriorityClass",
+                    "name": "high",
+                },
+                "priority": 1000,
+            },
+        ),
+        live(
+            "Workload",
+            "job-3",
+            "team-b",
+            spec={
+                "priorityClassRef": {
+                    "group": "scheduling.k8s.io",
+                    "kind": "PriorityClass",
+                    "name": "batch-high",
+                },
+                "priority": 1000,
+            },
+        ),
+        # a Job whose Workload is not there (yet): its label
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": "j",
+                "namespace": "team-a",
+                "labels": {"kueue.x-k8s.io/priority-class": "low"},
+            },
+        },
+    ]
+    made = onboard_estate.files(found, OPTIONS, {})
+    [team_a] = docs(made.files["tenants/team-a/profile.yaml"])
+    [team_b] = docs(made.files["tenants/team-b/profile.yaml"])
+    assert team_a["spec"]["priorityClasses"] == {"workload": ["high", "low"]}
+    assert team_b["spec"]["priorityClasses"] == {"pod": ["batch-high"]}
+
+
+# -- keys in the order a person writes them --
+
+
+def test_keys_are_written_in_the_order_a_person_writes_them() -> None:
+    queue = cq("q", {"example.com/kueue": "enabled"})
+    queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"] = [
+        # as the API server returns a custom resource: keys by name
+        {"borrowingLimit": "4", "lendingLimit": "2", "name": "cpu", "nominalQuota": "9"},
+        {"name": "memory", "nominalQuota": "36Gi"},
+    ]
+    queue["spec"]["resourceGroups"][0] = dict(sorted(queue["spec"]["resourceGroups"][0].items()))
+    role = live(
+        "ClusterRole",
+        "queue-admin",
+        rules=[{"verbs": ["*"], "resources": ["localqueues"], "apiGroups": ["kueue.x-k8s.io"]}],
+    )
+    found = estate(queue)
+    found.objects = [o for o in found.objects if o is not QUEUE_ADMIN] + [role]
+    made = onboard_estate.files(found, OPTIONS, {})
+    text = made.files["clusters/gpu-a/clusterqueues.yaml"]
+    assert (
+        "            - name: cpu\n"
+        "              nominalQuota: '9'\n"
+        "              borrowingLimit: '4'\n"
+        "              lendingLimit: '2'\n"
+    ) in text
+    assert text.index("coveredResources") < text.index("flavors:")
+    rbac = made.files["clusters/gpu-a/rbac.yaml"]
+    assert (
+        "  - apiGroups: [kueue.x-k8s.io]\n    resources: [localqueues]\n    verbs: ['*']\n"
+    ) in rbac
+    binding_text = made.files["tenants/team-a/gpu-a/rbac.yaml"]
+    assert binding_text.index("name: team-a-submit") < binding_text.index("namespace: team-a")
+    for path, written in made.files.items():
+        for doc in docs(written):
+            assert list(doc)[:3] == ["apiVersion", "kind", "metadata"], path
+            assert next(iter(doc["metadata"])) == "name", path
