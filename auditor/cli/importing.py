@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+import typing as t
 from pathlib import Path
 
 import click
@@ -13,8 +14,11 @@ from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_
 from auditor.errors import ConfigError
 from auditor.onboard import DNS_LABEL
 from auditor.onboard import estate as onboard_estate
-from auditor.repo.layout import find_root
+from auditor.repo.layout import UNOWNED, find_root
 from auditor.repo.profiles import export_schemas
+
+if t.TYPE_CHECKING:
+    from auditor.onboard.importing import Written
 
 # What CODEOWNERS accepts, as the profiles' schemas say (auditor/repo/profile_schemas/).
 OWNER = re.compile(r"@[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?|[^@\s]+@[^@\s]+")
@@ -75,6 +79,14 @@ def _label(text: str | None) -> tuple[str, str] | None:
     f"{kueue.CONTROLLER} names it in its image tag.",
 )
 @click.option(
+    "--exclude",
+    "exclude",
+    multiple=True,
+    metavar="NAMESPACE",
+    help="Leave a namespace out (repeatable): nothing in it is written. A namespace "
+    "--tenants-by cannot place is otherwise written unowned, in clusters/NAME/unowned/.",
+)
+@click.option(
     "--force", is_flag=True, help="Overwrite files edited since the last import (shown first)."
 )
 @cluster_access
@@ -87,6 +99,7 @@ def import_command(
     owners: tuple[str, ...],
     admission_label: str | None,
     kueue_version: str | None,
+    exclude: tuple[str, ...],
     force: bool,
     kubeconfig: str | None,
     context: str | None,
@@ -128,7 +141,9 @@ def import_command(
     estate = importing.read_estate(live, kueue_version)
     fetched = importing.fetched_schemas(live)
     fetched.cluster = cluster
-    options = onboard_estate.Options(rule, tuple(owners), context or cluster, admission)
+    options = onboard_estate.Options(
+        rule, tuple(owners), context or cluster, admission, frozenset(exclude)
+    )
     made = onboard_estate.files(estate, options, importing.tenant_profiles(root))
     try:
         written = importing.write_whole(root, cluster, made.files, fetched, force=force)
@@ -137,9 +152,7 @@ def import_command(
             sys.stderr.write(conflict.diff)
         raise
     exported = [path for path, changed in export_schemas(root) if changed]
-    for path in written.changed:
-        click.echo(f"wrote {path}")
-    for path in exported:
+    for path in [*written.changed, *exported]:
         click.echo(f"wrote {path}")
     click.echo(f"wrote schemas/{cluster}/ ({len(fetched.schemas)} schemas of the cluster)")
     if not estate.nodes:
@@ -147,12 +160,52 @@ def import_command(
             f"cluster {cluster} has no Node: each flavor's capacity in clusters/{cluster}/"
             "profile.yaml is what its queues promise; write what its nodes hold"
         )
+    _summary(cluster, estate, made, written, options)
+
+
+def _summary(
+    cluster: str,
+    estate: onboard_estate.Estate,
+    made: onboard_estate.Imported,
+    written: Written,
+    options: onboard_estate.Options,
+) -> None:
+    """What was imported, what was left for a person to decide, and what was not found."""
     tenants = "; ".join(f"{t} ({', '.join(ns)})" for t, ns in sorted(made.tenants.items()))
     click.echo(
         f"cluster {cluster}: Kueue {estate.kueue_version}, {len(written.changed)} file(s) "
         f"written, {written.unchanged} unchanged; tenants: {tenants or 'none'}"
     )
+    for ns, why in sorted(made.unowned.items()):
+        click.echo(
+            f"unowned: namespace {ns} (--tenants-by {options.rule} cannot place it: {why}) is "
+            f"written to clusters/{cluster}/{UNOWNED}/{ns}.yaml; validate names it until a "
+            f"tenant has it (or import again with --exclude {ns} to leave it out)"
+        )
+    if made.excluded:
+        click.echo(f"left out (--exclude): namespace(s) {', '.join(made.excluded)}")
+    missing = sorted(set(options.exclude) - set(made.excluded))
+    if missing:
+        click.echo(f"--exclude: cluster {cluster} has no namespace {', '.join(missing)}")
+    _identities(cluster, made.identities)
+    for line in estate.unread:
+        click.echo(f"not found: {line}")
     click.echo(
         f"next: kueue-gitops validate; kueue-gitops drift --cluster {cluster}; review the "
-        "profiles' owners and groups, then commit (with .kueue-gitops/imported.json)"
+        "profiles' owners and groups and the proposed platformIdentities, then commit (with "
+        ".kueue-gitops/imported.json)"
     )
+
+
+def _identities(cluster: str, identities: dict[str, str]) -> None:
+    proposed = "; ".join(f"{who} ({why})" for who, why in identities.items())
+    click.echo(
+        f"review: platformIdentities proposed in clusters/{cluster}/profile.yaml from what is "
+        f"live: {proposed or 'none'}. They alone may relabel namespaces once the admission "
+        "policies are generated: keep Argo CD's identity and your administrators"
+    )
+    if not any(onboard_estate.ARGOCD_CONTROLLER in who for who in identities):
+        click.echo(
+            "review: no Argo CD application controller is bound on the cluster: add the "
+            "identity Argo CD syncs with to platformIdentities, or its syncs are refused"
+        )

@@ -71,7 +71,8 @@ def supported(version: str) -> str:
 
 
 def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estate:
-    """Everything import needs of `cluster`, or an error naming what could not be read."""
+    """Everything import needs of `cluster`, or an error naming what could not be read; what
+    it could not find (and so does not know) is said in the Estate's `unread`."""
     served = cluster.served_versions(KUEUE_GROUP)
     if not served:
         raise ConfigError(
@@ -79,18 +80,7 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
             "check the context; nothing was written"
         )
     api = versions.api_version(served, served)
-    version, controller = None, None
-    deployment = _get(cluster, "apps/v1", "Deployment", CONTROLLER, NAMESPACE)
-    if deployment is not None:
-        version, controller = controller_release(deployment)
-    version = kueue_version or version
-    if version is None:
-        raise ConfigError(
-            f"cluster {cluster.name}: no Deployment {NAMESPACE}/{CONTROLLER} names the Kueue "
-            "release it runs (an install of another shape?): pass --kueue-version; nothing was "
-            "written"
-        )
-    version = supported(version)
+    version, controller, unread = _controller(cluster, kueue_version)
     # What tenants run, read for the priority classes they use (never written).
     runs = [(api, "Workload"), ("batch/v1", "Job")]
     kinds = [
@@ -114,9 +104,14 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
     workloads = [o for o in live.objects.values() if o.get("kind") in ran]
     config = _get(cluster, "v1", "ConfigMap", kueue_config.CONFIG_MAP, NAMESPACE)
     if config is not None:
-        config.setdefault("apiVersion", "v1")
-        config.setdefault("kind", "ConfigMap")
-        objects.append(config)
+        objects.append({"apiVersion": "v1", "kind": "ConfigMap", **config})
+    else:
+        unread.append(
+            f"no ConfigMap {NAMESPACE}/{kueue_config.CONFIG_MAP}: Kueue's Configuration was "
+            "not imported, so validate and drift judge the cluster by Kueue's defaults (which "
+            "jobs it manages, fair sharing off); if Kueue runs with another configuration, "
+            f"write it in clusters/{cluster.name}/kueue/manager-config.yaml"
+        )
     return Estate(
         cluster.name,
         version,
@@ -126,7 +121,35 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
         nodes=live.nodes,
         workloads=workloads,
         controller=controller,
+        unread=unread,
     )
+
+
+def _controller(
+    cluster: KubeCluster, kueue_version: str | None
+) -> tuple[str, str | None, list[str]]:
+    """The Kueue release the cluster runs (`kueue_version` over the controller's image tag),
+    the controller's identity, and what is unknown for want of its Deployment."""
+    version, controller = None, None
+    deployment = _get(cluster, "apps/v1", "Deployment", CONTROLLER, NAMESPACE)
+    if deployment is not None:
+        version, controller = controller_release(deployment)
+    version = kueue_version or version
+    if version is None:
+        raise ConfigError(
+            f"cluster {cluster.name}: no Deployment {NAMESPACE}/{CONTROLLER} names the Kueue "
+            "release it runs (an install of another shape?): pass --kueue-version; nothing was "
+            "written"
+        )
+    unread = []
+    if deployment is None:
+        unread.append(
+            f"no Deployment {NAMESPACE}/{CONTROLLER}: the Kueue release is --kueue-version's "
+            f"({version}) and Kueue's own ServiceAccount is unknown, so neither drift's "
+            "trustedSubjects nor the proposed platformIdentities name it: add it to both in "
+            f"clusters/{cluster.name}/profile.yaml, or drift reports its powers as anyone's"
+        )
+    return supported(version), controller, unread
 
 
 def _get(cluster: KubeCluster, api: str, kind: str, name: str, namespace: str) -> Json | None:

@@ -4,6 +4,7 @@ profiles as the live objects show them, and files written whole or not at all.""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import typing as t
 from pathlib import Path
@@ -14,10 +15,12 @@ import yaml
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
 from auditor.kueue.workloads import WORKLOAD_PRIORITY_SOURCE
-from auditor.live.apierrors import DeadlineExceeded, KindNotServed
+from auditor.live.apierrors import DeadlineExceeded, KindNotServed, NotFound
 from auditor.live.kube import KubeCluster
 from auditor.onboard import estate as onboard_estate
 from auditor.onboard import importing
+from auditor.repo import manifests
+from auditor.repo.profiles import cluster_profile
 
 API = "kueue.x-k8s.io/v1beta2"
 SERVER_META = {
@@ -274,12 +277,38 @@ def test_a_rule_that_cannot_be_read_is_a_usage_error(text: str) -> None:
         onboard_estate.TenantRule.parse(text)
 
 
-def test_a_namespace_the_rule_cannot_place_is_refused_naming_it() -> None:
-    stray = namespace("research", **{"example.com/kueue": "enabled"})
-    with pytest.raises(ConfigError) as err:
-        onboard_estate.files(estate(stray, lq("main", "research", "team-a-cq")), OPTIONS, {})
-    assert "namespace research: it has no label example.com/team" in str(err.value)
-    assert "nothing was written" in str(err.value)
+def test_a_namespace_the_rule_cannot_place_is_written_unowned() -> None:
+    # a scratch namespace without the team label, with a LocalQueue and a RoleBinding
+    stray = namespace("scratch", **{"example.com/kueue": "enabled"})
+    found = estate(
+        stray,
+        lq("main", "scratch", "team-a-cq"),
+        binding("scratch-submit", "scratch", "batch-submitter", "org:research"),
+    )
+    made = onboard_estate.files(found, OPTIONS, {})
+    assert made.unowned == {"scratch": "it has no label example.com/team"}
+    assert made.tenants == {"team-a": ["team-a"], "team-b": ["team-b"]}  # the rest imported
+    written = docs(made.files["clusters/gpu-a/unowned/scratch.yaml"])
+    assert [(d["kind"], d["metadata"]["name"]) for d in written] == [
+        ("Namespace", "scratch"),
+        ("LocalQueue", "main"),
+        ("RoleBinding", "scratch-submit"),
+    ]
+    assert not any("scratch" in path for path in made.files if path.startswith("tenants/"))
+    assert "scratch-submit" not in made.files["clusters/gpu-a/rbac.yaml"]
+
+
+def test_an_excluded_namespace_is_left_out_with_what_is_in_it() -> None:
+    stray = namespace("scratch", **{"example.com/kueue": "enabled"})
+    found = estate(
+        stray,
+        lq("main", "scratch", "team-a-cq"),
+        binding("scratch-submit", "scratch", "batch-submitter", "org:research"),
+    )
+    options = dataclasses.replace(OPTIONS, exclude=frozenset({"scratch", "not-there"}))
+    made = onboard_estate.files(found, options, {})
+    assert made.unowned == {} and made.excluded == ["scratch"]
+    assert not any("scratch" in text for text in made.files.values())
 
 
 def test_rbac_whose_role_does_not_exist_is_refused() -> None:
@@ -507,14 +536,18 @@ class FakeCluster:
         version: str = "v0.19.2",
         fail: Exception | None = None,
         holds: dict[tuple[str, str], list[dict[str, t.Any]]] | None = None,
+        absent: t.Collection[str] = (),
     ):
         self.served, self.version, self.fail = served, version, fail
         self.holds = holds or {}  # (apiVersion, kind) -> objects; a kind held in none is empty
+        self.absent = absent  # kinds GET finds none of (Deployment, ConfigMap)
 
     def served_versions(self, group: str) -> list[str]:
         return self.served
 
     def get(self, api: str, kind: str, name: str, namespace: str | None = None) -> dict[str, t.Any]:
+        if kind in self.absent:
+            raise NotFound(f"{kind} {namespace}/{name} not found")
         if kind == "Deployment":
             pod = {"containers": [{"image": f"registry.k8s.io/kueue/kueue:{self.version}"}]}
             return {"metadata": {"namespace": namespace}, "spec": {"template": {"spec": pod}}}
@@ -561,6 +594,22 @@ def test_a_cluster_read_whole() -> None:
     found = read(FakeCluster(["v1beta1", "v1beta2"]))
     assert (found.kueue_version, found.kueue_api) == ("v0.19.2", "kueue.x-k8s.io/v1beta2")
     assert [o["kind"] for o in found.objects] == ["ConfigMap"]  # Kueue's, by GET
+
+
+def test_what_could_not_be_found_is_said_with_what_it_means() -> None:
+    fake = FakeCluster(["v1beta1", "v1beta2"], absent={"Deployment", "ConfigMap"})
+    found = importing.read_estate(t.cast(KubeCluster, fake), "v0.19.2")
+    assert found.kueue_version == "v0.19.2" and found.controller is None
+    deployment, config = found.unread
+    assert deployment.startswith(
+        "no Deployment kueue-system/kueue-controller-manager: the Kueue release is "
+        "--kueue-version's (v0.19.2) and Kueue's own ServiceAccount is unknown"
+    )
+    assert config.startswith(
+        "no ConfigMap kueue-system/kueue-manager-config: Kueue's Configuration was not imported"
+    )
+    assert "clusters/gpu-a/kueue/manager-config.yaml" in config
+    assert read(FakeCluster(["v1beta1", "v1beta2"])).unread == []
 
 
 def test_a_kind_the_preferred_version_does_not_serve_is_read_where_it_is_served() -> None:
@@ -679,3 +728,59 @@ def test_keys_are_written_in_the_order_a_person_writes_them() -> None:
         for doc in docs(written):
             assert list(doc)[:3] == ["apiVersion", "kind", "metadata"], path
             assert next(iter(doc["metadata"])) == "name", path
+
+
+# -- the platform's identities, proposed for review --
+
+
+def test_platform_identities_are_proposed_from_what_is_live_and_marked_for_review() -> None:
+    admin = live(
+        "ClusterRoleBinding",
+        "cluster-admin",
+        roleRef={
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "cluster-admin",
+        },
+        subjects=[
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}
+        ],
+    )
+    argocd = live(
+        "ClusterRoleBinding",
+        "argocd-application-controller",
+        roleRef={
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "argocd-application-controller",
+        },
+        subjects=[
+            {
+                "kind": "ServiceAccount",
+                "name": "argocd-application-controller",
+                "namespace": "argocd",
+            }
+        ],
+    )
+    argocd_role = live(
+        "ClusterRole",
+        "argocd-application-controller",
+        rules=[{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+    )
+    made = onboard_estate.files(estate(admin, argocd, argocd_role), OPTIONS, {})
+    assert made.identities == {
+        "Group system:masters": "bound to cluster-admin by cluster-admin",
+        "ServiceAccount argocd/argocd-application-controller": (
+            "Argo CD's application controller: it syncs"
+        ),
+        "ServiceAccount kueue-system/kueue-controller-manager": "Kueue's controller",
+    }
+    text = made.files["clusters/gpu-a/profile.yaml"]
+    assert "  # REVIEW: proposed by `kueue-gitops import` from what is live." in text
+    assert '    - "Group system:masters"   # bound to cluster-admin by cluster-admin\n' in text
+    [profile] = docs(text)
+    assert profile["spec"]["platformIdentities"] == list(made.identities)
+    # the profile as written is one the repository reads
+    [resource], problems = manifests.load_text(text, "clusters/gpu-a/profile.yaml")
+    assert problems == []
+    assert cluster_profile(resource, "gpu-a").platform_identities == tuple(made.identities)
