@@ -11,8 +11,8 @@ import click
 
 from auditor import kueue
 from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
-from auditor.errors import ConfigError
-from auditor.onboard import DNS_LABEL
+from auditor.errors import AuditorError, ConfigError
+from auditor.onboard import DNS_LABEL, rendered
 from auditor.onboard import estate as onboard_estate
 from auditor.repo.layout import UNOWNED, find_root
 from auditor.repo.profiles import export_schemas
@@ -145,8 +145,11 @@ def import_command(
         rule, tuple(owners), context or cluster, admission, frozenset(exclude)
     )
     made = onboard_estate.files(estate, options, importing.tenant_profiles(root))
+    plain, folders = rendered.split(root, cluster, made.files)
     try:
-        written = importing.write_whole(root, cluster, made.files, fetched, force=force)
+        written = importing.write_whole(
+            root, cluster, plain, fetched, force=force, rendered=[f.path for f in folders]
+        )
     except importing.EditedByHand as exc:
         for conflict in exc.conflicts:
             sys.stderr.write(conflict.diff)
@@ -161,6 +164,27 @@ def import_command(
             "profile.yaml is what its queues promise; write what its nodes hold"
         )
     _summary(cluster, estate, made, written, options)
+    _rendered(folders)
+
+
+def _rendered(folders: list[rendered.Folder]) -> None:
+    """Each rendered folder import did not write into, with how the cluster differs from what
+    it renders; exit 1 when one differs, 3 when one could not be rendered (docs/usage.md)."""
+    for folder in folders:
+        head = f"rendered: {folder.path}/ is built by {folder.tool}: not written as plain files"
+        if folder.why_not:
+            click.echo(f"{head}; how the cluster differs cannot be shown: {folder.why_not}")
+        elif folder.diff:
+            click.echo(f"{head}; the cluster differs from what it renders (edit its source):")
+            click.echo(folder.diff, nl=False)
+        else:
+            click.echo(f"{head}; it renders what the cluster has")
+    if any(f.why_not for f in folders):
+        raise AuditorError(
+            "a rendered folder could not be compared with the cluster (above); the rest was written"
+        )
+    if any(f.diff for f in folders):
+        click.get_current_context().exit(1)
 
 
 def _summary(

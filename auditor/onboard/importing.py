@@ -17,6 +17,7 @@ import difflib
 import hashlib
 import json
 import re
+import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from auditor.live.kube import KubeCluster
 from auditor.live.reading import CRD, NODES, Live, read, read_instead
 from auditor.onboard import staging
 from auditor.onboard.estate import KUEUE_KINDS, Estate
+from auditor.onboard.rendered import inside
 from auditor.repo.layout import TENANTS
 from auditor.repo.profiles import PROFILE_FILE
 from auditor.schemas import fetch as schemas_fetch
@@ -243,17 +245,22 @@ class Written:
 
 def write_whole(
     root: Path, cluster: str, files: dict[str, str], schemas: schemas_fetch.Fetched | None,
-    *, force: bool = False,
+    *, force: bool = False, rendered: t.Collection[str] = (),
 ) -> Written:  # fmt: skip
     """Write `files` (and schemas/<cluster>/) into `root` whole, or nothing: refused when a
-    file was edited since the last import (EditedByHand) unless `force`."""
+    file was edited since the last import (EditedByHand) unless `force`. Nothing in a
+    `rendered` folder is touched (onboard/rendered.py)."""
     record = _record(root)
     # What this cluster's last import wrote and this one does not; never a tenant's profile,
-    # which the tenant's other clusters may still need.
+    # which the tenant's other clusters may still need, nor a file a rendered folder now holds
+    # (a kustomization's resource, perhaps).
     stale = sorted(
         p
         for p, entry in record.items()
-        if entry.get("cluster") == cluster and p not in files and not p.endswith(PROFILE_FILE)
+        if entry.get("cluster") == cluster
+        and p not in files
+        and not p.endswith(PROFILE_FILE)
+        and not any(inside(p, folder) for folder in rendered)
     )
     conflicts: list[Conflict] = []
     todo: dict[str, str | None] = {}  # path -> text, None to remove

@@ -12,13 +12,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from auditor import render
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
 from auditor.kueue.workloads import WORKLOAD_PRIORITY_SOURCE
 from auditor.live.apierrors import DeadlineExceeded, KindNotServed, NotFound
 from auditor.live.kube import KubeCluster
+from auditor.model import Finding
 from auditor.onboard import estate as onboard_estate
-from auditor.onboard import importing
+from auditor.onboard import importing, rendered
 from auditor.repo import manifests
 from auditor.repo.profiles import cluster_profile
 
@@ -784,3 +786,71 @@ def test_platform_identities_are_proposed_from_what_is_live_and_marked_for_revie
     [resource], problems = manifests.load_text(text, "clusters/gpu-a/profile.yaml")
     assert problems == []
     assert cluster_profile(resource, "gpu-a").platform_identities == tuple(made.identities)
+
+
+# -- a rendered folder is never written as plain files --
+
+
+def _rendered_repo(tmp_path: Path) -> dict[str, str]:
+    """A repository imported once whose team-a folder then moved to kustomize."""
+    first = onboard_estate.files(estate(), OPTIONS, {})
+    importing.write_whole(tmp_path, "gpu-a", first.files, None)
+    folder = tmp_path / "tenants/team-a/gpu-a"
+    (folder / "kustomization.yaml").write_text(
+        "resources: [namespace.yaml, localqueues.yaml, rbac.yaml]\n"
+    )
+    return {p.name: p.read_text() for p in folder.iterdir()}
+
+
+def _fake_render(monkeypatch: pytest.MonkeyPatch, findings: list[t.Any] | None = None) -> None:
+    """render.build as a fake of our own renderer: the folder's plain files, as kustomize
+    would list them (or the findings that stopped it)."""
+
+    def build(tree: t.Any, source: t.Any) -> render.Rendered:
+        if findings:
+            return render.Rendered(findings=findings)
+        found = []
+        for name in ("namespace.yaml", "localqueues.yaml", "rbac.yaml"):
+            path = f"{source.path}/{name}"
+            loaded, problems = manifests.load_text(tree.read(path).decode(), path)
+            assert problems == []
+            found += loaded
+        return render.Rendered(resources=found)
+
+    monkeypatch.setattr(render, "build", build)
+
+
+def test_a_rendered_folder_is_not_written_and_its_difference_is_shown_at_its_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _rendered_repo(tmp_path)
+    _fake_render(monkeypatch)
+    changed = estate()
+    for obj in changed.objects:
+        if obj["kind"] == "LocalQueue" and obj["metadata"]["namespace"] == "team-a":
+            obj["spec"]["clusterQueue"] = "team-b-cq"  # moved on the cluster by hand
+    made = onboard_estate.files(changed, OPTIONS, {})
+    plain, folders = rendered.split(tmp_path, "gpu-a", made.files)
+    assert not any(p.startswith("tenants/team-a/gpu-a/") for p in plain)
+    assert "tenants/team-a/profile.yaml" in plain and "tenants/team-b/gpu-a/rbac.yaml" in plain
+    [folder] = folders
+    assert (folder.path, folder.tool, folder.why_not) == ("tenants/team-a/gpu-a", "kustomize", "")
+    assert "tenants/team-a/gpu-a/localqueues.yaml (LocalQueue/team-a/main)" in folder.diff
+    assert "-  clusterQueue: team-a-cq\n+  clusterQueue: team-b-cq\n" in folder.diff
+    assert "namespace.yaml" not in folder.diff  # the same on both sides: not shown
+    importing.write_whole(tmp_path, "gpu-a", plain, None, rendered=[folder.path])
+    after = {p.name: p.read_text() for p in (tmp_path / "tenants/team-a/gpu-a").iterdir()}
+    assert after == before  # nothing written, nothing removed
+
+
+def test_a_rendered_folder_that_cannot_be_rendered_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _rendered_repo(tmp_path)
+    why = Finding(render.RENDERER_UNAVAILABLE, "no kustomize v5.7.1 here: run sandbox build")
+    _fake_render(monkeypatch, [why])
+    plain, [folder] = rendered.split(
+        tmp_path, "gpu-a", onboard_estate.files(estate(), OPTIONS, {}).files
+    )
+    assert folder.why_not == "no kustomize v5.7.1 here: run sandbox build" and not folder.diff
+    assert not any(p.startswith("tenants/team-a/gpu-a/") for p in plain)
