@@ -4,7 +4,8 @@ configured by hand with server-side applies (as kubectl would) of tests/data/imp
 then the installed wheel, in an empty git repository: import the cluster; validate finds the
 planted problems and what an estate without kueue-gitops lacks, nothing more; drift is clean;
 importing again changes nothing; a hand edit is shown and kept; the same cluster imported as a
-second one joins its tenants; and what import cannot place or read writes nothing.
+second one joins its tenants; what import cannot read writes nothing, and a namespace it cannot
+place is written unowned (or left out with --exclude).
 
 One sandbox per release (module-scoped), the wheel installed once per session.
 """
@@ -88,6 +89,25 @@ def test_import_validate_drift_reimport_and_a_second_cluster(
     assert profile["admissionLabel"] == {"key": "kueue.example.com/admission", "value": "enabled"}
     team_b = yaml.safe_load((repo / "tenants/team-b/profile.yaml").read_text())["spec"]
     assert team_b["group"] == "example:team-b"
+    # The priority class team-a's Workload uses, in the shape the release serves it.
+    team_a = yaml.safe_load((repo / "tenants/team-a/profile.yaml").read_text())["spec"]
+    assert team_a["priorityClasses"] == {"workload": ["sample-low"]}
+    # The platform's identities, proposed from what is live and marked for review.
+    profile_text = (repo / "clusters/gpu-a/profile.yaml").read_text()
+    assert "# REVIEW: proposed by `kueue-gitops import` from what is live" in profile_text
+    assert {"Group system:masters", "ServiceAccount kueue-system/kueue-controller-manager"} <= set(
+        profile["platformIdentities"]
+    )
+    assert "review: platformIdentities proposed in clusters/gpu-a/profile.yaml" in said
+    # Keys as a person writes them: a quota's name first, a rule's apiGroups first.
+    assert (
+        "- name: cpu\n              nominalQuota:"
+        in (repo / "clusters/gpu-a/clusterqueues.yaml").read_text()
+    )
+    assert (
+        "- apiGroups: [batch]\n    resources: [jobs]\n    verbs:"
+        in (repo / "clusters/gpu-a/rbac.yaml").read_text()
+    )
     assert team_b["clusters"] == {
         "gpu-a": {"namespaces": ["team-b"], "clusterQueues": ["shared-cq", "team-b-cq"]}
     }
@@ -143,7 +163,7 @@ def test_import_validate_drift_reimport_and_a_second_cluster(
     assert (drift_b["status"], drift_b["findings"]) == ("clean", []), drift_b
 
 
-def test_what_import_cannot_place_or_read_writes_nothing(
+def test_what_import_cannot_read_writes_nothing_and_what_it_cannot_place_is_unowned(
     estate: Sandbox, base_install: Path, tmp_path: Path
 ) -> None:
     repo = tmp_path / "platform"
@@ -165,6 +185,7 @@ def test_what_import_cannot_place_or_read_writes_nothing(
                 ["kueue.x-k8s.io"],
                 ["scheduling.k8s.io"],
                 ["apiextensions.k8s.io"],
+                ["batch"],
             )
         ],
     }
@@ -191,18 +212,31 @@ def test_what_import_cannot_place_or_read_writes_nothing(
     assert "LIST ClusterRole" in said and "forbidden" in said and "nothing was written" in said
     assert _status(repo) == ""
 
-    # A namespace the rule cannot place: labelled for admission, no team.
+    # A namespace the rule cannot place (labelled for admission, no team) does not stop the
+    # import: it is written unowned, and validate names it; --exclude leaves it out.
     stray = {
         "apiVersion": "v1",
         "kind": "Namespace",
         "metadata": {"name": "research", "labels": {"kueue.example.com/admission": "enabled"}},
     }
     admin.apply(stray, manager=MANAGER)
+    access = ("--kubeconfig", str(estate.kubeconfig), "--context", estate.context)
     try:
-        said = kg("import", "--cluster", "gpu-a", "--kubeconfig", str(estate.kubeconfig),
-                  "--context", estate.context, *TEAMS, code=2)  # fmt: skip
-        assert "namespace research: it has no label kueue.example.com/team" in said
-        assert _status(repo) == ""
+        said = kg("import", "--cluster", "gpu-a", *access, *TEAMS)
+        assert "unowned: namespace research (--tenants-by label=kueue.example.com/team cannot " \
+            "place it: it has no label kueue.example.com/team)" in said  # fmt: skip
+        assert "tenants: team-a (team-a); team-b (team-b)" in said
+        unowned = "clusters/gpu-a/unowned/research.yaml"
+        assert (repo / unowned).is_file()
+        validated = json.loads(run([str(base_install), "validate", "-o", "json"], repo).stdout)
+        about = [f for f in validated["findings"] if f.get("file") == unowned]
+        assert [(f["rule"], f["severity"]) for f in about] == [("namespace-unowned", "warning")]
+        assert {f["rule"] for f in validated["findings"]} == (
+            PLANTED | NOT_YET_ADOPTED | {"namespace-unowned"}
+        )
+        left_out = kg("import", "--cluster", "gpu-a", *access, *TEAMS, "--exclude", "research")
+        assert "left out (--exclude): namespace(s) research" in left_out
+        assert not (repo / unowned).exists()
     finally:  # the label off again (the field's only manager applies without it)
         admin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "research"}},
                     manager=MANAGER)  # fmt: skip
