@@ -42,6 +42,17 @@ def _label(text: str | None) -> tuple[str, str] | None:
     return key, value
 
 
+def _owners(ctx: Context, owners: tuple[str, ...]) -> tuple[str, ...]:
+    for owner in owners:
+        if not OWNER.fullmatch(owner):
+            raise click.BadParameter(
+                f"{owner!r}: write @ORG/TEAM, @USER or an e-mail address", param_hint="--owner"
+            )
+    if not owners:
+        ctx.note("the cluster's and tenants' owner is @platform (--owner names the real team)")
+    return owners or ("@platform",)
+
+
 @click.command("import")
 @click.option(
     "--cluster",
@@ -126,14 +137,7 @@ def import_command(
         raise ConfigError(f"cluster name {cluster!r} must be a DNS label (its folder, Argo CD)")
     rule = onboard_estate.TenantRule.parse(tenants_by)
     admission = _label(admission_label)
-    for owner in owners:
-        if not OWNER.fullmatch(owner):
-            raise click.BadParameter(
-                f"{owner!r}: write @ORG/TEAM, @USER or an e-mail address", param_hint="--owner"
-            )
-    if not owners:
-        owners = ("@platform",)
-        ctx.note("the cluster's and tenants' owner is @platform (--owner names the real team)")
+    owners = _owners(ctx, owners)
     root = _root(ctx)
     live = KubeCluster.connect(
         cluster, kubeconfig=kubeconfig, context=context or cluster, limits=Limits(deadline=timeout)

@@ -251,17 +251,7 @@ def write_whole(
     file was edited since the last import (EditedByHand) unless `force`. Nothing in a
     `rendered` folder is touched (onboard/rendered.py)."""
     record = _record(root)
-    # What this cluster's last import wrote and this one does not; never a tenant's profile,
-    # which the tenant's other clusters may still need, nor a file a rendered folder now holds
-    # (a kustomization's resource, perhaps).
-    stale = sorted(
-        p
-        for p, entry in record.items()
-        if entry.get("cluster") == cluster
-        and p not in files
-        and not p.endswith(PROFILE_FILE)
-        and not any(inside(p, folder) for folder in rendered)
-    )
+    stale = _stale(record, cluster, files, rendered)
     conflicts: list[Conflict] = []
     todo: dict[str, str | None] = {}  # path -> text, None to remove
     out = Written()
@@ -304,6 +294,25 @@ def write_whole(
     (root / RECORD).write_text(json.dumps(dict(sorted(record.items())), indent=2) + "\n")
     out.changed = sorted(todo)
     return out
+
+
+def _stale(
+    record: dict[str, dict[str, str]],
+    cluster: str,
+    files: dict[str, str],
+    rendered: t.Collection[str],
+) -> list[str]:
+    """What this cluster's last import wrote and this one does not; never a tenant's profile,
+    which the tenant's other clusters may still need, nor a file a rendered folder now holds
+    (a kustomization's resource, perhaps)."""
+    return sorted(
+        p
+        for p, entry in record.items()
+        if entry.get("cluster") == cluster
+        and p not in files
+        and not p.endswith(PROFILE_FILE)
+        and not any(inside(p, folder) for folder in rendered)
+    )
 
 
 def _record(root: Path) -> dict[str, dict[str, str]]:
