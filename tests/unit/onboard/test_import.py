@@ -854,3 +854,52 @@ def test_a_rendered_folder_that_cannot_be_rendered_says_why(
     )
     assert folder.why_not == "no kustomize v5.7.1 here: run sandbox build" and not folder.diff
     assert not any(p.startswith("tenants/team-a/gpu-a/") for p in plain)
+
+
+# -- the command, on a fake of the reader: what its summary says --
+
+
+def test_the_summary_says_what_is_unowned_proposed_and_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from auditor.cli.main import cli
+    from auditor.schemas import fetch as schemas_fetch
+
+    holds = {
+        ("v1", "Namespace"): [
+            namespace("team-a", **{"example.com/kueue": "enabled", "example.com/team": "team-a"}),
+            namespace("scratch", **{"example.com/kueue": "enabled"}),
+        ],
+        ("kueue.x-k8s.io/v1beta2", "LocalQueue"): [
+            lq("main", "team-a", "team-a-cq"),
+            lq("main", "scratch", "team-a-cq"),
+        ],
+        ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): [
+            cq("team-a-cq", {"example.com/kueue": "enabled"})
+        ],
+    }
+    fake = FakeCluster(["v1beta1", "v1beta2"], holds=holds, absent={"Deployment", "ConfigMap"})
+    monkeypatch.setattr(KubeCluster, "connect", staticmethod(lambda *a, **k: fake))
+    monkeypatch.setattr(importing, "fetched_schemas", lambda c: schemas_fetch.Fetched("gpu-a"))
+    done = CliRunner().invoke(
+        cli,
+        ["--repo", str(tmp_path), "import", "--cluster", "gpu-a", "--tenants-by",
+         "label=example.com/team", "--kueue-version", "v0.19.2", "--exclude", "gone"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert (
+        "unowned: namespace scratch (--tenants-by label=example.com/team cannot place it: it has "
+        "no label example.com/team) is written to clusters/gpu-a/unowned/scratch.yaml; validate "
+        "names it until a tenant has it (or import again with --exclude scratch to leave it out)"
+    ) in lines
+    assert "--exclude: cluster gpu-a has no namespace gone" in lines
+    assert any(line.startswith("review: platformIdentities proposed") for line in lines)
+    assert any(line.startswith("review: no Argo CD application controller") for line in lines)
+    assert [line.split(":")[1].strip() for line in lines if line.startswith("not found:")] == [
+        "no Deployment kueue-system/kueue-controller-manager",
+        "no ConfigMap kueue-system/kueue-manager-config",
+    ]
+    assert (tmp_path / "clusters/gpu-a/unowned/scratch.yaml").is_file()
