@@ -15,9 +15,9 @@ live (the group its RoleBindings bind, the priority classes its Workloads and Jo
 ClusterQueues its LocalQueues point to and their flavors) and, when the repository already
 has it (another cluster's import), joins it. A namespace the rule cannot place is written
 unowned (clusters/C/unowned/NS.yaml, which validate names until a tenant has it), never
-guessed; one the user excludes is left out. RBAC
-whose role does not exist is refused (ConfigError). The cluster profile proposes the
-platform's identities from what is live, marked for review.
+guessed; one the user excludes is left out. RBAC whose role does not exist is refused
+(ConfigError). The cluster profile proposes the platform's identities from what is live,
+marked for review.
 """
 
 from __future__ import annotations
