@@ -4,14 +4,16 @@ configured by hand with server-side applies (as kubectl would) of tests/data/imp
 then the installed wheel, in an empty git repository: import the cluster; validate finds the
 planted problems and what an estate without kueue-gitops lacks, nothing more; drift is clean;
 importing again changes nothing; a hand edit is shown and kept; the same cluster imported as a
-second one joins its tenants; what import cannot read writes nothing, and a namespace it cannot
-place is written unowned (or left out with --exclude).
+second one joins its tenants; a folder moved to kustomize is shown at its source, not written;
+what import cannot read writes nothing, and a namespace it cannot place is written unowned (or
+left out with --exclude).
 
 One sandbox per release (module-scoped), the wheel installed once per session.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import string
 import typing as t
@@ -73,7 +75,11 @@ def _status(repo: Path) -> str:
 
 
 def test_import_validate_drift_reimport_and_a_second_cluster(
-    estate: Sandbox, base_install: Path, tmp_path: Path, request: pytest.FixtureRequest
+    estate: Sandbox,
+    base_install: Path,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    renderers: None,
 ) -> None:
     version = request.node.callspec.params["estate"]
     repo = tmp_path / "platform"
@@ -161,6 +167,33 @@ def test_import_validate_drift_reimport_and_a_second_cluster(
     drift_b = json.loads(run([str(base_install), "drift", "--cluster", "gpu-b", "-o", "json",
                               "--kubeconfig", str(estate.kubeconfig)], repo).stdout)  # fmt: skip
     assert (drift_b["status"], drift_b["findings"]) == ("clean", []), drift_b
+
+    # team-a moves its folder to kustomize, then its namespace changes on the cluster: import
+    # writes no plain file into the rendered folder and shows the difference at its source.
+    folder = repo / "tenants/team-a/gpu-a"
+    (folder / "kustomization.yaml").write_text(
+        "resources: [namespace.yaml, localqueues.yaml, rbac.yaml]\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "team-a renders with kustomize")
+    team_ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a", "labels": {
+        "kueue.example.com/admission": "enabled", "kueue.example.com/team": "team-a"}}}  # fmt: skip
+    admin = estate.connect()
+    labelled = copy.deepcopy(team_ns)
+    labelled["metadata"]["labels"]["kueue.example.com/cost-center"] = "ml"
+    admin.apply(labelled, manager=MANAGER)
+    try:
+        shown = kg("import", "--cluster", "gpu-a", *access, *TEAMS, code=1)
+    finally:
+        admin.apply(team_ns, manager=MANAGER)
+    assert (
+        "rendered: tenants/team-a/gpu-a/ is built by kustomize: not written as plain files; "
+        "the cluster differs from what it renders (edit its source):"
+    ) in shown
+    assert "+    kueue.example.com/cost-center: ml" in shown
+    assert "tenants/team-a/gpu-a/namespace.yaml (Namespace/team-a)" in shown
+    changed = [line.split()[-1] for line in _status(repo).splitlines()]
+    assert [p for p in changed if p.startswith(("tenants/", "clusters/"))] == []  # nor removed
 
 
 def test_what_import_cannot_read_writes_nothing_and_what_it_cannot_place_is_unowned(
