@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import re
 import sys
+import typing as t
 from pathlib import Path
 
 import click
 
 from auditor import kueue
 from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
-from auditor.errors import ConfigError
-from auditor.onboard import DNS_LABEL
+from auditor.errors import AuditorError, ConfigError
+from auditor.onboard import DNS_LABEL, rendered
 from auditor.onboard import estate as onboard_estate
-from auditor.repo.layout import find_root
+from auditor.repo.layout import UNOWNED, find_root
 from auditor.repo.profiles import export_schemas
+
+if t.TYPE_CHECKING:
+    from auditor.onboard.importing import Written
 
 # What CODEOWNERS accepts, as the profiles' schemas say (auditor/repo/profile_schemas/).
 OWNER = re.compile(r"@[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?|[^@\s]+@[^@\s]+")
@@ -36,6 +40,17 @@ def _label(text: str | None) -> tuple[str, str] | None:
     if not (key and eq and value):
         raise click.BadParameter(f"{text!r}: write KEY=VALUE", param_hint="--admission-label")
     return key, value
+
+
+def _owners(ctx: Context, owners: tuple[str, ...]) -> tuple[str, ...]:
+    for owner in owners:
+        if not OWNER.fullmatch(owner):
+            raise click.BadParameter(
+                f"{owner!r}: write @ORG/TEAM, @USER or an e-mail address", param_hint="--owner"
+            )
+    if not owners:
+        ctx.note("the cluster's and tenants' owner is @platform (--owner names the real team)")
+    return owners or ("@platform",)
 
 
 @click.command("import")
@@ -75,6 +90,14 @@ def _label(text: str | None) -> tuple[str, str] | None:
     f"{kueue.CONTROLLER} names it in its image tag.",
 )
 @click.option(
+    "--exclude",
+    "exclude",
+    multiple=True,
+    metavar="NAMESPACE",
+    help="Leave a namespace out (repeatable): nothing in it is written. A namespace "
+    "--tenants-by cannot place is otherwise written unowned, in clusters/NAME/unowned/.",
+)
+@click.option(
     "--force", is_flag=True, help="Overwrite files edited since the last import (shown first)."
 )
 @cluster_access
@@ -87,6 +110,7 @@ def import_command(
     owners: tuple[str, ...],
     admission_label: str | None,
     kueue_version: str | None,
+    exclude: tuple[str, ...],
     force: bool,
     kubeconfig: str | None,
     context: str | None,
@@ -113,14 +137,7 @@ def import_command(
         raise ConfigError(f"cluster name {cluster!r} must be a DNS label (its folder, Argo CD)")
     rule = onboard_estate.TenantRule.parse(tenants_by)
     admission = _label(admission_label)
-    for owner in owners:
-        if not OWNER.fullmatch(owner):
-            raise click.BadParameter(
-                f"{owner!r}: write @ORG/TEAM, @USER or an e-mail address", param_hint="--owner"
-            )
-    if not owners:
-        owners = ("@platform",)
-        ctx.note("the cluster's and tenants' owner is @platform (--owner names the real team)")
+    owners = _owners(ctx, owners)
     root = _root(ctx)
     live = KubeCluster.connect(
         cluster, kubeconfig=kubeconfig, context=context or cluster, limits=Limits(deadline=timeout)
@@ -128,18 +145,21 @@ def import_command(
     estate = importing.read_estate(live, kueue_version)
     fetched = importing.fetched_schemas(live)
     fetched.cluster = cluster
-    options = onboard_estate.Options(rule, tuple(owners), context or cluster, admission)
+    options = onboard_estate.Options(
+        rule, tuple(owners), context or cluster, admission, frozenset(exclude)
+    )
     made = onboard_estate.files(estate, options, importing.tenant_profiles(root))
+    plain, folders = rendered.split(root, cluster, made.files)
     try:
-        written = importing.write_whole(root, cluster, made.files, fetched, force=force)
+        written = importing.write_whole(
+            root, cluster, plain, fetched, force=force, rendered=[f.path for f in folders]
+        )
     except importing.EditedByHand as exc:
         for conflict in exc.conflicts:
             sys.stderr.write(conflict.diff)
         raise
     exported = [path for path, changed in export_schemas(root) if changed]
-    for path in written.changed:
-        click.echo(f"wrote {path}")
-    for path in exported:
+    for path in [*written.changed, *exported]:
         click.echo(f"wrote {path}")
     click.echo(f"wrote schemas/{cluster}/ ({len(fetched.schemas)} schemas of the cluster)")
     if not estate.nodes:
@@ -147,12 +167,73 @@ def import_command(
             f"cluster {cluster} has no Node: each flavor's capacity in clusters/{cluster}/"
             "profile.yaml is what its queues promise; write what its nodes hold"
         )
+    _summary(cluster, estate, made, written, options)
+    _rendered(folders)
+
+
+def _rendered(folders: list[rendered.Folder]) -> None:
+    """Each rendered folder import did not write into, with how the cluster differs from what
+    it renders; exit 1 when one differs, 3 when one could not be rendered (docs/usage.md)."""
+    for folder in folders:
+        head = f"rendered: {folder.path}/ is built by {folder.tool}: not written as plain files"
+        if folder.why_not:
+            click.echo(f"{head}; how the cluster differs cannot be shown: {folder.why_not}")
+        elif folder.diff:
+            click.echo(f"{head}; the cluster differs from what it renders (edit its source):")
+            click.echo(folder.diff, nl=False)
+        else:
+            click.echo(f"{head}; it renders what the cluster has")
+    if any(f.why_not for f in folders):
+        raise AuditorError(
+            "a rendered folder could not be compared with the cluster (above); the rest was written"
+        )
+    if any(f.diff for f in folders):
+        click.get_current_context().exit(1)
+
+
+def _summary(
+    cluster: str,
+    estate: onboard_estate.Estate,
+    made: onboard_estate.Imported,
+    written: Written,
+    options: onboard_estate.Options,
+) -> None:
+    """What was imported, what was left for a person to decide, and what was not found."""
     tenants = "; ".join(f"{t} ({', '.join(ns)})" for t, ns in sorted(made.tenants.items()))
     click.echo(
         f"cluster {cluster}: Kueue {estate.kueue_version}, {len(written.changed)} file(s) "
         f"written, {written.unchanged} unchanged; tenants: {tenants or 'none'}"
     )
+    for ns, why in sorted(made.unowned.items()):
+        click.echo(
+            f"unowned: namespace {ns} (--tenants-by {options.rule} cannot place it: {why}) is "
+            f"written to clusters/{cluster}/{UNOWNED}/{ns}.yaml; validate names it until a "
+            f"tenant has it (or import again with --exclude {ns} to leave it out)"
+        )
+    if made.excluded:
+        click.echo(f"left out (--exclude): namespace(s) {', '.join(made.excluded)}")
+    missing = sorted(set(options.exclude) - set(made.excluded))
+    if missing:
+        click.echo(f"--exclude: cluster {cluster} has no namespace {', '.join(missing)}")
+    _identities(cluster, made.identities)
+    for line in estate.unread:
+        click.echo(f"not found: {line}")
     click.echo(
         f"next: kueue-gitops validate; kueue-gitops drift --cluster {cluster}; review the "
-        "profiles' owners and groups, then commit (with .kueue-gitops/imported.json)"
+        "profiles' owners and groups and the proposed platformIdentities, then commit (with "
+        ".kueue-gitops/imported.json)"
     )
+
+
+def _identities(cluster: str, identities: dict[str, str]) -> None:
+    proposed = "; ".join(f"{who} ({why})" for who, why in identities.items())
+    click.echo(
+        f"review: platformIdentities proposed in clusters/{cluster}/profile.yaml from what is "
+        f"live: {proposed or 'none'}. They alone may relabel namespaces once the admission "
+        "policies are generated: keep Argo CD's identity and your administrators"
+    )
+    if not any(onboard_estate.ARGOCD_CONTROLLER in who for who in identities):
+        click.echo(
+            "review: no Argo CD application controller is bound on the cluster: add the "
+            "identity Argo CD syncs with to platformIdentities, or its syncs are refused"
+        )

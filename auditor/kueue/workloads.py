@@ -192,17 +192,30 @@ def pod_requests(wl: Json) -> tuple[int, dict[str, Decimal], bool]:
     return count, per_pod, len(pod_sets) > 1
 
 
-def workload_priority_class(wl: Json) -> str | None:
-    """The WorkloadPriorityClass it was given (v1beta2 priorityClassRef, v1beta1
-    priorityClassName with its source); None for a pod PriorityClass or none."""
-    spec = wl.get("spec") or {}
+PriorityUse = t.Literal["workload", "pod"]  # a WorkloadPriorityClass, or a pod PriorityClass
+
+
+def priority_class(obj: Json) -> tuple[PriorityUse, str] | None:
+    """The priority class a Workload or a Job was given, and its kind: "workload" for a
+    WorkloadPriorityClass, "pod" for a pod PriorityClass; None for none. A Workload says it in
+    either served shape (v1beta2 `priorityClassRef`; v1beta1 `priorityClassName` with its
+    `priorityClassSource`), a Job of any integrated kind by its label PRIORITY_LABEL (which
+    names a WorkloadPriorityClass)."""
+    spec = obj.get("spec") or {}
     ref = spec.get("priorityClassRef") or {}
-    if ref:
-        return (
-            ref.get("name")
-            if ref.get("kind", "WorkloadPriorityClass") == "WorkloadPriorityClass"
-            else None
-        )
-    if spec.get("priorityClassSource") == WORKLOAD_PRIORITY_SOURCE:
-        return spec.get("priorityClassName")
-    return None
+    if ref.get("name"):
+        kind = ref.get("kind", "WorkloadPriorityClass")
+        return ("workload" if kind == "WorkloadPriorityClass" else "pod"), str(ref["name"])
+    if spec.get("priorityClassName"):
+        source = spec.get("priorityClassSource")
+        use: PriorityUse = "workload" if source == WORKLOAD_PRIORITY_SOURCE else "pod"
+        return use, str(spec["priorityClassName"])
+    label = ((obj.get("metadata") or {}).get("labels") or {}).get(PRIORITY_LABEL)
+    return ("workload", str(label)) if label else None
+
+
+def workload_priority_class(wl: Json) -> str | None:
+    """The WorkloadPriorityClass it was given (either shape); None for a pod PriorityClass or
+    none."""
+    found = priority_class(wl)
+    return found[1] if found and found[0] == "workload" else None

@@ -7,23 +7,27 @@ per kind as `init` and `tenant add` lay them out:
 
     clusters/C/profile.yaml, resourceflavors.yaml, cohorts.yaml, clusterqueues.yaml,
       priorityclasses.yaml, admissionchecks.yaml, topologies.yaml, multikueue.yaml, rbac.yaml,
-      kueue/manager-config.yaml
+      kueue/manager-config.yaml, unowned/NS.yaml
     tenants/T/profile.yaml, tenants/T/C/namespace.yaml, localqueues.yaml, rbac.yaml
 
 A tenant is the namespaces a `TenantRule` puts together; its profile is derived from what is
-live (the group its RoleBindings bind, the priority classes its Workloads use, the
+live (the group its RoleBindings bind, the priority classes its Workloads and Jobs use, the
 ClusterQueues its LocalQueues point to and their flavors) and, when the repository already
-has it (another cluster's import), joins it. What the rule cannot place, and RBAC whose role
-does not exist, is refused (ConfigError), never guessed.
+has it (another cluster's import), joins it. A namespace the rule cannot place is written
+unowned (clusters/C/unowned/NS.yaml, which validate names until a tenant has it), never
+guessed; one the user excludes is left out. RBAC whose role does not exist is refused
+(ConfigError). The cluster profile proposes the platform's identities from what is live,
+marked for review.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import typing as t
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import yaml
 
@@ -34,9 +38,10 @@ from auditor.k8s.objects import RBAC_KINDS, Json, group_of
 from auditor.kueue import capacity as kueue_capacity
 from auditor.kueue import config as kueue_config
 from auditor.kueue import quota
-from auditor.kueue.workloads import WORKLOAD_PRIORITY_SOURCE
+from auditor.kueue.workloads import priority_class
 from auditor.onboard import DNS_LABEL, PRUNE_GUARD, modeline
-from auditor.repo.layout import CLUSTERS, TENANTS
+from auditor.onboard.keyorder import ordered
+from auditor.repo.layout import CLUSTERS, TENANTS, UNOWNED
 from auditor.repo.profiles import PROFILE_FILE
 
 DEFAULT_ADMISSION = ("kueue-gitops.io/admission", "enabled")  # init's, when no queue selects one
@@ -80,7 +85,7 @@ KUEUE_KINDS = (
     "MultiKueueConfig",
     "MultiKueueCluster",
 )
-KIND_ORDER = {k: i for i, k in enumerate([*CLUSTER_FILES, "Namespace", "LocalQueue"])}
+KIND_ORDER = {k: i for i, k in enumerate(["Namespace", "LocalQueue", *CLUSTER_FILES])}
 
 
 @dataclass(frozen=True)
@@ -147,8 +152,9 @@ class Estate:
     objects: list[Json]  # Kueue kinds, PriorityClasses, Namespaces, RBAC, Kueue's ConfigMap
     schemas: dict[tuple[str, str], Schema] = field(default_factory=dict)  # (group, kind) -> CRD's
     nodes: list[Json] = field(default_factory=list)
-    workloads: list[Json] = field(default_factory=list)
+    workloads: list[Json] = field(default_factory=list)  # Workloads and Jobs: what tenants run
     controller: str | None = None  # Kueue's identity, e.g. ServiceAccount kueue-system/kueue-...
+    unread: list[str] = field(default_factory=list)  # what was not found, and what that means
 
     def of(self, kind: str) -> list[Json]:
         return [o for o in self.objects if o.get("kind") == kind]
@@ -162,12 +168,16 @@ class Options:
     owners: tuple[str, ...]
     context: str
     admission: tuple[str, str] | None = None  # None: the label the ClusterQueues select by
+    exclude: frozenset[str] = frozenset()  # namespaces left out (--exclude)
 
 
 @dataclass
 class Imported:
     files: dict[str, str]  # repository path -> text
     tenants: dict[str, list[str]]  # tenant -> its namespaces on this cluster
+    unowned: dict[str, str] = field(default_factory=dict)  # namespace -> why no tenant has it
+    excluded: list[str] = field(default_factory=list)  # the namespaces --exclude left out
+    identities: dict[str, str] = field(default_factory=dict)  # proposed platformIdentities -> why
 
 
 def _name(obj: Json) -> str:
@@ -181,58 +191,87 @@ def _namespace(obj: Json) -> str | None:
 def files(estate: Estate, options: Options, tenants_now: t.Mapping[str, Json]) -> Imported:
     """Every file the cluster's import writes; `tenants_now`: the tenant profiles the
     repository holds (parsed), which a tenant found here joins."""
+    estate, excluded = _without(estate, options.exclude)
     admission = options.admission or admission_label(estate.of("ClusterQueue"))
     queues_of = _queues_by_namespace(estate.of("LocalQueue"))
-    placed = _place(estate, options.rule, admission, queues_of)
-    bindings, roles = _rbac(estate, set(placed))
+    placed, unowned = _place(estate, options.rule, admission, queues_of)
+    bindings, roles = _rbac(estate, {*placed, *unowned})
     cluster_dir = f"{CLUSTERS}/{estate.cluster}"
     by_file: dict[str, list[Json]] = {}
 
     def add(path: str, obj: Json) -> None:
         by_file.setdefault(path, []).append(_written(estate, obj))
 
-    for kind in KUEUE_KINDS:
-        if kind != "LocalQueue":
-            for obj in estate.of(kind):
-                add(f"{cluster_dir}/{CLUSTER_FILES[kind]}", obj)
-    for obj in estate.of("PriorityClass"):
-        if not _name(obj).startswith("system-"):
-            add(f"{cluster_dir}/{CLUSTER_FILES['PriorityClass']}", obj)
-    for obj in estate.of("ConfigMap"):
-        meta = obj.get("metadata") or {}
-        if kueue_config.is_config_map("v1", "ConfigMap", meta.get("namespace"), _name(obj)):
-            add(f"{cluster_dir}/{CLUSTER_FILES['ConfigMap']}", obj)
-    for obj in roles:
-        add(f"{cluster_dir}/rbac.yaml", obj)
-    tenant_bindings: dict[str, list[Json]] = {}
+    for obj in _cluster_objects(estate, roles):
+        add(f"{cluster_dir}/{CLUSTER_FILES[str(obj['kind'])]}", obj)
+    own_bindings: dict[str, list[Json]] = {}  # namespace -> its RoleBindings (a tenant's, unowned)
     for obj in bindings:
         ns = _namespace(obj)
-        if obj.get("kind") == "RoleBinding" and ns in placed:
-            tenant_bindings.setdefault(ns or "", []).append(obj)
+        if obj.get("kind") == "RoleBinding" and (ns in placed or ns in unowned):
+            own_bindings.setdefault(ns or "", []).append(obj)
         else:
             add(f"{cluster_dir}/rbac.yaml", obj)
-    namespaces = {_name(n): n for n in estate.of("Namespace")}
     members: dict[str, list[str]] = {}
     for ns, tenant in sorted(placed.items()):
         members.setdefault(tenant, []).append(ns)
-        base = f"{TENANTS}/{tenant}/{estate.cluster}"
-        add(f"{base}/{TENANT_FILES['Namespace']}", namespaces[ns])
-        for lq in estate.of("LocalQueue"):
-            if _namespace(lq) == ns:
-                add(f"{base}/{TENANT_FILES['LocalQueue']}", lq)
-        for rb in tenant_bindings.get(ns, []):
-            add(f"{base}/{TENANT_FILES['RoleBinding']}", rb)
+        for obj in _namespace_objects(estate, ns, own_bindings):
+            add(f"{TENANTS}/{tenant}/{estate.cluster}/{TENANT_FILES[str(obj['kind'])]}", obj)
+    for ns in sorted(unowned):
+        for obj in _namespace_objects(estate, ns, own_bindings):
+            add(f"{cluster_dir}/{UNOWNED}/{ns}.yaml", obj)
     out = {path: _render(path, estate.cluster, docs) for path, docs in sorted(by_file.items())}
-    out[f"{cluster_dir}/{PROFILE_FILE}"] = _cluster_profile(estate, options, admission)
+    identities = platform_identities(estate)
+    out[f"{cluster_dir}/{PROFILE_FILE}"] = _cluster_profile(estate, options, admission, identities)
     for tenant, names in members.items():
-        profile = tenant_profile(estate, tenant, names, queues_of, tenant_bindings, options)
+        profile = tenant_profile(estate, tenant, names, queues_of, own_bindings, options)
         joined = join_profile(tenants_now.get(tenant), profile, estate.cluster)
         out[f"{TENANTS}/{tenant}/{PROFILE_FILE}"] = modeline("tenantprofile") + _dump(
             "Tenant profile: read by kueue-gitops, never synced by Argo CD (written by "
             "`kueue-gitops import`).",
             [joined],
         )
-    return Imported(dict(sorted(out.items())), members)
+    return Imported(dict(sorted(out.items())), members, unowned, excluded, identities)
+
+
+def _cluster_objects(estate: Estate, roles: list[Json]) -> t.Iterator[Json]:
+    """The objects of the cluster's folder (its RBAC bindings aside)."""
+    for kind in KUEUE_KINDS:
+        if kind != "LocalQueue":
+            yield from estate.of(kind)
+    for obj in estate.of("PriorityClass"):
+        if not _name(obj).startswith("system-"):
+            yield obj
+    for obj in estate.of("ConfigMap"):
+        meta = obj.get("metadata") or {}
+        if kueue_config.is_config_map("v1", "ConfigMap", meta.get("namespace"), _name(obj)):
+            yield obj
+    yield from roles
+
+
+def _namespace_objects(
+    estate: Estate, ns: str, bindings: dict[str, list[Json]]
+) -> t.Iterator[Json]:
+    """A namespace's own objects: itself, its LocalQueues, its RoleBindings."""
+    yield from (n for n in estate.of("Namespace") if _name(n) == ns)
+    yield from (lq for lq in estate.of("LocalQueue") if _namespace(lq) == ns)
+    yield from bindings.get(ns, [])
+
+
+def _without(estate: Estate, exclude: t.Collection[str]) -> tuple[Estate, list[str]]:
+    """The estate without the namespaces `exclude` names (nor anything in them), and which of
+    them the cluster has."""
+    have = {_name(n) for n in estate.of("Namespace")}
+
+    def kept(obj: Json) -> bool:
+        ns = _name(obj) if obj.get("kind") == "Namespace" else _namespace(obj)
+        return ns not in exclude
+
+    left = replace(
+        estate,
+        objects=[o for o in estate.objects if kept(o)],
+        workloads=[o for o in estate.workloads if kept(o)],
+    )
+    return left, sorted(have & set(exclude))
 
 
 # -- where things go -------------------------------------------------------------------------------
@@ -263,11 +302,13 @@ def _place(
     rule: TenantRule,
     admission: tuple[str, str],
     queues_of: dict[str, set[str]],
-) -> dict[str, str]:
-    """Namespace -> tenant, for every namespace holding LocalQueues or the admission label."""
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Namespace -> tenant, for every namespace holding LocalQueues or the admission label;
+    and those the rule cannot place, each with why (written unowned: one scratch namespace
+    without the tenant label must not stop the import of a production cluster)."""
     key, value = admission
     placed: dict[str, str] = {}
-    problems = []
+    unowned: dict[str, str] = {}
     for ns in sorted(estate.of("Namespace"), key=_name):
         name = _name(ns)
         labels = (ns.get("metadata") or {}).get("labels") or {}
@@ -275,19 +316,12 @@ def _place(
             continue
         tenant, why = rule.place(ns, queues_of.get(name, set()))
         if tenant is None:
-            problems.append(f"namespace {name}: {why}")
+            unowned[name] = why
         elif not DNS_LABEL.fullmatch(tenant):
-            problems.append(f"namespace {name}: tenant {tenant!r} is not a DNS label")
+            unowned[name] = f"its tenant {tenant!r} is not a DNS label"
         else:
             placed[name] = tenant
-    if problems:
-        raise ConfigError(
-            f"cluster {estate.cluster}: --tenants-by {rule} cannot place every namespace that "
-            f"holds LocalQueues or the admission label {key}={value}: "
-            + "; ".join(problems)
-            + ". Choose another --tenants-by, or label the namespaces; nothing was written"
-        )
-    return placed
+    return placed, unowned
 
 
 def _rbac(estate: Estate, tenant_namespaces: set[str]) -> tuple[list[Json], list[Json]]:
@@ -366,7 +400,45 @@ def capacity(estate: Estate) -> dict[str, dict[str, str]]:
     return out
 
 
-def _cluster_profile(estate: Estate, options: Options, admission: tuple[str, str]) -> str:
+# The name upstream's install (and its Helm chart, after the release's prefix) gives Argo CD's
+# application controller: its ServiceAccount is the identity Argo CD syncs with.
+ARGOCD_CONTROLLER = "argocd-application-controller"
+CLUSTER_ADMIN = "cluster-admin"
+
+
+def platform_identities(estate: Estate) -> dict[str, str]:
+    """Who the platform's own identities look like from what is live, each with why: the
+    subjects bound to cluster-admin, Argo CD's application controller's ServiceAccount where
+    a binding shows it runs, and Kueue's controller. A proposal for a person to review: the
+    policies generated from it let these alone relabel namespaces."""
+    found: dict[str, str] = {}
+    for body in estate.objects:
+        if body.get("kind") not in ("ClusterRoleBinding", "RoleBinding"):
+            continue
+        ref = body.get("roleRef") or {}
+        admin = body.get("kind") == "ClusterRoleBinding" and (
+            ref.get("kind"),
+            ref.get("name"),
+        ) == ("ClusterRole", CLUSTER_ADMIN)
+        for raw in body.get("subjects") or []:
+            subject = rbac.subject_of(raw, _namespace(body))
+            if subject is None:
+                continue
+            if admin:
+                found.setdefault(str(subject), f"bound to {CLUSTER_ADMIN} by {_name(body)}")
+            elif subject.kind == "ServiceAccount" and subject.name.endswith(ARGOCD_CONTROLLER):
+                found.setdefault(str(subject), "Argo CD's application controller: it syncs")
+    if estate.controller:
+        found.setdefault(estate.controller, "Kueue's controller")
+    return dict(sorted(found.items()))
+
+
+def _cluster_profile(
+    estate: Estate,
+    options: Options,
+    admission: tuple[str, str],
+    identities: dict[str, str],
+) -> str:
     version = estate.kueue_api.rpartition("/")[2]
     spec: Json = {
         "context": options.context,
@@ -388,11 +460,28 @@ def _cluster_profile(estate: Estate, options: Options, admission: tuple[str, str
         "metadata": {"name": estate.cluster},
         "spec": spec,
     }
-    return modeline("clusterprofile") + _dump(
+    text = _dump(
         f"Cluster profile of {estate.cluster}: read by kueue-gitops, never synced by Argo CD "
         "(written by `kueue-gitops import`; capacity is what its nodes held then).",
         [doc],
     )
+    return modeline("clusterprofile") + _with_identities(text, identities)
+
+
+def _with_identities(text: str, identities: dict[str, str]) -> str:
+    """The profile's text with the proposed platformIdentities put in before its capacity,
+    each with why, under a comment asking for review (a comment no dumper writes)."""
+    if not identities:
+        return text
+    block = [
+        "  # REVIEW: proposed by `kueue-gitops import` from what is live. These alone may set",
+        "  # or change namespaces' admission and tenant labels once the admission policies are",
+        "  # generated: keep Argo CD's identity and your administrators, drop anyone else.",
+        "  platformIdentities:",
+        *(f"    - {json.dumps(who)}   # {why}" for who, why in identities.items()),
+    ]
+    head, sep, tail = text.partition("\n  capacity:")
+    return head + "\n" + "\n".join(block) + sep + tail
 
 
 def _workload_order(classes: list[Json]) -> list[str]:
@@ -417,12 +506,9 @@ def tenant_profile(
                     groups[str(subject.get("name"))] += 1
     used: dict[str, set[str]] = {"workload": set(), "pod": set()}
     for wl in estate.workloads:
-        asks = wl.get("spec") or {}
-        if _namespace(wl) in namespaces and asks.get("priorityClassName"):
-            source = asks.get("priorityClassSource")
-            used["workload" if source == WORKLOAD_PRIORITY_SOURCE else "pod"].add(
-                str(asks["priorityClassName"])
-            )
+        found = priority_class(wl) if _namespace(wl) in namespaces else None
+        if found:
+            used[found[0]].add(found[1])
     flavors = sorted(
         {
             str(f.get("name"))
@@ -522,6 +608,7 @@ _Dumper.add_representer(list, _list)
 
 def _dump(comment: str, docs: list[Json]) -> str:
     body = "---\n".join(
-        yaml.dump(d, Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=True) for d in docs
+        yaml.dump(ordered(d), Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=True)
+        for d in docs
     )
     return f"# {comment}\n{body}"

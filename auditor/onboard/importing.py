@@ -17,6 +17,7 @@ import difflib
 import hashlib
 import json
 import re
+import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from auditor.live.kube import KubeCluster
 from auditor.live.reading import CRD, NODES, Live, read, read_instead
 from auditor.onboard import staging
 from auditor.onboard.estate import KUEUE_KINDS, Estate
+from auditor.onboard.rendered import inside
 from auditor.repo.layout import TENANTS
 from auditor.repo.profiles import PROFILE_FILE
 from auditor.schemas import fetch as schemas_fetch
@@ -71,7 +73,8 @@ def supported(version: str) -> str:
 
 
 def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estate:
-    """Everything import needs of `cluster`, or an error naming what could not be read."""
+    """Everything import needs of `cluster`, or an error naming what could not be read; what
+    it could not find (and so does not know) is said in the Estate's `unread`."""
     served = cluster.served_versions(KUEUE_GROUP)
     if not served:
         raise ConfigError(
@@ -79,6 +82,56 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
             "check the context; nothing was written"
         )
     api = versions.api_version(served, served)
+    version, controller, unread = _controller(cluster, kueue_version)
+    # What tenants run, read for the priority classes they use (never written).
+    runs = [(api, "Workload"), ("batch/v1", "Job")]
+    kinds = [
+        ("v1", "Namespace"),
+        (SCHEDULING_API, "PriorityClass"),
+        *((RBAC_API, kind) for kind in RBAC_KINDS),
+        *((api, kind) for kind in KUEUE_KINDS),
+        *runs,
+        NODES,
+        CRD,
+    ]
+    live = read(cluster, kinds)
+    apis = _elsewhere(cluster, live, api, served)
+    if live.errors:
+        raise ClusterAccessError(
+            f"cluster {cluster.name}: {'; '.join(live.errors)}; nothing was written",
+            cluster=cluster.name,
+        )
+    ran = {kind for _, kind in runs}
+    objects = [o for o in live.objects.values() if o.get("kind") not in ran]
+    workloads = [o for o in live.objects.values() if o.get("kind") in ran]
+    config = _get(cluster, "v1", "ConfigMap", kueue_config.CONFIG_MAP, NAMESPACE)
+    if config is not None:
+        objects.append({"apiVersion": "v1", "kind": "ConfigMap", **config})
+    else:
+        unread.append(
+            f"no ConfigMap {NAMESPACE}/{kueue_config.CONFIG_MAP}: Kueue's Configuration was "
+            "not imported, so validate and drift judge the cluster by Kueue's defaults (which "
+            "jobs it manages, fair sharing off); if Kueue runs with another configuration, "
+            f"write it in clusters/{cluster.name}/kueue/manager-config.yaml"
+        )
+    return Estate(
+        cluster.name,
+        version,
+        api,
+        objects,
+        schemas=_schemas(live.crds, apis),
+        nodes=live.nodes,
+        workloads=workloads,
+        controller=controller,
+        unread=unread,
+    )
+
+
+def _controller(
+    cluster: KubeCluster, kueue_version: str | None
+) -> tuple[str, str | None, list[str]]:
+    """The Kueue release the cluster runs (`kueue_version` over the controller's image tag),
+    the controller's identity, and what is unknown for want of its Deployment."""
     version, controller = None, None
     deployment = _get(cluster, "apps/v1", "Deployment", CONTROLLER, NAMESPACE)
     if deployment is not None:
@@ -90,40 +143,15 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
             "release it runs (an install of another shape?): pass --kueue-version; nothing was "
             "written"
         )
-    version = supported(version)
-    kinds = [
-        ("v1", "Namespace"),
-        (SCHEDULING_API, "PriorityClass"),
-        *((RBAC_API, kind) for kind in RBAC_KINDS),
-        *((api, kind) for kind in KUEUE_KINDS),
-        (api, "Workload"),
-        NODES,
-        CRD,
-    ]
-    live = read(cluster, kinds)
-    apis = _elsewhere(cluster, live, api, served)
-    if live.errors:
-        raise ClusterAccessError(
-            f"cluster {cluster.name}: {'; '.join(live.errors)}; nothing was written",
-            cluster=cluster.name,
+    unread = []
+    if deployment is None:
+        unread.append(
+            f"no Deployment {NAMESPACE}/{CONTROLLER}: the Kueue release is --kueue-version's "
+            f"({version}) and Kueue's own ServiceAccount is unknown, so neither drift's "
+            "trustedSubjects nor the proposed platformIdentities name it: add it to both in "
+            f"clusters/{cluster.name}/profile.yaml, or drift reports its powers as anyone's"
         )
-    objects = [o for o in live.objects.values() if o.get("kind") != "Workload"]
-    workloads = [o for o in live.objects.values() if o.get("kind") == "Workload"]
-    config = _get(cluster, "v1", "ConfigMap", kueue_config.CONFIG_MAP, NAMESPACE)
-    if config is not None:
-        config.setdefault("apiVersion", "v1")
-        config.setdefault("kind", "ConfigMap")
-        objects.append(config)
-    return Estate(
-        cluster.name,
-        version,
-        api,
-        objects,
-        schemas=_schemas(live.crds, apis),
-        nodes=live.nodes,
-        workloads=workloads,
-        controller=controller,
-    )
+    return supported(version), controller, unread
 
 
 def _get(cluster: KubeCluster, api: str, kind: str, name: str, namespace: str) -> Json | None:
@@ -217,18 +245,13 @@ class Written:
 
 def write_whole(
     root: Path, cluster: str, files: dict[str, str], schemas: schemas_fetch.Fetched | None,
-    *, force: bool = False,
+    *, force: bool = False, rendered: t.Collection[str] = (),
 ) -> Written:  # fmt: skip
     """Write `files` (and schemas/<cluster>/) into `root` whole, or nothing: refused when a
-    file was edited since the last import (EditedByHand) unless `force`."""
+    file was edited since the last import (EditedByHand) unless `force`. Nothing in a
+    `rendered` folder is touched (onboard/rendered.py)."""
     record = _record(root)
-    # What this cluster's last import wrote and this one does not; never a tenant's profile,
-    # which the tenant's other clusters may still need.
-    stale = sorted(
-        p
-        for p, entry in record.items()
-        if entry.get("cluster") == cluster and p not in files and not p.endswith(PROFILE_FILE)
-    )
+    stale = _stale(record, cluster, files, rendered)
     conflicts: list[Conflict] = []
     todo: dict[str, str | None] = {}  # path -> text, None to remove
     out = Written()
@@ -271,6 +294,25 @@ def write_whole(
     (root / RECORD).write_text(json.dumps(dict(sorted(record.items())), indent=2) + "\n")
     out.changed = sorted(todo)
     return out
+
+
+def _stale(
+    record: dict[str, dict[str, str]],
+    cluster: str,
+    files: dict[str, str],
+    rendered: t.Collection[str],
+) -> list[str]:
+    """What this cluster's last import wrote and this one does not; never a tenant's profile,
+    which the tenant's other clusters may still need, nor a file a rendered folder now holds
+    (a kustomization's resource, perhaps)."""
+    return sorted(
+        p
+        for p, entry in record.items()
+        if entry.get("cluster") == cluster
+        and p not in files
+        and not p.endswith(PROFILE_FILE)
+        and not any(inside(p, folder) for folder in rendered)
+    )
 
 
 def _record(root: Path) -> dict[str, dict[str, str]]:

@@ -44,6 +44,9 @@ UNREADABLE_FILE = _RULES["unreadable-file"]
 
 CLUSTERS = "clusters"
 TENANTS = "tenants"
+# clusters/<cluster>/unowned/<namespace>.yaml: a namespace no tenant has yet (import could not
+# place it); validate names each until it moves into a tenant's folder.
+UNOWNED = "unowned"
 TENANT_PROFILES = "_tenant-profiles"  # their cache pack's name: no cluster folder starts with _
 
 

@@ -4,13 +4,16 @@ configured by hand with server-side applies (as kubectl would) of tests/data/imp
 then the installed wheel, in an empty git repository: import the cluster; validate finds the
 planted problems and what an estate without kueue-gitops lacks, nothing more; drift is clean;
 importing again changes nothing; a hand edit is shown and kept; the same cluster imported as a
-second one joins its tenants; and what import cannot place or read writes nothing.
+second one joins its tenants; a folder moved to kustomize is shown at its source, not written;
+what import cannot read writes nothing, and a namespace it cannot place is written unowned (or
+left out with --exclude).
 
 One sandbox per release (module-scoped), the wheel installed once per session.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import string
 import typing as t
@@ -72,7 +75,11 @@ def _status(repo: Path) -> str:
 
 
 def test_import_validate_drift_reimport_and_a_second_cluster(
-    estate: Sandbox, base_install: Path, tmp_path: Path, request: pytest.FixtureRequest
+    estate: Sandbox,
+    base_install: Path,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    renderers: None,
 ) -> None:
     version = request.node.callspec.params["estate"]
     repo = tmp_path / "platform"
@@ -88,6 +95,25 @@ def test_import_validate_drift_reimport_and_a_second_cluster(
     assert profile["admissionLabel"] == {"key": "kueue.example.com/admission", "value": "enabled"}
     team_b = yaml.safe_load((repo / "tenants/team-b/profile.yaml").read_text())["spec"]
     assert team_b["group"] == "example:team-b"
+    # The priority class team-a's Workload uses, in the shape the release serves it.
+    team_a = yaml.safe_load((repo / "tenants/team-a/profile.yaml").read_text())["spec"]
+    assert team_a["priorityClasses"] == {"workload": ["sample-low"]}
+    # The platform's identities, proposed from what is live and marked for review.
+    profile_text = (repo / "clusters/gpu-a/profile.yaml").read_text()
+    assert "# REVIEW: proposed by `kueue-gitops import` from what is live" in profile_text
+    assert {"Group system:masters", "ServiceAccount kueue-system/kueue-controller-manager"} <= set(
+        profile["platformIdentities"]
+    )
+    assert "review: platformIdentities proposed in clusters/gpu-a/profile.yaml" in said
+    # Keys as a person writes them: a quota's name first, a rule's apiGroups first.
+    assert (
+        "- name: cpu\n              nominalQuota:"
+        in (repo / "clusters/gpu-a/clusterqueues.yaml").read_text()
+    )
+    assert (
+        "- apiGroups: [batch]\n    resources: [jobs]\n    verbs:"
+        in (repo / "clusters/gpu-a/rbac.yaml").read_text()
+    )
     assert team_b["clusters"] == {
         "gpu-a": {"namespaces": ["team-b"], "clusterQueues": ["shared-cq", "team-b-cq"]}
     }
@@ -142,8 +168,35 @@ def test_import_validate_drift_reimport_and_a_second_cluster(
                               "--kubeconfig", str(estate.kubeconfig)], repo).stdout)  # fmt: skip
     assert (drift_b["status"], drift_b["findings"]) == ("clean", []), drift_b
 
+    # team-a moves its folder to kustomize, then its namespace changes on the cluster: import
+    # writes no plain file into the rendered folder and shows the difference at its source.
+    folder = repo / "tenants/team-a/gpu-a"
+    (folder / "kustomization.yaml").write_text(
+        "resources: [namespace.yaml, localqueues.yaml, rbac.yaml]\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "team-a renders with kustomize")
+    team_ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a", "labels": {
+        "kueue.example.com/admission": "enabled", "kueue.example.com/team": "team-a"}}}  # fmt: skip
+    admin = estate.connect()
+    labelled = copy.deepcopy(team_ns)
+    labelled["metadata"]["labels"]["kueue.example.com/cost-center"] = "ml"
+    admin.apply(labelled, manager=MANAGER)
+    try:
+        shown = kg("import", "--cluster", "gpu-a", *access, *TEAMS, code=1)
+    finally:
+        admin.apply(team_ns, manager=MANAGER)
+    assert (
+        "rendered: tenants/team-a/gpu-a/ is built by kustomize: not written as plain files; "
+        "the cluster differs from what it renders (edit its source):"
+    ) in shown
+    assert "+    kueue.example.com/cost-center: ml" in shown
+    assert "tenants/team-a/gpu-a/namespace.yaml (Namespace/team-a)" in shown
+    changed = [line.split()[-1] for line in _status(repo).splitlines()]
+    assert [p for p in changed if p.startswith(("tenants/", "clusters/"))] == []  # nor removed
 
-def test_what_import_cannot_place_or_read_writes_nothing(
+
+def test_what_import_cannot_read_writes_nothing_and_what_it_cannot_place_is_unowned(
     estate: Sandbox, base_install: Path, tmp_path: Path
 ) -> None:
     repo = tmp_path / "platform"
@@ -165,6 +218,7 @@ def test_what_import_cannot_place_or_read_writes_nothing(
                 ["kueue.x-k8s.io"],
                 ["scheduling.k8s.io"],
                 ["apiextensions.k8s.io"],
+                ["batch"],
             )
         ],
     }
@@ -191,18 +245,31 @@ def test_what_import_cannot_place_or_read_writes_nothing(
     assert "LIST ClusterRole" in said and "forbidden" in said and "nothing was written" in said
     assert _status(repo) == ""
 
-    # A namespace the rule cannot place: labelled for admission, no team.
+    # A namespace the rule cannot place (labelled for admission, no team) does not stop the
+    # import: it is written unowned, and validate names it; --exclude leaves it out.
     stray = {
         "apiVersion": "v1",
         "kind": "Namespace",
         "metadata": {"name": "research", "labels": {"kueue.example.com/admission": "enabled"}},
     }
     admin.apply(stray, manager=MANAGER)
+    access = ("--kubeconfig", str(estate.kubeconfig), "--context", estate.context)
     try:
-        said = kg("import", "--cluster", "gpu-a", "--kubeconfig", str(estate.kubeconfig),
-                  "--context", estate.context, *TEAMS, code=2)  # fmt: skip
-        assert "namespace research: it has no label kueue.example.com/team" in said
-        assert _status(repo) == ""
+        said = kg("import", "--cluster", "gpu-a", *access, *TEAMS)
+        assert "unowned: namespace research (--tenants-by label=kueue.example.com/team cannot " \
+            "place it: it has no label kueue.example.com/team)" in said  # fmt: skip
+        assert "tenants: team-a (team-a); team-b (team-b)" in said
+        unowned = "clusters/gpu-a/unowned/research.yaml"
+        assert (repo / unowned).is_file()
+        validated = json.loads(run([str(base_install), "validate", "-o", "json"], repo).stdout)
+        about = [f for f in validated["findings"] if f.get("file") == unowned]
+        assert [(f["rule"], f["severity"]) for f in about] == [("namespace-unowned", "warning")]
+        assert {f["rule"] for f in validated["findings"]} == (
+            PLANTED | NOT_YET_ADOPTED | {"namespace-unowned"}
+        )
+        left_out = kg("import", "--cluster", "gpu-a", *access, *TEAMS, "--exclude", "research")
+        assert "left out (--exclude): namespace(s) research" in left_out
+        assert not (repo / unowned).exists()
     finally:  # the label off again (the field's only manager applies without it)
         admin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "research"}},
                     manager=MANAGER)  # fmt: skip

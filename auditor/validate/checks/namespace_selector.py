@@ -3,8 +3,11 @@
 Kueue reads an absent selector as "no namespace" (the queue admits nothing: a warning) and `{}`
 as "every namespace" (an error). Any selector must require the cluster's admission label, so an
 unlabelled namespace can never submit work. A namespace carrying that label must belong to a
-tenant profile, or nobody answers for the work it submits. Where the cluster profile names a
-tenant label, a namespace's value for it must be its owner's name: selectors match on it.
+tenant profile, or nobody answers for the work it submits; one written in
+clusters/<cluster>/unowned/ (import's, for a namespace its rule could not place) is named as
+such, with how to assign it, a warning: the estate ran so before it was imported. Where the
+cluster profile names a tenant label, a namespace's value for it must be its owner's name:
+selectors match on it.
 
 Its rules, each with an example that passes and one that fails, are declared beside it in
 namespace_selector.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
@@ -16,6 +19,7 @@ import typing as t
 
 from auditor import rules
 from auditor.model import Finding
+from auditor.repo.layout import CLUSTERS, UNOWNED
 from auditor.validate.checks import protocol
 from auditor.validate.checks._common import (
     KUEUE,
@@ -26,6 +30,7 @@ from auditor.validate.checks._common import (
 )
 
 if t.TYPE_CHECKING:
+    from auditor.model import Resource
     from auditor.validate.checks import CheckContext
 
 RULES = rules.of(__name__)
@@ -33,6 +38,7 @@ NAMESPACE_SELECTOR_ABSENT = RULES["namespace-selector-absent"]
 NAMESPACE_SELECTOR_TOO_BROAD = RULES["namespace-selector-too-broad"]
 ADMISSION_LABEL_UNOWNED = RULES["admission-label-unowned"]
 TENANT_LABEL_MISMATCH = RULES["tenant-label-mismatch"]
+NAMESPACE_UNOWNED = RULES["namespace-unowned"]
 
 ID = "namespace-selector"
 # Its findings about an object depend on it alone and the profiles (protocol.Rerun).
@@ -78,7 +84,9 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 f"{labels[tenant_label]!r}, so selectors meant for that tenant would admit it",
                 path=["metadata", "labels", tenant_label],
             )
-        if ctx.cluster.admits(labels) and owner is None:
+        if owner is None and _in_unowned(ctx, ns):
+            yield _unowned(ctx, ns)
+        elif ctx.cluster.admits(labels) and owner is None:
             yield Finding.about(
                 ns,
                 ADMISSION_LABEL_UNOWNED,
@@ -87,3 +95,27 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
                 "the label",
                 path=["metadata", "labels", key],
             )
+
+
+def _in_unowned(ctx: CheckContext, ns: Resource) -> bool:
+    """Whether `ns` is written where import puts a namespace no tenant has yet."""
+    return (ns.file or "").startswith(f"{CLUSTERS}/{ctx.cluster.name}/{UNOWNED}/")
+
+
+def _unowned(ctx: CheckContext, ns: Resource) -> Finding:
+    """A namespace no tenant has yet, with how to give it one (one finding: not also the
+    admission label's, which its owner settles too)."""
+    cluster, tenant_label = ctx.cluster.name, ctx.cluster.tenant_label
+    relabel = (
+        f", or label it {tenant_label}=TENANT on the cluster and import again"
+        if tenant_label
+        else ""
+    )
+    return Finding.about(
+        ns,
+        NAMESPACE_UNOWNED,
+        f"namespace {ns.name} on {cluster} belongs to no tenant (import could not place it): "
+        f"to assign it, move {ns.file} into tenants/TENANT/{cluster}/ and add {ns.name} to "
+        f"clusters.{cluster}.namespaces in tenants/TENANT/profile.yaml{relabel}",
+        path=["metadata", "name"],
+    )

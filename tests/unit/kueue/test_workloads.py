@@ -200,3 +200,45 @@ def test_victims_go_lowest_priority_first_then_most_recently_reserved() -> None:
     ]
     ordered = workloads.victim_order(held, priority=lambda w: w[1], since=lambda w: w[2])
     assert [name for name, _, _ in ordered] == ["new-low", "old-low", "mid", "new-high"]
+
+
+# -- the priority class a Workload or a Job names, in every served shape --
+
+
+@pytest.mark.parametrize(
+    ("obj", "found"),
+    [
+        # v1beta2 (served and stored since Kueue v0.16)
+        (
+            {"spec": {"priorityClassRef": {"group": "kueue.x-k8s.io",
+                                           "kind": "WorkloadPriorityClass", "name": "high"}}},
+            ("workload", "high"),
+        ),
+        (
+            {"spec": {"priorityClassRef": {"group": "scheduling.k8s.io",
+                                           "kind": "PriorityClass", "name": "batch"}}},
+            ("pod", "batch"),
+        ),
+        # v1beta1
+        (
+            {"spec": {"priorityClassName": "low",
+                      "priorityClassSource": "kueue.x-k8s.io/workloadpriorityclass"}},
+            ("workload", "low"),
+        ),
+        (
+            {"spec": {"priorityClassName": "batch",
+                      "priorityClassSource": "scheduling.k8s.io/priorityclass"}},
+            ("pod", "batch"),
+        ),
+        # a Job (any integrated kind) by its label
+        (
+            {"kind": "Job", "metadata": {"labels": {"kueue.x-k8s.io/priority-class": "mid"}}},
+            ("workload", "mid"),
+        ),
+        ({"spec": {}}, None),
+    ],
+)  # fmt: skip
+def test_priority_class_in_either_shape(obj: dict[str, t.Any], found: t.Any) -> None:
+    assert workloads.priority_class(obj) == found
+    workload_class = found[1] if found and found[0] == "workload" else None
+    assert workloads.workload_priority_class(obj) == workload_class

@@ -4,6 +4,7 @@ profiles as the live objects show them, and files written whole or not at all.""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import typing as t
 from pathlib import Path
@@ -11,13 +12,17 @@ from pathlib import Path
 import pytest
 import yaml
 
+from auditor import render
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
 from auditor.kueue.workloads import WORKLOAD_PRIORITY_SOURCE
-from auditor.live.apierrors import DeadlineExceeded, KindNotServed
+from auditor.live.apierrors import DeadlineExceeded, KindNotServed, NotFound
 from auditor.live.kube import KubeCluster
+from auditor.model import Finding
 from auditor.onboard import estate as onboard_estate
-from auditor.onboard import importing
+from auditor.onboard import importing, rendered
+from auditor.repo import manifests
+from auditor.repo.profiles import cluster_profile
 
 API = "kueue.x-k8s.io/v1beta2"
 SERVER_META = {
@@ -274,12 +279,38 @@ def test_a_rule_that_cannot_be_read_is_a_usage_error(text: str) -> None:
         onboard_estate.TenantRule.parse(text)
 
 
-def test_a_namespace_the_rule_cannot_place_is_refused_naming_it() -> None:
-    stray = namespace("research", **{"example.com/kueue": "enabled"})
-    with pytest.raises(ConfigError) as err:
-        onboard_estate.files(estate(stray, lq("main", "research", "team-a-cq")), OPTIONS, {})
-    assert "namespace research: it has no label example.com/team" in str(err.value)
-    assert "nothing was written" in str(err.value)
+def test_a_namespace_the_rule_cannot_place_is_written_unowned() -> None:
+    # a scratch namespace without the team label, with a LocalQueue and a RoleBinding
+    stray = namespace("scratch", **{"example.com/kueue": "enabled"})
+    found = estate(
+        stray,
+        lq("main", "scratch", "team-a-cq"),
+        binding("scratch-submit", "scratch", "batch-submitter", "org:research"),
+    )
+    made = onboard_estate.files(found, OPTIONS, {})
+    assert made.unowned == {"scratch": "it has no label example.com/team"}
+    assert made.tenants == {"team-a": ["team-a"], "team-b": ["team-b"]}  # the rest imported
+    written = docs(made.files["clusters/gpu-a/unowned/scratch.yaml"])
+    assert [(d["kind"], d["metadata"]["name"]) for d in written] == [
+        ("Namespace", "scratch"),
+        ("LocalQueue", "main"),
+        ("RoleBinding", "scratch-submit"),
+    ]
+    assert not any("scratch" in path for path in made.files if path.startswith("tenants/"))
+    assert "scratch-submit" not in made.files["clusters/gpu-a/rbac.yaml"]
+
+
+def test_an_excluded_namespace_is_left_out_with_what_is_in_it() -> None:
+    stray = namespace("scratch", **{"example.com/kueue": "enabled"})
+    found = estate(
+        stray,
+        lq("main", "scratch", "team-a-cq"),
+        binding("scratch-submit", "scratch", "batch-submitter", "org:research"),
+    )
+    options = dataclasses.replace(OPTIONS, exclude=frozenset({"scratch", "not-there"}))
+    made = onboard_estate.files(found, options, {})
+    assert made.unowned == {} and made.excluded == ["scratch"]
+    assert not any("scratch" in text for text in made.files.values())
 
 
 def test_rbac_whose_role_does_not_exist_is_refused() -> None:
@@ -507,14 +538,18 @@ class FakeCluster:
         version: str = "v0.19.2",
         fail: Exception | None = None,
         holds: dict[tuple[str, str], list[dict[str, t.Any]]] | None = None,
+        absent: t.Collection[str] = (),
     ):
         self.served, self.version, self.fail = served, version, fail
         self.holds = holds or {}  # (apiVersion, kind) -> objects; a kind held in none is empty
+        self.absent = absent  # kinds GET finds none of (Deployment, ConfigMap)
 
     def served_versions(self, group: str) -> list[str]:
         return self.served
 
     def get(self, api: str, kind: str, name: str, namespace: str | None = None) -> dict[str, t.Any]:
+        if kind in self.absent:
+            raise NotFound(f"{kind} {namespace}/{name} not found")
         if kind == "Deployment":
             pod = {"containers": [{"image": f"registry.k8s.io/kueue/kueue:{self.version}"}]}
             return {"metadata": {"namespace": namespace}, "spec": {"template": {"spec": pod}}}
@@ -563,6 +598,22 @@ def test_a_cluster_read_whole() -> None:
     assert [o["kind"] for o in found.objects] == ["ConfigMap"]  # Kueue's, by GET
 
 
+def test_what_could_not_be_found_is_said_with_what_it_means() -> None:
+    fake = FakeCluster(["v1beta1", "v1beta2"], absent={"Deployment", "ConfigMap"})
+    found = importing.read_estate(t.cast(KubeCluster, fake), "v0.19.2")
+    assert found.kueue_version == "v0.19.2" and found.controller is None
+    deployment, config = found.unread
+    assert deployment.startswith(
+        "no Deployment kueue-system/kueue-controller-manager: the Kueue release is "
+        "--kueue-version's (v0.19.2) and Kueue's own ServiceAccount is unknown"
+    )
+    assert config.startswith(
+        "no ConfigMap kueue-system/kueue-manager-config: Kueue's Configuration was not imported"
+    )
+    assert "clusters/gpu-a/kueue/manager-config.yaml" in config
+    assert read(FakeCluster(["v1beta1", "v1beta2"])).unread == []
+
+
 def test_a_kind_the_preferred_version_does_not_serve_is_read_where_it_is_served() -> None:
     # Kueue v0.9.1: everything in v1beta1 but Cohort, which is v1alpha1 only.
     cohort = live("Cohort", "research", apiVersion="kueue.x-k8s.io/v1alpha1")
@@ -589,3 +640,266 @@ def test_a_kind_the_preferred_version_does_not_serve_is_read_where_it_is_served(
     assert found.kueue_api == "kueue.x-k8s.io/v1beta1"
     assert [o for o in found.objects if o["kind"] == "Cohort"] == [cohort]
     assert found.schemas[("kueue.x-k8s.io", "Cohort")] == schema
+
+
+# -- what tenants really use --
+
+
+def test_priority_classes_of_v1beta2_workloads_and_jobs_are_the_tenants() -> None:
+    found = estate()
+    found.workloads = [
+        # as Kueue v0.16+ serves it: v1beta2 priorityClassRef
+        live(
+            "Workload",
+            "job-2",
+            "team-a",
+            spec={
+                "priorityClassRef": {
+                    "group": "kueue.x-k8s.io",
+                    "kind": "WorkloadPriorityClass",
+                    "name": "high",
+                },
+                "priority": 1000,
+            },
+        ),
+        live(
+            "Workload",
+            "job-3",
+            "team-b",
+            spec={
+                "priorityClassRef": {
+                    "group": "scheduling.k8s.io",
+                    "kind": "PriorityClass",
+                    "name": "batch-high",
+                },
+                "priority": 1000,
+            },
+        ),
+        # a Job whose Workload is not there (yet): its label
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                "name": "j",
+                "namespace": "team-a",
+                "labels": {"kueue.x-k8s.io/priority-class": "low"},
+            },
+        },
+    ]
+    made = onboard_estate.files(found, OPTIONS, {})
+    [team_a] = docs(made.files["tenants/team-a/profile.yaml"])
+    [team_b] = docs(made.files["tenants/team-b/profile.yaml"])
+    assert team_a["spec"]["priorityClasses"] == {"workload": ["high", "low"]}
+    assert team_b["spec"]["priorityClasses"] == {"pod": ["batch-high"]}
+
+
+# -- keys in the order a person writes them --
+
+
+def test_keys_are_written_in_the_order_a_person_writes_them() -> None:
+    queue = cq("q", {"example.com/kueue": "enabled"})
+    queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"] = [
+        # as the API server returns a custom resource: keys by name
+        {"borrowingLimit": "4", "lendingLimit": "2", "name": "cpu", "nominalQuota": "9"},
+        {"name": "memory", "nominalQuota": "36Gi"},
+    ]
+    queue["spec"]["resourceGroups"][0] = dict(sorted(queue["spec"]["resourceGroups"][0].items()))
+    role = live(
+        "ClusterRole",
+        "queue-admin",
+        rules=[{"verbs": ["*"], "resources": ["localqueues"], "apiGroups": ["kueue.x-k8s.io"]}],
+    )
+    found = estate(queue)
+    found.objects = [o for o in found.objects if o is not QUEUE_ADMIN] + [role]
+    made = onboard_estate.files(found, OPTIONS, {})
+    text = made.files["clusters/gpu-a/clusterqueues.yaml"]
+    assert (
+        "            - name: cpu\n"
+        "              nominalQuota: '9'\n"
+        "              borrowingLimit: '4'\n"
+        "              lendingLimit: '2'\n"
+    ) in text
+    assert text.index("coveredResources") < text.index("flavors:")
+    rbac = made.files["clusters/gpu-a/rbac.yaml"]
+    assert (
+        "  - apiGroups: [kueue.x-k8s.io]\n    resources: [localqueues]\n    verbs: ['*']\n"
+    ) in rbac
+    binding_text = made.files["tenants/team-a/gpu-a/rbac.yaml"]
+    assert binding_text.index("name: team-a-submit") < binding_text.index("namespace: team-a")
+    for path, written in made.files.items():
+        for doc in docs(written):
+            assert list(doc)[:3] == ["apiVersion", "kind", "metadata"], path
+            assert next(iter(doc["metadata"])) == "name", path
+
+
+# -- the platform's identities, proposed for review --
+
+
+def test_platform_identities_are_proposed_from_what_is_live_and_marked_for_review() -> None:
+    admin = live(
+        "ClusterRoleBinding",
+        "cluster-admin",
+        roleRef={
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "cluster-admin",
+        },
+        subjects=[
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}
+        ],
+    )
+    argocd = live(
+        "ClusterRoleBinding",
+        "argocd-application-controller",
+        roleRef={
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "argocd-application-controller",
+        },
+        subjects=[
+            {
+                "kind": "ServiceAccount",
+                "name": "argocd-application-controller",
+                "namespace": "argocd",
+            }
+        ],
+    )
+    argocd_role = live(
+        "ClusterRole",
+        "argocd-application-controller",
+        rules=[{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+    )
+    made = onboard_estate.files(estate(admin, argocd, argocd_role), OPTIONS, {})
+    assert made.identities == {
+        "Group system:masters": "bound to cluster-admin by cluster-admin",
+        "ServiceAccount argocd/argocd-application-controller": (
+            "Argo CD's application controller: it syncs"
+        ),
+        "ServiceAccount kueue-system/kueue-controller-manager": "Kueue's controller",
+    }
+    text = made.files["clusters/gpu-a/profile.yaml"]
+    assert "  # REVIEW: proposed by `kueue-gitops import` from what is live." in text
+    assert '    - "Group system:masters"   # bound to cluster-admin by cluster-admin\n' in text
+    [profile] = docs(text)
+    assert profile["spec"]["platformIdentities"] == list(made.identities)
+    # the profile as written is one the repository reads
+    [resource], problems = manifests.load_text(text, "clusters/gpu-a/profile.yaml")
+    assert problems == []
+    assert cluster_profile(resource, "gpu-a").platform_identities == tuple(made.identities)
+
+
+# -- a rendered folder is never written as plain files --
+
+
+def _rendered_repo(tmp_path: Path) -> dict[str, str]:
+    """A repository imported once whose team-a folder then moved to kustomize."""
+    first = onboard_estate.files(estate(), OPTIONS, {})
+    importing.write_whole(tmp_path, "gpu-a", first.files, None)
+    folder = tmp_path / "tenants/team-a/gpu-a"
+    (folder / "kustomization.yaml").write_text(
+        "resources: [namespace.yaml, localqueues.yaml, rbac.yaml]\n"
+    )
+    return {p.name: p.read_text() for p in folder.iterdir()}
+
+
+def _fake_render(monkeypatch: pytest.MonkeyPatch, findings: list[t.Any] | None = None) -> None:
+    """render.build as a fake of our own renderer: the folder's plain files, as kustomize
+    would list them (or the findings that stopped it)."""
+
+    def build(tree: t.Any, source: t.Any) -> render.Rendered:
+        if findings:
+            return render.Rendered(findings=findings)
+        found = []
+        for name in ("namespace.yaml", "localqueues.yaml", "rbac.yaml"):
+            path = f"{source.path}/{name}"
+            loaded, problems = manifests.load_text(tree.read(path).decode(), path)
+            assert problems == []
+            found += loaded
+        return render.Rendered(resources=found)
+
+    monkeypatch.setattr(render, "build", build)
+
+
+def test_a_rendered_folder_is_not_written_and_its_difference_is_shown_at_its_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _rendered_repo(tmp_path)
+    _fake_render(monkeypatch)
+    changed = estate()
+    for obj in changed.objects:
+        if obj["kind"] == "LocalQueue" and obj["metadata"]["namespace"] == "team-a":
+            obj["spec"]["clusterQueue"] = "team-b-cq"  # moved on the cluster by hand
+    made = onboard_estate.files(changed, OPTIONS, {})
+    plain, folders = rendered.split(tmp_path, "gpu-a", made.files)
+    assert not any(p.startswith("tenants/team-a/gpu-a/") for p in plain)
+    assert "tenants/team-a/profile.yaml" in plain and "tenants/team-b/gpu-a/rbac.yaml" in plain
+    [folder] = folders
+    assert (folder.path, folder.tool, folder.why_not) == ("tenants/team-a/gpu-a", "kustomize", "")
+    assert "tenants/team-a/gpu-a/localqueues.yaml (LocalQueue/team-a/main)" in folder.diff
+    assert "-  clusterQueue: team-a-cq\n+  clusterQueue: team-b-cq\n" in folder.diff
+    assert "namespace.yaml" not in folder.diff  # the same on both sides: not shown
+    importing.write_whole(tmp_path, "gpu-a", plain, None, rendered=[folder.path])
+    after = {p.name: p.read_text() for p in (tmp_path / "tenants/team-a/gpu-a").iterdir()}
+    assert after == before  # nothing written, nothing removed
+
+
+def test_a_rendered_folder_that_cannot_be_rendered_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _rendered_repo(tmp_path)
+    why = Finding(render.RENDERER_UNAVAILABLE, "no kustomize v5.7.1 here: run sandbox build")
+    _fake_render(monkeypatch, [why])
+    plain, [folder] = rendered.split(
+        tmp_path, "gpu-a", onboard_estate.files(estate(), OPTIONS, {}).files
+    )
+    assert folder.why_not == "no kustomize v5.7.1 here: run sandbox build" and not folder.diff
+    assert not any(p.startswith("tenants/team-a/gpu-a/") for p in plain)
+
+
+# -- the command, on a fake of the reader: what its summary says --
+
+
+def test_the_summary_says_what_is_unowned_proposed_and_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from auditor.cli.main import cli
+    from auditor.schemas import fetch as schemas_fetch
+
+    holds = {
+        ("v1", "Namespace"): [
+            namespace("team-a", **{"example.com/kueue": "enabled", "example.com/team": "team-a"}),
+            namespace("scratch", **{"example.com/kueue": "enabled"}),
+        ],
+        ("kueue.x-k8s.io/v1beta2", "LocalQueue"): [
+            lq("main", "team-a", "team-a-cq"),
+            lq("main", "scratch", "team-a-cq"),
+        ],
+        ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): [
+            cq("team-a-cq", {"example.com/kueue": "enabled"})
+        ],
+    }
+    fake = FakeCluster(["v1beta1", "v1beta2"], holds=holds, absent={"Deployment", "ConfigMap"})
+    monkeypatch.setattr(KubeCluster, "connect", staticmethod(lambda *a, **k: fake))
+    monkeypatch.setattr(importing, "fetched_schemas", lambda c: schemas_fetch.Fetched("gpu-a"))
+    done = CliRunner().invoke(
+        cli,
+        ["--repo", str(tmp_path), "import", "--cluster", "gpu-a", "--tenants-by",
+         "label=example.com/team", "--kueue-version", "v0.19.2", "--exclude", "gone"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert (
+        "unowned: namespace scratch (--tenants-by label=example.com/team cannot place it: it has "
+        "no label example.com/team) is written to clusters/gpu-a/unowned/scratch.yaml; validate "
+        "names it until a tenant has it (or import again with --exclude scratch to leave it out)"
+    ) in lines
+    assert "--exclude: cluster gpu-a has no namespace gone" in lines
+    assert any(line.startswith("review: platformIdentities proposed") for line in lines)
+    assert any(line.startswith("review: no Argo CD application controller") for line in lines)
+    assert [line.split(":")[1].strip() for line in lines if line.startswith("not found:")] == [
+        "no Deployment kueue-system/kueue-controller-manager",
+        "no ConfigMap kueue-system/kueue-manager-config",
+    ]
+    assert (tmp_path / "clusters/gpu-a/unowned/scratch.yaml").is_file()

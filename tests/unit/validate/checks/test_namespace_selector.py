@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.validate.checks.helpers import assert_findings, edit, line_of, run_check
+from tests.unit.validate.checks.helpers import assert_findings, edit, line_of, run_check, write
 
 CQS = "clusters/gpu-prod/clusterqueues.yaml"
 SELECTOR = (
@@ -91,3 +91,27 @@ def test_a_tenant_label_naming_another_tenant_is_an_error(repo_copy: Path) -> No
         contains="namespace team-a belongs to team-a but its platform.example.com/tenant label "
         "says 'team-b'",
     )
+
+
+def test_a_namespace_import_wrote_unowned_is_named_with_how_to_assign_it(
+    repo_copy: Path,
+) -> None:
+    path = "clusters/gpu-prod/unowned/scratch.yaml"
+    write(
+        repo_copy,
+        path,
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: scratch\n  labels:\n"
+        "    platform.example.com/kueue: enabled\n",
+    )
+    findings = run_check(repo_copy, "namespace-selector")
+    # one finding, a warning (not also admission-label-unowned's error)
+    assert_findings(
+        findings,
+        ("namespace-unowned", "warning", path, 4),
+        contains="namespace scratch on gpu-prod belongs to no tenant",
+    )
+    assert (
+        f"move {path} into tenants/TENANT/gpu-prod/ and add scratch to "
+        "clusters.gpu-prod.namespaces in tenants/TENANT/profile.yaml, or label it "
+        "platform.example.com/tenant=TENANT on the cluster and import again"
+    ) in findings[0].message
