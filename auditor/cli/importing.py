@@ -167,7 +167,7 @@ def import_command(
             f"cluster {cluster} has no Node: each flavor's capacity in clusters/{cluster}/"
             "profile.yaml is what its queues promise; write what its nodes hold"
         )
-    _summary(cluster, estate, made, written, options)
+    _summary(cluster, estate, made, written, options, root)
     _rendered(folders)
 
 
@@ -197,6 +197,7 @@ def _summary(
     made: onboard_estate.Imported,
     written: Written,
     options: onboard_estate.Options,
+    root: Path,
 ) -> None:
     """What was imported, what was left for a person to decide, and what was not found."""
     tenants = "; ".join(f"{t} ({', '.join(ns)})" for t, ns in sorted(made.tenants.items()))
@@ -221,8 +222,14 @@ def _summary(
     click.echo(
         f"next: kueue-gitops validate; kueue-gitops drift --cluster {cluster}; review the "
         "profiles' owners and groups and the proposed platformIdentities, then commit (with "
-        ".kueue-gitops/imported.json)"
+        ".kueue-gitops/imported.json); then kueue-gitops validate --baseline "
+        ".kueue-gitops/validate-baseline.yaml --write-baseline"
     )
+    if not (root / "argocd").is_dir():  # the tool's own workflows need what import cannot read
+        click.echo(
+            "next: kueue-gitops init --adopt --repo-url URL (Argo CD, alerts, CODEOWNERS, the "
+            "workflows; docs/usage.md, 'init --adopt')"
+        )
 
 
 def _identities(cluster: str, identities: dict[str, str]) -> None:
