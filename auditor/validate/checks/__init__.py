@@ -22,6 +22,7 @@ from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.validate.checks import (
     admissible,
+    admission_lockout,
     admission_policies,
     alert_coverage,
     cohort_tree,
@@ -126,6 +127,7 @@ _MODULES: tuple[Check, ...] = (
     alert_coverage,
     kueue_config,
     admission_policies,
+    admission_lockout,
 )
 
 CHECKS: dict[str, Check] = {m.ID: m for m in _MODULES}
