@@ -8,11 +8,13 @@ from pathlib import Path
 from tests.unit.validate.checks.helpers import assert_findings, edit, line_of, run_check, write
 
 PROFILE = "clusters/gpu-prod/profile.yaml"
-IDENTITIES = """  platformIdentities:              # alone may set namespaces' admission and tenant labels
-    - ServiceAccount argocd/argocd-application-controller   # Argo CD's sync
+IDENTITIES = (
+    ("  platformIdentities:              # alone may set namespaces' admission and tenant labels\n")
+    + """    - ServiceAccount argocd/argocd-application-controller   # Argo CD's sync
     - Group example-org:platform
     - Group system:masters         # break-glass cluster admins (the sandbox's admin too)
 """
+)
 JOBS = "tenants/team-a/gpu-prod/jobs.yaml"
 
 
