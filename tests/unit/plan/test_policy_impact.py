@@ -197,9 +197,14 @@ def test_a_platform_without_argo_cds_identity_locks_the_sync_out(revs: Revisions
     assert f"platformIdentities in {PROFILE}" in locked.message
 
 
-def test_a_change_that_refuses_nothing_new_is_silent(revs: Revisions) -> None:
-    revs.edit(PROFILE, "  capacity:", "  # a comment\n  capacity:")
-    revs.commit("no policy change")
+def test_a_tightened_policy_names_only_what_the_base_did_not_refuse(revs: Revisions) -> None:
+    """team-a loses batch-standard: its Job using it is new; research-standard was refused."""
+    revs.edit(POLICIES, '"team-a": ["batch-low", "batch-standard"]', '"team-a": ["batch-low"]')
+    revs.commit("team-a loses a level")
     cluster = live()
-    assert planned(revs, "base", cluster) == []
-    assert "Job" not in cluster.listed  # nothing to judge: nothing read for it
+    found = planned(revs, "base", cluster)
+    [refuses] = [f for f in found if f.rule.id == "plan-policy-refuses"]
+    assert "refuses 1 running Job of tenant team-a (1 admitted)" in refuses.message
+    assert "priority class batch-standard is not approved" in refuses.message
+    assert "(team-a/approved)" in refuses.message  # not research-1/2: refused before as well
+    assert [f.rule.id for f in found] == ["plan-policy-refuses"]  # the others did not change
