@@ -224,14 +224,19 @@ def evaluate(expression: str, bound: t.Mapping[str, t.Any]) -> t.Any:
     """The value of `expression` (a CEL error is returned as celpy's CELEvalError value)."""
     from celpy.evaluation import CELEvalError
 
+    program = _program(expression)  # Unsupported is said, not taken for a failed expression
     try:
-        result: t.Any = _program(expression).evaluate(dict(bound))
+        result: t.Any = program.evaluate(dict(bound))
     except CELEvalError as exc:
         result = exc
     except (TypeError, ValueError, KeyError, IndexError) as exc:  # a bad argument, as the server
         result = _error(str(exc))
-    if isinstance(result, CELEvalError) and "undeclared reference" in str(result.args):
-        raise Unsupported(f"a function the offline evaluator lacks in {expression!r}")
+    if isinstance(result, CELEvalError):
+        said = str(result.args)
+        if "undeclared reference" in said:
+            raise Unsupported(f"a function the offline evaluator lacks in {expression!r}")
+        if Optional.__qualname__ in said:  # e.g. `x.?a.b`: chaining on an optional
+            raise Unsupported(f"an operation on an optional value in {expression!r}")
     return result
 
 
