@@ -59,7 +59,8 @@ def enforcement_note(profile: ClusterProfile) -> str:
     if profile.policy_enforcement == admission.DENY:
         return (
             f"the policies of {profile.name} refuse what breaks a boundary ({where}: Deny); "
-            "`kueue-gitops plan --live` names what a change to them would refuse today"
+            "`kueue-gitops plan --live` names what a change to them would refuse today (a "
+            f"cluster that already runs work starts in Warn: {ROLLOUT_DOC})"
         )
     return (
         f"the policies of {profile.name} only warn and audit ({where}: Warn): nothing is refused "
