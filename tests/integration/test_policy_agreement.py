@@ -5,18 +5,24 @@ by neither. Requests go as server-side dry runs (admission runs, nothing is stor
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import Json
 from auditor.kueue import admission
+from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
 from auditor.schemas import vap
+from tests.conftest import own_context, run_line
 from tests.estate import ESTATE
 from tests.integration.waiting import eventually
+from tests.unit.conftest import Revisions
 
 ADMIT = {"platform.example.com/kueue": "enabled", "platform.example.com/tenant": "team-a"}
 PAUSE = {"name": "c", "image": "registry.k8s.io/pause:3.10"}
@@ -197,3 +203,55 @@ def test_namespace_labels_are_refused_to_the_same_identities(policed: KubeCluste
         ("carol", "CREATE"),
         ("carol", "UPDATE"),
     }
+
+
+def test_plan_live_names_the_running_jobs_deny_would_refuse_and_the_server_agrees(
+    fresh_sandbox: Sandbox, repo_copy: Path
+) -> None:
+    """An adopter's flip from Warn to Deny: `plan --live` names the running Job the policies
+    would refuse; once they deny on the cluster, the API server refuses that Job, as named."""
+    admin = fresh_sandbox.connect()
+    repo = Repository.open(ESTATE)
+    objects = repo.load(["gpu-prod"]).for_cluster("gpu-prod")
+    namespaces = [r for r in objects if r.kind == "Namespace"]
+    assert [r.error for r in apply_all(admin, namespaces) if r.error] == []
+    running = [
+        job("steady", "team-a", {QUEUE: "batch", LEVEL: "batch-standard"}),
+        job("research", "team-a", {QUEUE: "batch", LEVEL: "research-standard"}),
+    ]
+    for body in running:
+        admin.create(body)
+    revs = Revisions(repo_copy)
+    policies = "clusters/gpu-prod/admission-policies.yaml"
+    revs.edit(policies, "  - Deny\n", "  - Warn\n  - Audit\n", count=3)
+    base = revs.commit("policies in Warn")
+    revs.edit(policies, "  - Warn\n  - Audit\n", "  - Deny\n", count=3)
+    head = revs.commit("policies in Deny")
+    revs.repo.close()
+    result = run_line(
+        ["kueue-gitops", "--repo", str(revs.root), "plan", "--base", base, "--head", head,
+         "--live", *own_context(fresh_sandbox.kubeconfig), "--cluster", "gpu-prod", "-o", "json"]
+    )  # fmt: skip
+    doc = json.loads(result.output)
+    assert result.exit_code == 1, doc
+    refuses = [f for f in doc["findings"] if f["rule"] == "plan-policy-refuses"]
+    assert [(f["name"], f["refused"]) for f in refuses] == [
+        ("kueue-gitops-priority-levels", ["team-a/research"])
+    ]
+    named = refuses[0]["message"]
+    assert "refuses 1 running Job of tenant team-a" in named
+    for doc_ in generated():  # the head's policies, now on the cluster
+        admin.create(doc_)
+    eventually(
+        lambda: on_server(admin, "POST", admin.path("batch/v1", "Job", "team-a"), JOBS[0]),
+        what="the generated policies refusing a Job without a queue name",
+        seconds=30,
+    )
+    for body in running:
+        again = {**body, "metadata": {**body["metadata"], "name": body["metadata"]["name"] + "-2"}}
+        refused = on_server(admin, "POST", admin.path("batch/v1", "Job", "team-a"), again)
+        if body["metadata"]["name"] == "research":
+            assert refused is not None and "research-standard is not approved" in refused
+            assert "research-standard is not approved for tenant team-a" in named
+        else:
+            assert refused is None
