@@ -158,7 +158,6 @@ def _resources(policy: Json) -> list[tuple[str, str]]:
         if {"CREATE", "*"} & set(rule.get("operations") or [])
         for g in rule.get("apiGroups") or []
         for r in rule.get("resources") or []
-        if "*" not in (g, r) and "/" not in r
     ]
 
 
@@ -196,11 +195,17 @@ def findings(plan: ClusterPlan, cluster: KubeCluster) -> tuple[list[Finding], li
     live = Live.read(cluster, judged, profile.kueue_version, profile.kueue_api)
     out: list[Finding] = []
     unjudged = [
-        f"cannot list {r}.{g or 'core'} to judge the policies matching it (a kind no Kueue "
-        "framework names)"
+        f"admission policies matching {r} in API group {g or 'core'} not judged: only "
+        "namespaces and the kinds of Kueue's frameworks are listed to judge them"
         for g, r in sorted(live.unknown)
     ]
     for j in judged:
+        if not _resources(j.head.policy):
+            unjudged.append(
+                f"ValidatingAdmissionPolicy {j.name} not judged: it matches no CREATE, and what "
+                "it refuses of an UPDATE depends on a change not made yet"
+            )
+            continue
         try:
             if vap.reads_user(j.head.policy):
                 out += _by_identity(plan, j, live)

@@ -208,3 +208,37 @@ def test_a_tightened_policy_names_only_what_the_base_did_not_refuse(revs: Revisi
     assert "priority class batch-standard is not approved" in refuses.message
     assert "(team-a/approved)" in refuses.message  # not research-1/2: refused before as well
     assert [f.rule.id for f in found] == ["plan-policy-refuses"]  # the others did not change
+
+
+def test_a_policy_it_cannot_judge_leaves_the_cluster_incomplete_not_clean(revs: Revisions) -> None:
+    revs.write(
+        "clusters/gpu-prod/hand-written-policy.yaml",
+        """apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: by-hand}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [batch], apiVersions: [v1], resources: [jobs], operations: [CREATE]}
+  validations:
+  - expression: "params.data.allowed == 'yes'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: by-hand}
+spec:
+  policyName: by-hand
+  validationActions: [Deny]
+""",
+    )
+    revs.commit("a policy with parameters")
+    with revision(revs.root, "base") as before, revision(revs.root, "HEAD") as after:
+        result = build(before, after, ["gpu-prod"])
+    plan_live.check(result, lambda _profile: live())  # type: ignore[arg-type,return-value]
+    [cluster] = result.report.clusters
+    assert cluster.status == "incomplete"
+    assert cluster.errors == [
+        "ValidatingAdmissionPolicy by-hand not judged offline: parameter resources"
+    ]
+    assert result.report.exit_code == 3
