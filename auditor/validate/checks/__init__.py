@@ -126,8 +126,8 @@ _MODULES: tuple[Check, ...] = (
     default_priority_class,
     alert_coverage,
     kueue_config,
-    admission_policies,
     admission_lockout,
+    admission_policies,
 )
 
 CHECKS: dict[str, Check] = {m.ID: m for m in _MODULES}
