@@ -34,6 +34,10 @@ def policies(ctx: Context, clusters: tuple[str, ...]) -> None:
     tenant profiles (approved priority levels), the LocalQueues of each namespace that admits
     work and the frameworks of Kueue's Configuration in clusters/C/kueue/. `validate` reports
     a file that differs from what this writes.
+
+    The bindings deny, or only warn and audit while the profile's
+    spec.admissionPolicies.enforcement is Warn (how a cluster that already runs work starts:
+    docs/boundaries.md); each cluster's line says which, and the step that changes it.
     """
     repo = ctx.repository()
     if repo.root is None:
@@ -44,15 +48,17 @@ def policies(ctx: Context, clusters: tuple[str, ...]) -> None:
         profile = repo.cluster(name)
         objects = loaded.for_cluster(name)
         made = boundaries.boundaries(profile, repo.tenants, objects)
-        text = boundaries.render(name, made)
+        text = boundaries.render(name, made, profile.file)
         target = repo.root / boundaries.policy_file(profile, objects)
         unchanged = target.is_file() and target.read_text() == text
-        if not unchanged:
+        if not unchanged:  # a layout without clusters/ may not have the folder yet
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
         click.echo(
             f"{target}: {len(made.namespaces)} namespace(s) that admit work, "
             f"{'unchanged' if unchanged else 'written'}"
         )
+        click.echo(f"  {boundaries.enforcement_note(profile)}")
         if not profile.platform_identities:
             ctx.note(
                 f"{profile.file} lists no platformIdentities: nobody, Argo CD included, "

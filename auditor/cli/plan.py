@@ -36,7 +36,8 @@ from auditor.repo.layout import find_root
     "--live/--offline",
     default=False,
     show_default=True,
-    help="Weigh quota cuts and removals against the clusters' live usage and Workloads.",
+    help="Weigh quota cuts, removals and changed admission policies against the clusters' live "
+    "usage, Workloads, Jobs and RBAC.",
 )
 @click.option(
     "--replay",
@@ -142,7 +143,9 @@ def plan(
     Reads both revisions from git without touching the working tree. A change to a field the API
     server cannot change on an existing object is an error. With --live, a quota cut
     below what is in use warns which Workloads it exposes, and removing a queue or a namespace's
-    admission while Workloads are pending or admitted there is an error.
+    admission while Workloads are pending or admitted there is an error; every admission policy
+    the change adds or tightens is judged against what runs now (the running Jobs it would
+    refuse; for the namespace-label policy, who may relabel namespaces and would be refused).
 
     With --replay TRACE and one --cluster, the trace's Workloads go through each revision's
     Kueue: by default (--engine sim) Kueue's own scheduler on a simulated clock, or (--engine

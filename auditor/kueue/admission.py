@@ -77,9 +77,21 @@ class Boundaries:
         return [f.kind for f in self.integrations if (f.group, f.kind) not in POD_SPECS]
 
 
+DENY, WARN = "Deny", "Warn"  # the cluster profile's spec.admissionPolicies.enforcement
+
+
 def actions(enforcement: str) -> tuple[str, ...]:
     """The bindings' validationActions: Deny, or for a rollout Warn with an audit record."""
-    return ("Deny",) if enforcement == "Deny" else ("Warn", "Audit")
+    return (DENY,) if enforcement == DENY else (WARN, "Audit")
+
+
+def starting_enforcement(runs_work: bool) -> str:
+    """The enforcement a new cluster profile is written with. A cluster that already runs work
+    (an import, any estate not started by `init`) starts in Warn: its profiles were read from
+    what runs, and a policy in Deny made from a level or an identity they missed would refuse
+    running tenants' Jobs, or Argo CD's own sync, at the first sync. Deny is then a reviewed
+    change of the field; an empty cluster (`init`) may deny from the start."""
+    return WARN if runs_work else DENY
 
 
 def policies(b: Boundaries) -> list[Json]:

@@ -38,6 +38,7 @@ from auditor.k8s.objects import RBAC_KINDS, Json, group_of
 from auditor.kueue import capacity as kueue_capacity
 from auditor.kueue import config as kueue_config
 from auditor.kueue import quota
+from auditor.kueue.admission import starting_enforcement
 from auditor.kueue.workloads import priority_class
 from auditor.onboard import DNS_LABEL, PRUNE_GUARD, modeline
 from auditor.onboard.keyorder import ordered
@@ -448,6 +449,8 @@ def _cluster_profile(
     }
     if options.rule.label:
         spec["tenantLabel"] = options.rule.label
+    # the cluster runs work: its policies warn until a reviewed change sets Deny
+    spec["admissionPolicies"] = {"enforcement": starting_enforcement(runs_work=True)}
     spec["capacity"] = capacity(estate)
     order = _workload_order(estate.of("WorkloadPriorityClass"))
     if order:

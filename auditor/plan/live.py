@@ -5,7 +5,8 @@ plan's risky changes: a nominal quota cut below the queue's reservation warns ho
 which admitted Workloads the queue's policies expose first; so does a cut of a Cohort's own quota
 (a pool lent to every queue below it) that leaves its tree short of what its members borrow;
 removing a LocalQueue or ClusterQueue, or a namespace's admission, while Workloads are pending or
-admitted there is an error.
+admitted there is an error. The admission policies the plan adds or tightens are judged against
+what runs now too (policy_impact.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from auditor.kueue import cohorts, quota, stop_policy
 from auditor.kueue import workloads as kueue_workloads
 from auditor.kueue.quota import Cell
 from auditor.model import ClusterResult, Finding, Resource
-from auditor.plan import removals
+from auditor.plan import policy_impact, removals
 from auditor.plan.model import Change, ClusterPlan, Plan
 
 if t.TYPE_CHECKING:
@@ -132,16 +133,24 @@ def check(plan: Plan, connect: t.Callable[[ClusterProfile], KubeCluster]) -> Non
     for cluster in plan.clusters:
         result = results.setdefault(cluster.name, ClusterResult(cluster.name))
         risky = [c for c in cluster.changes if needs_live(c)]
-        if not risky:
+        if not risky and not policy_impact.changed(cluster):
             continue
         try:
-            usage = LiveUsage.read(connect(cluster.profile), cluster.profile.kueue_api)
+            kube = connect(cluster.profile)
+            usage = LiveUsage.read(kube, cluster.profile.kueue_api) if risky else None
+            # what the policies the change adds or tightens would refuse of what runs now
+            refused, unjudged = policy_impact.findings(cluster, kube)
         except (ClusterAccessError, ContextMissing) as exc:  # that cluster alone is unread
             result.status = "incomplete"
             result.errors.append(str(exc))
             continue
-        cluster.live_checked = True
+        cluster.live_checked = not unjudged
+        if unjudged:  # never clean for what could not be judged
+            result.status = "incomplete"
+            result.errors.extend(unjudged)
+        plan.report.findings.extend(refused)
         for change in risky:
+            assert usage is not None
             found = list(_judge(cluster, change, usage))
             removals.weigh(plan.report.findings, cluster.name, change, found)
             plan.report.findings.extend(found)

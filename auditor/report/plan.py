@@ -120,7 +120,10 @@ def _cluster_markdown(plan: Plan, cluster: ClusterPlan, out: t.TextIO, *, shown:
     if cluster.live_checked:
         out.write("_Checked against live usage._\n")
     elif plan.live and not any(c.name == cluster.name and c.errors for c in plan.report.clusters):
-        out.write("_Nothing here needs live usage (no cut, removal or admission loss)._\n")
+        out.write(
+            "_Nothing here needs live usage (no cut, removal, admission loss or admission "
+            "policy change)._\n"
+        )
     out.write("\n</details>\n")
 
 

@@ -152,6 +152,20 @@ def _program(rule: str) -> celpy.Runner | None:
         return None
 
 
+def compile_with(
+    expression: str, functions: t.Mapping[str, t.Callable[..., t.Any]]
+) -> celpy.Runner | None:
+    """`expression` compiled with these functions (another evaluator's: admission policies');
+    None when celpy cannot parse it."""
+    from celpy.celparser import CELParseError
+
+    env = _environment()
+    try:
+        return env.program(env.compile(expression), functions=dict(functions))
+    except CELParseError:
+        return None
+
+
 def with_defaults(schema: Schema, value: t.Any) -> t.Any:
     """A copy of `value` with the schema's structural defaults filled in, as the server does."""
     value = copy.deepcopy(value)

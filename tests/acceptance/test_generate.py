@@ -29,11 +29,35 @@ def validate(repo: Path) -> tuple[int, dict[str, t.Any]]:
 def test_the_committed_policies_are_what_the_profiles_generate(repo_copy: Path) -> None:
     code, out = generate(repo_copy)
     assert code == 0
-    assert out.splitlines() == [
+    clusters = sorted(Repository.open(repo_copy).clusters)
+    assert out.splitlines()[::2] == [
         f"{repo_copy}/clusters/{c}/admission-policies.yaml: 2 namespace(s) that admit work, "
         "unchanged"
-        for c in sorted(Repository.open(repo_copy).clusters)
+        for c in clusters
     ]
+    assert out.splitlines()[1::2] == [  # each cluster's line says what its policies do
+        f"  the policies of {c} refuse what breaks a boundary (spec.admissionPolicies."
+        f"enforcement in clusters/{c}/profile.yaml: Deny); `kueue-gitops plan --live` names "
+        "what a change to them would refuse today (a cluster that already runs work starts in "
+        "Warn: docs/boundaries.md)"
+        for c in clusters
+    ]
+
+
+def test_policies_in_warn_are_written_so_and_the_step_to_deny_is_named(repo_copy: Path) -> None:
+    profile = repo_copy / "clusters/gpu-prod/profile.yaml"
+    profile.write_text(
+        profile.read_text().replace(
+            "  capacity:", "  admissionPolicies: {enforcement: Warn}\n  capacity:", 1
+        )
+    )
+    code, out = generate(repo_copy, "--cluster", "gpu-prod")
+    assert code == 0
+    written = (repo_copy / "clusters/gpu-prod/admission-policies.yaml").read_text()
+    assert written.count("  validationActions:\n  - Warn\n  - Audit\n") == 3
+    assert "- Deny" not in written
+    assert "only warn and audit (spec.admissionPolicies.enforcement in " in out
+    assert "set it to Deny in a change of its own (docs/boundaries.md" in out
 
 
 def test_validate_fails_on_stale_policies_until_they_are_generated_again(repo_copy: Path) -> None:
@@ -56,7 +80,7 @@ def test_validate_fails_on_stale_policies_until_they_are_generated_again(repo_co
     )
     code, out = generate(repo_copy, "--cluster", "gpu-prod")
     assert code == 0
-    assert out.endswith("admission-policies.yaml: 2 namespace(s) that admit work, written\n")
+    assert "admission-policies.yaml: 2 namespace(s) that admit work, written\n" in out
     code, report = validate(repo_copy)
     assert sorted(
         f["cluster"] for f in findings(report) if f["rule"] == "admission-policies-stale"

@@ -22,6 +22,7 @@ from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.validate.checks import (
     admissible,
+    admission_lockout,
     admission_policies,
     alert_coverage,
     cohort_tree,
@@ -125,6 +126,7 @@ _MODULES: tuple[Check, ...] = (
     default_priority_class,
     alert_coverage,
     kueue_config,
+    admission_lockout,
     admission_policies,
 )
 

@@ -28,6 +28,12 @@ RERUN = protocol.CLUSTER
 FIX = "run `kueue-gitops generate policies` and commit the result"
 
 
+def _fix(ctx: CheckContext) -> str:
+    """The fix, with what the regenerated policies will do (deny, or only warn) and the
+    reviewed step that changes that: an adopter is led to the rollout, not to Deny blind."""
+    return f"{FIX}; {boundaries.enforcement_note(ctx.cluster)}"
+
+
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.unrendered:
         return  # what the policies are made from, or the policies, may be what did not render
@@ -50,7 +56,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             file=ctx.cluster.file,
             line=1,
             message=f"there is no {path}{synced}, so the API server holds none of this cluster's "
-            f"tenant boundaries; {FIX}",
+            f"tenant boundaries; {_fix(ctx)}",
         )
         return
     if current == expected:
@@ -65,5 +71,6 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         file=path,
         line=line or min(len(have), len(want)) + 1,
         message=f"{path} differs from what the profiles, LocalQueues and Kueue's "
-        f"Configuration generate, so the cluster would enforce stale boundaries; {FIX}:{diff}",
+        f"Configuration generate, so the cluster would enforce stale boundaries; {_fix(ctx)}:"
+        f"{diff}",
     )

@@ -63,3 +63,12 @@ def test_the_committed_files_are_what_the_generator_writes() -> None:
         text = boundaries.render(cluster, made(ESTATE, cluster))
         assert (ROOT / boundaries.policy_path(cluster)).read_text() == text
         assert list(yaml.safe_load_all(text)) == admission.policies(made(ESTATE, cluster))
+
+
+def test_the_header_names_the_profile_file_the_layout_really_uses() -> None:
+    repo = Repository.open(ROOT / "tests/data/rendered/helm")
+    profile = repo.cluster("north")
+    assert profile.file == "platform/profiles/north.yaml"
+    first = boundaries.expected(profile, {}, []).splitlines()[0]
+    assert first.endswith("from platform/profiles/north.yaml,")
+    assert "clusters/north/profile.yaml" not in boundaries.expected(profile, {}, [])

@@ -62,3 +62,18 @@ def test_a_hand_edit_of_the_file_is_stale(repo_copy: Path) -> None:
     [finding] = run_check(repo_copy, "admission-policies")
     assert finding.line == line_of(repo_copy, POLICIES, "- Warn")
     assert Repository.open(repo_copy).cluster("gpu-prod").policy_enforcement == "Deny"
+
+
+def test_policies_in_warn_lead_to_the_reviewed_flip_to_deny(repo_copy: Path) -> None:
+    """An adopter told to regenerate learns what the policies will do and where Deny is set."""
+    edit(
+        repo_copy,
+        "clusters/gpu-prod/profile.yaml",
+        "  capacity:",
+        "  admissionPolicies: {enforcement: Warn}\n  capacity:",
+    )
+    [finding] = run_check(repo_copy, "admission-policies")
+    assert "only warn and audit" in finding.message
+    assert "spec.admissionPolicies.enforcement in clusters/gpu-prod/profile.yaml" in finding.message
+    assert "set it to Deny" in finding.message and "docs/boundaries.md" in finding.message
+    assert "- Warn" in finding.message and "- Audit" in finding.message  # the diff shows it
