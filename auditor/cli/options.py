@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import os
@@ -341,10 +342,12 @@ class Adoption:
         `partial`: the run covered only some clusters (--cluster)."""
         if self.file is None:
             return
-        if self.write and not report.incomplete:
+        if self.write and not report.incomplete:  # ConfigError if part of it went unchecked
             baseline.rewrite(report, self.file, self.previous, partial=partial)
-            return
-        if self.write:
-            ctx.note(f"{self.file} not written: a baseline is written only from a complete run")
-        if self.previous is not None:
-            baseline.apply(report, self.previous, partial=partial)
+        else:
+            if self.write:
+                ctx.note(f"{self.file} not written: a baseline is written only from a complete run")
+            if self.previous is not None:
+                baseline.apply(report, self.previous, partial=partial)
+        if report.baseline is not None and ctx.verbosity > 0:  # -v: every baselined finding
+            report.baseline = dataclasses.replace(report.baseline, listed=True)

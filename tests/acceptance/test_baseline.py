@@ -165,12 +165,20 @@ def test_a_baseline_adopts_the_estate_and_only_new_findings_fail(estate: Path) -
     plain = validate(estate, "--baseline", str(file))
     assert plain.exit_code == 1
     assert "validate: findings: 1 error(s), 0 warning(s), 1 suppressed, 2 baselined" in plain.stdout
-    assert shown(plain.stdout) == {
+    # The new one is shown among none of the baselined ones: they are one line of counts.
+    assert shown(plain.stdout) == {"kueue-manager-config": "suppressed", "newer-q": ""}
+    assert (
+        "baselined: 2 finding(s): capacity-exceeded 1, field-of-other-version 1 (-v lists them)"
+        in plain.stdout
+    )
+    listed = validate(estate, "--baseline", str(file), "-v")
+    assert shown(listed.stdout) == {
         "kueue-manager-config": "suppressed",
         "team-a-cq": "baselined",
         "old-q": "baselined",
         "newer-q": "",
     }
+    assert "baselined: 2 finding(s)" not in listed.stdout
 
     # The new one fixed, and an old one too: the baseline says an entry matches nothing now.
     (estate / "clusters/gpu-prod/legacy-queues.yaml").write_text(
@@ -204,7 +212,7 @@ def test_a_baseline_adopts_the_estate_and_only_new_findings_fail(estate: Path) -
 def test_every_format_marks_a_baselined_finding(estate: Path, output: str, baselined: str) -> None:
     file = estate / "b.yaml"
     validate(estate, "--baseline", str(file), "--write-baseline")
-    result = validate(estate, "--baseline", str(file), "-o", output)
+    result = validate(estate, "--baseline", str(file), "-o", output, "-v")  # text: -v lists them
     assert result.exit_code == 0
     assert baselined.format(file=file) in result.stdout
 
