@@ -306,7 +306,8 @@ def baseline_options(func: F) -> F:
         "--write-baseline",
         is_flag=True,
         help="Record this run's findings in the --baseline file (created, or written again: "
-        "entries that no longer match are dropped); the run then passes.",
+        "entries that no longer match are dropped); the run then passes. Refused (exit 2) while "
+        "a finding says part of the run was not checked (renderer-unavailable, ...).",
     )(func)
     func = click.option(
         "--baseline",

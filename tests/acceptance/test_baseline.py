@@ -310,3 +310,21 @@ def test_the_installed_wheel_adopts_a_repository_with_a_baseline(
     checked = installed.run([cli, "validate", "--baseline", file, "-o", "json"], repo)
     assert checked.returncode == 1
     assert counted(json.loads(checked.stdout)) == [("field-of-other-version", "newer-q")]
+
+
+def test_a_run_that_left_a_folder_unrendered_writes_no_baseline(estate: Path) -> None:
+    """A remote base is never fetched, so the folder's objects are not checked: a baseline
+    written now would accept that for good, and miss what the folder holds."""
+    folder = estate / "tenants/team-a/gpu-prod"
+    (folder / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        "resources:\n  - https://github.com/example-org/queues//base?ref=v1\n"
+    )
+    file = estate / "b.yaml"
+    refused = validate(estate, "--baseline", str(file), "--write-baseline")
+    assert refused.exit_code == 2
+    assert f"{file} not written: 1 finding(s) say part of the run was not checked" in (
+        refused.stderr
+    )
+    assert "render-remote-base at tenants/team-a/gpu-prod/kustomization.yaml" in refused.stderr
+    assert not file.exists()
