@@ -328,3 +328,24 @@ def test_a_run_that_left_a_folder_unrendered_writes_no_baseline(estate: Path) ->
     )
     assert "render-remote-base at tenants/team-a/gpu-prod/kustomization.yaml" in refused.stderr
     assert not file.exists()
+
+
+def test_a_baselined_sum_grown_further_over_is_new(estate: Path) -> None:
+    """The estate promised 80 a100 GPUs on 32 (48 over) when it adopted the tool; team-b's queue
+    raised from 16 to 24 takes it to 56 over: the same finding, worse, fails. Lowered, it passes."""
+    file = estate / "b.yaml"
+    assert validate(estate, "--baseline", str(file), "--write-baseline").exit_code == 0
+    [entry] = [e for e in yaml.safe_load(file.read_text())["findings"] if e["name"] == "team-a-cq"]
+    assert (entry["severity"], entry["measured"]) == ("error", 48)
+    queues = estate / CQS
+    text = queues.read_text()
+    team_b = text.index("name: team-b-cq")
+    raised = text[:team_b] + text[team_b:].replace('nominalQuota: "16"', 'nominalQuota: "24"', 1)
+    queues.write_text(raised)
+    code, doc = report(estate, "--baseline", str(file))
+    assert (code, counted(doc)) == (1, [("capacity-exceeded", "team-a-cq")])
+    [worse] = [f for f in doc["findings"] if f["rule"] == "capacity-exceeded"]
+    assert (worse["measured"], worse["baselineState"]) == (56, "new")
+    queues.write_text(text.replace('nominalQuota: "64"', 'nominalQuota: "56"', 1))
+    code, doc = report(estate, "--baseline", str(file))
+    assert (code, counted(doc)) == (0, [])
