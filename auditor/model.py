@@ -116,6 +116,9 @@ class Suppression:
         return {"reason": self.reason, "expires": expires, "source": self.source}
 
 
+MEASURED = "measured"  # the extra key of Finding.measured
+
+
 class Fingerprint(t.NamedTuple):
     """A finding's identity across runs (Finding.fingerprint); None where a part does not
     apply. `file` only for a finding about a file rather than an object (a YAML error)."""
@@ -191,6 +194,14 @@ class Finding:
             path=format_path(path) if path else None,
             **kw,
         )
+
+    @property
+    def measured(self) -> float | None:
+        """How far past its limit the finding is (its `measured` extra key, in the unit of the
+        value it judges), where the check measures one: a baseline records it and the fingerprint
+        leaves it out, so the same finding grown worse is known and reported as new."""
+        value = self.extra.get(MEASURED)
+        return float(value) if isinstance(value, int | float) else None
 
     @property
     def fingerprint(self) -> Fingerprint:
@@ -285,6 +296,9 @@ class BaselineSummary:
     baselined: int
     absent: int
     written: bool = False
+    # Text shows each baselined finding in full (-v), not one line of counts by rule; how the
+    # run was asked to show it, so not in the JSON.
+    listed: bool = False
 
     def to_json(self) -> dict[str, t.Any]:
         return {

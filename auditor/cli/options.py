@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import os
@@ -305,7 +306,8 @@ def baseline_options(func: F) -> F:
         "--write-baseline",
         is_flag=True,
         help="Record this run's findings in the --baseline file (created, or written again: "
-        "entries that no longer match are dropped); the run then passes.",
+        "entries that no longer match are dropped); the run then passes. Refused (exit 2) while "
+        "a finding says part of the run was not checked (renderer-unavailable, ...).",
     )(func)
     func = click.option(
         "--baseline",
@@ -341,10 +343,12 @@ class Adoption:
         `partial`: the run covered only some clusters (--cluster)."""
         if self.file is None:
             return
-        if self.write and not report.incomplete:
+        if self.write and not report.incomplete:  # ConfigError if part of it went unchecked
             baseline.rewrite(report, self.file, self.previous, partial=partial)
-            return
-        if self.write:
-            ctx.note(f"{self.file} not written: a baseline is written only from a complete run")
-        if self.previous is not None:
-            baseline.apply(report, self.previous, partial=partial)
+        else:
+            if self.write:
+                ctx.note(f"{self.file} not written: a baseline is written only from a complete run")
+            if self.previous is not None:
+                baseline.apply(report, self.previous, partial=partial)
+        if report.baseline is not None and ctx.verbosity > 0:  # -v: every baselined finding
+            report.baseline = dataclasses.replace(report.baseline, listed=True)

@@ -469,6 +469,7 @@ def compare_rbac(
     return [
         *powers.unexplained_powers(profile, desired, rbac_live),
         *tenants.granted(profile, desired, rbac_live, tenant_profiles or {}, key_of),
+        *powers.platform_granted(profile, desired, rbac_live, tenant_profiles or {}),
     ]
 
 

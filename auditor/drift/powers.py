@@ -1,19 +1,29 @@
 """RBAC drift judged by the powers it gives (auditor.k8s.rbac): a subject holding a watched
 power live that neither the repository, the API server's bootstrap policy (k8s/baseline), nor
 the cluster profile's `drift.trustedSubjects` explains is an `rbac-power` finding at the binding
-that grants it, with the grant path (binding -> role -> rule)."""
+that grants it, with the grant path (binding -> role -> rule).
+
+What the repository grants is judged where it is written: validate's platform-powers names every
+subject outside the profile's `platformIdentities` with power over the platform's objects
+(auditor.k8s.platform). A repository binding to a role the repository does not define, though,
+validate judges only as Kubernetes ships that role (or not at all); here it is resolved as the
+cluster defines it, and what that gives such a subject beyond validate's view is an
+`rbac-platform-power-granted` finding at the binding's file and line."""
 
 from __future__ import annotations
 
+import typing as t
+
 from auditor import rules
 from auditor.drift.reading import key_of
-from auditor.k8s import baseline, rbac
+from auditor.k8s import baseline, platform, rbac
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.model import Finding, Resource
-from auditor.repo.profiles import ClusterProfile
+from auditor.repo.profiles import ClusterProfile, TenantProfile
 
 RULES = rules.of(__name__)
 RBAC_POWER = RULES["rbac-power"]
+RBAC_PLATFORM_POWER_GRANTED = RULES["rbac-platform-power-granted"]
 
 
 def unexplained_powers(
@@ -61,3 +71,55 @@ def unexplained_powers(
 
 def _role_or_baseline(obj: Json) -> bool:
     return obj.get("kind") in ("Role", "ClusterRole") or baseline.bootstrap(obj)
+
+
+def platform_granted(
+    profile: ClusterProfile,
+    desired: list[Resource],
+    rbac_live: list[Json],
+    tenants: t.Mapping[str, TenantProfile],
+) -> list[Finding]:
+    """A finding per repository binding and subject outside the platform's identities that the
+    roles as they are live give power over the platform's objects validate cannot see."""
+    repo = {r.key: r for r in desired if r.kind in RBAC_KINDS}
+    defined = {r.name for r in repo.values() if r.kind == "ClusterRole"}
+    live_roles = [o for o in rbac_live if _is_role(o) and key_of(o) not in repo]
+    live_names = {key_of(o).name for o in live_roles if o.get("kind") == "ClusterRole"}
+    written = [r.body for r in repo.values()]
+    as_live = rbac.Policy([*written, *live_roles, *baseline.builtin_roles(defined | live_names)])
+    as_validated = rbac.Policy([*written, *baseline.builtin_roles(defined)])
+    confined = [
+        platform.Tenant(tp.group, tp.clusters[profile.name].namespaces)
+        for tp in tenants.values()
+        if profile.name in tp.clusters
+    ]
+    identities = profile.platform_identities
+    seen = {(g.subject, g.power) for g in platform.grants(as_validated, identities, confined)}
+    found: dict[tuple[ResourceKey, rbac.Subject], list[rbac.Grant]] = {}
+    for grant in platform.grants(as_live, identities, confined):
+        if not rbac.within(seen, grant.subject, grant.power):
+            found.setdefault((key_of(grant.binding.body), grant.subject), []).append(grant)
+    return [
+        _platform_finding(profile, repo[key], subject, grants)
+        for (key, subject), grants in sorted(found.items())
+    ]
+
+
+def _is_role(obj: Json) -> bool:
+    return obj.get("kind") in ("Role", "ClusterRole")
+
+
+def _platform_finding(
+    profile: ClusterProfile, binding: Resource, subject: rbac.Subject, grants: list[rbac.Grant]
+) -> Finding:
+    powers, said = platform.describe(grants)
+    return Finding.about(
+        binding,
+        RBAC_PLATFORM_POWER_GRANTED,
+        f"{subject}, none of {profile.name}'s platformIdentities, can change the platform's "
+        f"objects with the roles as they are on {profile.name}: {said}; remove the subject from "
+        f"{binding.kind} {binding.name}, bind a narrower role, or define the role in the "
+        "repository so validate judges it",
+        cluster=profile.name,
+        extra={"subject": str(subject), "powers": powers},
+    )

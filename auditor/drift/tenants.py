@@ -6,6 +6,11 @@ not define (a built-in one, or one installed by hand) is taken as that role is l
 gives is trusted there. Here each repository binding is resolved with the live definitions of the
 roles the repository leaves out, and a subject reaching a tenant (auditor.k8s.baseline) that holds
 a power beyond the baseline is reported at the binding's file and line.
+
+A power validate already sees the repository grant (a built-in role taken as auditor.k8s.baseline
+defines it: validate's rbac-builtin-role and rbac-tenant-power) is not reported again: it is no
+difference between the repository and the cluster, and one finding in one place (validate's,
+which a baseline can accept) says it. Only what the live roles give beyond that is drift's.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ def granted(
         str((o.get("metadata") or {}).get("name")) for o in roles if o.get("kind") == "ClusterRole"
     }
     policy = rbac.Policy([*(r.body for r in repo.values()), *roles, *baseline.builtin_roles(names)])
+    defined = {r.name for r in repo.values() if r.kind == "ClusterRole"}
+    as_validated = rbac.Policy([*(r.body for r in repo.values()), *baseline.builtin_roles(defined)])
+    seen = {(g.subject, g.power) for g in as_validated.grants(baseline.WATCHED)}
     confined = [
         (tenant.name, tenant.group, tenant.clusters[profile.name].namespaces)
         for tenant in tenants.values()
@@ -45,6 +53,8 @@ def granted(
     ]
     found: dict[tuple[ResourceKey, rbac.Subject], list[tuple[str, rbac.Grant]]] = {}
     for grant in policy.grants(baseline.WATCHED):
+        if rbac.within(seen, grant.subject, grant.power):
+            continue  # validate names it where the repository grants it
         for name, group, namespaces in confined:
             if baseline.reaches(grant.subject, group, namespaces) and baseline.beyond(
                 grant.power, namespaces

@@ -4,10 +4,17 @@ only new ones fail a run.
 `validate --baseline FILE --write-baseline` (and drift's) records every finding of the run that
 no suppression already accepts, by its fingerprint (Finding.fingerprint: the rule, cluster,
 object and field, never the line), counted: two findings alike are an entry of count 2, so a
-third fails. Later runs given `--baseline FILE` mark each finding the file holds the way a
-suppression marks one (Finding.suppressed, with no expiry and the entry's file:line as its
-source): shown in every format, never counted. Entries that match nothing any more stay in the
-file, counted in the report, until it is written again.
+third fails. Each entry keeps the severity and the measured value (Finding.measured: how far past
+its limit) of what it accepts, so the same finding grown worse is new. Later runs given
+`--baseline FILE` mark each finding the file holds the way a suppression marks one
+(Finding.suppressed, with no expiry and the entry's file:line as its source): shown in every
+format, never counted. Entries that match nothing any more stay in the file, counted in the
+report, until it is written again.
+
+A finding that means something was not checked (its rule says `unchecked`: a folder not
+rendered, an object not compared, a schema missing) is never recorded nor accepted: accepted, it
+would stop that check for good, and the findings it hides would fail as new where the check runs.
+So a baseline is written only from a run with none of them, and with every cluster read.
 
 The file is the reviewers' record, written sorted and stable (the same findings give the same
 bytes), one entry per fingerprint with the message of its first finding; a file that cannot be
@@ -27,7 +34,7 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import ConfigError
-from auditor.model import BaselineSummary, Fingerprint, Report, Suppression
+from auditor.model import BaselineSummary, Finding, Fingerprint, Report, Suppression
 
 VERSION = 1
 # libyaml's, where PyYAML has it: a large estate's baseline is thousands of entries.
@@ -43,7 +50,8 @@ HEADER = """\
 # The keys of an entry, in the order they are written; all but rule and count are the
 # fingerprint's parts, left out where they do not apply.
 _PARTS = ("rule", "cluster", "kind", "group", "namespace", "name", "path", "file")
-_KEYS = (*_PARTS, "count", "message")
+_KEYS = (*_PARTS, "count", "severity", "measured", "message")
+_SEVERITIES = ("warning", "error")  # from least to most severe
 
 
 @dataclass(frozen=True)
@@ -54,14 +62,31 @@ class Entry:
     count: int
     message: str
     line: int = 0  # where it starts in its file (0: not read from one)
+    severity: str | None = None  # of the findings it accepts (None: written before it was kept)
+    measured: float | None = None  # the largest of theirs, where the check measures one
 
     def to_yaml(self) -> dict[str, t.Any]:
         parts = self.fingerprint._asdict()
-        out = {key: parts[key] for key in _PARTS if parts[key] is not None}
+        out: dict[str, t.Any] = {key: parts[key] for key in _PARTS if parts[key] is not None}
         if self.count > 1:
             out["count"] = self.count
+        if self.severity is not None:
+            out["severity"] = self.severity
+        if self.measured is not None:
+            out["measured"] = int(self.measured) if self.measured.is_integer() else self.measured
         out["message"] = self.message
         return out
+
+    def accepts(self, finding: Finding) -> bool:
+        """Whether `finding`, of this entry's fingerprint, is no worse than what it recorded."""
+        if finding.rule.unchecked:
+            return False
+        if self.severity is not None and _SEVERITIES.index(str(finding.severity)) > (
+            _SEVERITIES.index(self.severity)
+        ):
+            return False
+        now = finding.measured
+        return self.measured is None or now is None or now <= self.measured
 
 
 @dataclass(frozen=True)
@@ -176,7 +201,20 @@ def _entry(node: yaml.Node, bad: _Bad) -> Entry:
             raise bad(fields["count"], f"count must be a whole number from 1, not {value!r}")
         count = int(value)
     message = _text(fields["message"], bad) if "message" in fields else None
-    return Entry(Fingerprint(rule, **parts), count, message or "", node.start_mark.line + 1)
+    severity = _text(fields["severity"], bad) if "severity" in fields else None
+    if severity is not None and severity not in _SEVERITIES:
+        raise bad(fields["severity"], f"severity is {' or '.join(_SEVERITIES)}, not {severity!r}")
+    measured = _number(fields["measured"], bad) if "measured" in fields else None
+    line = node.start_mark.line + 1
+    return Entry(Fingerprint(rule, **parts), count, message or "", line, severity, measured)
+
+
+def _number(node: yaml.Node, bad: _Bad) -> float:
+    value = _scalar(node, bad)
+    try:
+        return float(value)
+    except ValueError:
+        raise bad(node, f"measured is a number, not {value!r}") from None
 
 
 def _text(node: yaml.Node, bad: _Bad) -> str | None:
@@ -196,13 +234,13 @@ def apply(report: Report, baseline: Baseline, *, partial: bool = False) -> Basel
     report's order), set the report's summary and return it. A finding a suppression already
     accepts is left to it. `partial`: the run covered only its report's clusters (--cluster)."""
     left = {e.fingerprint: e.count for e in baseline.entries}
-    line = {e.fingerprint: e.line for e in baseline.entries}
+    entry = {e.fingerprint: e for e in baseline.entries}
     baselined = 0
     for finding in report.findings:
         key = finding.fingerprint
-        if finding.suppressed is None and left.get(key, 0) > 0:
+        if finding.suppressed is None and left.get(key, 0) > 0 and entry[key].accepts(finding):
             left[key] -= 1
-            finding.suppressed = Suppression(REASON, None, f"{baseline.file}:{line[key]}")
+            finding.suppressed = Suppression(REASON, None, f"{baseline.file}:{entry[key].line}")
             baselined += 1
     judged = _judged(report, partial)
     absent = sum(n for key, n in left.items() if judged(key.cluster))
@@ -225,22 +263,34 @@ def record(
     """The baseline of `report`'s findings (none a suppression accepts), for `file`, and the
     entries of `previous` this run cannot judge, kept as they were."""
     judged = _judged(report, partial)
-    counts: dict[Fingerprint, int] = {}
-    said: dict[Fingerprint, str] = {}
+    alike: dict[Fingerprint, list[Finding]] = {}
     for finding in report.findings:
         if finding.suppressed is not None and not finding.suppressed.baselined:
             continue
-        key = finding.fingerprint
-        counts[key] = counts.get(key, 0) + 1
-        said.setdefault(key, _short(finding.message))
-    entries = [Entry(key, n, said[key]) for key, n in counts.items()]
+        if not finding.rule.unchecked:
+            alike.setdefault(finding.fingerprint, []).append(finding)
+    entries = [_entry_of(key, found) for key, found in alike.items()]
     if previous is not None:
         entries += [
             e
             for e in previous.entries
-            if not judged(e.fingerprint.cluster) and e.fingerprint not in counts
+            if not judged(e.fingerprint.cluster) and e.fingerprint not in alike
         ]
     return Baseline(file, report.command, tuple(sorted(entries, key=_order)))
+
+
+def _entry_of(key: Fingerprint, found: list[Finding]) -> Entry:
+    """The entry accepting `found`, findings of one fingerprint: the worst of their severities
+    and measured values, the first one's message."""
+    severity = max((str(f.severity) for f in found), key=_SEVERITIES.index)
+    measures = [m for f in found if (m := f.measured) is not None]
+    measured = max(measures) if measures else None
+    return Entry(key, len(found), _short(found[0].message), 0, severity, measured)
+
+
+def unchecked(report: Report) -> list[Finding]:
+    """The findings of `report` that say something was not checked, none accepted on purpose."""
+    return [f for f in report.findings if f.rule.unchecked and f.suppressed is None]
 
 
 def _short(message: str) -> str:
@@ -299,15 +349,39 @@ def write(path: Path, baseline: Baseline) -> Baseline:
     return read_back
 
 
+def refuse_unchecked(report: Report, path: Path) -> None:
+    """ConfigError naming the findings that left part of the run unchecked, if any."""
+    missed = unchecked(report)
+    if not missed:
+        return
+    shown = "; ".join(
+        f"{f.rule.id} at {f.file or f.cluster or 'the repository'}"
+        f"{f':{f.line}' if f.file and f.line else ''}: {_short(f.message)}"
+        for f in missed[:_NAMED]
+    )
+    more = f" (and {len(missed) - _NAMED} more)" if len(missed) > _NAMED else ""
+    raise ConfigError(
+        f"{path} not written: {len(missed)} finding(s) say part of the run was not checked, and "
+        f"a baseline never holds those: {shown}{more}. Fix them, or write the baseline where "
+        "everything is checked (the renderers built, the schemas fetched)"
+    )
+
+
+_NAMED = 3  # the unchecked findings a refusal names
+
+
 def rewrite(
     report: Report, path: Path, previous: Baseline | None, *, partial: bool = False
 ) -> BaselineSummary:
     """`--write-baseline`: record `report`'s findings in `path` (keeping what the run cannot
     judge of `previous`, the file as it was), mark them, and return the summary, whose `absent`
     counts the entries of the old file that were dropped. Never from an incomplete run
-    (ValueError): its unread clusters would lose their entries, or keep fixed ones unseen."""
+    (ValueError): its unread clusters would lose their entries, or keep fixed ones unseen; nor
+    from one that left something unchecked (ConfigError naming it): what it did not check would
+    be missing from the file, and fail as new where it is checked."""
     if report.incomplete:
         raise ValueError("a baseline is written only from a complete run")
+    refuse_unchecked(report, path)
     absent = apply(report, previous, partial=partial).absent if previous is not None else 0
     written = write(path, record(report, previous, str(path), partial=partial))
     for finding in report.findings:  # marked again, by the entries as they are now

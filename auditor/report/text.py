@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import typing as t
 
@@ -29,11 +30,30 @@ def _line(f: Finding) -> str:
     return line
 
 
+def _baselined(f: Finding) -> bool:
+    return f.suppressed is not None and f.suppressed.baselined
+
+
+def _counted_by_rule(findings: list[Finding]) -> str:
+    """The baselined findings as one line: how many, of which rules (the most first)."""
+    by_rule = collections.Counter(f.rule.id for f in findings)
+    rules = ", ".join(f"{rule} {n}" for rule, n in sorted(by_rule.items(), key=_most_first))
+    return f"baselined: {len(findings)} finding(s): {rules} (-v lists them)\n"
+
+
+def _most_first(item: tuple[str, int]) -> tuple[int, str]:
+    return (-item[1], item[0])
+
+
 def write(report: Report, stream: t.TextIO) -> None:
     def key(f: Finding) -> tuple[str, str]:
         return (f.cluster or "", f.category)
 
-    for (cluster, category), group in itertools.groupby(sorted(report.findings, key=key), key):
+    # A baseline holds what the estate had: in full only with -v, else one line of counts, so a
+    # new finding is not lost among every baselined one.
+    listed = report.baseline is None or report.baseline.listed
+    shown = [f for f in report.findings if listed or not _baselined(f)]
+    for (cluster, category), group in itertools.groupby(sorted(shown, key=key), key):
         stream.write(f"{cluster or 'repository'} · {category}\n")
         for finding in group:
             stream.write(_line(finding) + "\n")
@@ -42,13 +62,16 @@ def write(report: Report, stream: t.TextIO) -> None:
             stream.write(f"INCOMPLETE {c.name}: {error}\n")
         if c.throttled:
             stream.write(f"THROTTLED {c.name}: its API server made the run wait {c.throttled:g}s\n")
+    folded = [] if listed else [f for f in report.findings if _baselined(f)]
+    if folded:
+        stream.write(_counted_by_rule(folded))
     if report.baseline is not None:
         stream.write(report.baseline.describe() + "\n")
-    shown = [f for f in report.findings if f.suppressed is None]
-    errors = sum(1 for f in shown if f.severity == "error")
-    warnings = len(shown) - errors
-    baselined = sum(1 for f in report.findings if f.suppressed and f.suppressed.baselined)
-    accepted = len(report.findings) - len(shown) - baselined
+    live = [f for f in report.findings if f.suppressed is None]
+    errors = sum(1 for f in live if f.severity == "error")
+    warnings = len(live) - errors
+    baselined = sum(1 for f in report.findings if _baselined(f))
+    accepted = len(report.findings) - len(live) - baselined
     stream.write(
         f"{report.command}: {report.status}: {errors} error(s), {warnings} warning(s)"
         + (f", {accepted} suppressed" if accepted else "")

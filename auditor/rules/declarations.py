@@ -32,6 +32,7 @@ PACKAGE_FILE = "rules.yaml"
 ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _TOP = {"stage", "paragraphs", "rules"}  # paragraphs: texts several rules share (YAML anchors)
 _FIELDS = ("severity", "category", "summary", "help", "passes", "fails")
+_OPTIONAL = {"unchecked"}  # Rule.unchecked: true where a finding means something went unchecked
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -165,9 +166,14 @@ def _read(path: Path) -> Declared:
 def _rule(where: str, rule_id: str, body: t.Any, stage: str, file: str) -> Rule:
     if not ID.fullmatch(rule_id):
         raise RulesFileError(f"{where}: an ID is lower-case words joined by hyphens")
-    if not isinstance(body, dict) or set(body) != set(_FIELDS):
+    if not isinstance(body, dict) or not set(_FIELDS) <= set(body) <= {*_FIELDS, *_OPTIONAL}:
         keys = sorted(body) if isinstance(body, dict) else body
-        raise RulesFileError(f"{where}: needs exactly {', '.join(_FIELDS)} (has {keys})")
+        raise RulesFileError(
+            f"{where}: needs exactly {', '.join(_FIELDS)}, and may say {', '.join(_OPTIONAL)} "
+            f"(has {keys})"
+        )
+    if not isinstance(body.get("unchecked", False), bool):
+        raise RulesFileError(f"{where}: unchecked is true or false")
     try:
         severity = Severity(body["severity"])
     except ValueError:
@@ -182,6 +188,7 @@ def _rule(where: str, rule_id: str, body: t.Any, stage: str, file: str) -> Rule:
         passes=_example(where, "passes", body["passes"]),
         fails=_example(where, "fails", body["fails"]),
         declared_in=file,
+        unchecked=body.get("unchecked", False),
     )
 
 

@@ -74,6 +74,10 @@ class Rule:
     passes: Example
     fails: Example
     declared_in: str  # its rules file, relative to the repository: auditor/drift/rules.yaml
+    # A finding of it means something was not checked (a folder not rendered, an object not
+    # compared, a schema missing): accepting it would stop the check for good, so a baseline
+    # never holds one (auditor/repo/baseline.py) and --write-baseline refuses while one stands.
+    unchecked: bool = False
 
     @property
     def anchor(self) -> str:

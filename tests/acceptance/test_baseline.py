@@ -165,12 +165,20 @@ def test_a_baseline_adopts_the_estate_and_only_new_findings_fail(estate: Path) -
     plain = validate(estate, "--baseline", str(file))
     assert plain.exit_code == 1
     assert "validate: findings: 1 error(s), 0 warning(s), 1 suppressed, 2 baselined" in plain.stdout
-    assert shown(plain.stdout) == {
+    # The new one is shown among none of the baselined ones: they are one line of counts.
+    assert shown(plain.stdout) == {"kueue-manager-config": "suppressed", "newer-q": ""}
+    assert (
+        "baselined: 2 finding(s): capacity-exceeded 1, field-of-other-version 1 (-v lists them)"
+        in plain.stdout
+    )
+    listed = validate(estate, "--baseline", str(file), "-v")
+    assert shown(listed.stdout) == {
         "kueue-manager-config": "suppressed",
         "team-a-cq": "baselined",
         "old-q": "baselined",
         "newer-q": "",
     }
+    assert "baselined: 2 finding(s)" not in listed.stdout
 
     # The new one fixed, and an old one too: the baseline says an entry matches nothing now.
     (estate / "clusters/gpu-prod/legacy-queues.yaml").write_text(
@@ -204,7 +212,7 @@ def test_a_baseline_adopts_the_estate_and_only_new_findings_fail(estate: Path) -
 def test_every_format_marks_a_baselined_finding(estate: Path, output: str, baselined: str) -> None:
     file = estate / "b.yaml"
     validate(estate, "--baseline", str(file), "--write-baseline")
-    result = validate(estate, "--baseline", str(file), "-o", output)
+    result = validate(estate, "--baseline", str(file), "-o", output, "-v")  # text: -v lists them
     assert result.exit_code == 0
     assert baselined.format(file=file) in result.stdout
 
@@ -302,3 +310,42 @@ def test_the_installed_wheel_adopts_a_repository_with_a_baseline(
     checked = installed.run([cli, "validate", "--baseline", file, "-o", "json"], repo)
     assert checked.returncode == 1
     assert counted(json.loads(checked.stdout)) == [("field-of-other-version", "newer-q")]
+
+
+def test_a_run_that_left_a_folder_unrendered_writes_no_baseline(estate: Path) -> None:
+    """A remote base is never fetched, so the folder's objects are not checked: a baseline
+    written now would accept that for good, and miss what the folder holds."""
+    folder = estate / "tenants/team-a/gpu-prod"
+    (folder / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        "resources:\n  - https://github.com/example-org/queues//base?ref=v1\n"
+    )
+    file = estate / "b.yaml"
+    refused = validate(estate, "--baseline", str(file), "--write-baseline")
+    assert refused.exit_code == 2
+    assert f"{file} not written: 1 finding(s) say part of the run was not checked" in (
+        refused.stderr
+    )
+    assert "render-remote-base at tenants/team-a/gpu-prod/kustomization.yaml" in refused.stderr
+    assert not file.exists()
+
+
+def test_a_baselined_sum_grown_further_over_is_new(estate: Path) -> None:
+    """The estate promised 80 a100 GPUs on 32 (48 over) when it adopted the tool; team-b's queue
+    raised from 16 to 24 takes it to 56 over: the same finding, worse, fails. Lowered, it passes."""
+    file = estate / "b.yaml"
+    assert validate(estate, "--baseline", str(file), "--write-baseline").exit_code == 0
+    [entry] = [e for e in yaml.safe_load(file.read_text())["findings"] if e["name"] == "team-a-cq"]
+    assert (entry["severity"], entry["measured"]) == ("error", 48)
+    queues = estate / CQS
+    text = queues.read_text()
+    team_b = text.index("name: team-b-cq")
+    raised = text[:team_b] + text[team_b:].replace('nominalQuota: "16"', 'nominalQuota: "24"', 1)
+    queues.write_text(raised)
+    code, doc = report(estate, "--baseline", str(file))
+    assert (code, counted(doc)) == (1, [("capacity-exceeded", "team-a-cq")])
+    [worse] = [f for f in doc["findings"] if f["rule"] == "capacity-exceeded"]
+    assert (worse["measured"], worse["baselineState"]) == (56, "new")
+    queues.write_text(text.replace('nominalQuota: "64"', 'nominalQuota: "56"', 1))
+    code, doc = report(estate, "--baseline", str(file))
+    assert (code, counted(doc)) == (0, [])

@@ -24,9 +24,10 @@ from __future__ import annotations
 import typing as t
 
 from auditor import rules
+from auditor.k8s.quantity import ZERO
 from auditor.kueue import multikueue, quota
 from auditor.kueue.multikueue import Quota
-from auditor.model import Finding, Resource
+from auditor.model import MEASURED, Finding, Resource
 from auditor.validate.checks import protocol
 from auditor.validate.checks._common import KUEUE, kueue_configuration, kueue_release, named
 
@@ -249,4 +250,6 @@ def _over(queue: Resource, totals: dict[str, t.Any], sources: list[str]) -> t.It
             "admits work no worker has quota for, which then waits on the workers; lower it to "
             "at most their sum, or let Kueue write it (quotaManagement: Automated)",
             path=("spec", "resourceGroups"),
+            # how far over, which a baseline records: the same queue further over is new
+            extra={MEASURED: float((value - (workers if workers is not None else ZERO)).value)},
         )

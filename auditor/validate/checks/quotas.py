@@ -30,7 +30,7 @@ from auditor.kueue.quota import (
     cells,
     resource_groups,
 )
-from auditor.model import Finding, Resource
+from auditor.model import MEASURED, Finding, Resource
 from auditor.validate.checks import protocol
 from auditor.validate.checks._common import named
 
@@ -158,6 +158,7 @@ def _borrowing(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding
                 f"rest of cohort {cohorts.cohort_of(cq.body)} can ever lend ({total}); "
                 "lower it or raise what the others lend",
                 path=[*entry.path, BORROWING],
+                extra=_over(limit, total),
             )
 
 
@@ -188,6 +189,7 @@ def _cohort_borrowing(holders: list[Resource], forest: cohorts.Forest) -> t.Iter
                     f"the rest of tree {tree} outside cohort {cohort.name} can ever lend "
                     f"({total}); lower it or raise what the others lend",
                     path=[*entry.path, BORROWING],
+                    extra=_over(limit, total),
                 )
 
 
@@ -218,7 +220,14 @@ def _capacity(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding]
             f"nominal quotas of {flavor}/{resource} on {profile.name} add up to {total} "
             f"({shares}), more than the {declared} its profile {profile.file} declares",
             path=[*entry.path, NOMINAL],
+            extra=_over(total, declared),
         )
+
+
+def _over(value: Quantity, limit: Quantity) -> dict[str, float]:
+    """How far `value` is past `limit`: a baseline records it, so the same finding grown worse
+    is new (Finding.measured)."""
+    return {MEASURED: float((value - limit).value)}
 
 
 def _declared(

@@ -61,3 +61,45 @@ def test_without_tenant_profiles_nothing_is_a_tenant() -> None:
         PROFILE, repo, live_of(BINDING, ops(patch)), reading.LiveSchemas(None, [])
     )
     assert [f for f in found if f.rule.id == "rbac-tenant-power-granted"] == []
+
+
+# The built-in `edit` as a cluster defines it (in part): Secrets, and impersonating the namespace's
+# service accounts, which validate's model of it (auditor.k8s.baseline.BUILTIN) knows too.
+EDIT_RULES = [
+    {"apiGroups": [""], "resources": ["secrets", "pods"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
+    {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "delete", "patch"]},
+]
+EDITORS = obj(
+    RBAC,
+    "RoleBinding",
+    "team-a-editors",
+    meta={"namespace": "team-a"},
+    roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+    subjects=[{"kind": "Group", "name": "example-org:team-a"}],
+)
+
+
+def edit_findings(live_edit_rules: list[dict[str, t.Any]]) -> list[str]:
+    """drift's tenant findings right after an import of tenants bound to the built-in edit."""
+    repo = [Resource(body=EDITORS, file="tenants/team-a/c/rbac.yaml", line=1, cluster="c")]
+    live = live_of(EDITORS, obj(RBAC, "ClusterRole", "edit", rules=live_edit_rules))
+    found = engine.compare_cluster(
+        PROFILE, repo, live, reading.LiveSchemas(None, []), {"team-a": TEAM_A}
+    )
+    return [f.message for f in found if f.rule.id == "rbac-tenant-power-granted"]
+
+
+def test_a_power_the_repository_grants_through_a_builtin_role_is_not_drift() -> None:
+    """The same grant is in the repository, and validate names it (rbac-builtin-role): drift
+    right after an import has no difference to report."""
+    assert edit_findings(EDIT_RULES) == []
+
+
+def test_what_a_live_builtin_role_gives_beyond_validates_model_is_still_drift() -> None:
+    """An aggregation installed by hand made `edit` patch namespaces (relabel its own, and so
+    take admission): validate, judging `edit` as Kubernetes ships it, cannot see that."""
+    relabel = {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]}
+    [message] = edit_findings([*EDIT_RULES, relabel])
+    assert "can patch namespaces in namespace team-a" in message
+    assert "impersonate" not in message

@@ -202,7 +202,8 @@ def test_a_baselined_finding_says_where_its_entry_is() -> None:
     baseline.apply(run, recorded(over(name="a-first"), over()))
     accepted = run.findings[0].suppressed
     assert accepted is not None and accepted.baselined and accepted.expires is None
-    assert accepted.source == "b.yaml:14"  # the header (3), version, command, findings, entry 1
+    # the header (3), version, command, findings, entry 1 (its fingerprint, severity, message)
+    assert accepted.source == "b.yaml:15"
 
 
 def test_rewriting_drops_what_went_away_and_says_how_many(tmp_path: Path) -> None:
@@ -255,3 +256,97 @@ def test_a_baseline_that_cannot_be_written_is_a_configuration_error(tmp_path: Pa
         baseline.write(tmp_path / "taken" / "b.yaml", recorded(over()))
     baseline.write(tmp_path / "new" / "folder" / "b.yaml", recorded(over()))  # made as needed
     assert len(baseline.read(tmp_path / "new/folder/b.yaml", "validate").entries) == 1
+
+
+# -- what a baseline never hides ----------------------------------------------------------------
+
+UNRENDERED = Finding(
+    rules.get("renderer-unavailable"),
+    "kustomize v5.7.1 is not installed",
+    cluster="gpu-prod",
+    file="tenants/team-a/gpu-prod/kustomization.yaml",
+    line=1,
+)
+
+
+def test_a_finding_that_means_not_checked_is_never_recorded() -> None:
+    """A runner without the renderer would baseline renderer-unavailable itself, and the
+    overlay would never be checked there again."""
+    assert rules.get("renderer-unavailable").unchecked
+    written = baseline.record(report(UNRENDERED, over()), None, "b.yaml")
+    assert [e.fingerprint.rule for e in written.entries] == ["capacity-exceeded"]
+
+
+def test_an_entry_for_a_not_checked_finding_accepts_nothing() -> None:
+    """One written by hand, or by an older release, still does not hide it."""
+    entry = f"- {{rule: renderer-unavailable, cluster: gpu-prod, file: {UNRENDERED.file}}}\n"
+    held = baseline.parse(f"version: 1\ncommand: validate\nfindings:\n{entry}", "b", "validate")
+    run = report(dataclasses.replace(UNRENDERED))
+    baseline.apply(run, held)
+    assert (states(run), run.exit_code) == (["new"], 1)
+
+
+def test_writing_refuses_a_run_that_left_something_unchecked(tmp_path: Path) -> None:
+    file = tmp_path / "b.yaml"
+    with pytest.raises(ConfigError) as caught:
+        baseline.rewrite(report(over(), UNRENDERED), file, None)
+    assert caught.value.exit_code == 2
+    message = str(caught.value)
+    assert message.startswith(f"{file} not written: 1 finding(s) say part of the run")
+    assert f"renderer-unavailable at {UNRENDERED.file}:1: kustomize v5.7.1" in message
+    assert not file.exists()
+
+
+def test_writing_refuses_an_incomplete_run(tmp_path: Path) -> None:
+    run = report(over())
+    run.clusters[0].status = "incomplete"
+    with pytest.raises(ValueError, match="only from a complete run"):
+        baseline.rewrite(run, tmp_path / "b.yaml", None)
+    assert not (tmp_path / "b.yaml").exists()
+
+
+# -- worse is new -------------------------------------------------------------------------------
+
+BORROWING = rules.get("borrowing-over-lendable")
+
+
+def borrowing(limit: int, lendable: int = 48) -> Finding:
+    """borrowing-over-lendable as the quotas check raises it: measured, how far over."""
+    return Finding(
+        BORROWING,
+        f"borrowingLimit {limit} of a100/nvidia.com/gpu is more than the rest of cohort ai "
+        f"can ever lend ({lendable})",
+        cluster="gpu-prod",
+        api_version="kueue.x-k8s.io/v1beta2",
+        kind="ClusterQueue",
+        name="team-a-cq",
+        path="spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit",
+        extra={"measured": limit - lendable},
+    )
+
+
+def test_a_baselined_finding_grown_worse_is_new() -> None:
+    """A borrowingLimit 64 -> 96 beyond what the cohort lends: the same fingerprint, worse."""
+    assert borrowing(96).fingerprint == borrowing(64).fingerprint
+    held = recorded(borrowing(64))
+    assert "measured: 16" in baseline.render(held)
+    same, better, worse = report(borrowing(64)), report(borrowing(56)), report(borrowing(96))
+    for run in (same, better, worse):
+        baseline.apply(run, held)
+    assert (states(same), states(better), states(worse)) == (["unchanged"], ["unchanged"], ["new"])
+    assert baseline.apply(report(borrowing(64, lendable=32)), held).baselined == 0  # lends less
+
+
+def test_a_baselined_finding_grown_more_severe_is_new() -> None:
+    """An entry recorded as a warning does not accept the same finding as an error."""
+    text = baseline.render(baseline.record(report(over()), None, "b.yaml"))
+    assert "severity: error" in text
+    held = baseline.parse(text.replace("severity: error", "severity: warning"), "b", "validate")
+    run = report(over())
+    baseline.apply(run, held)
+    assert states(run) == ["new"]
+
+
+def test_an_entry_of_findings_alike_keeps_the_worst_measure() -> None:
+    [entry] = recorded(borrowing(64), borrowing(80)).entries
+    assert (entry.count, entry.measured, entry.severity) == (2, 32, "warning")

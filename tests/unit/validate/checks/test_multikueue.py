@@ -108,6 +108,7 @@ def test_a_manual_manager_quota_is_held_to_the_workers_sum(repo_copy: Path) -> N
     assert cpu.rule.id == "multikueue-manager-over-workers"
     assert f"admits {total + 1} of cpu on the manager" in cpu.message
     assert f"(gpu-prod team-a-cq) hold {total} in all" in cpu.message
+    assert cpu.measured == 1  # how far over: a baseline holding it takes no larger excess
     edit(repo_copy, QUEUES, f'nominalQuota: "{total + 1}"', f'nominalQuota: "{total}"')
     assert run_check(repo_copy, "multikueue", "gpu-staging") == []
     # Where Kueue writes it (Automated, the gate on), the manager's quota is Kueue's: not judged.

@@ -149,3 +149,18 @@ def test_a_flavor_the_profile_declares_no_capacity_for_holds_none(repo_copy: Pat
         "nominal quotas of h100/memory",
         "nominal quotas of h100/nvidia.com/gpu",
     }
+
+
+def test_a_finding_about_a_limit_or_a_sum_measures_how_far_over_it_is(repo_copy: Path) -> None:
+    """What a baseline records, so the same finding grown worse is new: a borrowingLimit 13
+    where the cohort lends 12 is 1 over, 20 is 8 over; 40 GPUs promised on 32 is 8 over."""
+    edit(repo_copy, CQS, 'borrowingLimit: "8"', 'borrowingLimit: "13"')
+    [over_by_one] = run_check(repo_copy, "quotas")
+    edit(repo_copy, CQS, 'borrowingLimit: "13"', 'borrowingLimit: "20"')
+    [over_by_eight] = run_check(repo_copy, "quotas")
+    assert (over_by_one.measured, over_by_eight.measured) == (1, 8)
+    assert over_by_one.fingerprint == over_by_eight.fingerprint
+    edit(repo_copy, CQS, 'borrowingLimit: "20"', 'borrowingLimit: "8"')
+    edit(repo_copy, CQS, A100_GPU_A, A100_GPU_A.replace('"16"', '"24"'))
+    [capacity] = run_check(repo_copy, "quotas")
+    assert (capacity.rule.id, capacity.measured) == ("capacity-exceeded", 8)
