@@ -9,6 +9,7 @@ import yaml
 from auditor.cli.options import Context, pass_context
 from auditor.errors import ConfigError
 from auditor.repo import argocd, boundaries
+from auditor.repo.outfile import write_whole
 
 
 @click.group()
@@ -48,7 +49,7 @@ def policies(ctx: Context, clusters: tuple[str, ...]) -> None:
         target = repo.root / boundaries.policy_file(profile, objects)
         unchanged = target.is_file() and target.read_text() == text
         if not unchanged:
-            target.write_text(text)
+            write_whole(target, text, what="the admission policies")
         click.echo(
             f"{target}: {len(made.namespaces)} namespace(s) that admit work, "
             f"{'unchanged' if unchanged else 'written'}"

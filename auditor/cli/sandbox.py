@@ -16,6 +16,7 @@ from auditor.errors import ConfigError, SandboxError
 from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Report
 from auditor.repo import boundaries
+from auditor.repo.outfile import write_whole
 from auditor.sandbox import (
     Sandbox,
     argocd,
@@ -140,7 +141,7 @@ def kueue_api(ctx: Context, write: bool, version: str | None, every: bool) -> No
         )
         unchanged = target.is_file() and target.read_text() == text
         if not unchanged:
-            target.write_text(text)
+            write_whole(target, text, what="the release's knowledge")
         click.echo(f"{target}: Kueue {derived['kueue']}, {'unchanged' if unchanged else 'written'}")
         _write_packaged_schemas(testenv, each)
 
