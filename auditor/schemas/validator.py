@@ -83,11 +83,15 @@ class KindSchema:
         return t.cast("jsonschema.Draft4Validator", kube(self.schema, format_checker=checker))
 
     def is_valid(self, body: t.Any) -> bool:
+        return self.refusal(body) is None
+
+    def refusal(self, body: t.Any) -> str | None:
+        """The fast validator's reason to refuse `body`, or None when it takes it."""
         try:
             self.fast(body)
-        except fastjsonschema.JsonSchemaException:
-            return False
-        return True
+        except fastjsonschema.JsonSchemaException as exc:
+            return str(exc.message)
+        return None
 
 
 @dataclass(frozen=True)
@@ -187,9 +191,13 @@ class ClusterValidator:
 
     def _schema_findings(self, resource: Resource, kind: KindSchema) -> list[Finding]:
         findings: list[Finding] = []
-        if kind.is_valid(resource.body):
+        refused = kind.refusal(resource.body)
+        if refused is None:
             return findings
-        for error in kind.validator.iter_errors(resource.body):
+        errors = list(kind.validator.iter_errors(resource.body))
+        if not errors:  # a refusal is never undone for want of an explanation
+            return [_unexplained(resource, refused)]
+        for error in errors:
             path = tuple(error.absolute_path)
             for extra in _unexpected(error):
                 field_path = (*path, extra)
@@ -409,6 +417,17 @@ def _keep(path: Path, data: bytes) -> None:
         pass  # a read-only or full cache directory: compiled again next time
 
 
+def _unexplained(resource: Resource, refused: str) -> Finding:
+    """The fast validator refused the object and the explaining one found nothing to point at
+    (the two disagree, a bug of ours): invalid, at the object, with the fast one's reason."""
+    return Finding.about(
+        resource,
+        SCHEMA,
+        f"the schema of {resource.api_version} {resource.kind} refuses this object "
+        f"({refused.removeprefix('data.')}), though no field could be pointed at",
+    )
+
+
 def _name_findings(resource: Resource) -> list[Finding]:
     """The names the API server would refuse, before anything else about the object."""
     out = []
@@ -436,8 +455,10 @@ def _name_findings(resource: Resource) -> list[Finding]:
 
 
 def python_patterns(node: t.Any) -> t.Any:
-    """A copy with patterns Python's re accepts: Go's RE2 allows `^(?i)...`, Python wants the
-    global flag first (same meaning, as the flag applies to the whole pattern either way)."""
+    """A copy with patterns that mean in Python's re what they mean in Go's RE2: RE2 allows
+    `^(?i)...`, Python wants the global flag first (same meaning, as the flag applies to the
+    whole pattern either way); RE2's `$` is the end of the text, Python's also the place before
+    a final newline (`"10Gi\\n"`, as a YAML block scalar writes it, matched a quantity's)."""
     if isinstance(node, list):
         return [python_patterns(v) for v in node]
     if not isinstance(node, dict):
@@ -447,8 +468,36 @@ def python_patterns(node: t.Any) -> t.Any:
     if isinstance(pattern, str):
         flags = re.findall(r"\(\?[aiLmsux]+\)", pattern)
         if flags and not pattern.startswith(flags[0]):
-            out["pattern"] = "".join(flags) + re.sub(r"\(\?[aiLmsux]+\)", "", pattern)
+            pattern = "".join(flags) + re.sub(r"\(\?[aiLmsux]+\)", "", pattern)
+        out["pattern"] = pattern if any("m" in f for f in flags) else _end_of_text(pattern)
     return out
+
+
+def _end_of_text(pattern: str) -> str:
+    """Each `$` anchor (not escaped, not in a class) as `\\Z`; Go's RE2 has no `\\Z`, so
+    `as_written` can tell ours apart."""
+    out, escaped, in_class = [], False, False
+    for c in pattern:
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "$":
+            c = END_OF_TEXT
+        out.append(c)
+    return "".join(out)
+
+
+END_OF_TEXT = r"\Z"
+
+
+def as_written(pattern: str) -> str:
+    """A pattern as its schema writes it (python_patterns undone for messages)."""
+    return pattern.replace(END_OF_TEXT, "$")
 
 
 def _integer(_checker: t.Any, value: t.Any) -> bool:
@@ -477,5 +526,22 @@ def _message(error: ValidationError) -> str:
         if best is not None:
             error = best
     where = ".".join(str(p) for p in error.absolute_path)
-    message = error.message if len(error.message) < 200 else error.message[:197] + "..."
+    message = error.message
+    if error.validator == "pattern":
+        message = f"{error.instance!r} does not match {as_written(str(error.validator_value))!r}"
+        message = _not_a_quantity(error) or message
+    message = message if len(message) < 200 else message[:197] + "..."
     return f"{where + ': ' if where else ''}{message}"
+
+
+def _not_a_quantity(error: ValidationError) -> str | None:
+    """A quantity field's pattern refusal, in the words of a quantity (`'10Gi\\n' is not a
+    quantity`) rather than of its regular expression."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if not schema.get("x-kubernetes-int-or-string"):
+        return None
+    try:
+        quantity.parse(error.instance)
+    except quantity.QuantityError as exc:
+        return str(exc)
+    return None
