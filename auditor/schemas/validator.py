@@ -90,7 +90,7 @@ class KindSchema:
         try:
             self.fast(body)
         except fastjsonschema.JsonSchemaException as exc:
-            return str(exc.message)
+            return str(exc)
         return None
 
 
