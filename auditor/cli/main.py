@@ -1,8 +1,9 @@
 """`kueue-gitops`: one console script, click-based, exit codes the same for every command.
 
 Exit codes: 0 clean; 1 findings (violations or drift); 2 usage or configuration error;
-3 could not complete (a cluster unreachable, a LIST forbidden, a deadline passed, or a bug:
-a crash is 3, never 1, with the report marked incomplete where the command writes one).
+3 could not complete (a cluster unreachable, a LIST forbidden, a deadline passed, output that
+could not be written, or a bug: a crash is 3, never 1, with the report marked incomplete where
+the command writes one).
 """
 
 from __future__ import annotations
