@@ -42,6 +42,16 @@ def test_a_report_on_a_closed_stdout_is_exit_3_in_one_line() -> None:
     assert_one_error(run, "cannot write the report to stdout: stdout is closed")
 
 
+def test_a_report_into_a_pipe_whose_reader_left_is_exit_3_in_one_line() -> None:
+    reader, writer = os.pipe()
+    os.close(reader)  # as `kueue-gitops validate | head -0` leaves it
+    try:
+        run = kueue_gitops("validate", "-q", stdout=writer)
+    finally:
+        os.close(writer)
+    assert_one_error(run, "cannot write the report to stdout: Broken pipe")
+
+
 def test_a_line_on_a_full_stdout_after_the_file_is_written_is_exit_3(tmp_path: Path) -> None:
     out = tmp_path / "trace.json"
     with open("/dev/full", "w") as full:
