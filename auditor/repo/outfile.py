@@ -65,6 +65,11 @@ def write_whole(path: Path, data: str | bytes, *, what: str, exclusive: bool = F
 
 
 def _special(path: Path) -> bool:
+    """Not a regular file, or a name for one of the process's descriptors (`/dev/stdout` on a
+    file the shell opened: replacing that file would leave the shell's descriptor on the old
+    one, and the report written there lost)."""
+    if str(path).startswith(("/dev/", "/proc/")):
+        return True
     try:
         return not stat.S_ISREG(os.stat(path).st_mode)
     except FileNotFoundError:
@@ -72,7 +77,8 @@ def _special(path: Path) -> bool:
 
 
 def _in_place(path: Path, raw: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    # appended: `/dev/stdout` on a file is a new open of it, whose offset would be 0
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
     try:
         _write_all(fd, raw)
     finally:
