@@ -38,7 +38,7 @@ _NAMED_WRONG = (
 
 
 class OutputError(AuditorError):
-    """An output could not be written whole: a full or closed destination, no permission."""
+    """An output could not be written whole: a full or closed destination."""
 
     exit_code = 3
 
@@ -55,11 +55,9 @@ def write_whole(path: Path, data: str | bytes, *, what: str, exclusive: bool = F
             target = Path(os.path.realpath(path))  # through a symlink, as a write would go
             target.parent.mkdir(parents=True, exist_ok=True)
             _aside_then_moved(target, raw, exclusive)
-    except FileExistsError:
-        if exclusive:
-            raise
-        raise OutputError(f"{path}: cannot write {what}: it appeared meanwhile") from None
     except OSError as exc:
+        if exclusive and isinstance(exc, FileExistsError):
+            raise
         failed = ConfigError if exc.errno in _NAMED_WRONG else OutputError
         raise failed(f"{path}: cannot write {what}: {exc.strerror or exc}") from exc
 
