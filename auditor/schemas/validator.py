@@ -28,7 +28,7 @@ from auditor.kueue import KUEUE_GROUP
 from auditor.kueue.release import Release
 from auditor.model import Finding, Resource
 from auditor.repo.cache import user_cache_root
-from auditor.schemas import cel, versions
+from auditor.schemas import cel, lists, versions
 from auditor.schemas.catalog import Schema, SchemaCatalog
 
 if t.TYPE_CHECKING:  # jsonschema loads only to explain a rejection: ~0.1 s off other runs
@@ -46,6 +46,7 @@ FORMAT_UNDECODABLE = _RULES["format-undecodable"]
 FORMAT_WRAPPED = _RULES["format-wrapped"]
 QUANTITY_NUMBER = _RULES["quantity-number"]
 QUANTITY_MISSING = _RULES["quantity-missing"]
+LIST_DUPLICATE = _RULES["list-duplicate"]
 
 UNKNOWN_FIELD_RULES = (UNKNOWN_FIELD, versions.FIELD_OF_OTHER_VERSION)
 # Findings that leave the object well-typed: the policy checks still see it (a quantity Kueue's
@@ -57,6 +58,7 @@ WELL_TYPED_RULES = (
     FORMAT_WRAPPED,
     QUANTITY_NUMBER,
     QUANTITY_MISSING,
+    LIST_DUPLICATE,
 )
 DRAFT4 = "http://json-schema.org/draft-04/schema#"  # OpenAPI 3.0's dialect; boolean exclusiveMin
 
@@ -172,6 +174,7 @@ class ClusterValidator:
             )
             return findings, False
         structural = self._schema_findings(resource, kind) + _name_findings(resource)
+        structural += _duplicate_findings(resource, kind.schema)
         findings += structural
         if any(f.rule not in WELL_TYPED_RULES for f in structural):
             return findings, False
@@ -415,6 +418,13 @@ def _keep(path: Path, data: bytes) -> None:
         os.replace(temp, path)
     except OSError:
         pass  # a read-only or full cache directory: compiled again next time
+
+
+def _duplicate_findings(resource: Resource, schema: Schema) -> list[Finding]:
+    return [
+        Finding.about(resource, LIST_DUPLICATE, f"{_dotted(path)}: {why}", path=path)
+        for path, why in lists.duplicates(schema, resource.body)
+    ]
 
 
 def _unexplained(resource: Resource, refused: str) -> Finding:

@@ -241,3 +241,42 @@ def test_a_refusal_the_explanation_cannot_point_at_is_still_a_refusal(
     assert not sound
     assert [(f.rule.id, f.line, f.path) for f in findings] == [("schema", 1, None)]
     assert "refuses this object" in findings[0].message and "nominalQuota" in findings[0].message
+
+
+# -- lists that hold each entry once (x-kubernetes-list-type set and map) ------------------------
+
+TWICE = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  resourceGroups:
+    - coveredResources: [cpu]
+      flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: "9"}]}]
+  admissionChecksStrategy:
+    admissionChecks:
+      - name: prov
+        onFlavors: [default-flavor, default-flavor]
+      - name: prov
+"""
+
+
+def test_a_list_that_holds_each_entry_once_refuses_a_repeat_at_its_line() -> None:
+    """A v0.19.2 API server refused both ("duplicate entries for key"); offline, JSON Schema
+    has no word for it."""
+    [resource], _ = load_bytes(TWICE.encode(), "cq.yaml")
+    findings, sound = ClusterValidator(CATALOG).check(resource)
+    assert sound  # well-typed: the policy checks still see the queue
+    checks = "spec.admissionChecksStrategy.admissionChecks"
+    assert sorted((f.rule.id, f.line, f.path) for f in findings) == [
+        ("list-duplicate", 11, f"{checks}[0].onFlavors[1]"),
+        ("list-duplicate", 12, f"{checks}[1]"),
+    ]
+    said = sorted(f.message for f in findings)
+    assert said[0].endswith('"default-flavor" is listed twice: the list holds each value once')
+    assert said[1].endswith('the entry with name="prov" is listed twice: the list holds each '
+                            "entry by its name once")  # fmt: skip
+    once = TWICE.replace("default-flavor, default-flavor", "default-flavor")
+    once = once.removesuffix("      - name: prov\n") + "      - name: other\n"
+    [resource], _ = load_bytes(once.encode(), "cq.yaml")
+    assert ClusterValidator(CATALOG).check(resource) == ([], True)
