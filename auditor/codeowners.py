@@ -4,7 +4,10 @@ The platform (the owners of every cluster profile) owns everything by default: t
 Each tenant team owns only its LocalQueues, `tenants/<tenant>/*/localqueues.yaml`, in every
 cluster folder; the platform keeps the tenant's profile, Namespace and RBAC files, whose labels
 and bindings are admission and access. Later lines win in CODEOWNERS, so the tenant lines follow
-the default. A LocalQueue written in any other file stays the platform's to approve.
+the default. A LocalQueue written in any other file stays the platform's to approve. A tenant's
+cluster folder that Argo CD renders (kustomize, Helm) has no file of LocalQueues of its own:
+the tenant owns that folder, as it owns its team's chart or overlay; a line is written only for
+what exists, so no generated line matches nothing (`--check` flags any line that does).
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ from dataclasses import dataclass
 
 from auditor import rules
 from auditor.model import Finding
+from auditor.render import marker
 from auditor.repo.layout import CLUSTERS, TENANTS, Repository
 
 _RULES = rules.of(__name__)
 CODEOWNERS_MISSING = _RULES["codeowners-missing"]
 CODEOWNERS_STALE = _RULES["codeowners-stale"]
 CODEOWNERS_UNOWNED = _RULES["codeowners-unowned"]
+CODEOWNERS_NO_MATCH = _RULES["codeowners-no-match"]
 
 FILE = "CODEOWNERS"
 TENANT_FILE = "localqueues.yaml"
@@ -43,8 +48,25 @@ def owner_rules(repo: Repository) -> list[OwnerRule]:
     platform = _unique(o for c in sorted(repo.clusters) for o in repo.clusters[c].owners)
     out = [OwnerRule("*", platform)]
     for name in sorted(repo.tenants):
-        out.append(OwnerRule(f"/{TENANTS}/{name}/*/{TENANT_FILE}", repo.tenants[name].owners))
+        out += [OwnerRule(p, repo.tenants[name].owners) for p in _tenant_patterns(repo, name)]
     return out
+
+
+def _tenant_patterns(repo: Repository, tenant: str) -> list[str]:
+    """What tenant `tenant` owns: its LocalQueues' files, and each of its cluster folders
+    Argo CD renders; only what exists (its first LocalQueues file is the platform's to
+    approve, and the line that hands the next ones over is then generated)."""
+    base = f"{TENANTS}/{tenant}"
+    files = repo.tree.files(base, ("",))  # a kustomize `Kustomization` has no suffix
+    plain, rendered = [], []
+    for sub in repo.tree.subfolders(base):
+        folder = f"{base}/{sub}"
+        inside = [f for f in files if f.startswith(f"{folder}/")]
+        if marker(inside, folder):
+            rendered.append(f"/{folder}/")
+        elif f"{folder}/{TENANT_FILE}" in files:
+            plain.append(folder)
+    return ([f"/{base}/*/{TENANT_FILE}"] if plain else []) + rendered
 
 
 def render(repo: Repository) -> str:
@@ -83,6 +105,7 @@ def check(repo: Repository) -> list[Finding]:
     if current != expected:
         findings.append(_stale(current, expected))
     owners = parse(current)
+    findings += _no_match(repo, owners)
     for path in _paths(repo):
         rule = owner_rule(owners, path)
         if rule is None or not rule.owners:
@@ -96,6 +119,24 @@ def check(repo: Repository) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _no_match(repo: Repository, owners: list[OwnerRule]) -> list[Finding]:
+    """Lines for a path under clusters/ or tenants/ that match no file there: they name files
+    that were moved or removed (a tenant's LocalQueues now rendered from its folder), and own
+    nothing. Lines about other paths are not judged (the walk stays out of .git and the rest)."""
+    every = [p for folder in (CLUSTERS, TENANTS) for p in repo.tree.files(folder, ("",))]
+    return [
+        _finding(
+            CODEOWNERS_NO_MATCH,
+            f"line {rule.line} ({rule.pattern}) matches no file of the repository, so whoever it "
+            "names approves nothing; run `kueue-gitops codeowners` (or remove the line)",
+            rule.line,
+        )
+        for rule in owners
+        if rule.pattern.lstrip("/").startswith((f"{CLUSTERS}/", f"{TENANTS}/"))
+        and not any(_matches(rule.pattern, path) for path in every)
+    ]
 
 
 def _stale(current: str, expected: str) -> Finding:

@@ -83,5 +83,8 @@ def argocd_objects(ctx: Context, repo_url: str) -> None:
     repo = ctx.repository()
     found = argocd.documents(repo)
     if not argocd.repo_urls(found):
-        raise ConfigError("no ApplicationSet in argocd/ names a repository URL to replace")
+        raise ConfigError(
+            "no ApplicationSet in argocd/ names a repository URL to replace: write argocd/ "
+            "with `kueue-gitops init --adopt --repo-url URL` (a repository `import` wrote)"
+        )
     click.echo(yaml.safe_dump_all(argocd.for_url(repo, repo_url), sort_keys=False), nl=False)

@@ -11,6 +11,7 @@ import click
 from auditor import codeowners, onboard
 from auditor.cli.options import Context, pass_context
 from auditor.errors import ConfigError
+from auditor.onboard import adopt as adopting
 from auditor.onboard import start
 from auditor.repo import boundaries
 from auditor.repo.layout import CLUSTERS, Repository
@@ -25,8 +26,9 @@ def _root(ctx: Context) -> tuple[Repository, Path]:
 
 
 def _regenerate(plan: onboard.Plan, root: Path, clusters: list[str]) -> list[str]:
-    """Add CODEOWNERS and the clusters' admission policies to `plan`, made from the repository
-    as it will be once the plan is written (before anything is): what they regenerate."""
+    """Add CODEOWNERS and the admission policies of `clusters` to `plan`, made from the
+    repository as it will be once the plan is written (before anything is): what they
+    regenerate."""
     repo = plan.pending(root)
     plan.replace[codeowners.FILE] = codeowners.render(repo)
     loaded = repo.load(clusters)
@@ -86,17 +88,30 @@ def tenant() -> None:
     "--quota",
     "quotas",
     multiple=True,
-    required=True,
     metavar="FLAVOR.RESOURCE=N",
     help="Nominal quota of its ClusterQueue on each cluster, e.g. a100.nvidia.com/gpu=8 "
-    "(at least one; repeatable). The queue covers every resource the flavor's nodes offer (the "
-    "cluster profile's capacity): one not named gets the tenant's share of it (4 of 8 GPUs: "
-    "half the flavor's cpu and memory).",
+    "(at least one, required unless --cluster-queue; repeatable). The queue covers every "
+    "resource the flavor's nodes offer (the cluster profile's capacity): one not named gets "
+    "the tenant's share of it (4 of 8 GPUs: half the flavor's cpu and memory).",
 )
 @click.option(
     "--cohort",
     metavar="NAME",
     help="The cohort its ClusterQueue borrows in and lends to (one the cluster has).",
+)
+@click.option(
+    "--cluster-queue",
+    "shared",
+    metavar="NAME",
+    help="Share this existing ClusterQueue (its quota and cohort) instead of one of its own: "
+    "the tenant gets a LocalQueue into it (without --quota and --cohort).",
+)
+@click.option(
+    "--role",
+    metavar="CLUSTERROLE",
+    help="The ClusterRole its group is bound to in its namespace (one the cluster defines). "
+    "Default: the one the repository's tenants are bound to, else "
+    f"{onboard.SUBMITTER_ROLE}.",
 )
 @pass_context
 def tenant_add(
@@ -107,13 +122,20 @@ def tenant_add(
     group: str,
     quotas: tuple[str, ...],
     cohort: str | None,
+    shared: str | None,
+    role: str | None,
 ) -> None:
     """Write everything tenant NAME needs on each --cluster, then regenerate CODEOWNERS and the
     clusters' admission policies. Review the result with `kueue-gitops validate` and commit it.
 
     \b
     Writes tenants/NAME/profile.yaml, tenants/NAME/C/{namespace,localqueues,rbac}.yaml,
-    argocd/tenants/NAME.yaml, and appends NAME-cq to clusters/C/clusterqueues.yaml.
+    argocd/tenants/NAME.yaml, and appends NAME's ClusterQueue to clusters/C/clusterqueues.yaml.
+
+    It follows the repository's tenants: the ClusterRole they are bound to, how their
+    LocalQueues and ClusterQueues are named (NAME-cq and batch in a repository init wrote). A
+    flavor, cohort, role or --cluster-queue a cluster lacks, or a ClusterQueue of the new name
+    it has already, is refused before anything is written (exit 2).
     """
     repo, root = _root(ctx)
     plan = onboard.tenant(
@@ -124,6 +146,8 @@ def tenant_add(
         group,
         [onboard.Quota.parse(q) for q in quotas],
         cohort,
+        role,
+        shared,
     )
     written, regenerated = _write(plan, root, sorted(set(clusters)))
     _report(
@@ -216,7 +240,8 @@ def cluster_add(
     if onboard.PROJECTS not in plan.replace:
         ctx.note(
             f"argocd/projects.yaml has no destinations to add {name}'s beside: Argo CD may not "
-            f"sync clusters/{name}/ until its AppProject names it (`kueue-gitops init` writes one)"
+            f"sync clusters/{name}/ until its AppProject names it (`kueue-gitops init --adopt "
+            "--repo-url URL` writes one)"
         )
     written, regenerated = _write(plan, root, [name])
     _report(written, regenerated, f"cluster {name}: {then}, then commit")
@@ -253,15 +278,22 @@ def _label(text: str) -> tuple[str, str]:
     "--cluster",
     "clusters",
     multiple=True,
-    required=True,
     metavar="NAME",
-    help="A cluster of the repository (repeatable); its kubeconfig context is its name.",
+    help="A cluster of the repository (repeatable; required without --adopt); its kubeconfig "
+    "context is its name.",
 )
 @click.option(
     "--repo-url",
     required=True,
     metavar="URL",
     help="The URL Argo CD reads this repository from (the ApplicationSets and AppProjects).",
+)
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="In a repository that has its clusters already (`kueue-gitops import`): write only "
+    "what it lacks for the tool's workflows (Argo CD's ApplicationSets and AppProjects, each "
+    "cluster's alerts, CI workflows, pre-commit hooks, CODEOWNERS); every file it has is kept.",
 )
 @click.option(
     "--owner",
@@ -304,6 +336,7 @@ def init(
     ctx: Context,
     clusters: tuple[str, ...],
     repo_url: str,
+    adopt: bool,
     owners: tuple[str, ...],
     kueue_version: str | None,
     capacity: tuple[str, ...],
@@ -317,10 +350,22 @@ def init(
     Argo CD's ApplicationSets and AppProject for --repo-url, CODEOWNERS and the profiles'
     schemas. Nothing is overwritten. Then validate (by the schemas the package carries for the
     Kueue release, until `schemas fetch` reads a live cluster's) and add tenants.
+
+    With --adopt, in a repository `kueue-gitops import` wrote: only what it lacks, for the
+    clusters and tenants it has (their files are never touched).
     """
     root = (ctx.repo_dir or Path.cwd()).resolve()
+    if adopt:
+        _refuse_with_adopt(clusters, owners, kueue_version, capacity)
+        _adopt(ctx, root, repo_url, revision)
+        return
     if (root / CLUSTERS).exists():
-        raise ConfigError(f"{root / CLUSTERS} exists already: add a cluster with `cluster add`")
+        raise ConfigError(
+            f"{root / CLUSTERS} exists already: add a cluster with `cluster add`, or write what "
+            "an imported repository lacks with `kueue-gitops init --adopt --repo-url URL`"
+        )
+    if not clusters:
+        raise click.UsageError("name the repository's clusters: --cluster NAME (repeatable)")
     # Every flag is judged before the first file is written: a typo is retried as typed.
     for owner in owners:
         if problem := owner_problem(owner):
@@ -331,15 +376,7 @@ def init(
     label = _label(admission_label)
     if not onboard.DNS_LABEL.fullmatch(cohort):
         raise ConfigError(f"--cohort {cohort!r} must be a DNS label (it names a Cohort)")
-    if not owners:
-        guess = start.owners_from(repo_url)
-        if sys.stdin.isatty():
-            guess = click.prompt("The platform team that owns the clusters", default=guess)
-            if problem := owner_problem(guess):
-                raise ConfigError(f"owner {problem}")
-        else:
-            ctx.note(f"the clusters' owner is {guess} (--owner names another)")
-        owners = (guess,)
+    owners = owners or (_guessed_owner(ctx, repo_url),)
     starts = [
         start.ClusterStart(
             name, tuple(owners), version, admission=label, capacity=cells, cohort=cohort
@@ -352,6 +389,87 @@ def init(
     names = [s.name for s in starts]
     written, regenerated = _write(plan, root, names)
     _report(written, regenerated, _next_steps(starts[0], version))
+
+
+def _guessed_owner(ctx: Context, repo_url: str) -> str:
+    """The platform team, asked on a terminal (the guess from --repo-url its default)."""
+    guess = start.owners_from(repo_url)
+    if not sys.stdin.isatty():
+        ctx.note(f"the clusters' owner is {guess} (--owner names another)")
+        return guess
+    guess = click.prompt("The platform team that owns the clusters", default=guess)
+    if problem := owner_problem(guess):
+        raise ConfigError(f"owner {problem}")
+    return guess
+
+
+def _refuse_with_adopt(clusters: tuple[str, ...], owners: tuple[str, ...],
+                       kueue_version: str | None, capacity: tuple[str, ...]) -> None:  # fmt: skip
+    """--adopt takes the clusters, their owners and hardware from the repository: a flag that
+    would say otherwise is refused, not ignored."""
+    given = click.get_current_context()
+    defaulted = click.core.ParameterSource.DEFAULT
+    named = [
+        flag
+        for flag, value in (
+            ("--cluster", clusters),
+            ("--owner", owners),
+            ("--kueue-version", kueue_version),
+            ("--capacity", capacity),
+        )
+        if value
+    ]
+    named += [
+        f"--{p.replace('_', '-')}"
+        for p in ("admission_label", "cohort")
+        if given.get_parameter_source(p) != defaulted
+    ]
+    if named:
+        raise click.UsageError(
+            f"--adopt takes the clusters from the repository's profiles; {', '.join(named)} "
+            "describe(s) a new cluster (`cluster add` writes one)"
+        )
+
+
+def _adopt(ctx: Context, root: Path, repo_url: str, revision: str) -> None:
+    if not (root / CLUSTERS).is_dir():
+        raise ConfigError(
+            f"{root} has no {CLUSTERS}/: import a cluster first (`kueue-gitops import CLUSTER`), "
+            "or write a repository from nothing with `kueue-gitops init --cluster NAME`"
+        )
+    repo = Repository.open(root)
+    found = adopting.adopt(repo, repo_url, revision, _released_version(ctx))
+    found.plan.create |= {p: text for p, text in exported_schemas().items()
+                          if not (root / p).exists()}  # fmt: skip
+    regenerated = _regenerate_owners(found.plan, root)
+    written = [p for p in found.plan.write(root) if p not in regenerated]
+    for path in found.kept:
+        click.echo(f"kept {path} (it exists)")
+    _report(written, regenerated, _adopted_next(sorted(repo.clusters), repo_url))
+
+
+def _regenerate_owners(plan: onboard.Plan, root: Path) -> list[str]:
+    plan.replace[codeowners.FILE] = codeowners.render(plan.pending(root))
+    return [codeowners.FILE]
+
+
+def _adopted_next(clusters: list[str], repo_url: str) -> str:
+    """The safe path from an adopted repository to its first sync, in the order it is taken
+    (README, "Use it in your repository")."""
+    first = clusters[0]
+    return (
+        "next: the imported files are as they were. Then\n"
+        "  kueue-gitops validate   # fix what it names, or accept today's findings with "
+        "--baseline FILE --write-baseline\n"
+        "  kueue-gitops generate policies   # with spec.admissionPolicies.enforcement: Warn in "
+        "each cluster profile until nothing running is refused (docs/boundaries.md)\n"
+        f"  kueue-gitops tenant add TEAM --cluster {first} --owner @ORG/TEAM --group GROUP "
+        "--quota FLAVOR.RESOURCE=N   # bound and named as the imported tenants are\n"
+        "  kueue-gitops plan --base origin/main --live   # on the branch, before the pull "
+        "request\n"
+        f"  kueue-gitops generate argocd --repo-url {repo_url} | kubectl apply --server-side "
+        "-n argocd -f -   # once, after the merge: Argo CD syncs the repository"
+    )
 
 
 def _next_steps(first: start.ClusterStart, version: str) -> str:

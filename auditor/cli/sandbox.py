@@ -16,7 +16,9 @@ from auditor.errors import ConfigError, SandboxError
 from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Report
 from auditor.repo import boundaries
+from auditor.repo.layout import Repository
 from auditor.repo.outfile import write_whole
+from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import (
     Sandbox,
     argocd,
@@ -43,10 +45,26 @@ def _testenv(ctx: Context) -> Path:
     return pins.testenv(ctx.repo_dir or Path.cwd())
 
 
+def _repository(ctx: Context) -> Repository | None:
+    """The repository, or None in a folder that is none yet: a team rehearses on a sandbox
+    before its first import, and a sandbox needs no repository to run."""
+    try:
+        return ctx.repository()
+    except ConfigError:
+        if ctx.repo_dir is not None and not ctx.repo_dir.is_dir():
+            raise  # --repo names no folder at all: a typo, not an empty repository
+        return None
+
+
+def _clusters(ctx: Context) -> dict[str, ClusterProfile]:
+    repo = _repository(ctx)
+    return repo.clusters if repo is not None else {}
+
+
 def _names(ctx: Context, names: tuple[str, ...]) -> list[str]:
     if names:
         return list(names)
-    return sorted(ctx.repository().clusters) or ["default"]
+    return sorted(_clusters(ctx)) or ["default"]
 
 
 @click.group()
@@ -180,7 +198,9 @@ def _write_packaged_schemas(testenv: Path, version: str | None) -> None:
 def up(
     ctx: Context, names: tuple[str, ...], timeout: float, with_kueue: bool, with_argocd: bool
 ) -> None:
-    """Build what is missing, then start a sandbox per NAME (default: every repo cluster).
+    """Build what is missing, then start a sandbox per NAME (default: every repo cluster;
+    `default` in a folder that is no repository yet, where a team rehearses before its first
+    import).
 
     Each sandbox's kubeconfig context is its name, so a cluster profile's context reaches the
     sandbox of the same name once `eval "$(kueue-gitops sandbox env)"` has run. With
@@ -198,10 +218,15 @@ def up(
     say = lambda m: click.echo(m, err=True)  # noqa: E731
     pki.require_extra()  # before minutes of building, not after
     toolchain = ensure_built(_testenv(ctx), log=say)
+    if with_argocd and _repository(ctx) is None:
+        raise ConfigError(
+            "--with-argocd syncs this repository, and there is none here (no clusters/): "
+            "start the sandbox without it, or `kueue-gitops import` a cluster first"
+        )
     for name in _names(ctx, names):
         box = Sandbox(name)
         config, pools, release = None, [], None
-        if name in ctx.repository().clusters:
+        if name in _clusters(ctx):
             profile = ctx.repository().cluster(name)
             release = releases.release(toolchain, profile.kueue_version, log=say)
             if with_kueue:

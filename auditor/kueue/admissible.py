@@ -58,14 +58,14 @@ def ignored(resource: str, config: Json | None, strategy_gate: bool | None) -> b
 
 def blocked(
     cq: Json,
-    objects: t.Iterable[Json],
+    lending: cohorts.Lending,
     config: Json | None = None,
     strategy_gate: bool | None = None,
     wanted: t.Sequence[str] = EVERY_POD,
 ) -> list[Blocked]:
-    """The resources of `wanted` the ClusterQueue `cq` can never admit, among `objects` (the
-    cluster's ClusterQueues and Cohorts, `cq` included)."""
-    lending = cohorts.Lending.of(objects)
+    """The resources of `wanted` the ClusterQueue `cq` can never admit, given what its
+    cluster's cohorts can lend (`cohorts.Lending.of` the ClusterQueues and Cohorts, `cq`
+    included: made once per cluster, since it sums every queue's cells)."""
     groups = list(resource_groups(cq))
     out = []
     for resource in wanted:

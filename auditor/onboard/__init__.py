@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import typing as t
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -20,9 +21,10 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import ConfigError
-from auditor.k8s import quantity
+from auditor.k8s import quantity, selectors
 from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_GROUP
 from auditor.kueue import cohorts, quota
+from auditor.model import Resource
 from auditor.onboard import staging
 from auditor.repo.layout import CLUSTERS, TENANTS, Repository
 from auditor.repo.profiles import EXPORTED, PROFILE_FILE, ClusterProfile
@@ -32,6 +34,7 @@ DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 SCHEMAS = "schemas"
 SUBMITTER_ROLE = "kueue-gitops:tenant-submitter"
 PRUNE_GUARD = "Prune=false,Delete=false"
+PROJECTS = "argocd/projects.yaml"
 
 
 def modeline(kind: str) -> str:
@@ -218,70 +221,44 @@ def tenant(
     group: str,
     quotas: list[Quota],
     cohort: str | None = None,
+    role: str | None = None,
+    shared: str | None = None,
 ) -> Plan:
-    """Everything tenant `name` needs on `clusters`, each with a ClusterQueue of `quotas`."""
-    if not DNS_LABEL.fullmatch(name):
-        raise ConfigError(f"tenant name {name!r} must be a DNS label (it names its namespace)")
-    if name in repo.tenants:
-        raise ConfigError(f"tenant {name} exists already ({TENANTS}/{name}/{PROFILE_FILE})")
-    if not quotas:
-        raise ConfigError("give the tenant's quota: --quota FLAVOR.RESOURCE=AMOUNT (repeatable)")
-    if cohort is not None:
-        _known_cohort(repo, clusters, cohort)
-    queue = f"{name}-cq"
+    """Everything tenant `name` needs on `clusters`, each with a ClusterQueue of `quotas` (or
+    a LocalQueue into the existing ClusterQueue `shared`), named and bound as the repository's
+    tenants already are (`Habits`); whatever it names that a cluster lacks (flavor, cohort,
+    role, shared queue) is refused before anything is written."""
+    _judge_flags(repo, name, quotas, cohort, shared)
+    loaded = repo.load(clusters)
+    habits = Habits.of(repo, loaded.resources)
+    role = role or habits.role
+    queue = shared or habits.queue_of(name)
+    flavors = list(dict.fromkeys(q.flavor for q in quotas))
+    for cluster in clusters:
+        known = _Known(loaded.for_cluster(cluster), cluster)
+        known.require("ClusterRole", [role], "--role", habits.role_hint(cluster))
+        if shared is not None:
+            flavors += known.joinable(shared, tenant_labels(repo.cluster(cluster), name))
+            continue
+        known.require("ResourceFlavor", [q.flavor for q in quotas], "--quota flavor")
+        known.absent("ClusterQueue", queue)
+        if cohort is not None:
+            known.require("Cohort", [cohort], "--cohort", cohorts=True)
     create: dict[str, str] = {}
     append: dict[str, str] = {}
     for cluster in clusters:
         profile = repo.cluster(cluster)
-        key, value = profile.admission_label
-        labels = {key: value} | ({profile.tenant_label: name} if profile.tenant_label else {})
-        guard = {"argocd.argoproj.io/sync-options": PRUNE_GUARD}
-        base = f"{TENANTS}/{name}/{cluster}"
-        create[f"{base}/namespace.yaml"] = _yaml(
-            "Platform-owned: the admission label lets this namespace submit work to Kueue.",
-            {
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {"name": name, "labels": labels, "annotations": guard},
-            },
-        )
-        create[f"{base}/localqueues.yaml"] = _yaml(
-            "Tenant-owned: the entry point for the team's jobs "
-            "(label them kueue.x-k8s.io/queue-name: batch).",
-            {
-                "apiVersion": profile.kueue_api,
-                "kind": "LocalQueue",
-                "metadata": {
-                    "name": "batch",
-                    "namespace": name,
-                    "annotations": {"argocd.argoproj.io/sync-wave": "1", **guard},
-                },
-                "spec": {"clusterQueue": queue},
-            },
-        )
-        create[f"{base}/rbac.yaml"] = _yaml(
-            "Platform-owned: members may submit Jobs and read queue status here, nothing more.",
-            {
-                "apiVersion": RBAC_API,
-                "kind": "RoleBinding",
-                "metadata": {"name": f"{name}-submitters", "namespace": name},
-                "roleRef": {
-                    "apiGroup": RBAC_GROUP,
-                    "kind": "ClusterRole",
-                    "name": SUBMITTER_ROLE,
-                },
-                "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": group}],
-            },
-        )
-        append[f"{CLUSTERS}/{cluster}/clusterqueues.yaml"] = _yaml(
-            f"Tenant {name}'s quota (written by `kueue-gitops tenant add`).",
-            cluster_queue(queue, name, profile, quotas, cohort),
-        )
+        create |= _tenant_files(profile, name, group, role, habits.local_queue_of(name), queue)
+        if shared is None:
+            append[f"{CLUSTERS}/{cluster}/clusterqueues.yaml"] = _yaml(
+                f"Tenant {name}'s quota (written by `kueue-gitops tenant add`).",
+                cluster_queue(queue, name, profile, quotas, cohort),
+            )
     spec = {
         "owners": owners,
         "group": group,
         "clusters": {c: {"namespaces": [name], "clusterQueues": [queue]} for c in clusters},
-        "flavors": list(dict.fromkeys(q.flavor for q in quotas)),
+        "flavors": list(dict.fromkeys(flavors)),
     }
     create[f"{TENANTS}/{name}/{PROFILE_FILE}"] = modeline("tenantprofile") + _yaml(
         "Tenant profile: read by kueue-gitops, never synced by Argo CD.",
@@ -292,32 +269,194 @@ def tenant(
             "spec": spec,
         },
     )
-    create[f"argocd/tenants/{name}.yaml"] = _app_project(repo, name, clusters)
+    create[f"argocd/tenants/{name}.yaml"] = app_project(
+        source_repos(repo), name, [(c, name) for c in clusters]
+    )
     return Plan(create, append)
 
 
-def _known_cohort(repo: Repository, clusters: list[str], cohort: str) -> None:
-    """Refuse a cohort no Cohort object and no ClusterQueue names on a cluster: a typo would
-    make a new, empty implicit cohort, with nothing to borrow from."""
-    loaded = repo.load(clusters)
-    for name in clusters:
-        objs = [r.body for r in loaded.for_cluster(name) if r.kind in ("Cohort", "ClusterQueue")]
-        known = {
-            str((o.get("metadata") or {}).get("name", ""))
-            if o.get("kind") == "Cohort"
-            else cohorts.cohort_of(o)
-            for o in objs
-        } - {None, ""}
-        if cohort not in known:
-            shown = ", ".join(sorted(t.cast(set[str], known))) or "none"
+def _judge_flags(
+    repo: Repository, name: str, quotas: list[Quota], cohort: str | None, shared: str | None
+) -> None:
+    if not DNS_LABEL.fullmatch(name):
+        raise ConfigError(f"tenant name {name!r} must be a DNS label (it names its namespace)")
+    if name in repo.tenants:
+        raise ConfigError(f"tenant {name} exists already ({TENANTS}/{name}/{PROFILE_FILE})")
+    if shared is not None and (quotas or cohort):
+        raise ConfigError(
+            f"--cluster-queue {shared} joins a ClusterQueue with its own quota and cohort: "
+            "drop --quota and --cohort, or drop --cluster-queue for a queue of the tenant's own"
+        )
+    if shared is None and not quotas:
+        raise ConfigError(
+            "give the tenant's quota: --quota FLAVOR.RESOURCE=AMOUNT (repeatable), or "
+            "--cluster-queue NAME to share an existing ClusterQueue"
+        )
+
+
+def tenant_labels(profile: ClusterProfile, name: str) -> dict[str, str]:
+    """The labels of tenant `name`'s namespace: the admission label, and its tenant label."""
+    key, value = profile.admission_label
+    return {key: value} | ({profile.tenant_label: name} if profile.tenant_label else {})
+
+
+def _tenant_files(
+    profile: ClusterProfile, name: str, group: str, role: str, local_queue: str, queue: str
+) -> dict[str, str]:
+    """tenants/NAME/C/: its Namespace, LocalQueue and RoleBinding on cluster C."""
+    labels = tenant_labels(profile, name)
+    guard = {"argocd.argoproj.io/sync-options": PRUNE_GUARD}
+    base = f"{TENANTS}/{name}/{profile.name}"
+    return {
+        f"{base}/namespace.yaml": _yaml(
+            "Platform-owned: the admission label lets this namespace submit work to Kueue.",
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": name, "labels": labels, "annotations": guard},
+            },
+        ),
+        f"{base}/localqueues.yaml": _yaml(
+            "Tenant-owned: the entry point for the team's jobs "
+            f"(label them kueue.x-k8s.io/queue-name: {local_queue}).",
+            {
+                "apiVersion": profile.kueue_api,
+                "kind": "LocalQueue",
+                "metadata": {
+                    "name": local_queue,
+                    "namespace": name,
+                    "annotations": {"argocd.argoproj.io/sync-wave": "1", **guard},
+                },
+                "spec": {"clusterQueue": queue},
+            },
+        ),
+        f"{base}/rbac.yaml": _yaml(
+            "Platform-owned: members may submit Jobs and read queue status here, nothing more.",
+            {
+                "apiVersion": RBAC_API,
+                "kind": "RoleBinding",
+                "metadata": {"name": f"{name}-submitters", "namespace": name},
+                "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role},
+                "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": group}],
+            },
+        ),
+    }
+
+
+@dataclass(frozen=True)
+class Habits:
+    """How the repository's tenants are written: the ClusterRole their RoleBindings bind, and
+    how their LocalQueues and ClusterQueues are named (`{tenant}` stands for the tenant's
+    name). A new tenant follows them; in a repository without tenants, init's ways."""
+
+    role: str = SUBMITTER_ROLE
+    local_queue: str = "batch"
+    cluster_queue: str = "{tenant}-cq"
+    bound: tuple[str, ...] = ()  # every ClusterRole the tenants bind, most bound first
+
+    @classmethod
+    def of(cls, repo: Repository, objects: t.Sequence[Resource]) -> Habits:
+        tenants = [r for r in objects if r.tenant]
+        refs = [r.body.get("roleRef") or {} for r in tenants if r.kind == "RoleBinding"]
+        bound = Counter(str(ref.get("name")) for ref in refs if ref.get("kind") == "ClusterRole")
+        defined = {r.name for r in objects if r.kind == "ClusterRole" and not r.tenant}
+        usable = [n for n, _ in bound.most_common() if n in defined]
+        local = _named([(r.tenant or "", r.name) for r in tenants if r.kind == "LocalQueue"])
+        queues = [(n, q) for n, p in repo.tenants.items() for c in p.clusters.values()
+                  for q in c.cluster_queues]  # fmt: skip
+        return cls(
+            role=usable[0] if usable else SUBMITTER_ROLE,
+            local_queue=local or cls.local_queue,
+            cluster_queue=_named(queues) or cls.cluster_queue,
+            bound=tuple(n for n, _ in bound.most_common()),
+        )
+
+    def local_queue_of(self, tenant: str) -> str:
+        return self.local_queue.replace("{tenant}", tenant)
+
+    def queue_of(self, tenant: str) -> str:
+        return self.cluster_queue.replace("{tenant}", tenant)
+
+    def role_hint(self, cluster: str) -> str:
+        """Why the estate's own habit could not be followed, when it could not."""
+        if not self.bound or self.role in self.bound:
+            return ""
+        return (
+            f"; the tenants bind {', '.join(self.bound)}, which {CLUSTERS}/{cluster}/ does not "
+            "define (a built-in role lets a tenant manage its namespace's access)"
+        )
+
+
+def _named(pairs: t.Sequence[tuple[str, str]]) -> str | None:
+    """The naming most of `pairs` (tenant, name) share, the tenant's name as `{tenant}` where
+    it is a whole part of the name (tenant `a` in `batch` is no part)."""
+    found = Counter(
+        re.sub(rf"(?<![a-z0-9]){re.escape(tenant)}(?![a-z0-9])", "{tenant}", name) if tenant
+        else name
+        for tenant, name in pairs
+    )  # fmt: skip
+    return min(found, key=lambda n: (-found[n], n)) if found else None
+
+
+_WORDS = {"ResourceFlavor": "flavor", "Cohort": "cohort"}
+
+
+class _Known:
+    """What one cluster's objects define: a name it lacks is refused before anything is
+    written (a typo'd flavor or cohort would make a queue that never admits or borrows)."""
+
+    def __init__(self, objects: t.Sequence[Resource], cluster: str) -> None:
+        self.objects = objects
+        self.cluster = cluster
+
+    def names(self, kind: str, cohorts_too: bool = False) -> set[str]:
+        found = {r.name for r in self.objects if r.kind == kind}
+        if cohorts_too:  # a cohort no Cohort object defines exists while a queue names it
+            queues = (r.body for r in self.objects if r.kind == "ClusterQueue")
+            found |= {c for c in map(cohorts.cohort_of, queues) if c}
+        return found
+
+    def require(
+        self, kind: str, wanted: t.Sequence[str], flag: str, hint: str = "", cohorts: bool = False
+    ) -> None:
+        known = self.names(kind, cohorts)
+        for name in dict.fromkeys(wanted):
+            if name not in known:
+                shown = ", ".join(sorted(known)) or "none"
+                what = _WORDS.get(kind, kind)
+                raise ConfigError(
+                    f"{flag} {name}: no such {what} on cluster {self.cluster} (known: "
+                    f"{shown}){hint}; define it in {CLUSTERS}/{self.cluster}/ first, or choose "
+                    "a known one; nothing was written"
+                )
+
+    def joinable(self, queue: str, labels: dict[str, str]) -> list[str]:
+        """The flavors of ClusterQueue `queue`, which a namespace labelled `labels` may join:
+        refused when it does not exist or its namespaceSelector leaves the namespace out (a
+        nil one admits none, as Kueue reads it)."""
+        self.require("ClusterQueue", [queue], "--cluster-queue")
+        [found] = [r.body for r in self.objects if r.kind == "ClusterQueue" and r.name == queue]
+        spec = found.get("spec") or {}
+        if not selectors.selects(spec.get("namespaceSelector"), labels, nil=False):
             raise ConfigError(
-                f"--cohort {cohort}: no such cohort on cluster {name} (known: {shown}); define "
-                f"it in {CLUSTERS}/{name}/cohorts.yaml first, or choose a known one"
+                f"--cluster-queue {queue}: its namespaceSelector on cluster {self.cluster} "
+                f"({spec.get('namespaceSelector')}) does not select the tenant's namespace "
+                f"(labels {labels}); nothing was written"
+            )
+        groups = spec.get("resourceGroups") or []
+        return [str(f.get("name")) for g in groups for f in g.get("flavors") or []]
+
+    def absent(self, kind: str, name: str) -> None:
+        if name in self.names(kind):
+            raise ConfigError(
+                f"{kind} {name} exists already on cluster {self.cluster}; nothing was written"
             )
 
 
-def _app_project(repo: Repository, name: str, clusters: list[str]) -> str:
-    sources = _source_repos(repo)
+def app_project(sources: list[str], name: str, destinations: list[tuple[str, str]]) -> str:
+    """Tenant `name`'s AppProject: its Applications may reach only its namespaces (cluster,
+    namespace) and only the kinds a tenant folder holds."""
+    namespaces = list(dict.fromkeys(ns for _, ns in destinations))
     return _yaml(
         f"Tenant {name}: its Applications (tenants/{name}/<cluster>/) reach only its own "
         "namespaces, and only the kinds a tenant folder holds.",
@@ -328,8 +467,10 @@ def _app_project(repo: Repository, name: str, clusters: list[str]) -> str:
             "spec": {
                 "description": f"LocalQueues and RoleBindings of {name}",
                 "sourceRepos": sources,
-                "destinations": [{"name": c, "namespace": name} for c in clusters],
-                "clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": name}],
+                "destinations": [{"name": c, "namespace": ns} for c, ns in destinations],
+                "clusterResourceWhitelist": [
+                    {"group": "", "kind": "Namespace", "name": ns} for ns in namespaces
+                ],
                 "namespaceResourceWhitelist": [
                     {"group": KUEUE_GROUP, "kind": "LocalQueue"},
                     {"group": RBAC_GROUP, "kind": "RoleBinding"},
@@ -339,12 +480,12 @@ def _app_project(repo: Repository, name: str, clusters: list[str]) -> str:
     )
 
 
-def _source_repos(repo: Repository) -> list[str]:
+def source_repos(repo: Repository) -> list[str]:
     """The repository URLs the platform's AppProject allows (argocd/projects.yaml): a tenant's
     project may read no other. Without them, refuse: `['*']` would let a tenant's Application
     sync from any repository, past every review here."""
     root = repo.root
-    path = root / "argocd/projects.yaml" if root else None
+    path = root / PROJECTS if root else None
     if path is not None and path.is_file():
         for doc in yaml.safe_load_all(path.read_text()):
             if isinstance(doc, dict) and doc.get("kind") == "AppProject":
@@ -352,9 +493,9 @@ def _source_repos(repo: Repository) -> list[str]:
                 if sources:
                     return [str(s) for s in sources]
     raise ConfigError(
-        "argocd/projects.yaml names no sourceRepos for the tenant's AppProject to allow: write "
-        "it with `kueue-gitops init --repo-url URL` (or add the platform's AppProject), then "
-        "run tenant add again"
+        f"{PROJECTS} names no sourceRepos for the tenant's AppProject to allow: write it with "
+        "`kueue-gitops init --adopt --repo-url URL` (it writes what the repository lacks, "
+        "nothing it has), then run tenant add again"
     )
 
 
@@ -402,9 +543,6 @@ def _renamed(profile: str, like: str, name: str, context: str) -> str:
     text = re.sub(rf"(?m)^(  name: ){re.escape(like)}\b", rf"\g<1>{name}", profile, count=1)
     text = re.sub(r"(?m)^(  context: )\S+", rf"\g<1>{context}", text, count=1)
     return text if text.startswith("# yaml-language-server:") else modeline("clusterprofile") + text
-
-
-PROJECTS = "argocd/projects.yaml"
 
 
 def with_destinations(root: Path, name: str, like: str | None = None) -> dict[str, str]:

@@ -11,6 +11,7 @@ Go types, auditor/kueue/api/) accepts every field of the template.
 
 from __future__ import annotations
 
+import json
 import re
 import typing as t
 from dataclasses import dataclass, field
@@ -78,13 +79,23 @@ class ClusterStart:
             "kueue_api_version": version,
             "kueue_api": f"{KUEUE_GROUP}/{version}",
             "config_api": config_api,
-            "admission_key": self.admission[0],
-            "admission_value": self.admission[1],
-            "tenant_label": self.tenant_label,
+            "admission_key": scalar(self.admission[0]),
+            "admission_value": scalar(self.admission[1]),
+            "tenant_label": scalar(self.tenant_label),
             "capacity": _capacity(self.capacity),
             "cohort": self.cohort,
             "pool_label": POOL_LABEL,
         }
+
+
+def scalar(text: str) -> str:
+    """`text` as a YAML string in a template: as it is where YAML reads it back as that string,
+    else quoted (`true`, `8`, `null` would be read as a boolean, a number, nothing)."""
+    try:
+        plain = yaml.safe_load(text) == text and "#" not in text and not text.endswith(":")
+    except yaml.YAMLError:
+        plain = False
+    return text if plain else json.dumps(text)
 
 
 def release_api(version: str) -> kueue_config.KueueApi:

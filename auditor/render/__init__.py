@@ -48,6 +48,9 @@ class Source:
     app: str = ""  # the file that says so (an Application's), for messages
     tenant: str | None = None
     application: str = ""  # the Application's name: Helm's release name unless it names one
+    # The lines of `spec` in `app`, by path within it (("helm", "parameters", 0)): where a
+    # value the Application sets was written (auditor/render/locate.py).
+    lines: tuple[tuple[tuple[str | int, ...], int], ...] = ()
 
     @property
     def options(self) -> dict[str, t.Any]:

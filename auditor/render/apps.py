@@ -26,6 +26,7 @@ UNREAD = _RULES["argocd-application-unread"]
 API = b"argoproj.io/"
 _EXPR = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
 Params = dict[str, t.Any]
+_WHERE = "\0where"  # in a generator's parameters: the line of each list element's value
 
 
 class _Unread(Exception):
@@ -52,9 +53,14 @@ def sources(tree: t.Any, clusters: t.Collection[str]) -> tuple[list[Source], lis
                 continue
             seen = True
             try:
-                apps = [body] if kind == "Application" else _generated(tree, body, clusters)
-                for app in apps:
-                    found += _of(tree, app, path, clusters)
+                apps: list[tuple[Params, dict[locate.Path_, int]]] = [(body, {})]
+                root: locate.Path_ = ("spec",)
+                if kind == "ApplicationSet":
+                    apps = _generated(tree, body, clusters, doc.lines)
+                    root = ("spec", "template", "spec")
+                for app, filled in apps:  # a value filled in from a list element: its line
+                    lines = {**_spec_lines(doc, root), **{p[1:]: n for p, n in filled.items()}}
+                    found += _of(tree, app, path, clusters, lines)
             except _Unread as why:
                 findings.append(Finding(UNREAD, f"{kind} {_name(body)}: {why}", file=path,
                                         line=doc.line))  # fmt: skip
@@ -65,21 +71,48 @@ def _name(body: dict[str, t.Any]) -> str:
     return str((body.get("metadata") or {}).get("name", "?"))
 
 
-def _of(tree: t.Any, app: dict[str, t.Any], file: str, clusters: t.Collection[str]) -> list[Source]:
+def _spec_lines(doc: locate.Doc, root: locate.Path_) -> dict[locate.Path_, int]:
+    """The lines of an Application's spec (an ApplicationSet's template's), by path within it;
+    a literal block's text (`values: |`) from the line after its key (locate.BLOCK)."""
+    out = {p[len(root) :]: n for p, n in doc.lines.items() if p[: len(root)] == root}
+    for p, n in doc.blocks.items():
+        if p[: len(root)] == root:
+            out[(*p[len(root) :], locate.BLOCK)] = n
+    return out
+
+
+def _source_lines(spec_lines: dict[locate.Path_, int], at: locate.Path_) -> tuple[t.Any, ...]:
+    """The lines of one source of the spec (`source` or `sources[i]`), by path within it."""
+    return tuple(sorted(((p[len(at) :], n) for p, n in spec_lines.items()
+                         if p[: len(at)] == at and len(p) > len(at)), key=str))  # fmt: skip
+
+
+def _of(
+    tree: t.Any,
+    app: dict[str, t.Any],
+    file: str,
+    clusters: t.Collection[str],
+    spec_lines: dict[locate.Path_, int] | None = None,
+) -> list[Source]:
     spec = app.get("spec") or {}
     destination = spec.get("destination") or {}
     cluster = destination.get("name")
+    many = bool(spec.get("sources"))
     listed = spec.get("sources") or ([spec["source"]] if spec.get("source") else [])
-    paths = [s for s in listed if isinstance(s, dict) and isinstance(s.get("path"), str)]
+    paths = [
+        (("sources", i) if many else ("source",), s)
+        for i, s in enumerate(listed)
+        if isinstance(s, dict) and isinstance(s.get("path"), str)
+    ]
     if not paths:
         return []  # a chart from a chart repository: nothing of this repository
     if cluster not in clusters:
         raise _Unread(
             f"its destination {cluster or destination.get('server') or 'none'!r} is no cluster "
             f"of the layout ({', '.join(sorted(clusters)) or 'none'}), so "
-            f"{', '.join(str(s['path']) for s in paths)} is not checked"
+            f"{', '.join(str(s['path']) for _, s in paths)} is not checked"
         )
-    for s in paths:  # Argo CD fails such an Application: never a silent "nothing to check"
+    for _, s in paths:  # Argo CD fails such an Application: never a silent "nothing to check"
         folder = posixpath.normpath(str(s["path"])).strip("/") or "."
         if folder != "." and not tree.is_dir(folder):
             raise _Unread(f"its path {folder!r} is no folder of this repository")
@@ -91,36 +124,52 @@ def _of(tree: t.Any, app: dict[str, t.Any], file: str, clusters: t.Collection[st
             json.dumps({k: v for k, v in s.items() if k in ("kustomize", "helm", "directory")}),
             file,
             application=_name(app),
+            lines=_source_lines(spec_lines or {}, at),
         )
-        for s in paths
+        for at, s in paths
     ]
 
 
-def _generated(tree: t.Any, appset: dict[str, t.Any], clusters: t.Collection[str]) -> list[Params]:
+def _generated(
+    tree: t.Any, appset: dict[str, t.Any], clusters: t.Collection[str], lines: locate.Lines
+) -> list[tuple[Params, dict[locate.Path_, int]]]:
+    """The Applications an ApplicationSet makes, each with the lines of the list elements
+    that filled its template's fields (by path within the template)."""
     spec = appset.get("spec") or {}
     go = bool(spec.get("goTemplate"))
+    template = spec.get("template") or {}
     apps = []
-    for generator in spec.get("generators") or []:
-        for params in _params(tree, generator, clusters, go):
-            apps.append(_fill(copy.deepcopy(spec.get("template") or {}), params, go))
+    for g, generator in enumerate(spec.get("generators") or []):
+        for params in _params(tree, generator, clusters, go, ("spec", "generators", g), lines):
+            apps.append((_fill(copy.deepcopy(template), params, go), _filled_at(template, params)))
     return apps
 
 
 def _params(
-    tree: t.Any, generator: dict[str, t.Any], clusters: t.Collection[str], go: bool
+    tree: t.Any,
+    generator: dict[str, t.Any],
+    clusters: t.Collection[str],
+    go: bool,
+    at: locate.Path_ = (),
+    lines: locate.Lines | None = None,
 ) -> list[Params]:
+    """A generator's parameter sets; a list element's keep the line of each of their values
+    (under _WHERE) and a matrix's both halves'."""
     if "list" in generator:
-        return [e for e in (generator["list"] or {}).get("elements") or [] if isinstance(e, dict)]
+        return _elements(generator["list"] or {}, (*at, "list", "elements"), lines or {})
     if "clusters" in generator:
         return [{"name": c, "nameNormalized": c, "server": ""} for c in sorted(clusters)]
     if "matrix" in generator:
         parts = (generator["matrix"] or {}).get("generators") or []
         if len(parts) != 2:
             raise _Unread("a matrix generator of other than two generators is not read")
+        inner = [(*at, "matrix", "generators", i) for i in range(2)]
         return [
-            {**a, **b}
-            for a in _params(tree, parts[0], clusters, go)
-            for b in _params(tree, _fill(copy.deepcopy(parts[1]), a, go), clusters, go)
+            {**a, **b, _WHERE: {**a.get(_WHERE, {}), **b.get(_WHERE, {})}}
+            for a in _params(tree, parts[0], clusters, go, inner[0], lines)
+            for b in _params(
+                tree, _fill(copy.deepcopy(parts[1]), a, go), clusters, go, inner[1], lines
+            )
         ]
     git = generator.get("git")
     if isinstance(git, dict):
@@ -129,6 +178,30 @@ def _params(
         if git.get("files"):
             return _files(tree, git["files"], go)
     raise _Unread(f"its generator {sorted(generator)} is not read")
+
+
+def _elements(generator: dict[str, t.Any], at: locate.Path_, lines: locate.Lines) -> list[Params]:
+    """A list generator's elements, each value's line under _WHERE (by its dotted name)."""
+    out = []
+    for i, element in enumerate(generator.get("elements") or []):
+        if isinstance(element, dict):
+            where = {
+                ".".join(map(str, p)): lines.get((*at, i, *p), 0) for p, _ in locate.leaves(element)
+            }
+            out.append({**element, _WHERE: where})
+    return out
+
+
+def _filled_at(template: t.Any, params: Params) -> dict[locate.Path_, int]:
+    """The template's fields that are one parameter of a list element, at that value's line."""
+    where = params.get(_WHERE) or {}
+    out: dict[locate.Path_, int] = {}
+    for path, value in locate.leaves(template):
+        found = _EXPR.fullmatch(value) if isinstance(value, str) else None
+        line = where.get(found.group(1).lstrip(".")) if found else None
+        if line:
+            out[path] = line
+    return out
 
 
 def _match(path: str, pattern: str) -> bool:

@@ -73,13 +73,14 @@ def render(tree: t.Any, source: Source, chart_file: str) -> Rendered:
         out.findings.append(failed)
         return out
     assert text is not None
-    values = _values(data, value_files, source, inline)
+    files = [*reversed(value_files), f"{source.path}/values.yaml"]
+    texts = [(f, data.get(f, b"").decode("utf-8", "replace")) for f in files]
+    values = locate.helm_values(options, source.app or source.path, dict(source.lines), texts)
     for resource, template in _split(text, source, out.findings):
         body = data.get(template, b"").decode("utf-8", "replace")
-        resource.file, resource.line = template, _kind_line(body, resource.kind)
-        resource.sources = locate.trace_helm(
-            resource.body, template, _segment(body, resource.kind), values
-        )
+        resource.file = template
+        resource.line = locate.kind_line(body, resource.kind, resource.name)
+        resource.sources = locate.trace_helm(resource.body, template, body, values)
         out.resources.append(resource)
     return out
 
@@ -124,19 +125,6 @@ def _unvendored(data: dict[str, bytes], source: Source, chart_file: str) -> list
     return out
 
 
-def _values(
-    data: dict[str, bytes], value_files: list[str], source: Source, inline: dict[str, t.Any]
-) -> list[locate.Doc]:
-    """The values in the order they win: the Application's own, its value files (last first),
-    the chart's values.yaml."""
-    out: list[locate.Doc] = []
-    if inline:
-        out.append(locate.Doc(source.app or source.path, inline, line=1))
-    for file in [*reversed(value_files), f"{source.path}/values.yaml"]:
-        out += locate.documents(data.get(file, b"").decode("utf-8", "replace"), file)
-    return out
-
-
 def _split(text: str, source: Source, problems: list[t.Any]) -> t.Iterator[tuple[Resource, str]]:
     """Each rendered object with the template it came from (its `# Source:`, the chart's name
     replaced by the chart's folder)."""
@@ -147,21 +135,3 @@ def _split(text: str, source: Source, problems: list[t.Any]) -> t.Iterator[tuple
         template = posixpath.join(source.path, named.group(1).split("/", 1)[1])
         for resource in run.objects(chunk, source, problems):
             yield resource, template
-
-
-def _segment(text: str, kind: str) -> str:
-    """The document of a template that writes objects of `kind` (a template may hold several)."""
-    parts = re.split(r"^---\s*$", text, flags=re.M)
-    offset = 0
-    for part in parts:
-        if re.search(rf"^kind:\s*{re.escape(kind)}\s*$", part, re.M):
-            return "\n" * offset + part
-        offset += part.count("\n") + 1
-    return text
-
-
-def _kind_line(text: str, kind: str) -> int:
-    found = re.search(rf"^kind:\s*{re.escape(kind)}\s*$", _segment(text, kind), re.M)
-    if found is None:
-        return 1
-    return _segment(text, kind)[: found.start()].count("\n") + 1

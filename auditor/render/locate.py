@@ -5,17 +5,23 @@ kustomize names the file each object came from (`config.kubernetes.io/origin`, a
 annotation says only which kustomization configured a patch. So a field whose value is not the
 base's is looked for in the patches of the kustomizations the build reached (outermost first,
 as the last patch applied wins), by its key and value. Helm names the template of each object
-(`# Source:`); a field is traced to the values (the Application's own, then its value files,
-last first, then the chart's values.yaml) that hold a key of its name with its value, and
-otherwise to the line of the template that writes its key. No I/O: texts in, places out.
+(`# Source:`); a field is traced through the line of the template that writes its key to the
+values key paths that line reads (auditor/render/template_reads.py), and each of those to the
+first of the values Argo CD passes that sets it (`helm_values`): the Application's parameter
+entry, its `valuesObject` key or `values` line, a value file's key, the chart's values.yaml;
+a field no value fed stays at its template line. No I/O: texts in, places out.
 """
 
 from __future__ import annotations
 
+import re
 import typing as t
 from dataclasses import dataclass, field
 
 import yaml
+
+from auditor.render import template_reads
+from auditor.render.template_reads import Ref, Wild
 
 Path_ = tuple[str | int, ...]
 Place = tuple[str, int]
@@ -29,6 +35,7 @@ class Doc:
     body: t.Any
     lines: dict[Path_, int] = field(default_factory=dict)
     line: int = 1
+    blocks: dict[Path_, int] = field(default_factory=dict)  # a literal block's first text line
 
 
 def documents(text: str, file: str) -> list[Doc]:
@@ -42,20 +49,22 @@ def documents(text: str, file: str) -> list[Doc]:
         return out
     for node, value in zip(nodes, values, strict=False):
         doc = Doc(file, value, line=node.start_mark.line + 1)
-        _lines(node, (), doc.lines)
+        _lines(node, (), doc)
         out.append(doc)
     return out
 
 
-def _lines(node: yaml.Node, path: Path_, out: dict[Path_, int]) -> None:
-    out.setdefault(path, node.start_mark.line + 1)
+def _lines(node: yaml.Node, path: Path_, doc: Doc) -> None:
+    doc.lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
-            out[(*path, str(key.value))] = key.start_mark.line + 1
-            _lines(value, (*path, str(key.value)), out)
+            doc.lines[(*path, str(key.value))] = key.start_mark.line + 1
+            _lines(value, (*path, str(key.value)), doc)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _lines(item, (*path, i), out)
+            _lines(item, (*path, i), doc)
+    elif isinstance(node, yaml.ScalarNode) and node.style == "|":
+        doc.blocks[path] = node.start_mark.line + 2  # the line after its `|`
 
 
 def leaves(value: t.Any, path: Path_ = ()) -> t.Iterator[tuple[Path_, t.Any]]:
@@ -176,40 +185,241 @@ def _containers(out: dict[Path_, Place], base: Doc | None) -> None:
                 out[prefix] = place
 
 
-def trace_helm(
-    rendered: dict[str, t.Any], template: str, template_text: str, values: list[Doc]
-) -> dict[Path_, Place]:
-    """Each field of a Helm-rendered object: at the values key of its name that holds its
-    value (`values` in the order Helm lets them win), else at the template line writing it."""
-    out: dict[Path_, Place] = {}
-    lines = template_text.splitlines()
-    for path, value in leaves(rendered):
-        found = _in_values(path, value, values)
-        out[path] = found or (template, _template_line(lines, path))
-    for path in list(out):
-        for end in range(len(path) - 1, 0, -1):
-            out.setdefault(path[:end], (template, _template_line(lines, path[:end])))
+BLOCK = "|"  # ends a path of Source.lines: the line its literal block's text starts on
+Lines = t.Mapping[Path_, int]
+
+
+def helm_values(
+    options: dict[str, t.Any], app: str, app_lines: Lines, files: list[tuple[str, str]]
+) -> list[Doc]:
+    """The values of a Helm source in the order Argo CD lets them win: the Application's
+    `parameters` (`--set`, last), its `valuesObject` (else its `values` text), then `files`
+    (its value files, last first, and the chart's values.yaml) as (path, text). `app_lines`:
+    the lines of the Application's source spec, by path within it (("helm", "parameters", 0))."""
+    out = [_parameters(options.get("parameters"), app, app_lines)]
+    at = app_lines.get(("helm",), 1)
+    if isinstance(options.get("valuesObject"), dict):
+        inner = {p[2:]: n for p, n in app_lines.items() if p[:2] == ("helm", "valuesObject")}
+        out.append(Doc(app, options["valuesObject"], inner, inner.get((), at)))
+    elif isinstance(options.get("values"), str):
+        start = app_lines.get(("helm", "values", BLOCK))
+        key = app_lines.get(("helm", "values"), at)
+        for doc in documents(options["values"], app):
+            doc.lines = {p: key if start is None else start + n - 1 for p, n in doc.lines.items()}
+            doc.line = key if start is None else start + doc.line - 1
+            out.append(doc)
+    for file, text in files:
+        out += documents(text, file)
     return out
 
 
-def _in_values(path: Path_, value: t.Any, values: list[Doc]) -> Place | None:
-    """The values key holding `value`: one of the field's own name first, else (for a string
-    long enough to be telling) any key; the first values file that wins."""
-    if value is None or isinstance(value, bool):
+def _parameters(entries: t.Any, app: str, app_lines: Lines) -> Doc:
+    """The `--set` parameters as values, each key path at its entry's line (a later entry of
+    one path wins, as Helm applies them in order)."""
+    doc = Doc(app, {}, line=app_lines.get(("helm", "parameters"), 1))
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        line = app_lines.get(("helm", "parameters", i, "value"),
+                             app_lines.get(("helm", "parameters", i), doc.line))  # fmt: skip
+        path = set_path(entry["name"])
+        if path:
+            doc.body = _put(doc.body, path, str(entry.get("value", "")))
+            for end in range(1, len(path) + 1):
+                doc.lines[path[:end]] = line
+    return doc
+
+
+def set_path(name: str) -> Path_:
+    """A `--set` name's key path: `a.b[0].c` is ("a", "b", 0, "c"); `\\.` is a dot in a key."""
+    out: list[str | int] = []
+    for part in re.split(r"(?<!\\)\.", name):
+        key, *indexes = re.split(r"\[(\d+)\]", part.replace("\\.", "."))
+        out += [key, *(int(i) for i in indexes if i)] if key else [int(i) for i in indexes if i]
+    return tuple(out)
+
+
+def _put(node: t.Any, path: Path_, value: t.Any) -> t.Any:
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(head, int):
+        items = list(node) if isinstance(node, list) else []
+        items += [None] * (head + 1 - len(items))
+        items[head] = _put(items[head], rest, value)
+        return items
+    mapping = dict(node) if isinstance(node, dict) else {}
+    mapping[head] = _put(mapping.get(head), rest, value)
+    return mapping
+
+
+def _merged(layers: list[Doc]) -> t.Any:
+    """The values the chart sees: maps merged, anything else (a list too, as Helm coalesces
+    them) taken from the winning layer."""
+
+    def merge(low: t.Any, high: t.Any) -> t.Any:
+        if isinstance(low, dict) and isinstance(high, dict):
+            return {**low, **{k: merge(low.get(k), v) for k, v in high.items()}}
+        return high
+
+    out: t.Any = {}
+    for layer in reversed(layers):
+        out = merge(out, layer.body)
+    return out
+
+
+def segment(lines: list[str], kind: str, name: str = "") -> tuple[int, int]:
+    """The lines (from, to; from 0) of the template's document writing the object of `kind`
+    named `name` (a template may hold several, `---` apart: the one naming it literally, else
+    the first of its kind); the whole template when none says so."""
+    found: list[tuple[int, int]] = []
+    start = 0
+    for i, line in enumerate([*lines, "---"]):
+        if re.fullmatch(r"---\s*", line):
+            if any(re.fullmatch(rf"kind:\s*{re.escape(kind)}\s*", ln) for ln in lines[start:i]):
+                found.append((start, i))
+            start = i + 1
+    named = rf"\s*name:\s*['\"]?{re.escape(name)}['\"]?\s*"
+    exact = [s for s in found if any(re.fullmatch(named, ln) for ln in lines[s[0] : s[1]])]
+    return (exact or found or [(0, len(lines))])[0]
+
+
+def kind_line(text: str, kind: str, name: str = "") -> int:
+    """The line of a template that writes `kind: <kind>` for the object named `name`."""
+    lines = text.splitlines()
+    start, end = segment(lines, kind, name)
+    pattern = rf"kind:\s*{re.escape(kind)}\s*"
+    return next((i + 1 for i in range(start, end) if re.fullmatch(pattern, lines[i])), 1)
+
+
+@dataclass
+class _Field:
+    path: Path_
+    value: t.Any
+    line: int  # of the template, from 1
+    refs: list[Ref]
+
+
+def trace_helm(
+    rendered: dict[str, t.Any], template: str, template_text: str, values: list[Doc]
+) -> dict[Path_, Place]:
+    """Each field of a Helm-rendered object: at the values key that fed it, by the key path
+    its template line reads (`values` in the order they win: `helm_values`), else at the
+    template line writing it. A list's entry is at the highest-winning values key that set one
+    of its own scalars (the override that chose a subject), anything else that holds fields at
+    its template line."""
+    lines = template_text.splitlines()
+    start, end = segment(lines, *_kind_name(rendered))
+    reads = template_reads.reads(template_text)
+    fields = []
+    for path, value in leaves(rendered):
+        line = _template_line(lines[start:end], path) + start
+        fields.append(_Field(path, value, line, _reads_at(reads, lines, line)))
+    merged = _merged(values)
+    bound = _bind(fields, merged)
+    out: dict[Path_, Place] = {}
+    rank: dict[Path_, int] = {}
+    for f in fields:
+        found = _fed(f, bound, merged, values)
+        out[f.path] = found[1] if found else (template, f.line)
+        rank[f.path] = found[0] if found else len(values)
+    for f in fields:
+        for cut in range(len(f.path) - 1, 0, -1):
+            prefix = f.path[:cut]
+            entry = cut == len(f.path) - 1 and isinstance(prefix[-1], int)
+            if entry and rank[f.path] < rank.get(prefix, len(values)):
+                out[prefix], rank[prefix] = out[f.path], rank[f.path]
+            elif prefix not in out:
+                out[prefix] = (template, _template_line(lines[start:end], prefix) + start)
+    return out
+
+
+def _reads_at(reads: dict[int, list[Ref]], lines: list[str], line: int) -> list[Ref]:
+    """What the template line `line` reads, and the action-only lines below it (a `toYaml`
+    or `include` written under its key)."""
+    out = list(reads.get(line, []))
+    for below in range(line + 1, len(lines) + 1):
+        text = lines[below - 1].strip()
+        if not text.startswith("{{") or re.match(r"\{\{-?\s*(end|else|range|if|with)\b", text):
+            break
+        out += reads.get(below, [])
+    return out
+
+
+def _bind(fields: list[_Field], merged: t.Any) -> dict[Wild, str | int]:
+    """For each `range` the object was written in, the item it was written for: the key whose
+    values agree with most of the object's fields (outer ranges first)."""
+    bound: dict[Wild, str | int] = {}
+    wilds = {p for f in fields for r in f.refs for p in r.path if isinstance(p, Wild)}
+    for wild in sorted(wilds, key=lambda w: w.line):
+        ref = next(r for f in fields for r in f.refs if wild in r.path)
+        prefix = _concrete(ref.path[: ref.path.index(wild)], bound)
+        found, items = _at(merged, prefix) if prefix is not None else (False, None)
+        keys = list(items) if isinstance(items, dict) else range(len(items or ()))
+        best: tuple[int, str | int | None] = (0, None)
+        for key in keys if found and isinstance(items, dict | list) else ():
+            score = sum(_agrees(f, r, {**bound, wild: key}, merged)
+                        for f in fields for r in f.refs if wild in r.path)  # fmt: skip
+            if score > best[0]:
+                best = (score, key)
+        if best[1] is not None:
+            bound[wild] = best[1]
+    return bound
+
+
+def _concrete(path: tuple[t.Any, ...], bound: dict[Wild, str | int]) -> Path_ | None:
+    if any(isinstance(p, Wild) and p not in bound for p in path):
         return None
-    key = _key(path)
-    telling = isinstance(value, str) and len(value) >= 3
-    for doc in values:
-        loose: Place | None = None
-        for at, was in leaves(doc.body):
-            if not _same(was, value):
-                continue
-            if _key(at) == key:
-                return doc.file, doc.lines.get(at, doc.line)
-            if telling and loose is None:
-                loose = (doc.file, doc.lines.get(at, doc.line))
-        if loose is not None:
-            return loose
+    return tuple(bound[p] if isinstance(p, Wild) else p for p in path)
+
+
+def _agrees(f: _Field, ref: Ref, bound: dict[Wild, str | int], merged: t.Any) -> int:
+    """2 when `ref`, read with `bound`, is the field's value; 1 when a key read is in it."""
+    path = _concrete(ref.path, bound)
+    if path is None:
+        return 0
+    if ref.key:
+        return 2 if _same(path[-1], f.value) else int(str(path[-1]) in str(f.value))
+    found, value = _at(merged, path)
+    return 2 if found and _same(value, f.value) else 0
+
+
+def _fed(
+    f: _Field, bound: dict[Wild, str | int], merged: t.Any, values: list[Doc]
+) -> tuple[int, Place] | None:
+    """The values key that fed a field, with its layer's rank: a read of the field's value
+    first, then a read of a mapping holding it (`toYaml`), then one it was made from."""
+    strong, weak = None, None
+    for ref in f.refs:
+        path = _concrete(ref.path, bound)
+        if path is None:
+            continue
+        found, value = _at(merged, path)
+        if ref.key or (found and _same(value, f.value)):
+            strong = strong or path
+        elif found and isinstance(value, dict | list):
+            strong = strong or _inside(path, f, merged)
+        elif found:
+            weak = weak or path
+    chosen = strong or weak
+    return _setter(chosen, values) if chosen is not None else None
+
+
+def _inside(path: Path_, f: _Field, merged: t.Any) -> Path_ | None:
+    """The key under a mapping a template wrote whole that holds the field: the longest end
+    of the field's path found there with its value."""
+    for cut in range(len(f.path)):
+        found, value = _at(merged, (*path, *f.path[cut:]))
+        if found and _same(value, f.value):
+            return (*path, *f.path[cut:])
+    return None
+
+
+def _setter(path: Path_, values: list[Doc]) -> tuple[int, Place] | None:
+    """The first layer of values (the winning one) that holds `path`, and its line there."""
+    for rank, doc in enumerate(values):
+        if _at(doc.body, path)[0]:
+            return rank, (doc.file, doc.lines.get(path, doc.line))
     return None
 
 

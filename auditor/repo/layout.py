@@ -12,6 +12,7 @@ from pathlib import Path
 
 from auditor import render, rules
 from auditor.errors import ConfigError, processing
+from auditor.k8s.objects import CLUSTER_SCOPED_KINDS as CLUSTER_SCOPED
 from auditor.model import Finding, Resource
 from auditor.repo import manifests, sources, suppressions
 from auditor.repo.profiles import (
@@ -67,6 +68,7 @@ class Placed:
     cluster: str
     tenant: str | None
     source: render.Source | None = None  # a folder Argo CD renders: `path` is its marker file
+    namespace: str | None = None  # the Application's destination namespace (a directory's)
 
 
 @dataclass
@@ -238,7 +240,9 @@ class Repository:
             rendered, files = sources.files_of(self.tree, source)
             if rendered is not None:
                 placed.append(Placed(rendered, source.cluster, source.tenant, source))
-            placed += [Placed(p, source.cluster, source.tenant) for p in files]
+            placed += [
+                Placed(p, source.cluster, source.tenant, namespace=source.namespace) for p in files
+            ]
         return placed, list(problems)
 
     def _plan_folder(
@@ -371,6 +375,10 @@ def placed(where: Placed, found: list[Resource], problems: list[Finding]) -> Loa
         problem.cluster = where.cluster
     for resource in found:
         resource.cluster, resource.tenant = where.cluster, where.tenant
+        if where.namespace and not resource.namespace and resource.kind not in CLUSTER_SCOPED:
+            # Argo CD puts a namespaced object that names none in the destination namespace
+            resource.body["metadata"]["namespace"] = where.namespace
+            resource.__dict__.pop("key", None)  # its identity, if asked already, changed
         out.resources.append(resource)
         out.findings += suppressions.annotated(resource)[1]
     return out

@@ -25,7 +25,7 @@ import yaml
 
 from auditor.errors import ConfigError
 from auditor.model import Finding
-from auditor.render import Source, apps, marker, tool_of
+from auditor.render import Source, apps, locate, marker, tool_of
 from auditor.repo.tree import Tree
 
 ROOT_FILE = "kueue-gitops.yaml"
@@ -51,6 +51,8 @@ def root_file(tree: Tree) -> RootFile | None:
     if not isinstance(body, dict) or body.get("kind") != "Layout":
         raise ConfigError(f"{ROOT_FILE}: expected a mapping of kind Layout")
     out = RootFile(_names(body, "clusters"), _names(body, "tenants"))
+    docs = locate.documents(data.decode("utf-8", "replace"), ROOT_FILE)
+    lines = {p: n for p, n in (docs[0].lines if docs else {}).items() if len(p) > 2}
     if "sources" in body:
         out.sources = []
         for i, entry in enumerate(body.get("sources") or []):
@@ -65,6 +67,7 @@ def root_file(tree: Tree) -> RootFile | None:
                     json.dumps(options),
                     ROOT_FILE,
                     entry.get("tenant"),
+                    lines=tuple((p[2:], n) for p, n in lines.items() if p[:2] == ("sources", i)),
                 )
             )
     return out

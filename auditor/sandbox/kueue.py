@@ -19,7 +19,8 @@ Kueue runs as it does on a cluster, with three local substitutions:
 
 kube-controller-manager runs the controllers that probe Jobs need: the Job controller creates
 Pods (they stay Pending: no scheduler, no kubelet), the garbage collector removes a Job's Pods and
-Workload, and the namespace controller empties deleted namespaces.
+Workload, the namespace controller empties deleted namespaces, and the built-in roles get their
+aggregated rules.
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ KCM_CONTROLLERS = (
     # Takes the not-ready taint off simulated nodes once Ready (and puts it back when kwok's
     # lease renewals stop), as on a cluster: sandbox/nodes.py.
     "node-lifecycle-controller",
+    # Fills the rules of aggregated ClusterRoles (the built-in admin, edit, view), as on every
+    # cluster: without it a tenant bound to `edit` may do nothing at all.
+    "clusterrole-aggregation-controller",
 )
 
 

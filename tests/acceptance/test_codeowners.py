@@ -74,3 +74,41 @@ def test_check_names_every_path_a_hand_edit_left_unowned(repo_copy: Path) -> Non
         in (" ".join(out.split()))
     )
     assert "tenants/team-a/gpu-prod/localqueues.yaml has no owner" not in out
+
+
+def test_a_tenant_moved_to_kustomize_owns_its_folders_and_the_dead_line_is_flagged(
+    repo_copy: Path,
+) -> None:
+    assert codeowners(repo_copy)[0] == 0
+    folders = sorted((repo_copy / "tenants/team-a").glob("*/"))
+    assert folders
+    for folder in folders:  # team-a's queues are now built by kustomize from queues.yaml
+        (folder / "localqueues.yaml").rename(folder / "queues.yaml")
+        names = sorted(p.name for p in folder.glob("*.yaml"))
+        (folder / "kustomization.yaml").write_text(f"resources: [{', '.join(names)}]\n")
+    code, out = codeowners(repo_copy, "--check")
+    assert code == 1
+    assert "line 6 (/tenants/team-a/*/localqueues.yaml) matches no file of the repository" in out, (
+        out
+    )
+    assert codeowners(repo_copy)[0] == 0
+    lines = [ln.split() for ln in (repo_copy / "CODEOWNERS").read_text().splitlines()]
+    owned = [ln for ln in lines if ln and not ln[0].startswith("#")]
+    assert owned == [
+        ["*", "@example-org/platform"],
+        *([f"/tenants/team-a/{f.name}/", "@example-org/team-a"] for f in folders),
+        ["/tenants/team-b/*/localqueues.yaml", "@example-org/team-b"],
+    ]
+    assert codeowners(repo_copy, "--check") == (
+        0,
+        "codeowners: clean: 0 error(s), 0 warning(s)\n",
+    )
+
+
+def test_check_flags_a_hand_written_line_that_matches_no_file(repo_copy: Path) -> None:
+    assert codeowners(repo_copy)[0] == 0
+    path = repo_copy / "CODEOWNERS"
+    path.write_text(path.read_text() + "/tenants/team-z/  @example-org/team-z\n")
+    code, out = codeowners(repo_copy, "--check")
+    assert code == 1 and "(/tenants/team-z/) matches no file" in out
+    assert "codeowners-no-match" in out

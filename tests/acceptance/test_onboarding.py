@@ -332,3 +332,15 @@ def test_a_hand_written_gpu_only_queue_is_the_new_finding(tmp_path: Path) -> Non
         ("queue-admits-no-job", "ClusterQueue", "team-c-cq"),
         ("queue-admits-no-job", "LocalQueue", "batch"),
     ]
+
+
+def test_init_quotes_an_admission_label_value_yaml_reads_as_another_type(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path, "--owner", "@platform/kueue-admins",
+                     "--admission-label", "company.io/gpu-access=true")  # fmt: skip
+    profile = yaml.safe_load((repo / "clusters/gpu-a/profile.yaml").read_text())
+    assert profile["spec"]["admissionLabel"] == {"key": "company.io/gpu-access", "value": "true"}
+    clean(repo)  # its own output passes (was: True is not of type 'string')
+    assert kg(repo, *TEAM_C[:-4], "--quota", "gpu.nvidia.com/gpu=4", "--cluster", "gpu-a")[0] == 0
+    [namespace] = yaml.safe_load_all((repo / "tenants/team-c/gpu-a/namespace.yaml").read_text())
+    assert namespace["metadata"]["labels"]["company.io/gpu-access"] == "true"
+    clean(repo)

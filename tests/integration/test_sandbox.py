@@ -14,6 +14,7 @@ from auditor.errors import ClusterAccessError, SandboxError
 from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain, controlplane, services
+from auditor.sandbox.build import KUEUE_MODULE
 from tests.conftest import run_line
 from tests.estate import ESTATE
 from tests.integration.waiting import eventually
@@ -161,3 +162,32 @@ def test_a_port_taken_at_every_start_is_reported_and_leaves_nothing_running(
     with pytest.raises(SandboxError, match=r"exited while starting(.|\n)*address already in use"):
         box.up(toolchain)
     assert box.state() is None
+
+
+def test_sandbox_up_in_an_empty_repository_rehearses_an_import(
+    tmp_path: Path, toolchain: Toolchain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team with no clusters/ yet starts a sandbox, imports it, and stops it."""
+    boxes = tmp_path / "boxes"
+    monkeypatch.setenv("KUEUE_GITOPS_SANDBOXES", str(boxes))
+    empty = tmp_path / "platform"
+    empty.mkdir()
+    kg = ["kueue-gitops", "--repo", str(empty)]
+    box = Sandbox("rehearsal", boxes)
+    up = run_line([*kg, "sandbox", "up", "rehearsal"])
+    try:
+        assert up.exit_code == 0, up.output
+        assert box.running()
+        assert f"rehearsal: running at {box.server}" in run_line([*kg, "sandbox", "status"]).output
+        state = box.state() or pytest.fail("no state")
+        release = state.versions[KUEUE_MODULE]
+        imported = run_line(
+            [*kg, "import", "--cluster", "rehearsal", "--kubeconfig", str(box.kubeconfig),
+             "--context", box.context, "--kueue-version", release, "--tenants-by", "label=team"]
+        )  # fmt: skip
+        assert imported.exit_code == 0, imported.output
+        assert (empty / "clusters/rehearsal/profile.yaml").is_file()
+    finally:
+        down = run_line([*kg, "sandbox", "down", "rehearsal"])
+    assert down.exit_code == 0 and "rehearsal: stopped kube-apiserver" in down.output
+    assert not box.running()

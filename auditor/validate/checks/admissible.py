@@ -39,11 +39,12 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
     known = kueue_release(ctx)
     gate = kueue_config.gate(config, known, admissible.GATE)
     automated = multikueue.automated(bodies, config, known)
+    lending = cohorts.Lending.of(bodies)  # once per cluster: it sums every queue's cells
     why_by_queue: dict[str, str] = {}
     for queue in holders:
         if queue.kind != "ClusterQueue" or queue.name in automated:
             continue
-        found = admissible.blocked(queue.body, bodies, config, gate)
+        found = admissible.blocked(queue.body, lending, config, gate)
         if not found:
             continue
         why = "; ".join(_why(b, queue.body) for b in found)

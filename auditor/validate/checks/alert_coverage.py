@@ -115,7 +115,14 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
     if missing and not ctx.unrendered:
         message = (
             f"cluster {ctx.cluster.name} lacks {len(missing)} of the required alerting and "
-            f"recording rules: {', '.join(missing)}; copy them from another cluster's alerts.yaml"
+            f"recording rules: {', '.join(missing)}; "
+            + (
+                f"`kueue-gitops init --adopt --repo-url URL` writes them all as clusters/"
+                f"{ctx.cluster.name}/alerts.yaml"
+                if not objects
+                else "add them beside the others (the alerts.yaml `kueue-gitops init --adopt "
+                "--repo-url URL` writes for a cluster without alert rules holds every one)"
+            )
         )
         if objects:
             yield Finding.about(

@@ -98,6 +98,8 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         ns = namespaces.get(namespace)
         selector = spec_of(cq).get("namespaceSelector")
         if ns is None:
+            if ctx.unrendered:  # it may be defined in the folder that did not render
+                continue
             yield Finding.about(
                 queue,
                 LQ_NAMESPACE_NOT_SELECTED,

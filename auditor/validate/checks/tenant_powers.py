@@ -53,7 +53,8 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
         if where is None or policy.rules(binding.role) is not None:
             continue
         for subject in binding.subjects:
-            if reached(subject):
+            # with a folder of the cluster unrendered, the role may be one it would define
+            if reached(subject) and not ctx.unrendered:
                 yield _unknown(ctx, where, binding, subject, sorted(reached(subject)))
 
 
@@ -76,11 +77,18 @@ def _reached(ctx: CheckContext) -> t.Callable[[rbac.Subject], dict[str, tuple[st
 
 
 def _subject_path(binding: Resource, subject: rbac.Subject) -> list[str | int]:
+    """Where the grant was chosen: the subject's entry, or the role's name when an override
+    (a patch, a Helm value) chose the role and none the subject."""
     raw = binding.body.get("subjects")
+    path: list[str | int] = ["subjects"]
     for i, entry in enumerate(raw if isinstance(raw, list) else []):
         if rbac.subject_of(entry, binding.namespace) == subject:
-            return ["subjects", i]
-    return ["subjects"]
+            path = ["subjects", i]
+            break
+    role: list[str | int] = ["roleRef", "name"]
+    if binding.where(path)[0] == binding.file and binding.where(role)[0] != binding.file:
+        return role
+    return path
 
 
 def _power(

@@ -205,8 +205,9 @@ def _judge_binding(
             binding,
             RBAC_BUILTIN_ROLE,
             f"RoleBinding {binding.name} grants the built-in ClusterRole {name}, which lets the "
-            "tenant manage access and everything else in its namespace; bind "
-            "kueue-gitops:tenant-submitter instead",
+            "tenant manage access and everything else in its namespace; bind a ClusterRole "
+            f"clusters/{ctx.cluster.name}/rbac.yaml defines that lets it submit work and no more "
+            "(kueue-gitops:tenant-submitter where `init` wrote the cluster)",
             path=at,
         )
         return

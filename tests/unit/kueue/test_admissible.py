@@ -5,6 +5,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor.kueue.admissible import blocked
+from auditor.kueue.cohorts import Lending
 
 Json = dict[str, t.Any]
 
@@ -28,7 +29,7 @@ def cq(name: str, cells: dict[str, str], cohort: str | None = None, **limits: st
 
 
 def names(queue: Json, *others: Json, **kw: t.Any) -> list[tuple[str, bool]]:
-    return [(b.resource, b.covered) for b in blocked(queue, [queue, *others], **kw)]
+    return [(b.resource, b.covered) for b in blocked(queue, Lending.of([queue, *others]), **kw)]
 
 
 GPU_ONLY = cq("team", {"nvidia.com/gpu": "8"})

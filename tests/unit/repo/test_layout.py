@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,20 @@ def test_unknown_cluster_folder_in_a_tenant_is_reported(repo_copy: Path) -> None
     (repo_copy / "tenants/team-a/gpu-typo").mkdir()
     loaded = Repository.open(repo_copy).load()
     assert [f.rule.id for f in loaded.findings] == ["unknown-cluster-folder"]
+
+
+def test_a_directory_source_puts_what_names_no_namespace_in_the_destinations(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "platform"
+    shutil.copytree(Path(__file__).parents[2] / "data/overrides", repo)
+    opened = Repository.open(repo)
+    placed, _ = opened.plan(["north"])
+    folders = [p for p in placed if p.source is None and p.path.startswith("teams/")]
+    loaded = opened.load_placed(folders)  # three teams' folders, one object name in each
+    assert [f.rule.id for f in loaded.findings] == []
+    assert sorted(str(r.key) for r in loaded.resources if r.kind == "LocalQueue") == [
+        "LocalQueue.kueue.x-k8s.io nlp/research",
+        "LocalQueue.kueue.x-k8s.io speech/research",
+        "LocalQueue.kueue.x-k8s.io vision/research",
+    ]
