@@ -8,6 +8,7 @@ from auditor import codeowners as auditor_codeowners
 from auditor.cli.options import Context, finish, output_format, pass_context
 from auditor.errors import ConfigError
 from auditor.model import Report
+from auditor.repo.outfile import write_whole
 
 
 @click.command()
@@ -30,6 +31,6 @@ def codeowners(ctx: Context, check: bool, output: str) -> None:
     text = auditor_codeowners.render(repo)
     unchanged = target.is_file() and target.read_text() == text
     if not unchanged:
-        target.write_text(text)
+        write_whole(target, text, what="CODEOWNERS")
     rules = len(auditor_codeowners.owner_rules(repo))
     click.echo(f"{target}: {rules} rules, {'unchanged' if unchanged else 'written'}")

@@ -9,6 +9,7 @@ import yaml
 from auditor.cli.options import Context, pass_context
 from auditor.errors import ConfigError
 from auditor.repo import argocd, boundaries
+from auditor.repo.outfile import write_whole
 
 
 @click.group()
@@ -51,9 +52,8 @@ def policies(ctx: Context, clusters: tuple[str, ...]) -> None:
         text = boundaries.render(name, made, profile.file)
         target = repo.root / boundaries.policy_file(profile, objects)
         unchanged = target.is_file() and target.read_text() == text
-        if not unchanged:  # a layout without clusters/ may not have the folder yet
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
+        if not unchanged:
+            write_whole(target, text, what="the admission policies")
         click.echo(
             f"{target}: {len(made.namespaces)} namespace(s) that admit work, "
             f"{'unchanged' if unchanged else 'written'}"

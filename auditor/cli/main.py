@@ -1,15 +1,18 @@
 """`kueue-gitops`: one console script, click-based, exit codes the same for every command.
 
 Exit codes: 0 clean; 1 findings (violations or drift); 2 usage or configuration error;
-3 could not complete (a cluster unreachable, a LIST forbidden, a deadline passed, or a bug:
-a crash is 3, never 1, with the report marked incomplete where the command writes one).
+3 could not complete (a cluster unreachable, a LIST forbidden, a deadline passed, output that
+could not be written, or a bug: a crash is 3, never 1, with the report marked incomplete where
+the command writes one).
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
 import importlib
 import signal
+import sys
 import traceback
 import typing as t
 from pathlib import Path
@@ -27,6 +30,7 @@ from auditor.cli.options import (
     set_verbosity,
 )
 from auditor.errors import AuditorError, internal_error
+from auditor.repo import outfile
 
 EPILOG = (
     "Exit codes: 0 clean, 1 findings, 2 usage or configuration error, "
@@ -108,7 +112,7 @@ class AuditorGroup(click.Group):
             ctx.exit(why.exit_code)
         except Exception as exc:  # a bug: exit 3 ("could not complete"), never 1 ("findings")
             state = ctx.find_object(Context) or Context()
-            message = internal_error(exc)
+            message = _not_written(exc) or internal_error(exc)
             if state.verbosity > 0:
                 click.echo("".join(traceback.format_exception(exc)).rstrip(), err=True)
             state.write_incomplete(message)
@@ -142,14 +146,40 @@ def cli(ctx: click.Context, repo_dir: Path | None, verbose: int, quiet: bool) ->
     set_verbosity(state, verbose, quiet)
 
 
+# An OSError no bug of ours raises: the disk or a quota is full, a file past its size limit,
+# the reader of a pipe gone. Each write of ours that can meet it says what it wrote
+# (auditor/repo/outfile.py); this is any other (a line on stdout, a note).
+_FULL_OR_CLOSED = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPIPE)
+
+
+def _not_written(exc: Exception) -> str | None:
+    if not isinstance(exc, OSError) or exc.errno not in _FULL_OR_CLOSED:
+        return None
+    return f"could not write{f' {exc.filename}' if exc.filename else ''}: {exc.strerror}"
+
+
 def main() -> None:
     signals.install()
+    outfile.hold_closed_stdout()
     try:
         cli(prog_name="kueue-gitops")
-    except SystemExit:
+    except SystemExit as done:
         code = signals.exit_code()  # a command that caught the signal and reported anyway
         if code is not None:
             signals.leave(code)
+        _flushed(done)
         raise
     except KeyboardInterrupt:  # before or after a command ran (parsing its options)
         signals.leave(signals.exit_code() or 128 + signal.SIGINT)
+
+
+def _flushed(done: SystemExit) -> None:
+    """What stdout still holds, written now: the interpreter's last flush failing would print
+    its own message and exit 120. A run that ended clean or with findings is incomplete (3)
+    when its output was not written; one that failed already keeps its one error line."""
+    try:
+        outfile.flush_stdout()
+    except outfile.OutputError as exc:
+        if done.code in (None, 0, 1):
+            sys.stderr.write(f"Error: {exc}\n")
+            done.code = exc.exit_code

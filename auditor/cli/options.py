@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import logging
 import os
-import sys
 import typing as t
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +17,7 @@ from auditor.cli import signals
 from auditor.model import ClusterResult, Report
 from auditor.repo import baseline
 from auditor.repo.layout import Repository
+from auditor.repo.outfile import OutputError, to_stdout
 from auditor.report import REPORTER_BY_NAME
 
 if t.TYPE_CHECKING:
@@ -58,7 +59,8 @@ class Context:
             self.reporting.command.name,
             clusters=[ClusterResult(c, "incomplete", [error]) for c in named or ["(all)"]],
         )
-        emit(report, str(params.get("output") or "auto"))
+        with contextlib.suppress(OutputError):  # stdout is what failed: the error says so
+            emit(report, str(params.get("output") or "auto"))
 
 
 pass_context = click.make_pass_decorator(Context)
@@ -255,12 +257,11 @@ def resolve_format(output: str) -> str:
 def emit(report: Report, output: str) -> None:
     """Write `report` to stdout in `output` (auto resolved), whole: formatted first, then
     written at once, a signal meanwhile waiting until it is (a file the shell redirects the
-    report to never holds half of one)."""
+    report to never holds half of one). A full or closed stdout is OutputError (exit 3)."""
     text = io.StringIO()
     REPORTER_BY_NAME[resolve_format(output)](report, text)
     with signals.held():
-        sys.stdout.write(text.getvalue())
-        sys.stdout.flush()
+        to_stdout(text.getvalue(), what="the report")
         signals.mark_reported()
 
 

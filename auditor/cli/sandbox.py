@@ -17,6 +17,7 @@ from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Report
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
+from auditor.repo.outfile import write_whole
 from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import (
     Sandbox,
@@ -158,7 +159,7 @@ def kueue_api(ctx: Context, write: bool, version: str | None, every: bool) -> No
         )
         unchanged = target.is_file() and target.read_text() == text
         if not unchanged:
-            target.write_text(text)
+            write_whole(target, text, what="the release's knowledge")
         click.echo(f"{target}: Kueue {derived['kueue']}, {'unchanged' if unchanged else 'written'}")
         _write_packaged_schemas(testenv, each)
 

@@ -21,6 +21,7 @@ from auditor.live.access import connect
 from auditor.replay import record as replay_record
 from auditor.replay import synthetic
 from auditor.replay import trace as replay_trace
+from auditor.repo.outfile import write_whole
 
 _SINCE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -200,14 +201,13 @@ def import_(
     name = cluster or f"kueue-{harness_name}"
     files = onboard_harness.estate(found, name, dt.datetime.now(dt.UTC).date())
     for relative, text in files.items():
-        target = out_dir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
+        write_whole(out_dir / relative, text, what="the estate")
     repo = Repository.open(out_dir)  # its admission policies, as `generate policies` writes them
     made_policies = boundaries.boundaries(
         repo.cluster(name), repo.tenants, repo.load([name]).for_cluster(name)
     )
-    (out_dir / boundaries.policy_path(name)).write_text(boundaries.render(name, made_policies))
+    policies = boundaries.render(name, made_policies)
+    write_whole(out_dir / boundaries.policy_path(name), policies, what="the admission policies")
     made = replay_harness.trace(found, name)
     replay_trace.write(made, out_dir / "trace.json")
     counts = ", ".join(f"{k} {v}" for k, v in found.expected_counts().items())

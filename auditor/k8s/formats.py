@@ -25,13 +25,14 @@ INTEGER_RANGES: dict[str, tuple[int, int]] = {
     "int64": (-(2**63), 2**63 - 1),
 }
 
-# The string formats: the text Kubernetes decodes. byte: base64.StdEncoding (padded, no line
-# breaks); date-time: RFC 3339 as metav1.Time parses it (time.RFC3339, fraction optional).
+# The string formats: the text Kubernetes decodes. byte: base64.StdEncoding (padded; Go skips
+# line breaks, so a final one passes); date-time: RFC 3339 as metav1.Time parses it
+# (time.RFC3339, fraction optional).
 STRING_PATTERNS: dict[str, str] = {
     "byte": r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
     "date-time": (
         r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
-        r"(?:Z|[+-][0-9]{2}:[0-9]{2})$"
+        r"(?:Z|[+-][0-9]{2}:[0-9]{2})\Z"  # Go's parser takes nothing after: no final newline
     ),
 }
 _COMPILED = {name: re.compile(p) for name, p in STRING_PATTERNS.items()}

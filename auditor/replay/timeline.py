@@ -11,6 +11,7 @@ day): `running`, `pending` and `gpus` are the state at the sample's instant, `ad
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import json
 import math
@@ -21,6 +22,7 @@ from pathlib import Path
 from auditor.errors import ConfigError
 from auditor.replay.run import SideRun
 from auditor.replay.sim import SimRun
+from auditor.repo.outfile import write_whole
 
 MAX_SAMPLES = 288  # a day in five-minute steps
 STEPS = (60.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0, 21600.0, 86400.0)
@@ -236,11 +238,12 @@ def format_of(path: Path) -> str:
 def write(timeline: Timeline, path: Path) -> None:
     """The timeline's rows (COLUMNS) as CSV or JSON Lines, by `path`'s extension."""
     fmt = format_of(path)
-    with path.open("w", encoding="utf-8", newline="") as out:
-        if fmt == "csv":
-            writer = csv.DictWriter(out, fieldnames=COLUMNS)
-            writer.writeheader()
-            writer.writerows(timeline.rows())
-        else:
-            for row in timeline.rows():
-                out.write(json.dumps(row) + "\n")
+    out = io.StringIO(newline="")
+    if fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(timeline.rows())
+    else:
+        for row in timeline.rows():
+            out.write(json.dumps(row) + "\n")
+    write_whole(path, out.getvalue(), what="the timeline")

@@ -16,6 +16,7 @@ from pathlib import Path
 import jsonschema
 
 from auditor.errors import ConfigError
+from auditor.repo.outfile import write_whole
 
 VERSION = 1
 SCHEMA_FILE = "trace.schema.json"
@@ -126,11 +127,5 @@ def read(path: Path) -> Trace:
 
 
 def write(trace: Trace, path: Path) -> None:
-    """Whole or not at all: written beside `path`, then renamed over it (an interrupt or a
-    full disk never leaves half a trace)."""
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        partial.write_text(json.dumps(trace.to_json(), indent=1) + "\n")
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
+    """Whole or not at all (an interrupt or a full disk never leaves half a trace)."""
+    write_whole(path, json.dumps(trace.to_json(), indent=1) + "\n", what="the trace")

@@ -25,8 +25,6 @@ completely keeps its entries as they are.
 
 from __future__ import annotations
 
-import os
-import tempfile
 import typing as t
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +33,7 @@ import yaml
 
 from auditor.errors import ConfigError
 from auditor.model import BaselineSummary, Finding, Fingerprint, Report, Suppression
+from auditor.repo import outfile
 
 VERSION = 1
 # libyaml's, where PyYAML has it: a large estate's baseline is thousands of entries.
@@ -332,20 +331,7 @@ def write(path: Path, baseline: Baseline) -> Baseline:
     entries with their lines."""
     text = render(baseline)
     read_back = parse(text, str(path), baseline.command)  # what a later run will find in it
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot write the baseline ({exc})") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException as exc:
-        Path(temp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise ConfigError(f"{path}: cannot write the baseline ({exc})") from exc
-        raise
+    outfile.write_whole(path, text, what="the baseline")  # a failure is exit 3, the file kept
     return read_back
 
 

@@ -21,6 +21,7 @@ from auditor import rules
 from auditor.errors import ConfigError
 from auditor.kueue import versions
 from auditor.model import Resource
+from auditor.repo import outfile
 
 PROFILE_API_VERSION = "kueue-gitops.io/v1alpha1"
 PROFILE_FILE = "profile.yaml"
@@ -67,8 +68,7 @@ def export_schemas(root: Path) -> list[tuple[str, bool]]:
         target = root / path
         changed = not target.is_file() or target.read_text() != text
         if changed:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
+            outfile.write_whole(target, text, what="the profiles' schemas")
         out.append((path, changed))
     return out
 

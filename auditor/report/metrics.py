@@ -17,13 +17,14 @@ import typing as t
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry
-from prometheus_client.exposition import push_to_gateway, pushadd_to_gateway, write_to_textfile
+from prometheus_client.exposition import generate_latest, push_to_gateway, pushadd_to_gateway
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from auditor.errors import AuditorError
 from auditor.kueue.ledger import Ledger
 from auditor.model import Report
+from auditor.repo.outfile import write_whole
 
 JOB = "kueue-gitops"
 FINDINGS = "kueue_gitops_findings"
@@ -154,16 +155,13 @@ def previous_completions(path: Path) -> dict[tuple[str, str], float]:
 def write_textfile(
     report: Report, path: Path, *, now: float | None = None, partial: bool = False
 ) -> None:
-    """Write (atomically, as the textfile collector needs) the metrics of `report` to `path`.
+    """Write (whole, as the textfile collector needs) the metrics of `report` to `path`.
 
     `partial`: the run covered only some clusters; the others' series stay as they were.
     """
     kept = _others(report, _previous(path)) if partial else None
     collector = _ReportCollector(report, now or time.time(), previous_completions(path), kept=kept)
-    try:
-        write_to_textfile(str(path), _registry(collector))
-    except OSError as exc:
-        raise MetricsExportError(f"cannot write metrics to {path}: {exc}") from exc
+    write_whole(path, generate_latest(_registry(collector)), what="metrics")
 
 
 def push(report: Report, gateway: str, *, now: float | None = None, timeout: float = 10) -> None:
@@ -254,4 +252,4 @@ def write_ledger(ledger: Ledger, path: Path) -> None:
     """A node_exporter textfile: the ledger's counts by ClusterQueue, kind and reason."""
     registry = CollectorRegistry()
     registry.register(_LedgerCollector(ledger))
-    write_to_textfile(str(path), registry)
+    write_whole(path, generate_latest(registry), what="metrics")

@@ -17,6 +17,7 @@ from auditor.errors import ConfigError
 from auditor.k8s import conditions
 from auditor.k8s.objects import Json
 from auditor.kueue import workloads as kueue_workloads
+from auditor.repo.outfile import write_whole
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -110,11 +111,8 @@ def write(snap: Json, folder: Path) -> Path:
     """Write the snapshot to `folder` as workloads-<cluster>-<UTC time>.json; never overwrite."""
     stamp = snap["exportedAt"].replace("-", "").replace(":", "")
     path = folder / f"workloads-{snap['cluster']}-{stamp}.json"
-    folder.mkdir(parents=True, exist_ok=True)
     try:
-        with path.open("x", encoding="utf-8") as out:
-            json.dump(snap, out, indent=2)
-            out.write("\n")
+        write_whole(path, json.dumps(snap, indent=2) + "\n", what="the snapshot", exclusive=True)
     except FileExistsError:
         raise ConfigError(f"{path} already exists; a snapshot is never overwritten") from None
     return path

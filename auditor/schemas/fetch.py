@@ -18,6 +18,7 @@ from pathlib import Path
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import CRD_API, RBAC_GROUP, SCHEDULING_GROUP
+from auditor.repo.outfile import write_whole
 from auditor.schemas import convert
 from auditor.schemas.catalog import INDEX_FILE, PACKAGED_FILES, Schema, schema_file, schema_path
 
@@ -175,8 +176,7 @@ def write(fetched: Fetched, root: Path) -> list[Path]:
     for path, text in sorted(wanted.items()):
         if path.is_file() and path.read_text() == text:
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        write_whole(path, text, what="a schema")
         changed.append(path)
     return changed
 
@@ -209,7 +209,7 @@ def write_packaged(fetched: Fetched, kueue: str, kubernetes: str, folder: Path) 
         *((store / f"{d}.json", s) for d, s in sorted(files.items())),
     ]:
         if not (path.is_file() and path.read_text() == text):
-            path.write_text(text)
+            write_whole(path, text, what="a packaged schema")
             changed.append(path)
     named = {
         digest

@@ -28,7 +28,7 @@ from auditor.kueue import KUEUE_GROUP
 from auditor.kueue.release import Release
 from auditor.model import Finding, Resource
 from auditor.repo.cache import user_cache_root
-from auditor.schemas import cel, versions
+from auditor.schemas import cel, lists, versions
 from auditor.schemas.catalog import Schema, SchemaCatalog
 
 if t.TYPE_CHECKING:  # jsonschema loads only to explain a rejection: ~0.1 s off other runs
@@ -46,6 +46,7 @@ FORMAT_UNDECODABLE = _RULES["format-undecodable"]
 FORMAT_WRAPPED = _RULES["format-wrapped"]
 QUANTITY_NUMBER = _RULES["quantity-number"]
 QUANTITY_MISSING = _RULES["quantity-missing"]
+LIST_DUPLICATE = _RULES["list-duplicate"]
 
 UNKNOWN_FIELD_RULES = (UNKNOWN_FIELD, versions.FIELD_OF_OTHER_VERSION)
 # Findings that leave the object well-typed: the policy checks still see it (a quantity Kueue's
@@ -57,6 +58,7 @@ WELL_TYPED_RULES = (
     FORMAT_WRAPPED,
     QUANTITY_NUMBER,
     QUANTITY_MISSING,
+    LIST_DUPLICATE,
 )
 DRAFT4 = "http://json-schema.org/draft-04/schema#"  # OpenAPI 3.0's dialect; boolean exclusiveMin
 
@@ -83,11 +85,15 @@ class KindSchema:
         return t.cast("jsonschema.Draft4Validator", kube(self.schema, format_checker=checker))
 
     def is_valid(self, body: t.Any) -> bool:
+        return self.refusal(body) is None
+
+    def refusal(self, body: t.Any) -> str | None:
+        """The fast validator's reason to refuse `body`, or None when it takes it."""
         try:
             self.fast(body)
-        except fastjsonschema.JsonSchemaException:
-            return False
-        return True
+        except fastjsonschema.JsonSchemaException as exc:
+            return str(exc)
+        return None
 
 
 @dataclass(frozen=True)
@@ -168,6 +174,7 @@ class ClusterValidator:
             )
             return findings, False
         structural = self._schema_findings(resource, kind) + _name_findings(resource)
+        structural += _duplicate_findings(resource, kind.schema)
         findings += structural
         if any(f.rule not in WELL_TYPED_RULES for f in structural):
             return findings, False
@@ -187,9 +194,13 @@ class ClusterValidator:
 
     def _schema_findings(self, resource: Resource, kind: KindSchema) -> list[Finding]:
         findings: list[Finding] = []
-        if kind.is_valid(resource.body):
+        refused = kind.refusal(resource.body)
+        if refused is None:
             return findings
-        for error in kind.validator.iter_errors(resource.body):
+        errors = list(kind.validator.iter_errors(resource.body))
+        if not errors:  # a refusal is never undone for want of an explanation
+            return [_unexplained(resource, refused)]
+        for error in errors:
             path = tuple(error.absolute_path)
             for extra in _unexpected(error):
                 field_path = (*path, extra)
@@ -409,6 +420,24 @@ def _keep(path: Path, data: bytes) -> None:
         pass  # a read-only or full cache directory: compiled again next time
 
 
+def _duplicate_findings(resource: Resource, schema: Schema) -> list[Finding]:
+    return [
+        Finding.about(resource, LIST_DUPLICATE, f"{_dotted(path)}: {why}", path=path)
+        for path, why in lists.duplicates(schema, resource.body)
+    ]
+
+
+def _unexplained(resource: Resource, refused: str) -> Finding:
+    """The fast validator refused the object and the explaining one found nothing to point at
+    (the two disagree, a bug of ours): invalid, at the object, with the fast one's reason."""
+    return Finding.about(
+        resource,
+        SCHEMA,
+        f"the schema of {resource.api_version} {resource.kind} refuses this object "
+        f"({refused.removeprefix('data.')}), though no field could be pointed at",
+    )
+
+
 def _name_findings(resource: Resource) -> list[Finding]:
     """The names the API server would refuse, before anything else about the object."""
     out = []
@@ -436,8 +465,10 @@ def _name_findings(resource: Resource) -> list[Finding]:
 
 
 def python_patterns(node: t.Any) -> t.Any:
-    """A copy with patterns Python's re accepts: Go's RE2 allows `^(?i)...`, Python wants the
-    global flag first (same meaning, as the flag applies to the whole pattern either way)."""
+    """A copy with patterns that mean in Python's re what they mean in Go's RE2: RE2 allows
+    `^(?i)...`, Python wants the global flag first (same meaning, as the flag applies to the
+    whole pattern either way); RE2's `$` is the end of the text, Python's also the place before
+    a final newline (`"10Gi\\n"`, as a YAML block scalar writes it, matched a quantity's)."""
     if isinstance(node, list):
         return [python_patterns(v) for v in node]
     if not isinstance(node, dict):
@@ -447,8 +478,36 @@ def python_patterns(node: t.Any) -> t.Any:
     if isinstance(pattern, str):
         flags = re.findall(r"\(\?[aiLmsux]+\)", pattern)
         if flags and not pattern.startswith(flags[0]):
-            out["pattern"] = "".join(flags) + re.sub(r"\(\?[aiLmsux]+\)", "", pattern)
+            pattern = "".join(flags) + re.sub(r"\(\?[aiLmsux]+\)", "", pattern)
+        out["pattern"] = pattern if any("m" in f for f in flags) else _end_of_text(pattern)
     return out
+
+
+def _end_of_text(pattern: str) -> str:
+    """Each `$` anchor (not escaped, not in a class) as `\\Z`; Go's RE2 has no `\\Z`, so
+    `as_written` can tell ours apart."""
+    out, escaped, in_class = [], False, False
+    for c in pattern:
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "$":
+            c = END_OF_TEXT
+        out.append(c)
+    return "".join(out)
+
+
+END_OF_TEXT = r"\Z"
+
+
+def as_written(pattern: str) -> str:
+    """A pattern as its schema writes it (python_patterns undone for messages)."""
+    return pattern.replace(END_OF_TEXT, "$")
 
 
 def _integer(_checker: t.Any, value: t.Any) -> bool:
@@ -477,5 +536,22 @@ def _message(error: ValidationError) -> str:
         if best is not None:
             error = best
     where = ".".join(str(p) for p in error.absolute_path)
-    message = error.message if len(error.message) < 200 else error.message[:197] + "..."
+    message = error.message
+    if error.validator == "pattern":
+        message = f"{error.instance!r} does not match {as_written(str(error.validator_value))!r}"
+        message = _not_a_quantity(error) or message
+    message = message if len(message) < 200 else message[:197] + "..."
     return f"{where + ': ' if where else ''}{message}"
+
+
+def _not_a_quantity(error: ValidationError) -> str | None:
+    """A quantity field's pattern refusal, in the words of a quantity (`'10Gi\\n' is not a
+    quantity`) rather than of its regular expression."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if not schema.get("x-kubernetes-int-or-string"):
+        return None
+    try:
+        quantity.parse(error.instance)
+    except quantity.QuantityError as exc:
+        return str(exc)
+    return None

@@ -27,6 +27,7 @@ from auditor.k8s import formats
         ("date-time", "2026-12-03T13:00:00Z", True),
         ("date-time", "2026-12-03T13:00:00.5+01:00", True),
         ("date-time", "2026-12-03 13:00", False),
+        ("date-time", "2026-12-03T13:00:00Z\n", False),  # a block scalar's newline: Go refuses it
         ("date-time", None, True),
         ("hostname", "anything at all", True),  # not a format Kubernetes' schemas here carry
     ],

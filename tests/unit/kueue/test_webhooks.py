@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import typing as t
 
+import pytest
+
 from auditor.kueue import release, webhooks
 
 Json = dict[str, t.Any]
@@ -161,6 +163,25 @@ def test_an_admission_check_on_a_flavor_the_queue_lacks_is_refused_where_kueue_r
     [violation] = violations(_checks("h100"))
     assert "'h100' is not one of the queue's flavors (f0-cpu, f1-cpu)" in violation.message
     assert found(_checks("f0-cpu", "f1-cpu")) == []
+
+
+@pytest.mark.parametrize("version", ["v0.19.2", "v0.17.0"])
+def test_a_v1beta1_queues_admission_check_list_replaces_the_strategy_the_webhook_reads(
+    version: str,
+) -> None:
+    """Kueue's conversion to v1beta2 makes a v1beta1 spec.admissionChecks the strategy, over
+    what admissionChecksStrategy said: its onFlavors never reach the webhook (a v0.19.2 API
+    server takes this queue)."""
+    known = release.get(version)
+    both = {**_checks("h100"), "apiVersion": "kueue.x-k8s.io/v1beta1"}
+    both["spec"]["admissionChecks"] = ["prov"]
+    assert found(both, known) == []
+    alone = {**_checks("h100"), "apiVersion": "kueue.x-k8s.io/v1beta1"}
+    assert [rule for rule, _ in found(alone, known)] == [
+        "admission-check-flavor-unknown"
+        if version == "v0.19.2"
+        else "admission-check-flavor-ignored"
+    ]
 
 
 def test_a_release_that_accepts_it_is_told_what_it_does_there() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from auditor.repo.manifests import load_bytes
+from auditor.schemas import validator
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, compiled, python_patterns
 from tests.conftest import ROOT
@@ -52,7 +53,20 @@ def test_the_fast_path_agrees_with_jsonschema(name: str, body: dict[str, t.Any])
 
 def test_go_style_inline_flags_are_moved_to_the_front() -> None:
     schema = {"properties": {"kind": {"type": "string", "pattern": "^(?i)[a-z]+$"}}}
-    assert python_patterns(schema)["properties"]["kind"]["pattern"] == "(?i)^[a-z]+$"
+    assert python_patterns(schema)["properties"]["kind"]["pattern"] == "(?i)^[a-z]+\\Z"
+
+
+@pytest.mark.parametrize(
+    ("go", "python"),
+    [
+        ("^a$", "^a\\Z"),  # RE2's $ is the end of the text; Python's also before a final newline
+        ("^(a|b$)$", "^(a|b\\Z)\\Z"),
+        ("^[$]\\$$", "^[$]\\$\\Z"),  # in a class, or escaped: a dollar sign
+        ("(?m)^a$", "(?m)^a$"),  # multi-line: the end of each line in both
+    ],
+)
+def test_a_patterns_end_means_the_end_of_the_text_as_in_go(go: str, python: str) -> None:
+    assert python_patterns({"pattern": go})["pattern"] == python
 
 
 def test_a_bad_object_still_gets_detailed_findings() -> None:
@@ -177,3 +191,92 @@ def test_a_custom_resources_metadata_is_the_servers_to_fill_not_a_format_finding
     [(rule, message)] = _judged("gpu-prod", None, "apiVersion: v1\nkind: ConfigMap\n" + body)
     assert rule == "format" and message.endswith("the API server refuses it")
     assert 'metadata.creationTimestamp: "last week" is outside date-time' in message
+
+
+# -- a trailing newline (a YAML block scalar's), and the two validators disagreeing -------------
+
+BLOCK_SCALAR_QUOTA = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  resourceGroups:
+    - coveredResources: [memory]
+      flavors:
+        - name: default-flavor
+          resources:
+            - name: memory
+              nominalQuota: |
+                10Gi
+"""
+QUOTA_PATH = "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
+
+
+def test_a_quantity_with_a_trailing_newline_is_refused_at_its_line_as_the_server_does() -> None:
+    [resource], _ = load_bytes(BLOCK_SCALAR_QUOTA.encode(), "cq.yaml")
+    assert (
+        resource.body["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"]
+        == "10Gi\n"
+    )
+    kind = VALIDATOR.kind_schema(resource.api_version, resource.kind)
+    assert kind is not None
+    assert kind.is_valid(resource.body) is kind.validator.is_valid(resource.body) is False
+    findings, sound = ClusterValidator(CATALOG).check(resource)
+    assert not sound
+    assert [(f.rule.id, f.line, f.path) for f in findings] == [("schema", 11, QUOTA_PATH)]
+    assert "'10Gi\\n' is not a quantity" in findings[0].message
+
+
+def test_a_refusal_the_explanation_cannot_point_at_is_still_a_refusal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without its patterns made Go's, jsonschema takes "10Gi\\n" and fastjsonschema does not:
+    the two disagree, and the object must be judged invalid by the fast one's verdict."""
+    monkeypatch.setattr(validator, "python_patterns", lambda schema: schema)
+    [resource], _ = load_bytes(BLOCK_SCALAR_QUOTA.encode(), "cq.yaml")
+    disagreeing = ClusterValidator(CATALOG)
+    kind = disagreeing.kind_schema(resource.api_version, resource.kind)
+    assert kind is not None and kind.validator.is_valid(resource.body)  # the disagreement
+    findings, sound = disagreeing.check(resource)
+    assert not sound
+    assert [(f.rule.id, f.line, f.path) for f in findings] == [("schema", 1, None)]
+    assert "refuses this object" in findings[0].message and "nominalQuota" in findings[0].message
+
+
+# -- lists that hold each entry once (x-kubernetes-list-type set and map) ------------------------
+
+TWICE = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  resourceGroups:
+    - coveredResources: [cpu]
+      flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: "9"}]}]
+  admissionChecksStrategy:
+    admissionChecks:
+      - name: prov
+        onFlavors: [default-flavor, default-flavor]
+      - name: prov
+"""
+
+
+def test_a_list_that_holds_each_entry_once_refuses_a_repeat_at_its_line() -> None:
+    """A v0.19.2 API server refused both ("duplicate entries for key"); offline, JSON Schema
+    has no word for it."""
+    [resource], _ = load_bytes(TWICE.encode(), "cq.yaml")
+    findings, sound = ClusterValidator(CATALOG).check(resource)
+    assert sound  # well-typed: the policy checks still see the queue
+    checks = "spec.admissionChecksStrategy.admissionChecks"
+    assert sorted((f.rule.id, f.line, f.path) for f in findings) == [
+        ("list-duplicate", 11, f"{checks}[0].onFlavors[1]"),
+        ("list-duplicate", 12, f"{checks}[1]"),
+    ]
+    said = sorted(f.message for f in findings)
+    assert said[0].endswith('"default-flavor" is listed twice: the list holds each value once')
+    assert said[1].endswith('the entry with name="prov" is listed twice: the list holds each '
+                            "entry by its name once")  # fmt: skip
+    once = TWICE.replace("default-flavor, default-flavor", "default-flavor")
+    once = once.removesuffix("      - name: prov\n") + "      - name: other\n"
+    [resource], _ = load_bytes(once.encode(), "cq.yaml")
+    assert ClusterValidator(CATALOG).check(resource) == ([], True)
