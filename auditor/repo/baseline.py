@@ -189,7 +189,7 @@ def _entry(node: yaml.Node, bad: _Bad) -> Entry:
     if not isinstance(node, yaml.MappingNode):
         raise bad(node, "an entry is a mapping: rule, cluster, kind, name, path, message, ...")
     fields = _mapping(node, _KEYS, bad)
-    parts = {key: _text(fields[key], bad) if key in fields else None for key in _PARTS}
+    parts = {key: _text(fields[key], bad, key) if key in fields else None for key in _PARTS}
     rule = parts.pop("rule")
     if rule is None:
         raise bad(node, "an entry without a rule")
@@ -216,11 +216,11 @@ def _number(node: yaml.Node, bad: _Bad) -> float:
         raise bad(node, f"measured is a number, not {value!r}") from None
 
 
-def _text(node: yaml.Node, bad: _Bad) -> str | None:
+def _text(node: yaml.Node, bad: _Bad, key: str = "") -> str | None:
     if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null":
         return None
     value = _scalar(node, bad)
-    if not value:
+    if not value and key != "group":  # '' is a group: the core API's (a ConfigMap, a Namespace)
         raise bad(node, "an empty value (leave the key out instead)")
     return value
 

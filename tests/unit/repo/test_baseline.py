@@ -197,6 +197,27 @@ def test_the_file_round_trips_sorted_and_stable(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["b.yaml"]  # nothing left aside
 
 
+def test_a_finding_about_an_object_of_the_core_api_round_trips(tmp_path: Path) -> None:
+    """The core API's group is '' (a ConfigMap: Kueue's Configuration, as every import has it):
+    written, read back and matched, where the empty group once refused the whole file."""
+    config = Finding(
+        rules.get("kueue-config-unmanaged-jobs"),
+        "Kueue holds Jobs without a queue name in every namespace",
+        cluster="gpu-a",
+        api_version="v1",
+        kind="ConfigMap",
+        namespace="kueue-system",
+        name="kueue-manager-config",
+        file="clusters/gpu-a/kueue/manager-config.yaml",
+        line=4,
+    )
+    written = baseline.write(tmp_path / "b.yaml", baseline.record(report(config), None, "b"))
+    assert [e.fingerprint.group for e in written.entries] == [""]
+    run = report(dataclasses.replace(config, line=9))
+    baseline.apply(run, baseline.read(tmp_path / "b.yaml", "validate"))
+    assert states(run) == ["unchanged"]
+
+
 def test_a_baselined_finding_says_where_its_entry_is() -> None:
     run = report(over())
     baseline.apply(run, recorded(over(name="a-first"), over()))
