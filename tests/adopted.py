@@ -12,6 +12,8 @@ from __future__ import annotations
 import typing as t
 from pathlib import Path
 
+import yaml
+
 from auditor.onboard import estate as onboard_estate
 from auditor.onboard import importing
 from auditor.repo.profiles import export_schemas
@@ -131,9 +133,9 @@ def imported(dest: Path) -> Path:
 
 
 def warn_first(root: Path) -> None:
-    """The step before the first `generate policies` on an adopted estate (README): each
-    cluster profile's admission policies in Warn, until nothing running is refused."""
+    """The step before the first `generate policies` on an adopted estate: each cluster
+    profile's admission policies in Warn until nothing running is refused, which import
+    writes itself (the cluster runs work)."""
     for path in sorted(root.glob("clusters/*/profile.yaml")):
-        text = path.read_text()
-        assert text.rstrip().splitlines()[-1].startswith("    ")  # spec is the last key
-        path.write_text(text + "  admissionPolicies:\n    enforcement: Warn\n")
+        spec = yaml.safe_load(path.read_text())["spec"]
+        assert spec["admissionPolicies"] == {"enforcement": "Warn"}, path

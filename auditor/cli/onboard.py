@@ -11,8 +11,7 @@ import click
 from auditor import codeowners, onboard
 from auditor.cli.options import Context, pass_context
 from auditor.errors import ConfigError
-from auditor.onboard import adopt as adopting
-from auditor.onboard import start
+from auditor.onboard import adopt, start
 from auditor.repo import boundaries
 from auditor.repo.layout import CLUSTERS, Repository
 from auditor.repo.profiles import exported_schemas, owner_problem
@@ -290,6 +289,7 @@ def _label(text: str) -> tuple[str, str]:
 )
 @click.option(
     "--adopt",
+    "adopting",
     is_flag=True,
     help="In a repository that has its clusters already (`kueue-gitops import`): write only "
     "what it lacks for the tool's workflows (Argo CD's ApplicationSets and AppProjects, each "
@@ -336,7 +336,7 @@ def init(
     ctx: Context,
     clusters: tuple[str, ...],
     repo_url: str,
-    adopt: bool,
+    adopting: bool,
     owners: tuple[str, ...],
     kueue_version: str | None,
     capacity: tuple[str, ...],
@@ -355,7 +355,7 @@ def init(
     clusters and tenants it has (their files are never touched).
     """
     root = (ctx.repo_dir or Path.cwd()).resolve()
-    if adopt:
+    if adopting:
         _refuse_with_adopt(clusters, owners, kueue_version, capacity)
         _adopt(ctx, root, repo_url, revision)
         return
@@ -438,7 +438,7 @@ def _adopt(ctx: Context, root: Path, repo_url: str, revision: str) -> None:
             "or write a repository from nothing with `kueue-gitops init --cluster NAME`"
         )
     repo = Repository.open(root)
-    found = adopting.adopt(repo, repo_url, revision, _released_version(ctx))
+    found = adopt.adopt(repo, repo_url, revision, _released_version(ctx))
     found.plan.create |= {p: text for p, text in exported_schemas().items()
                           if not (root / p).exists()}  # fmt: skip
     regenerated = _regenerate_owners(found.plan, root)
