@@ -13,6 +13,7 @@ import yaml
 
 from auditor.model import Resource
 from auditor.render import KUSTOMIZATIONS, REMOTE_BASE, Rendered, Source, locate, problem, run
+from auditor.repo import pyyaml_reader
 
 ORIGIN = "config.kubernetes.io/origin"
 TRANSFORMATIONS = "alpha.config.kubernetes.io/transformations"
@@ -243,7 +244,10 @@ def _place(
     """The object's own place (the base document it came from) and each field's."""
     meta = resource.body.get("metadata") or {}
     notes = meta.get("annotations") or {}
-    origin = yaml.safe_load(notes.pop(ORIGIN, "") or "") or {}
+    try:  # kustomize's, unless a base wrote its own: read within the readers' limits
+        origin = pyyaml_reader.load_one(str(notes.pop(ORIGIN, "") or "")) or {}
+    except yaml.YAMLError:
+        origin = {}
     notes.pop(TRANSFORMATIONS, None)
     if not notes:
         meta.pop("annotations", None)

@@ -1,6 +1,12 @@
 """One render: the files it reaches copied out of the tree, the renderer run on them under a
 deadline (or its output taken from the cache), and its objects made Resources placed where a
-person edits them. The kustomize and Helm specifics are in kustomize.py and helm.py."""
+person edits them. The kustomize and Helm specifics are in kustomize.py and helm.py.
+
+The repository is the sandbox of every render (a pull request is untrusted): the copy holds
+the repository's regular files only, and a path that leaves the repository (which, climbing
+past the copy's root, would reach the runner's files) or a link that does stops the render
+with a finding naming it, as does YAML past the readers' limits (pyyaml_reader.Budget) in what
+the placing reads, before anything expands it."""
 
 from __future__ import annotations
 
