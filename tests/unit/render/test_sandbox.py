@@ -13,10 +13,12 @@ import json
 import typing as t
 from pathlib import Path
 
+import git
 import pytest
 
 from auditor import render
-from auditor.repo.tree import WorkTree
+from auditor.repo.gitsource import GitTree
+from auditor.repo.tree import Tree, WorkTree
 
 MARKER = "pr-marker-5b0e"  # what the outside file holds: never in a message
 KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
@@ -55,9 +57,11 @@ def write(root: Path, files: dict[str, str]) -> None:
         (root / path).write_text(text)
 
 
-def build(root: Path, path: str = "team", **spec: t.Any) -> render.Rendered:
+def build(
+    root: Path, path: str = "team", tree: Tree | None = None, **spec: t.Any
+) -> render.Rendered:
     source = render.Source(path, "east", "team", json.dumps(spec), app=APP, application="team")
-    return render.build(WorkTree(root), source)
+    return render.build(tree or WorkTree(root), source)
 
 
 def found(rendered: render.Rendered) -> set[tuple[str, str, int]]:
@@ -136,6 +140,25 @@ def test_a_chart_file_linked_out_of_the_repository_stops_the_chart(repo: Path) -
     )
     (repo / "team/notes.txt").symlink_to(repo.parent / "outside/notes.txt")
     rendered = build(repo)
+    assert found(rendered) == {("render-outside-repository", "team/Chart.yaml", 1)}
+    assert "team/notes.txt" in rendered.findings[0].message
+
+
+def test_a_git_revision_is_the_sandbox_alike(repo: Path) -> None:
+    """`plan` renders the base and head revisions out of git: a link committed there that
+    leads out of the repository is refused the same way."""
+    write(
+        repo,
+        {
+            "team/Chart.yaml": CHART,
+            "team/templates/lq.yaml": LQ + 'spec: {clusterQueue: {{ .Files.Get "notes.txt" }}}\n',
+        },
+    )
+    (repo / "team/notes.txt").symlink_to(repo.parent / "outside/notes.txt")
+    history = git.Repo.init(repo)
+    history.index.add(["team/Chart.yaml", "team/templates/lq.yaml", "team/notes.txt"])
+    history.index.commit("a chart with a link out")
+    rendered = build(repo, tree=GitTree(history, "HEAD"))
     assert found(rendered) == {("render-outside-repository", "team/Chart.yaml", 1)}
     assert "team/notes.txt" in rendered.findings[0].message
 
