@@ -118,10 +118,12 @@ def bounded(job: Job, text: str, file: str, line: int | None = None) -> bool:
     return False
 
 
-def bounded_all(job: Job, data: dict[str, bytes], paths: t.Iterable[str]) -> bool:
-    """`bounded` for each of `paths` among `data`, all of them (each overrun is a finding)."""
-    kept = [bounded(job, data[p].decode("utf-8", "replace"), p) for p in paths if p in data]
-    return all(kept)
+def bounded_all(job: Job, data: dict[str, bytes], paths: t.Iterable[str]) -> None:
+    """`bounded` for each of `paths` among `data` not judged yet (each overrun a finding)."""
+    judged = {f.file for f in job.findings}
+    for path in paths:
+        if path in data and path not in judged:
+            bounded(job, data[path].decode("utf-8", "replace"), path)
 
 
 def execute(

@@ -67,7 +67,9 @@ def build(
 def found(rendered: render.Rendered) -> set[tuple[str, str, int]]:
     assert rendered.resources == []
     assert all(MARKER not in f.message for f in rendered.findings)
-    return {(f.rule.id, f.file or "", f.line or 0) for f in rendered.findings}
+    out = {(f.rule.id, f.file or "", f.line or 0) for f in rendered.findings}
+    assert len(out) == len(rendered.findings), rendered.findings  # each said once
+    return out
 
 
 def test_a_base_that_climbs_out_of_the_repository_is_named_at_its_line(repo: Path) -> None:
