@@ -1,9 +1,10 @@
 """The PyYAML reader: any YAML, every problem with its line, and the lines of fields.
 
 libyaml composes the nodes (PyYAML's own composer where libyaml is missing); `_Builder` makes
-the values, with the limits a manifest must keep (MAX_NODES, MAX_DEPTH), keys as Kubernetes
-makes them, and a problem (a Finding of the input rules) for what the API server would refuse
-or read otherwise. It reads whatever the fast reader (auditor/repo/fast_reader.py) leaves,
+the values, with the limits a manifest must keep (MAX_NODES, MAX_DEPTH; where aliases may be,
+the file's `Budget` first, which every reader of the repository's YAML keeps), keys as
+Kubernetes makes them, and a problem (a Finding of the input rules) for what the API server
+would refuse or read otherwise. It reads whatever the fast reader (auditor/repo/fast_reader.py) leaves,
 and derives the lines of every object's fields when a finding first asks for one.
 """
 
