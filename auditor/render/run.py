@@ -154,6 +154,15 @@ def execute(
         ran = tools.Ran(0, "", "")
         for command, cwd in argv(binary, root):
             ran = tools.run(command, cwd=cwd, deadline=tools.DEADLINE)
+            if ran.overflow:
+                return None, problem(
+                    RENDER_FAILED,
+                    f"{job.tool} printed more than {tools.MAX_OUTPUT // 2**20} MiB rendering "
+                    f"{source.path}/ and was stopped, more than Argo CD syncs of a folder; "
+                    "nothing it would make is checked",
+                    source,
+                    job.marker,
+                )
             if ran.returncode is None:
                 return None, problem(
                     RENDER_TIMEOUT,
