@@ -4,8 +4,8 @@ libyaml composes the nodes (PyYAML's own composer where libyaml is missing); `_B
 the values, with the limits a manifest must keep (MAX_NODES, MAX_DEPTH; where aliases may be,
 the file's `Budget` first, which every reader of the repository's YAML keeps), keys as
 Kubernetes makes them, and a problem (a Finding of the input rules) for what the API server
-would refuse or read otherwise. It reads whatever the fast reader (auditor/repo/fast_reader.py) leaves,
-and derives the lines of every object's fields when a finding first asks for one.
+would refuse or read otherwise. It reads whatever the fast reader (auditor/repo/fast_reader.py)
+leaves, and derives the lines of every object's fields when a finding first asks for one.
 """
 
 from __future__ import annotations
