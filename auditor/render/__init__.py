@@ -5,10 +5,10 @@ A `Source` is one path an Application syncs, with the Argo CD source spec that s
 (`kustomize:`, `helm:`, `directory:`). The renderers are the real binaries at the releases the
 pinned Argo CD runs (auditor/render/tools.py); a render reads only the files it can reach (a
 kustomization's resources, components and patches; a chart and its value files), which are
-copied out of the tree (the working tree or a git revision alike), and its output is kept in
-the user cache by the hash of those files and the spec (auditor/render/cache.py), so a change
-outside them does not render them again. What cannot be rendered is a finding at its file,
-never a silent skip.
+copied out of the tree (the working tree or a git revision alike; never a file outside the
+repository: auditor/render/run.py), and its output is kept in the user cache by the hash of
+those files and the spec (auditor/render/cache.py), so a change outside them does not render
+them again. What cannot be rendered is a finding at its file, never a silent skip.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from auditor import rules
 from auditor.model import Finding, Resource
+from auditor.repo import pyyaml_reader
 
 _RULES = rules.of(__name__)
 RENDER_FAILED = _RULES["render-failed"]
@@ -27,10 +28,22 @@ RENDER_TIMEOUT = _RULES["render-timeout"]
 RENDERER_UNAVAILABLE = _RULES["renderer-unavailable"]
 REMOTE_BASE = _RULES["render-remote-base"]
 CHART_DEPENDENCY = _RULES["render-chart-dependency"]
+OUTSIDE = _RULES["render-outside-repository"]
 # A cluster with one of these holds only part of its objects: what is absent may be unrendered.
+# (The YAML limits' too: a file that overruns them, a render's input or a manifest, is not read.)
 UNRENDERED = frozenset(
     r.id
-    for r in (RENDER_FAILED, RENDER_TIMEOUT, RENDERER_UNAVAILABLE, REMOTE_BASE, CHART_DEPENDENCY)
+    for r in (
+        RENDER_FAILED,
+        RENDER_TIMEOUT,
+        RENDERER_UNAVAILABLE,
+        REMOTE_BASE,
+        CHART_DEPENDENCY,
+        OUTSIDE,
+        pyyaml_reader.YAML_TOO_LARGE,
+        pyyaml_reader.YAML_RECURSIVE_ALIAS,
+        pyyaml_reader.YAML_TOO_DEEP,
+    )
 )
 
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -90,6 +103,19 @@ def build(tree: t.Any, source: Source) -> Rendered:
     stopped the render (a finding at its file)."""
     from auditor.render import helm, kustomize  # they import this module's names
 
+    path = posixpath.normpath(source.path)
+    if path == ".." or path.startswith(("../", "/")):  # the copy a render runs in holds only
+        return Rendered(  # the repository's files: a folder out of it is never rendered
+            findings=[
+                problem(
+                    OUTSIDE,
+                    f"{source.path} leads outside the repository; a render reads the "
+                    "repository's files only, so it is not rendered",
+                    source,
+                    source.app or source.path,
+                )
+            ]
+        )
     found = marker(tree.files(source.path, ("",)), source.path)
     if tool_of(source, found) == "helm":
         return helm.render(tree, source, found or f"{source.path}/{CHART}")

@@ -23,16 +23,14 @@ def render(tree: t.Any, source: Source, chart_file: str) -> Rendered:
     options = source.options.get("helm") or {}
     job = run.Job(source, "helm", chart_file)
     job.files.update(tree.files(source.path, run.EVERY_FILE))
-    value_files = [
-        run.inside(source.path, str(f))
-        for f in options.get("valueFiles") or []
-        if isinstance(f, str)
-    ]
+    value_files = _value_files(tree, job, options)
     job.files.update(value_files)
-    data = run.read_all(tree, job.files)
-    out = Rendered(findings=_unvendored(data, source, chart_file), reads=frozenset(job.files))
+    data = run.read_all(tree, job)
+    run.bounded_all(job, data, [chart_file, f"{source.path}/values.yaml", *value_files])
+    found = job.findings or _unvendored(data, source, chart_file)
+    out = Rendered(findings=list(found), reads=frozenset(job.files))
     if out.findings:
-        return out
+        return out  # a link or a value file out of the repository, YAML past the limits
     release = str(
         options.get("releaseName") or source.application or posixpath.basename(source.path)
     )
@@ -94,6 +92,18 @@ def _inline(options: dict[str, t.Any]) -> dict[str, t.Any]:
     except yaml.YAMLError:
         return {}
     return found if isinstance(found, dict) else {}
+
+
+def _value_files(tree: t.Any, job: run.Job, options: dict[str, t.Any]) -> list[str]:
+    """The Application's value files, relative to the repository's root; one out of it is the
+    job's finding (Argo CD refuses it too), never read."""
+    out = []
+    for entry in options.get("valueFiles") or []:
+        if isinstance(entry, str):
+            file = run.inside(job.source.path, entry)
+            if run.within(job, entry, file, *run.written(tree, job, entry)):
+                out.append(file)
+    return out
 
 
 def _unvendored(data: dict[str, bytes], source: Source, chart_file: str) -> list[t.Any]:

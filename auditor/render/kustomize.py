@@ -5,7 +5,6 @@ with `buildMetadata: [originAnnotations]` added so each object names the file it
 
 from __future__ import annotations
 
-import contextlib
 import posixpath
 import typing as t
 from pathlib import Path
@@ -14,6 +13,7 @@ import yaml
 
 from auditor.model import Resource
 from auditor.render import KUSTOMIZATIONS, REMOTE_BASE, Rendered, Source, locate, problem, run
+from auditor.repo import pyyaml_reader
 
 ORIGIN = "config.kubernetes.io/origin"
 TRANSFORMATIONS = "alpha.config.kubernetes.io/transformations"
@@ -25,10 +25,13 @@ def render(tree: t.Any, source: Source, kustomization: str) -> Rendered:
     job = run.Job(source, "kustomize", kustomization)
     patches: list[locate.Doc] = []
     _reach(tree, source.path, job, patches, set())
-    data = run.read_all(tree, job.files)
+    _own_components(tree, job)
+    data = run.read_all(tree, job)
+    yamls = [p for p in data if p.endswith((".yaml", ".yml"))]
+    run.bounded_all(job, data, yamls)
     out = Rendered(findings=list(job.findings), reads=frozenset(job.files))
     if out.findings:
-        return out  # a remote base: kustomize would reach for the network
+        return out  # a remote base, a path out of the repository, YAML past the limits
     options = source.options.get("kustomize") or {}
     job.spec_key = (source.spec,)
     text, failed = run.execute(
@@ -38,8 +41,7 @@ def render(tree: t.Any, source: Source, kustomization: str) -> Rendered:
         out.findings.append(failed)
         return out
     assert text is not None
-    sources = {path: locate.documents(body.decode("utf-8", "replace"), path)
-               for path, body in data.items() if path.endswith((".yaml", ".yml"))}  # fmt: skip
+    sources = {p: locate.documents(data[p].decode("utf-8", "replace"), p) for p in yamls}
     for resource in run.objects(text, source, out.findings):
         _place(resource, source, sources, patches)
         out.resources.append(resource)
@@ -50,7 +52,8 @@ def _reach(
     tree: t.Any, folder: str, job: run.Job, patches: list[locate.Doc], seen: set[str]
 ) -> None:
     """Every file a build of `folder` can read (its folders whole, the files it lists), the
-    patches it applies (outermost first) and the remote bases it names."""
+    patches it applies (outermost first); what it names outside the repository (a URL, a
+    path out of it) is the job's finding instead."""
     if folder in seen:
         return
     seen.add(folder)
@@ -59,32 +62,19 @@ def _reach(
     name = next((f"{folder}/{k}" for k in KUSTOMIZATIONS if f"{folder}/{k}" in everything), None)
     if name is None:
         return
-    try:
-        docs = locate.documents(tree.read(name).decode("utf-8", "replace"), name)
-    except (OSError, KeyError):
-        return
+    docs = _documents(tree, job, name)
     body = docs[0].body if docs and isinstance(docs[0].body, dict) else {}
     lines = docs[0].lines if docs else {}
+    for entry, path in _named_files(body):
+        run.within(job, entry, run.inside(folder, entry), name, lines.get(path, 1))
     for key in _PATCHES:
-        for i, entry in enumerate(body.get(key) or []):
-            path = entry.get("path") if isinstance(entry, dict) else entry
-            inline = entry.get("patch") if isinstance(entry, dict) else None
-            if isinstance(path, str) and not path.lstrip().startswith(("apiVersion", "-", "{")):
-                file = run.inside(folder, path)
-                job.files.add(file)
-                with contextlib.suppress(OSError, KeyError):  # kustomize names what is missing
-                    patches += locate.documents(tree.read(file).decode("utf-8", "replace"), file)
-            else:  # an inline patch: its fields are placed at its entry in the kustomization
-                text = inline if isinstance(inline, str) else path if isinstance(path, str) else ""
-                at = lines.get((key, i), 1)
-                for doc in locate.documents(text, name):
-                    doc.lines = {p: at for p in doc.lines}
-                    doc.line = at
-                    patches.append(doc)
+        for i, entry in enumerate(_listed(body, key)):
+            _patch(tree, job, folder, name, entry, lines.get((key, i), 1), patches)
     for key in _LISTED:
-        for i, entry in enumerate(body.get(key) or []):
+        for i, entry in enumerate(_listed(body, key)):
             if not isinstance(entry, str):
                 continue
+            at = lines.get((key, i), 1)
             if run.REMOTE.match(entry) or "?ref=" in entry:
                 job.findings.append(
                     problem(
@@ -94,15 +84,104 @@ def _reach(
                         "repository",
                         job.source,
                         name,
-                        lines.get((key, i), 1),
+                        at,
                     )
                 )
                 continue
             target = run.inside(folder, entry)
+            if not run.within(job, entry, target, name, at):
+                continue
             if tree.is_dir(target):
                 _reach(tree, target, job, patches, seen)
             else:
                 job.files.add(target)
+
+
+def _documents(tree: t.Any, job: run.Job, file: str) -> list[locate.Doc]:
+    """The documents of a file the build reads, once they keep the readers' limits."""
+    try:
+        text = tree.read(file).decode("utf-8", "replace")
+    except (OSError, KeyError):
+        return []  # kustomize names what is missing (read_all, a link out of the repository)
+    return locate.documents(text, file) if run.bounded(job, text, file) else []
+
+
+def _listed(body: dict[str, t.Any], key: str) -> list[t.Any]:
+    found = body.get(key)
+    return found if isinstance(found, list) else []
+
+
+def _patch(
+    tree: t.Any,
+    job: run.Job,
+    folder: str,
+    name: str,
+    entry: t.Any,
+    at: int,
+    patches: list[locate.Doc],
+) -> None:
+    """One entry of a kustomization's patches: its file's documents, or its inline text's
+    (placed at its entry in the kustomization)."""
+    path = entry.get("path") if isinstance(entry, dict) else entry
+    inline = entry.get("patch") if isinstance(entry, dict) else None
+    if isinstance(path, str) and not path.lstrip().startswith(("apiVersion", "-", "{")):
+        file = run.inside(folder, path)
+        if run.within(job, path, file, name, at):
+            job.files.add(file)
+            patches += _documents(tree, job, file)
+        return
+    text = inline if isinstance(inline, str) else path if isinstance(path, str) else ""
+    if not run.bounded(job, text, name, at):
+        return
+    for doc in locate.documents(text, name):
+        doc.lines = {p: at for p in doc.lines}
+        doc.line = at
+        patches.append(doc)
+
+
+# The other fields of a kustomization that name a file, each relative to its folder: kustomize
+# reads none outside the folder (its load restrictor), but one out of the repository is named
+# where it is written. (A `files:` entry may be `key=path`.)
+_FILE_LISTS = ("crds", "configurations", "generators", "transformers", "validators")
+_GENERATORS = ("configMapGenerator", "secretGenerator", "helmCharts")
+
+
+def _named_files(body: dict[str, t.Any]) -> t.Iterator[tuple[str, tuple[str | int, ...]]]:
+    """(path as written, where it is written) of each file a kustomization names besides its
+    resources and patches."""
+    for key in _FILE_LISTS:
+        for i, entry in enumerate(_listed(body, key)):
+            if isinstance(entry, str) and "\n" not in entry:  # else an inline configuration
+                yield entry, (key, i)
+    for key in _GENERATORS:
+        for i, gen in enumerate(_listed(body, key)):
+            gen = gen if isinstance(gen, dict) else {}
+            for field in ("files", "envs", "additionalValuesFiles"):
+                for j, entry in enumerate(_listed(gen, field)):
+                    if isinstance(entry, str):
+                        yield entry.split("=", 1)[-1], (key, i, field, j)
+            for field in ("env", "valuesFile"):
+                if isinstance(gen.get(field), str):
+                    yield gen[field], (key, i, field)
+    for i, entry in enumerate(_listed(body, "replacements")):
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+            yield entry["path"], ("replacements", i, "path")
+    for key in ("openapi", "helmGlobals"):
+        inner = body.get(key)
+        inner = inner if isinstance(inner, dict) else {}
+        for field in ("path", "chartHome", "configHome"):
+            if isinstance(inner.get(field), str):
+                yield inner[field], (key, field)
+
+
+def _own_components(tree: t.Any, job: run.Job) -> None:
+    """The components the Application adds (`kustomize edit add component`, relative to its
+    folder) must be in the repository too."""
+    options = job.source.options.get("kustomize") or {}
+    listed = options.get("components") if isinstance(options, dict) else None
+    for entry in listed if isinstance(listed, list) else []:
+        target = run.inside(job.source.path, str(entry))
+        run.within(job, str(entry), target, *run.written(tree, job, str(entry)))
 
 
 def _commands(
@@ -165,7 +244,10 @@ def _place(
     """The object's own place (the base document it came from) and each field's."""
     meta = resource.body.get("metadata") or {}
     notes = meta.get("annotations") or {}
-    origin = yaml.safe_load(notes.pop(ORIGIN, "") or "") or {}
+    try:  # kustomize's, unless a base wrote its own: read within the readers' limits
+        origin = pyyaml_reader.load_one(str(notes.pop(ORIGIN, "") or "")) or {}
+    except yaml.YAMLError:
+        origin = {}
     notes.pop(TRANSFORMATIONS, None)
     if not notes:
         meta.pop("annotations", None)

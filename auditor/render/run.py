@@ -1,6 +1,12 @@
 """One render: the files it reaches copied out of the tree, the renderer run on them under a
 deadline (or its output taken from the cache), and its objects made Resources placed where a
-person edits them. The kustomize and Helm specifics are in kustomize.py and helm.py."""
+person edits them. The kustomize and Helm specifics are in kustomize.py and helm.py.
+
+The repository is the sandbox of every render (a pull request is untrusted): the copy holds
+the repository's regular files only, and a path that leaves the repository (which, climbing
+past the copy's root, would reach the runner's files) or a link that does stops the render
+with a finding naming it, as does YAML past the readers' limits (pyyaml_reader.Budget) in what
+the placing reads, before anything expands it."""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from pathlib import Path
 from auditor.k8s.objects import CLUSTER_SCOPED_KINDS
 from auditor.model import Finding, Resource
 from auditor.render import (
+    OUTSIDE,
     RENDER_FAILED,
     RENDER_TIMEOUT,
     RENDERER_UNAVAILABLE,
@@ -22,8 +29,8 @@ from auditor.render import (
     problem,
     tools,
 )
-from auditor.repo import manifests
-from auditor.repo.tree import Tree
+from auditor.repo import manifests, pyyaml_reader
+from auditor.repo.tree import SymlinkOutside, Tree
 
 EVERY_FILE = ("",)
 
@@ -40,16 +47,83 @@ class Job:
     findings: list[Finding] = field(default_factory=list)  # what stops it before it runs
 
 
-def read_all(tree: Tree, paths: t.Iterable[str]) -> dict[str, bytes]:
+def read_all(tree: Tree, job: Job) -> dict[str, bytes]:
+    """The bytes of the files `job` reaches, which are all its render sees. A link among them
+    that leads out of the repository stops it (a finding naming the link, never reading it:
+    Argo CD refuses such a repository, and without the file the render would be another,
+    `.Files.Get` reading it as empty)."""
     out: dict[str, bytes] = {}
-    for path in sorted(paths):
-        if path.endswith("/"):
-            continue  # a refused folder: the render that needs it fails, naming it
+    for path in sorted(job.files):
         try:
-            out[path] = tree.read(path)
+            data = tree.read(path)  # a refused folder ("x/") raises why it was refused
+        except SymlinkOutside as exc:
+            job.findings.append(
+                problem(
+                    OUTSIDE,
+                    f"{exc}; {job.tool} reads the repository's files only, so "
+                    f"{job.source.path}/ is not rendered",
+                    job.source,
+                    job.marker,
+                )
+            )
         except (OSError, KeyError):
-            continue
+            continue  # missing or refused otherwise: the renderer names what it lacks
+        else:
+            out[path] = data
     return out
+
+
+def within(job: Job, entry: str, target: str, file: str, line: int) -> bool:
+    """Whether `target` (`entry` as written in `file`, made relative to the repository's root)
+    is inside the repository; if not, the job's finding at `line` names the entry (never
+    what is there: nothing outside is read)."""
+    if not (target == ".." or target.startswith(("../", "/"))):
+        return True
+    job.findings.append(
+        problem(
+            OUTSIDE,
+            f"{entry} leads outside the repository; a render reads the repository's files "
+            f"only, so {job.source.path}/ is not rendered: vendor what it needs into the "
+            "repository",
+            job.source,
+            file,
+            line,
+        )
+    )
+    return False
+
+
+def written(tree: Tree, job: Job, entry: str) -> tuple[str, int]:
+    """Where the Application wrote `entry` (a value file, a component): its file, and the first
+    line holding it (1 when a template made it)."""
+    file = job.source.app or job.marker
+    try:
+        lines = tree.read(file).decode("utf-8", "replace").splitlines()
+    except (OSError, KeyError):
+        return file, 1
+    return file, next((i for i, text in enumerate(lines, 1) if entry in text), 1)
+
+
+def bounded(job: Job, text: str, file: str, line: int | None = None) -> bool:
+    """Whether `text` (YAML the render's placing reads) keeps the limits the manifests keep
+    (pyyaml_reader.Budget); if not, the job's finding at the file (at `line`, for YAML held
+    in a string there) stops the render before anything expands it."""
+    found = pyyaml_reader.over_budget(text, file)
+    if found is None:
+        return True
+    found.cluster = job.source.cluster
+    found.line = line or found.line
+    found.message += f"; {job.source.path}/ is not rendered"
+    job.findings.append(found)
+    return False
+
+
+def bounded_all(job: Job, data: dict[str, bytes], paths: t.Iterable[str]) -> None:
+    """`bounded` for each of `paths` among `data` not judged yet (each overrun a finding)."""
+    judged = {f.file for f in job.findings}
+    for path in paths:
+        if path in data and path not in judged:
+            bounded(job, data[path].decode("utf-8", "replace"), path)
 
 
 def execute(
@@ -80,6 +154,15 @@ def execute(
         ran = tools.Ran(0, "", "")
         for command, cwd in argv(binary, root):
             ran = tools.run(command, cwd=cwd, deadline=tools.DEADLINE)
+            if ran.overflow:
+                return None, problem(
+                    RENDER_FAILED,
+                    f"{job.tool} printed more than {tools.MAX_OUTPUT // 2**20} MiB rendering "
+                    f"{source.path}/ and was stopped, more than Argo CD syncs of a folder; "
+                    "nothing it would make is checked",
+                    source,
+                    job.marker,
+                )
             if ran.returncode is None:
                 return None, problem(
                     RENDER_TIMEOUT,

@@ -11,14 +11,17 @@ from __future__ import annotations
 import functools
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
+import tempfile
 import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.repo.cache import user_cache_root
+from auditor.repo.tree import MAX_FILE_BYTES
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 # In a wheel: auditor/testenv/. In a source checkout: testenv/ beside auditor/ (sandbox/pins.py).
@@ -26,6 +29,9 @@ _PINS = (_PACKAGE / "testenv" / "tools", _PACKAGE.parent / "testenv" / "tools")
 MODULES = {"kustomize": "sigs.k8s.io/kustomize/kustomize/v5", "helm": "helm.sh/helm/v4"}
 VERSION_ARGS = {"kustomize": ("version",), "helm": ("version", "--short")}
 DEADLINE = 60.0  # seconds one render may take; a real one takes well under a second
+# bytes a render may print: as much as Argo CD syncs of a folder of plain manifests (and a file
+# the tree reads, auditor/repo/tree.py); a chart looping without end is stopped at it
+MAX_OUTPUT = MAX_FILE_BYTES
 
 
 class Unavailable(Exception):
@@ -34,11 +40,13 @@ class Unavailable(Exception):
 
 @dataclass(frozen=True)
 class Ran:
-    """What a renderer printed, and how it ended (None: killed at the deadline)."""
+    """What a renderer printed, and how it ended (None: killed at the deadline; `overflow`:
+    it printed more than MAX_OUTPUT, and what it printed is not kept)."""
 
     returncode: int | None
     stdout: str
     stderr: str
+    overflow: bool = False
 
 
 def pinned(tool: str) -> str:
@@ -90,24 +98,42 @@ def find(tool: str) -> str:
 
 def run(argv: t.Sequence[str], cwd: Path, deadline: float = DEADLINE) -> Ran:
     """Run a renderer in its own process group, killed whole when `deadline` seconds pass.
-    Network-free by design: no proxy variables reach it, and helm's caches are kept in `cwd`."""
+    Network-free by design: no proxy variables reach it, and helm's caches are kept in `cwd`.
+    Its output goes to files the kernel holds to MAX_OUTPUT (RLIMIT_FSIZE), never to memory
+    unbounded."""
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env.update(
         HELM_CACHE_HOME=str(cwd / ".helm" / "cache"),
         HELM_CONFIG_HOME=str(cwd / ".helm" / "config"),
         HELM_DATA_HOME=str(cwd / ".helm" / "data"),
     )
-    proc = subprocess.Popen(
-        list(argv), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, start_new_session=True,
-    )  # fmt: skip
-    try:
-        out, err = proc.communicate(timeout=deadline)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        return Ran(None, out, err)
-    return Ran(proc.returncode, out, err)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            list(argv), cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True,
+            preexec_fn=_bounded,
+        )  # fmt: skip
+        try:
+            code: int | None = proc.wait(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            code = None
+        printed, said = _read(out), _read(err)
+    if len(printed) > MAX_OUTPUT:
+        return Ran(code, "", said.decode("utf-8", "replace"), overflow=True)
+    return Ran(code, printed.decode("utf-8", "replace"), said.decode("utf-8", "replace"))
+
+
+def _bounded() -> None:
+    """In the renderer's process, before it runs: no file it writes (its output, helm's cache)
+    past MAX_OUTPUT + 1 bytes (a write past it fails, or the signal ends it), no core file."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT + 1, MAX_OUTPUT + 1))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _read(file: t.IO[bytes]) -> bytes:
+    file.seek(0)
+    return file.read(MAX_OUTPUT + 1)
 
 
 def kube_version() -> str:

@@ -1,10 +1,11 @@
 """The PyYAML reader: any YAML, every problem with its line, and the lines of fields.
 
 libyaml composes the nodes (PyYAML's own composer where libyaml is missing); `_Builder` makes
-the values, with the limits a manifest must keep (MAX_NODES, MAX_DEPTH), keys as Kubernetes
-makes them, and a problem (a Finding of the input rules) for what the API server would refuse
-or read otherwise. It reads whatever the fast reader (auditor/repo/fast_reader.py) leaves,
-and derives the lines of every object's fields when a finding first asks for one.
+the values, with the limits a manifest must keep (MAX_NODES, MAX_DEPTH; where aliases may be,
+the file's `Budget` first, which every reader of the repository's YAML keeps), keys as
+Kubernetes makes them, and a problem (a Finding of the input rules) for what the API server
+would refuse or read otherwise. It reads whatever the fast reader (auditor/repo/fast_reader.py)
+leaves, and derives the lines of every object's fields when a finding first asks for one.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ CONSTRUCT_ERRORS = (ValueError, AttributeError, KeyError, TypeError, OverflowErr
 _SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
 MAX_NODES = 200_000  # per document: far beyond any real manifest, far below an alias bomb
 MAX_DEPTH = 100  # nesting per document: a CRD's schema is the deepest object, at about 40
+# per file, all documents together: the nodes aliases may add to those its text writes (a bomb
+# may be a thousand documents, each below MAX_NODES)
+MAX_ALIASED = MAX_NODES
+# where an alias may be (a false match costs only a walk of the composed graph)
+_ALIAS = re.compile(r"(?:^|[\s\[{,:])\*[^\s,\[\]{}]", re.M)
 Path_ = tuple[str | int, ...]
 
 
@@ -56,6 +62,10 @@ class _Problem(Exception):
     def __init__(self, rule: rules.Rule, message: str, line: int) -> None:
         super().__init__(message)
         self.rule, self.message, self.line = rule, message, line
+
+
+class _Spent(_Problem):
+    """The file's aliases used up MAX_ALIASED: nothing more of it is read."""
 
 
 class _Loader(_BaseLoader):
@@ -76,11 +86,7 @@ class _Builder:
     def build(self, node: yaml.Node, depth: int = 0) -> t.Any:
         self.visited += 1
         if self.visited > MAX_NODES:
-            raise _Problem(
-                YAML_TOO_LARGE,
-                f"document expands to more than {MAX_NODES} nodes (an alias bomb?)",
-                node.start_mark.line + 1,
-            )
+            raise _too_large(node)
         kind = node.__class__
         if kind is _SCALAR:
             # Most scalars in manifests are plain strings: take them as they are, and leave the
@@ -193,19 +199,87 @@ def _go_float(value: float) -> str:
     return f"{signed}{text[:point]}.{text[point:]}"
 
 
+class Budget:
+    """What alias expansion may cost one file, judged on the composed graph (each shared node
+    measured once, so a bomb is never expanded to be judged): no document past MAX_NODES nodes
+    or MAX_DEPTH levels or holding itself, and MAX_ALIASED nodes more than the text writes for
+    all the file's documents together. Every reader of repository YAML keeps it: the manifests
+    (`documents`), embedded YAML (`load_one`), and what a render reads (`over_budget`)."""
+
+    def __init__(self) -> None:
+        self.aliased = 0
+
+    def charge(self, root: yaml.Node) -> None:
+        """Raise the _Problem of the first limit the document under `root` breaks."""
+        nodes, distinct = _measure(root)
+        self.aliased += nodes - distinct
+        if self.aliased > MAX_ALIASED:
+            raise _Spent(
+                YAML_TOO_LARGE,
+                f"the file's aliases expand to more than {MAX_ALIASED} nodes in all (an alias "
+                "bomb?); the rest of the file is not read",
+                root.start_mark.line + 1,
+            )
+
+
+def _measure(root: yaml.Node) -> tuple[int, int]:
+    """(nodes, distinct nodes) of the document under `root` as its aliases expand it; a
+    _Problem past MAX_NODES or MAX_DEPTH, or for an alias inside its own node. Iterative: a
+    graph as deep as the composer allows exhausts no stack."""
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, yaml.Node | None]] = [(root, root)]  # (node, its holder)
+    while stack:
+        node, holder = stack.pop()
+        key = id(node)
+        if holder is None:  # all below it measured
+            on_path.discard(key)
+            kids = _children(node)
+            size[key] = min(1 + sum(size[id(k)] for k in kids), MAX_NODES + 1)
+            height[key] = 1 + max((height[id(k)] for k in kids), default=0)
+            if size[key] > MAX_NODES:
+                raise _too_large(root)
+            if height[key] > MAX_DEPTH:
+                raise _Problem(YAML_TOO_DEEP, _DEEP, node.start_mark.line + 1)
+        elif key in on_path:  # at the node whose alias loops
+            raise _Problem(YAML_RECURSIVE_ALIAS, _LOOPS, holder.start_mark.line + 1)
+        elif key in size:
+            continue
+        elif node.__class__ is _SCALAR:
+            size[key], height[key] = 1, 0
+        else:
+            on_path.add(key)
+            stack.append((node, None))
+            stack.extend((kid, node) for kid in _children(node))
+    return size[id(root)], len(size)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if node.__class__ is _SCALAR:
+        return []
+    if node.__class__ is _SEQUENCE:
+        return t.cast(list[yaml.Node], node.value)
+    return [n for pair in node.value for n in pair]
+
+
+_LOOPS = "an alias refers to a node that contains it, so the document never ends"
+_DEEP = f"the document nests deeper than {MAX_DEPTH} levels; no Kubernetes object does"
+
+
+def _too_large(node: yaml.Node) -> _Problem:
+    return _Problem(
+        YAML_TOO_LARGE,
+        f"document expands to more than {MAX_NODES} nodes (an alias bomb?)",
+        node.start_mark.line + 1,
+    )
+
+
 def _too_deep(node: yaml.Node) -> _Problem:
     looped = _cycle(node)
     if looped is not None:
-        return _Problem(
-            YAML_RECURSIVE_ALIAS,
-            "an alias refers to a node that contains it, so the document never ends",
-            looped.start_mark.line + 1,
-        )
-    return _Problem(
-        YAML_TOO_DEEP,
-        f"the document nests deeper than {MAX_DEPTH} levels; no Kubernetes object does",
-        node.start_mark.line + 1,
-    )
+        return _Problem(YAML_RECURSIVE_ALIAS, _LOOPS, looped.start_mark.line + 1)
+    return _Problem(YAML_TOO_DEEP, _DEEP, node.start_mark.line + 1)
 
 
 def _cycle(start: yaml.Node) -> yaml.Node | None:
@@ -325,6 +399,7 @@ Read = tuple[int, int, dict[str, t.Any]]  # a mapping document: its index in the
 def documents(text: str, file: str) -> Iterator[Read | Finding]:
     """Each mapping document of `text`, and each problem as a Finding, in the file's order."""
     loader = _Loader(text)
+    budget = Budget() if _ALIAS.search(text) else None  # without aliases, the builder's count
     index = -1
     try:
         while True:
@@ -336,9 +411,13 @@ def documents(text: str, file: str) -> Iterator[Read | Finding]:
             if node is None:
                 break
             index += 1
-            builder = _Builder(loader)
             try:
-                body = builder.build(node)
+                if budget is not None:
+                    budget.charge(node)
+                body = _Builder(loader).build(node)
+            except _Spent as p:
+                yield _finding(file, p.line, p.rule, p.message)
+                break
             except _Problem as p:
                 yield _finding(file, p.line, p.rule, p.message)
                 continue
@@ -376,11 +455,32 @@ def load_one(text: str) -> t.Any:
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
-        return None if node is None else _Builder(loader).build(node)
+        if node is None:
+            return None
+        Budget().charge(node)
+        return _Builder(loader).build(node)
     except _Problem as p:
         raise BadYaml(p.message, p.line) from None
     finally:
         loader.dispose()
+
+
+def over_budget(text: str, file: str) -> Finding | None:
+    """The first limit of the file's Budget that `text` breaks, as a Finding at its line; None
+    when it keeps them (or YAML cannot read it: the reader that does says why). For YAML read
+    by other means (a renderer's inputs), which must keep the limits the manifests keep."""
+    loader = _Loader(text)
+    budget = Budget()
+    try:
+        while (node := _next_document(loader)) is not None:
+            budget.charge(node)
+    except _Problem as p:
+        return _finding(file, p.line, p.rule, p.message)
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    return None
 
 
 def _next_document(loader: _BaseLoader) -> yaml.Node | None:
