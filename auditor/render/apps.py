@@ -20,6 +20,7 @@ import typing as t
 from auditor import rules
 from auditor.model import Finding
 from auditor.render import Source, locate
+from auditor.repo import pyyaml_reader
 
 _RULES = rules.of("auditor.render")
 UNREAD = _RULES["argocd-application-unread"]
@@ -46,7 +47,13 @@ def sources(tree: t.Any, clusters: t.Collection[str]) -> tuple[list[Source], lis
             continue
         if API not in data or b"kind: Application" not in data:
             continue
-        for doc in locate.documents(data.decode("utf-8", "replace"), path):
+        text = data.decode("utf-8", "replace")
+        over = pyyaml_reader.over_budget(text, path)  # a bomb is never expanded
+        if over is not None:
+            seen = True
+            findings.append(over)
+            continue
+        for doc in locate.documents(text, path):
             body = doc.body if isinstance(doc.body, dict) else {}
             kind = body.get("kind")
             if kind not in ("Application", "ApplicationSet"):
@@ -247,8 +254,11 @@ def _files(tree: t.Any, entries: list[t.Any], go: bool) -> list[Params]:
         for file in tree.files(""):
             if not fnmatch.fnmatchcase(file, pattern):
                 continue
-            docs = locate.documents(tree.read(file).decode("utf-8", "replace"), file)
-            for doc in docs:
+            text = tree.read(file).decode("utf-8", "replace")
+            over = pyyaml_reader.over_budget(text, file)
+            if over is not None:  # a bomb is never expanded
+                raise _Unread(f"its git files generator reads {file}: {over.message}")
+            for doc in locate.documents(text, file):
                 if isinstance(doc.body, dict):
                     content = doc.body if go else _flat(doc.body)
                     out.append(_path_params(posixpath.dirname(file), go, content))

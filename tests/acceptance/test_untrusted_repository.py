@@ -204,6 +204,19 @@ def plant_values(tmp_path: Path) -> tuple[Path, tuple[str, str, int]]:
     return repo, ("yaml-too-large", "environments/north/nlp.yaml", 1)
 
 
+def plant_application(tmp_path: Path) -> tuple[Path, tuple[str, str, int]]:
+    repo = estate("helm", tmp_path)
+    bomb = "".join(f"        {line}\n" for line in BOMB.splitlines())
+    (repo / "apps/extra.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\n"
+        "metadata: {name: extra, namespace: argocd}\nspec:\n  project: default\n"
+        "  destination: {name: north, namespace: nlp}\n  source:\n"
+        "    repoURL: https://git.example.com/platform.git\n    path: charts/team-space\n"
+        f"    helm:\n      valuesObject:\n{bomb}"
+    )
+    return repo, ("yaml-too-large", "apps/extra.yaml", 1)
+
+
 def plant_tenant(tmp_path: Path) -> tuple[Path, tuple[str, str, int]]:
     repo = copy_estate(tmp_path / "platform", "clusters", "tenants", "schemas")
     bad = "tenants/team-a/gpu-prod/bombs.yaml"
@@ -214,8 +227,14 @@ def plant_tenant(tmp_path: Path) -> tuple[Path, tuple[str, str, int]]:
 
 @pytest.mark.parametrize(
     "plant",
-    [plant_kustomize_patch, plant_patch_file, plant_values, plant_tenant],
-    ids=["kustomize-inline-patch", "kustomize-patch-file", "helm-values", "tenant-manifests"],
+    [plant_kustomize_patch, plant_patch_file, plant_values, plant_application, plant_tenant],
+    ids=[
+        "kustomize-inline-patch",
+        "kustomize-patch-file",
+        "helm-values",
+        "application-values-object",
+        "tenant-manifests",
+    ],
 )
 def test_an_alias_bomb_is_a_finding_within_the_memory_ceiling(
     tmp_path: Path, plant: t.Callable[[Path], tuple[Path, tuple[str, str, int]]]
