@@ -34,7 +34,8 @@ ARTIFACTS = ROOT / "test-artifacts" / "html-reports"
 Doc = dict[str, t.Any]
 
 # Per figure: the series it names, the legend pygal drew, each series' drawn marks (lines, bars,
-# dots), the data it embeds, and its table's rows.
+# dots), the ticks of its y axis, each series' tallest bar on screen (px), the data it embeds, and
+# its table's rows.
 FIGURES = """JSON.stringify([...document.querySelectorAll('figure.chart')].map(f => ({
   id: f.id,
   series: JSON.parse(f.dataset.series),
@@ -44,6 +45,12 @@ FIGURES = """JSON.stringify([...document.querySelectorAll('figure.chart')].map(f
     n[serie] = (n[serie] || 0) + g.querySelectorAll('path.line, rect.rect, circle.dot').length;
     return n; }, {}),
   width: f.querySelector('svg').getBoundingClientRect().width,
+  yticks: [...f.querySelectorAll('svg .axis.y .guides text')].map(t => t.textContent),
+  tallest: [...f.querySelectorAll('svg g.plot > g.series')].reduce((n, g) => {
+    const serie = [...g.classList].find(c => c.startsWith('serie-'));
+    const heights = [...g.querySelectorAll('rect.rect')].map(r => r.getBoundingClientRect().height);
+    n[serie] = Math.max(n[serie] || 0, ...heights);
+    return n; }, {}),
   data: JSON.parse(f.querySelector('script.chart-data').textContent),
   rows: [...f.querySelectorAll('.numbers tbody tr')].map(r => [...r.cells].map(c => c.textContent)),
 })))"""
@@ -100,6 +107,8 @@ def test_the_replay_page_draws_the_day_from_the_reports_timeline() -> None:
     # preemptions: preemptor → victim per side, as the JSON has them
     assert figures["preemptions"]["data"]["preemptions"] == day["preemptions"]
     assert figures["preemptions"]["series"] == ["team-b → team-a (head)"]
+    assert _whole(waits["yticks"]) and _whole(figures["preemptions"]["yticks"])
+    assert _whole(figures["cohort-tree"]["yticks"])
     # the cohort tree: nominal from each side's quota cells, the most used at once from the
     # timeline's series of the queue, the most borrowed from the side's clusterQueues
     tree = figures["cohort-tree"]
@@ -178,8 +187,10 @@ def test_the_fleet_page_draws_drift_by_cluster_and_category_and_the_releases() -
     drift = figures["drift"]
     assert drift["data"]["clusters"] == ["gpu-prod", "gpu-staging"]
     assert drift["data"]["series"] == {"quota": [2, 0], "rbac": [0, 1]}
+    assert _whole(drift["yticks"]), drift["yticks"]  # findings, not 0.2 of one
     assert sorted(f["category"] for f in doc["findings"]) == ["quota", "quota", "rbac"]
     releases = figures["fleet"]
+    assert _whole(releases["yticks"]), releases["yticks"]
     assert releases["data"]["series"] == {
         "minor releases behind": [m["minorsBehind"] for m in doc["fleet"]["clusters"]]
     }
@@ -189,49 +200,94 @@ def test_the_fleet_page_draws_drift_by_cluster_and_category_and_the_releases() -
     ]
 
 
-def test_the_status_page_draws_the_cohort_tree_nominal_used_and_borrowed() -> None:
-    def cq(name: str, nominal: str, used: str, borrowed: str) -> Doc:
-        return {
-            "metadata": {"name": name},
-            "spec": {
-                "cohortName": "ai-shared",
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["nvidia.com/gpu"],
-                        "flavors": [
-                            {
-                                "name": "a100",
-                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": nominal}],
-                            }
-                        ],
-                    }
-                ],
-            },
-            "status": {
-                "flavorsReservation": [
-                    {
-                        "name": "a100",
-                        "resources": [
-                            {"name": "nvidia.com/gpu", "total": used, "borrowed": borrowed}
-                        ],
-                    }
-                ]
-            },
-        }
+def _gpu_queue(name: str, nominal: dict[str, str], used: dict[str, str], borrowed: str) -> Doc:
+    """A ClusterQueue of cpu, memory and GPUs on one flavor, a100, in cohort ai-shared; it
+    borrows only GPUs."""
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "cohortName": "ai-shared",
+            "resourceGroups": [
+                {
+                    "coveredResources": list(nominal),
+                    "flavors": [
+                        {
+                            "name": "a100",
+                            "resources": [
+                                {"name": r, "nominalQuota": q} for r, q in nominal.items()
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+        "status": {
+            "flavorsReservation": [
+                {
+                    "name": "a100",
+                    "resources": [
+                        {
+                            "name": r,
+                            "total": u,
+                            "borrowed": borrowed if r == "nvidia.com/gpu" else "0",
+                        }
+                        for r, u in used.items()
+                    ],
+                }
+            ]
+        },
+    }
 
-    live = LiveStatus([cq("team-a-cq", "16", "20", "4"), cq("team-b-cq", "16", "6", "0")], [], [])
+
+def _whole(ticks: list[str]) -> bool:
+    return bool(ticks) and all(re.fullmatch(r"\d+", tick) for tick in ticks)
+
+
+def test_the_status_page_draws_each_resource_on_its_own_axis_gpus_first() -> None:
+    """A GPU cluster: 2 TiB of memory beside 16 GPUs. Each resource is its own chart, GPUs
+    first, counted on whole ticks, and a queue's GPU bars stand tall enough to read."""
+    live = LiveStatus(
+        [
+            _gpu_queue(
+                "team-a-cq",
+                {"cpu": "256", "memory": "2Ti", "nvidia.com/gpu": "16"},
+                {"cpu": "200", "memory": "1536Gi", "nvidia.com/gpu": "20"},
+                "4",
+            ),
+            _gpu_queue(
+                "team-b-cq",
+                {"cpu": "256", "memory": "2Ti", "nvidia.com/gpu": "16"},
+                {"cpu": "48", "memory": "384Gi", "nvidia.com/gpu": "6"},
+                "0",
+            ),
+        ],
+        [],
+        [],
+    )
     snapshot = Snapshot(live, cluster_profile())
     doc, page = both(Report("status", [], [ClusterResult("gpu-staging")], section=snapshot))
     figures = opened("status", page)
-    tree = figures["cohort-quota"]
-    assert tree["series"] == ["nominal", "used", "borrowed"]
-    cells = [(q["name"], c) for q in doc["clusterQueues"] for c in q["quota"]]
-    assert tree["data"]["series"] == {
-        "nominal": [float(c["nominalQuota"]) for _, c in cells],
-        "used": [float(c["used"]) for _, c in cells],
-        "borrowed": [float(c["borrowed"]) for _, c in cells],
+    assert list(figures) == ["quota-nvidia-com-gpu", "quota-cpu", "quota-memory"]
+    gpus = figures["quota-nvidia-com-gpu"]
+    assert gpus["series"] == ["nominal", "used", "borrowed"]
+    assert gpus["data"]["unit"] == "GPUs" and _whole(gpus["yticks"]), gpus["yticks"]
+    assert gpus["yticks"][-1] == "20"  # the axis ends where team-a's 20 GPUs do
+    cells = [
+        c for q in doc["clusterQueues"] for c in q["quota"] if c["resource"] == "nvidia.com/gpu"
+    ]
+    assert gpus["data"]["series"] == {
+        "nominal": [float(c["nominalQuota"]) for c in cells],
+        "used": [float(c["used"]) for c in cells],
+        "borrowed": [float(c["borrowed"]) for c in cells],
     }
-    assert tree["rows"][0] == ["ai-shared", "team-a-cq", "a100", "nvidia.com/gpu", "16", "20", "4"]
+    # the used bar of 20 GPUs is most of the plot's height, not a hairline under 4e12
+    assert gpus["tallest"]["serie-1"] > 200, gpus["tallest"]
+    assert gpus["rows"][0] == ["ai-shared", "team-a-cq", "a100", "16", "20", "4"]
+    memory = figures["quota-memory"]
+    assert memory["data"]["unit"] == "memory (GiB)"
+    assert memory["data"]["series"]["nominal"] == [2048.0, 2048.0]
+    assert memory["data"]["series"]["used"] == [1536.0, 384.0]
+    assert figures["quota-cpu"]["data"]["series"]["used"] == [200.0, 48.0]
 
 
 def test_a_page_is_the_same_bytes_for_the_same_report_and_runs_no_script() -> None:

@@ -35,6 +35,7 @@ def charts(doc: Doc) -> list[Chart]:
         series,
         y_title="findings",
         stacked=True,
+        whole=True,
     )
     rows = [[c, *(series[k][i] for k in series)] for i, c in enumerate(clusters)]
     return [
@@ -62,6 +63,7 @@ def fleet_charts(fleet: Doc) -> list[Chart]:
         names,
         series,
         y_title="minor releases",
+        whole=True,
     )
     rows = [
         [

@@ -66,6 +66,7 @@ def _waits(day: Doc) -> Chart:
         day["waitBins"],
         series,
         y_title="Workloads",
+        whole=True,
         colors=draw.paired_colors(names, tint_base=True),
     )
     rows = [[b, *(series[n][i] for n in names)] for i, b in enumerate(day["waitBins"])]
@@ -102,6 +103,7 @@ def _preemptions(day: Doc, replay: Doc) -> Chart:
         y_title=f"preemptions per {day['stepSeconds']:g} s",
         big=list(livelocks),
         xrange=(0.0, round(day["times"][-1] / 3600, 4)),
+        whole=True,
     )
     return Chart(
         "preemptions",
@@ -186,6 +188,7 @@ def _cohort_tree(replay: Doc) -> Chart:
         labels,
         series,
         y_title="GPUs",
+        whole=True,
         colors=draw.paired_colors(list(series), tint_base=True),
     )
 
