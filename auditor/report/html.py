@@ -15,7 +15,7 @@ import typing as t
 
 from auditor.model import Report
 from auditor.report.charts import Chart
-from auditor.report.pages import sections
+from auditor.report.pages import lead, sections
 from auditor.report.pages.parts import Doc, e, table
 
 STYLE = """
@@ -33,6 +33,11 @@ table{border-collapse:collapse;font-size:13px}
 th,td{border:1px solid #ccc;padding:2px 6px;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 caption{text-align:left;font-style:italic}
+.answer{margin:1rem 0;padding:.6rem 1rem;border-left:5px solid #0072B2;background:#f3f7fb}
+.answer.misses{border-left-color:#D55E00}.answer .headline{color:#444;margin-top:0}
+#target,#recommended,.answer dl{font-size:1.1rem}.answer dl{display:grid;
+ grid-template-columns:max-content 1fr;gap:.2rem 1rem}.answer dt{font-weight:600}
+.answer dd{margin:0}.answer ul{margin:0;padding-left:1.2rem}
 @media (max-width:900px){figure{grid-template-columns:1fr}}
 """
 
@@ -45,7 +50,7 @@ def write(report: Report, stream: t.TextIO) -> None:
 def page(doc: Doc) -> str:
     """The whole HTML document for a JSON report."""
     title = f"kueue-gitops {doc['command']}: {doc['status']}"
-    parts = [_verdict(doc)]
+    parts = [_verdict(doc), lead(doc)]
     for section, figures in sections(doc):
         parts.append(f"<h2>{e(section)}</h2>")
         parts.extend(_figure(c) for c in figures)

@@ -22,6 +22,7 @@ from auditor import rules
 from auditor.cli.main import cli
 from auditor.drift.fleet import Fleet, Member
 from auditor.model import ClusterResult, Finding, Report
+from auditor.replay.sweep import Axis, Point, Sweep, Target, mark_frontier, meets
 from auditor.report import REPORTER_BY_NAME
 from auditor.status import LiveStatus, Snapshot
 from tests import chromium
@@ -56,6 +57,23 @@ FIGURES = """JSON.stringify([...document.querySelectorAll('figure.chart')].map(f
 })))"""
 
 
+# What a page leads with, as a person reads it, and whether it is on the first screen above every
+# chart.
+ANSWER = """(() => {
+  const text = s => document.querySelector(s) ? document.querySelector(s).innerText : null;
+  const answer = document.querySelector('#answer');
+  const figure = document.querySelector('figure');
+  return JSON.stringify({
+    target: text('#target'), recommended: text('#recommended'),
+    when: text('#when'), where: text('#where'), preempts: text('#preempts'),
+    changed: [...document.querySelectorAll('#answer table tbody tr')].map(
+      r => [...r.cells].map(c => c.textContent)),
+    first: !!answer && answer.getBoundingClientRect().bottom < window.innerHeight
+      && (!figure || answer.getBoundingClientRect().bottom <= figure.getBoundingClientRect().top),
+  });
+})()"""
+
+
 def both(report: Report) -> tuple[Doc, str]:
     """The report as -o json and as -o html."""
     out, page = io.StringIO(), io.StringIO()
@@ -82,6 +100,13 @@ def opened(name: str, page: str) -> dict[str, Doc]:
             assert f["drawn"].get(f"serie-{i}", 0) > 0, (f["id"], _series)
         assert f["width"] > 300, f["id"]  # laid out, not collapsed
     return figures
+
+
+def answer(name: str, page: str) -> Doc:
+    """The page's answer as Chromium shows it (the page opened by `opened` first)."""
+    seen = chromium.visit(ARTIFACTS / f"{name}.html", ANSWER)
+    assert seen.errors == []
+    return t.cast(Doc, json.loads(seen.value))
 
 
 def test_the_replay_page_draws_the_day_from_the_reports_timeline() -> None:
@@ -288,6 +313,49 @@ def test_the_status_page_draws_each_resource_on_its_own_axis_gpus_first() -> Non
     assert memory["data"]["series"]["nominal"] == [2048.0, 2048.0]
     assert memory["data"]["series"]["used"] == [1536.0, 384.0]
     assert figures["quota-cpu"]["data"]["series"]["used"] == [200.0, 48.0]
+
+
+def _sweep(p95_target: float) -> Sweep:
+    """team-a's a100 GPUs, 2 now, tried at 1 to 4: the wait falls as the quota grows."""
+    axis = Axis("ClusterQueue", "team-a-cq", "nominalQuota", ("1", "2", "3", "4"), "a100",
+                "nvidia.com/gpu")  # fmt: skip
+    target = Target(tenant="team-a", p95_wait=p95_target)
+    s = Sweep("lab", "HEAD", "v0.19.2", [axis], ["2"], target, 6)
+    waits = {"1": 3000.0, "2": 1800.0, "3": 600.0, "4": 600.0}
+    s.points = [Point((v,), abs(int(v) - 2), waits[v], 0, 0, 0) for v in axis.values]
+    for p in s.points:
+        p.meets = meets(p, target)
+    mark_frontier(s.points)
+    return s
+
+
+def test_the_sweep_page_leads_with_the_target_and_the_recommended_change() -> None:
+    s = _sweep(660.0)
+    doc, page = both(Report("plan", s.findings(), [ClusterResult("lab")], section=s))
+    figures = opened("plan-sweep", page)
+    shown = answer("plan-sweep", page)
+    assert shown["first"]  # on the first screen, above the frontier
+    assert (
+        shown["target"] == "Target: team-a's p95 wait ≤ 11.0m, no livelock, nothing never admitted"
+    )
+    label = "team-a-cq a100/nvidia.com/gpu nominalQuota"
+    assert shown["recommended"].startswith(f"Recommended change: {label} 2 → 3 (size 1)")
+    assert shown["changed"] == [[label, "2", "3"]]
+    assert doc["sweep"]["best"]["values"] == {label: "3"}
+    # then the frontier: the recommended point drawn on it, the frontier's rows first
+    frontier = figures["sweep"]
+    assert frontier["series"] == ["meets", "misses", "frontier", "recommended"]
+    assert [r[0] for r in frontier["rows"]] == ["2", "3", "1", "4"]
+    assert [r[-1] for r in frontier["rows"]] == ["", "◀", "", ""]
+
+
+def test_the_sweep_page_says_first_that_no_point_meets_the_target() -> None:
+    s = _sweep(60.0)
+    _, page = both(Report("plan", s.findings(), [ClusterResult("lab")], section=s))
+    opened("plan-sweep-unmet", page)
+    shown = answer("plan-sweep-unmet", page)
+    assert shown["first"] and shown["target"].startswith("Target: team-a's p95 wait ≤ 60s")
+    assert shown["recommended"].startswith("No point meets the target")
 
 
 def test_a_page_is_the_same_bytes_for_the_same_report_and_runs_no_script() -> None:

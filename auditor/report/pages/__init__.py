@@ -9,6 +9,13 @@ from auditor.report.pages import drift, quota, replay, status, sweep
 from auditor.report.pages.parts import Doc
 
 
+def lead(doc: Doc) -> str:
+    """The answer a page leads with, above its charts (HTML; empty for a page without one)."""
+    if "sweep" in doc:
+        return sweep.lead(doc["sweep"])
+    return ""
+
+
 def sections(doc: Doc) -> list[tuple[str, list[Chart]]]:
     """The charts of a report, by section: what the command's JSON holds decides."""
     out: list[tuple[str, list[Chart]]] = []
