@@ -193,3 +193,31 @@ def _tint(color: str) -> str:
     """The colour half-way to white."""
     rgb = [int(color[i : i + 2], 16) for i in (1, 3, 5)]
     return "#" + "".join(f"{(c + 255) // 2:02X}" for c in rgb)
+
+
+def timeline(
+    key: str,
+    title: str,
+    rows: list[tuple[str, int]],
+    series: dict[str, list[tuple[float, float]]],
+    *,
+    x_title: str,
+    xrange: tuple[float, float],
+) -> str:
+    """Events on a time axis, one row per thing (`rows`: its label and its y), a series per kind
+    of event, drawn large."""
+    chart = pygal.XY(
+        **_config(
+            title,
+            x_title=x_title,
+            stroke=False,
+            xrange=xrange,
+            range=(-0.5, len(rows) - 0.5),
+            y_labels=[{"label": label, "value": y} for label, y in rows],
+            height=max(240, 120 + 36 * len(rows)),
+            legend_at_bottom=False,
+        )
+    )
+    for name, points in series.items():
+        chart.add(name, points, dots_size=6)
+    return _svg(chart, key)

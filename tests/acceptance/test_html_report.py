@@ -22,7 +22,9 @@ from auditor import rules
 from auditor.cli.main import cli
 from auditor.drift.fleet import Fleet, Member
 from auditor.model import ClusterResult, Finding, Report
+from auditor.replay import livestart
 from auditor.replay.sweep import Axis, Point, Sweep, Target, mark_frontier, meets
+from auditor.replay.trace import TracedWorkload
 from auditor.report import REPORTER_BY_NAME
 from auditor.status import LiveStatus, Snapshot
 from tests import chromium
@@ -356,6 +358,64 @@ def test_the_sweep_page_says_first_that_no_point_meets_the_target() -> None:
     shown = answer("plan-sweep-unmet", page)
     assert shown["first"] and shown["target"].startswith("Target: team-a's p95 wait ≤ 60s")
     assert shown["recommended"].startswith("No point meets the target")
+
+
+BUSY = ["team-b/train-0", "team-b/train-1", "team-b/train-2", livestart.JOB_NAME]
+
+
+def _forecast(events: dict[int, list[Doc]], pending: str | None = None) -> livestart.Forecast:
+    """The simulator's output for three of team-b's Workloads running now and the Job, read as
+    `plan --live --job` reads it."""
+    start = livestart.LiveStart(BUSY, [{}, {}, {}, {}])
+    out = {"workloads": [{"index": i, "events": events.get(i, [])} for i in range(len(BUSY))]}
+    out["workloads"][3] |= {"pendingReason": pending} if pending else {}
+    job = TracedWorkload("team-a", "batch", "high", {"nvidia.com/gpu": "4"}, 1, 0.0, 3600.0)
+    return livestart.forecast(out, start, job, cluster="lab", release="v0.19.2")
+
+
+def test_the_job_page_says_when_where_and_whom_it_preempts_then_the_timeline() -> None:
+    running = {"at": 0.0, "kind": "admitted"}
+    f = _forecast(
+        {
+            0: [running, {"at": 120.0, "kind": "finished"}],
+            1: [running, {"at": 240.0, "kind": "preempted", "by": 3}],
+            2: [running],
+            3: [
+                {
+                    "at": 240.0,
+                    "kind": "admitted",
+                    "clusterQueue": "team-a-cq",
+                    "flavors": "nvidia.com/gpu=a100",
+                }
+            ],
+        }
+    )
+    doc, page = both(Report("plan", f.findings(), [ClusterResult("lab")], section=f))
+    figures = opened("plan-job", page)
+    shown = answer("plan-job", page)
+    assert shown["first"]
+    assert shown["when"] == "admitted after 4.0m"
+    assert shown["where"] == "ClusterQueue team-a-cq, flavors nvidia.com/gpu=a100"
+    assert shown["preempts"] == "team-b/train-1" == doc["job"]["preempts"][0]
+    timeline = figures["job-timeline"]
+    assert timeline["series"] == ["finished", "preempted", "admitted"]
+    assert sorted(timeline["yticks"]) == sorted([livestart.JOB_NAME, *BUSY[:2]])
+    assert timeline["rows"] == [
+        ["2.0m", "team-b/train-0", "finished", "", ""],
+        ["4.0m", "team-b/train-1", "preempted", livestart.JOB_NAME, ""],
+        ["4.0m", livestart.JOB_NAME, "admitted", "", "nvidia.com/gpu=a100"],
+    ]
+    assert timeline["data"]["changes"] == doc["job"]["changes"]
+
+
+def test_the_job_page_says_first_why_it_is_never_admitted() -> None:
+    f = _forecast({0: [{"at": 0.0, "kind": "admitted"}]}, pending="insufficient quota for a100")
+    doc, page = both(Report("plan", f.findings(), [ClusterResult("lab")], section=f))
+    opened("plan-job-never", page)
+    shown = answer("plan-job-never", page)
+    assert shown["first"] and doc["status"] == "findings"
+    assert shown["when"] == "never admitted: insufficient quota for a100"
+    assert (shown["where"], shown["preempts"]) == ("-", "nothing")
 
 
 def test_a_page_is_the_same_bytes_for_the_same_report_and_runs_no_script() -> None:

@@ -5,7 +5,7 @@ lays a page out."""
 from __future__ import annotations
 
 from auditor.report.charts import Chart
-from auditor.report.pages import drift, quota, replay, status, sweep
+from auditor.report.pages import drift, job, quota, replay, status, sweep
 from auditor.report.pages.parts import Doc
 
 
@@ -13,6 +13,8 @@ def lead(doc: Doc) -> str:
     """The answer a page leads with, above its charts (HTML; empty for a page without one)."""
     if "sweep" in doc:
         return sweep.lead(doc["sweep"])
+    if "job" in doc:
+        return job.lead(doc["job"])
     return ""
 
 
@@ -24,7 +26,7 @@ def sections(doc: Doc) -> list[tuple[str, list[Chart]]]:
     elif "sweep" in doc:
         out.append(("The sweep's frontier", [sweep.chart(doc["sweep"])]))
     elif "job" in doc:
-        pass  # plan --job: a forecast, told in the findings and the JSON; nothing to draw
+        out.append(("The timeline that leads there", job.charts(doc["job"])))
     elif doc["command"] == "plan":
         out.append(("Quota, base → head", quota.charts(doc)))
     if doc["command"] == "drift":
