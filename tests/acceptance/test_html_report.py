@@ -3,17 +3,17 @@ the page loads with no console error and asks the network for nothing, every cha
 the series it names, the data each chart was drawn from equals the JSON report's, and a
 screenshot of each page is kept in test-artifacts/html-reports/ (CI uploads that folder).
 
-The plan is the CLI's on a git repository of its own; the replay's, the fleet's and status's
-pages are drawn from reports made of their commands' own sections (the replay's from the
-simulator's output format, read by auditor/replay/sim.py). tests/integration/test_replay_sim.py
-opens the page `plan --replay` writes with the real simulator."""
+The plan is the CLI's on a git repository of its own; the replay's, the sweep's, the job's, the
+fleet's and status's pages are drawn from reports made of their commands' own sections (the
+replay's and the job's from the simulator's output format, read by auditor/replay/sim.py and
+auditor/replay/livestart.py). The sweep's and the job's pages lead with the answer, on the first
+screen above every chart. tests/integration/ opens the pages the real commands write
+(test_replay_sim.py, test_status_live.py, test_plan_job.py)."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
-import typing as t
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -25,90 +25,11 @@ from auditor.model import ClusterResult, Finding, Report
 from auditor.replay import livestart
 from auditor.replay.sweep import Axis, Point, Sweep, Target, mark_frontier, meets
 from auditor.replay.trace import TracedWorkload
-from auditor.report import REPORTER_BY_NAME
 from auditor.status import LiveStatus, Snapshot
-from tests import chromium
-from tests.conftest import ROOT
 from tests.estate import copy_estate
+from tests.html_pages import Doc, answer, both, opened
 from tests.unit.conftest import Revisions, cluster_profile
 from tests.unit.replay.test_timeline import comparison
-
-ARTIFACTS = ROOT / "test-artifacts" / "html-reports"
-Doc = dict[str, t.Any]
-
-# Per figure: the series it names, the legend pygal drew, each series' drawn marks (lines, bars,
-# dots), the ticks of its y axis, each series' tallest bar on screen (px), the data it embeds, and
-# its table's rows.
-FIGURES = """JSON.stringify([...document.querySelectorAll('figure.chart')].map(f => ({
-  id: f.id,
-  series: JSON.parse(f.dataset.series),
-  legend: [...f.querySelectorAll('svg .legends .legend text')].map(t => t.textContent),
-  drawn: [...f.querySelectorAll('svg g.plot > g.series')].reduce((n, g) => {
-    const serie = [...g.classList].find(c => c.startsWith('serie-'));
-    n[serie] = (n[serie] || 0) + g.querySelectorAll('path.line, rect.rect, circle.dot').length;
-    return n; }, {}),
-  width: f.querySelector('svg').getBoundingClientRect().width,
-  yticks: [...f.querySelectorAll('svg .axis.y .guides text')].map(t => t.textContent),
-  tallest: [...f.querySelectorAll('svg g.plot > g.series')].reduce((n, g) => {
-    const serie = [...g.classList].find(c => c.startsWith('serie-'));
-    const heights = [...g.querySelectorAll('rect.rect')].map(r => r.getBoundingClientRect().height);
-    n[serie] = Math.max(n[serie] || 0, ...heights);
-    return n; }, {}),
-  data: JSON.parse(f.querySelector('script.chart-data').textContent),
-  rows: [...f.querySelectorAll('.numbers tbody tr')].map(r => [...r.cells].map(c => c.textContent)),
-})))"""
-
-
-# What a page leads with, as a person reads it, and whether it is on the first screen above every
-# chart.
-ANSWER = """(() => {
-  const text = s => document.querySelector(s) ? document.querySelector(s).innerText : null;
-  const answer = document.querySelector('#answer');
-  const figure = document.querySelector('figure');
-  return JSON.stringify({
-    target: text('#target'), recommended: text('#recommended'),
-    when: text('#when'), where: text('#where'), preempts: text('#preempts'),
-    changed: [...document.querySelectorAll('#answer table tbody tr')].map(
-      r => [...r.cells].map(c => c.textContent)),
-    first: !!answer && answer.getBoundingClientRect().bottom < window.innerHeight
-      && (!figure || answer.getBoundingClientRect().bottom <= figure.getBoundingClientRect().top),
-  });
-})()"""
-
-
-def both(report: Report) -> tuple[Doc, str]:
-    """The report as -o json and as -o html."""
-    out, page = io.StringIO(), io.StringIO()
-    REPORTER_BY_NAME["json"](report, out)
-    REPORTER_BY_NAME["html"](report, page)
-    return json.loads(out.getvalue()), page.getvalue()
-
-
-def opened(name: str, page: str) -> dict[str, Doc]:
-    """The page in Chromium: no error, no request but the page itself; its figures by id."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / f"{name}.html"
-    path.write_text(page)
-    seen = chromium.visit(path, FIGURES)
-    (ARTIFACTS / f"{name}.png").write_bytes(seen.screenshot)
-    assert seen.errors == []
-    assert seen.requests == [path.resolve().as_uri()]
-    assert seen.screenshot.startswith(b"\x89PNG")
-    assert "<script src" not in page and "http://" not in page.replace("http://www.w3.org", "")
-    figures = {f["id"]: f for f in json.loads(seen.value)}
-    for f in figures.values():
-        assert f["legend"] == f["series"], f["id"]
-        for i, _series in enumerate(f["series"]):
-            assert f["drawn"].get(f"serie-{i}", 0) > 0, (f["id"], _series)
-        assert f["width"] > 300, f["id"]  # laid out, not collapsed
-    return figures
-
-
-def answer(name: str, page: str) -> Doc:
-    """The page's answer as Chromium shows it (the page opened by `opened` first)."""
-    seen = chromium.visit(ARTIFACTS / f"{name}.html", ANSWER)
-    assert seen.errors == []
-    return t.cast(Doc, json.loads(seen.value))
 
 
 def test_the_replay_page_draws_the_day_from_the_reports_timeline() -> None:
@@ -335,7 +256,7 @@ def test_the_sweep_page_leads_with_the_target_and_the_recommended_change() -> No
     s = _sweep(660.0)
     doc, page = both(Report("plan", s.findings(), [ClusterResult("lab")], section=s))
     figures = opened("plan-sweep", page)
-    shown = answer("plan-sweep", page)
+    shown = answer("plan-sweep")
     assert shown["first"]  # on the first screen, above the frontier
     assert (
         shown["target"] == "Target: team-a's p95 wait ≤ 11.0m, no livelock, nothing never admitted"
@@ -355,7 +276,7 @@ def test_the_sweep_page_says_first_that_no_point_meets_the_target() -> None:
     s = _sweep(60.0)
     _, page = both(Report("plan", s.findings(), [ClusterResult("lab")], section=s))
     opened("plan-sweep-unmet", page)
-    shown = answer("plan-sweep-unmet", page)
+    shown = answer("plan-sweep-unmet")
     assert shown["first"] and shown["target"].startswith("Target: team-a's p95 wait ≤ 60s")
     assert shown["recommended"].startswith("No point meets the target")
 
@@ -392,7 +313,7 @@ def test_the_job_page_says_when_where_and_whom_it_preempts_then_the_timeline() -
     )
     doc, page = both(Report("plan", f.findings(), [ClusterResult("lab")], section=f))
     figures = opened("plan-job", page)
-    shown = answer("plan-job", page)
+    shown = answer("plan-job")
     assert shown["first"]
     assert shown["when"] == "admitted after 4.0m"
     assert shown["where"] == "ClusterQueue team-a-cq, flavors nvidia.com/gpu=a100"
@@ -412,7 +333,7 @@ def test_the_job_page_says_first_why_it_is_never_admitted() -> None:
     f = _forecast({0: [{"at": 0.0, "kind": "admitted"}]}, pending="insufficient quota for a100")
     doc, page = both(Report("plan", f.findings(), [ClusterResult("lab")], section=f))
     opened("plan-job-never", page)
-    shown = answer("plan-job-never", page)
+    shown = answer("plan-job-never")
     assert shown["first"] and doc["status"] == "findings"
     assert shown["when"] == "never admitted: insufficient quota for a100"
     assert (shown["where"], shown["preempts"]) == ("-", "nothing")
