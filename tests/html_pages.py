@@ -48,6 +48,7 @@ ANSWER = """(() => {
   const figure = document.querySelector('figure');
   return JSON.stringify({
     target: text('#target'), recommended: text('#recommended'),
+    chosen: text('#chosen-as'), apart: text('#never-admitted'), capacity: text('#capacity'),
     when: text('#when'), where: text('#where'), preempts: text('#preempts'),
     changed: [...document.querySelectorAll('#answer table tbody tr')].map(
       r => [...r.cells].map(c => c.textContent)),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import typing as t
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -238,6 +239,9 @@ def test_the_status_page_draws_each_resource_on_its_own_axis_gpus_first() -> Non
     assert figures["quota-cpu"]["data"]["series"]["used"] == [200.0, 48.0]
 
 
+LABEL = "team-a-cq a100/nvidia.com/gpu nominalQuota"  # the sweep's one axis
+
+
 def _sweep(p95_target: float) -> Sweep:
     """team-a's a100 GPUs, 2 now, tried at 1 to 4: the wait falls as the quota grows."""
     axis = Axis("ClusterQueue", "team-a-cq", "nominalQuota", ("1", "2", "3", "4"), "a100",
@@ -261,7 +265,7 @@ def test_the_sweep_page_leads_with_the_target_and_the_recommended_change() -> No
     assert (
         shown["target"] == "Target: team-a's p95 wait ≤ 11.0m, no livelock, nothing never admitted"
     )
-    label = "team-a-cq a100/nvidia.com/gpu nominalQuota"
+    label = LABEL
     assert shown["recommended"].startswith(f"Recommended change: {label} 2 → 3 (size 1)")
     assert shown["changed"] == [[label, "2", "3"]]
     assert doc["sweep"]["best"]["values"] == {label: "3"}
@@ -269,7 +273,7 @@ def test_the_sweep_page_leads_with_the_target_and_the_recommended_change() -> No
     frontier = figures["sweep"]
     assert frontier["series"] == ["meets", "misses", "frontier", "recommended"]
     assert [r[0] for r in frontier["rows"]] == ["2", "3", "1", "4"]
-    assert [r[-1] for r in frontier["rows"]] == ["", "◀", "", ""]
+    assert [r[-2] for r in frontier["rows"]] == ["", "◀", "", ""]  # the column "recommended"
 
 
 def test_the_sweep_page_says_first_that_no_point_meets_the_target() -> None:
@@ -279,6 +283,54 @@ def test_the_sweep_page_says_first_that_no_point_meets_the_target() -> None:
     shown = answer("plan-sweep-unmet")
     assert shown["first"] and shown["target"].startswith("Target: team-a's p95 wait ≤ 60s")
     assert shown["recommended"].startswith("No point meets the target")
+
+
+class _Planned(Sweep):
+    """A sweep that also says what its answer rests on, in the keys auditor/replay/sweep.py adds
+    for issue 45 item 3 (how the recommendation is chosen, the Workloads no point admits, where
+    the nodes' capacity was read, and per point whether the nodes hold its quotas)."""
+
+    def to_json(self) -> dict[str, t.Any]:
+        doc = super().to_json()
+        doc["sweep"] |= {
+            "bestChosenAs": "the smallest change that meets the target, then the shortest wait",
+            "neverAdmittedAnywhere": [
+                {
+                    "namespace": "team-z",
+                    "localQueue": "batch",
+                    "workloads": 3,
+                    "reason": "no ClusterQueue selects the namespace",
+                }
+            ],
+            "capacity": "the capacity clusters/lab/cluster.yaml declares",
+        }
+        for p in doc["sweep"]["points"]:
+            over = ["a100/nvidia.com/gpu 4 > 3"] if p["values"][LABEL] == "4" else []
+            p |= {"feasible": not over, "overCapacity": over}
+        return doc
+
+
+def test_the_sweep_page_says_what_the_answer_rests_on_where_the_sweep_says_it() -> None:
+    s = _sweep(660.0)
+    planned = _Planned(s.cluster, s.revision, s.release, s.axes, s.now, s.target, 6, s.points)
+    _, page = both(Report("plan", [], [ClusterResult("lab")], section=planned))
+    figures = opened("plan-sweep-rests-on", page)
+    shown = answer("plan-sweep-rests-on")
+    assert shown["first"]
+    assert shown["chosen"] == (
+        "Chosen as the smallest change that meets the target, then the shortest wait."
+    )
+    assert [line for line in shown["apart"].splitlines() if line][1:] == [
+        "team-z/batch: 3 Workload(s), no ClusterQueue selects the namespace"
+    ]
+    assert (
+        shown["capacity"]
+        == "Quotas checked against the capacity clusters/lab/cluster.yaml declares."
+    )
+    frontier = figures["sweep"]
+    assert "infeasible" in frontier["series"]
+    [four] = [r for r in frontier["rows"] if r[0] == "4"]
+    assert four[-1] == "a100/nvidia.com/gpu 4 > 3"
 
 
 BUSY = ["team-b/train-0", "team-b/train-1", "team-b/train-2", livestart.JOB_NAME]

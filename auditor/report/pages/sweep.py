@@ -63,7 +63,31 @@ def lead(sweep: Doc) -> str:
         )
         if rows:
             out.append(table(["field", "now", "recommended"], rows, "The recommended change"))
+    out += _assumed(sweep)
     return f'<section id="answer" class="answer">{"".join(out)}</section>'
+
+
+def _assumed(sweep: Doc) -> list[str]:
+    """What the answer rests on, where the sweep says it: how the recommendation is chosen (its
+    tie-break), the Workloads no point admits (apart, not counted against the target), and what
+    the nodes' capacity was read from."""
+    out = []
+    if sweep.get("bestChosenAs"):
+        out.append(f'<p id="chosen-as">Chosen as {e(sweep["bestChosenAs"])}.</p>')
+    apart = sweep.get("neverAdmittedAnywhere") or []
+    if apart:
+        items = "".join(
+            f"<li>{e(a['namespace'])}/{e(a['localQueue'])}: {e(a['workloads'])} Workload(s), "
+            f"{e(a['reason'])}</li>"
+            for a in apart
+        )
+        out.append(
+            '<div id="never-admitted"><p>Never admitted at any point of the grid, so not '
+            f"counted against the target:</p><ul>{items}</ul></div>"
+        )
+    if sweep.get("capacity"):
+        out.append(f'<p id="capacity">Quotas checked against {e(sweep["capacity"])}.</p>')
+    return out
 
 
 def chart(sweep: Doc) -> Chart:
@@ -74,6 +98,7 @@ def chart(sweep: Doc) -> Chart:
     groups: dict[str, list[tuple[float, float]]] = {
         "meets": [],
         "misses": [],
+        "infeasible": [],  # its quotas beyond what the nodes hold
         "frontier": [],
         "recommended": [],
     }
@@ -83,7 +108,8 @@ def chart(sweep: Doc) -> Chart:
 
     for p in sweep["points"]:
         at = (p["change"], float(p["p95WaitSeconds"] or 0.0))
-        groups["meets" if p["meets"] else "misses"].append(at)
+        verdict = "meets" if p["meets"] else "misses"
+        groups["infeasible" if p.get("feasible") is False else verdict].append(at)
         for name, member in (("frontier", p["frontier"]), ("recommended", recommended(p))):
             if member:
                 groups[name].append(at)
@@ -110,6 +136,7 @@ def chart(sweep: Doc) -> Chart:
             "meets",
             "frontier",
             "recommended",
+            "over capacity",
         ],
         [_row(p, recommended(p)) for p in ordered],
         {"points": sweep["points"], "best": best},
@@ -118,5 +145,7 @@ def chart(sweep: Doc) -> Chart:
 
 def _row(p: Doc, recommended: bool) -> list[t.Any]:
     wait = float(p["p95WaitSeconds"] or 0.0)
-    return [*p["values"].values(), p["change"], wait, p["preemptions"], p["meets"],
-            "*" if p["frontier"] else "", "◀" if recommended else ""]  # fmt: skip
+    return [*p["values"].values(), p["change"], wait, p["preemptions"],
+            "yes" if p["meets"] else "no",
+            "*" if p["frontier"] else "", "◀" if recommended else "",
+            "; ".join(p.get("overCapacity") or [])]  # fmt: skip
