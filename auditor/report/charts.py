@@ -134,7 +134,7 @@ def bars(
     chart = kind(
         **_config(title, y_title=y_title, x_label_rotation=20 if len(labels) > 6 else 0)
         | ({"style": _styled(colors)} if colors else {})
-        | ({"y_labels": whole_ticks(top)} if whole else {})
+        | ({"y_labels": whole_ticks(top)} if whole and series else {})  # pygal: none without data
     )
     chart.x_labels = labels
     for name, values in series.items():
@@ -167,7 +167,7 @@ def dots(
             # at the bottom, pygal leaves a short legend no room below the axis title
             legend_at_bottom=False,
         )
-        | ({"y_labels": whole_ticks(top)} if whole else {})
+        | ({"y_labels": whole_ticks(top)} if whole and series else {})  # pygal: none without data
     )
     for name, points in series.items():
         chart.add(name, points, dots_size=7 if name in big else 3)

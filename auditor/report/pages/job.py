@@ -31,7 +31,8 @@ def lead(job: Doc) -> str:
         "<ul>" + "".join(f"<li>{e(v)}</li>" for v in victims) + "</ul>" if victims else "nothing"
     )
     return (
-        f'<section id="answer" class="answer {"meets" if after is not None else "misses"}">'
+        f'<section id="answer" class="answer {"meets" if after is not None else "misses"}" '
+        'aria-label="The answer">'
         f'<p class="headline">{e(said)}</p><dl>'
         f'<dt>When</dt><dd id="when">{e(when)}</dd>'
         f'<dt>Where</dt><dd id="where">{e(where)}</dd>'

@@ -64,7 +64,7 @@ def lead(sweep: Doc) -> str:
         if rows:
             out.append(table(["field", "now", "recommended"], rows, "The recommended change"))
     out += _assumed(sweep)
-    return f'<section id="answer" class="answer">{"".join(out)}</section>'
+    return f'<section id="answer" class="answer" aria-label="The answer">{"".join(out)}</section>'
 
 
 def _assumed(sweep: Doc) -> list[str]:
