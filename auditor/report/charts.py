@@ -9,6 +9,7 @@ from (`Chart.data`), which the HTML report embeds beside it.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 import typing as t
@@ -105,6 +106,15 @@ def lines(
     return _svg(chart, key)
 
 
+def whole_ticks(top: float) -> list[int]:
+    """Whole-number ticks from 0 to at least `top`, at most about eight of them, a step of 1, 2
+    or 5 times a power of ten: a count has no 0.2 of a finding or a GPU."""
+    top = max(1, math.ceil(top))
+    power = 10 ** max(0, len(str(top)) - 2)
+    step = next(s * power for s in (1, 2, 5, 10, 20, 50) if top / (s * power) <= 8)
+    return list(range(0, math.ceil(top / step) * step + 1, step))
+
+
 def bars(
     key: str,
     title: str,
@@ -114,11 +124,17 @@ def bars(
     y_title: str,
     stacked: bool = False,
     colors: t.Sequence[str] | None = None,
+    whole: bool = False,
 ) -> str:
+    """Bars per label, a bar per series (stacked if asked); `whole`: the axis counts, so its
+    ticks are whole numbers."""
     kind = pygal.StackedBar if stacked else pygal.Bar
+    sums = [sum(v) for v in zip(*series.values(), strict=True)] if stacked else []
+    top = max([*sums, *(v for values in series.values() for v in values)], default=0.0)
     chart = kind(
         **_config(title, y_title=y_title, x_label_rotation=20 if len(labels) > 6 else 0)
         | ({"style": _styled(colors)} if colors else {})
+        | ({"y_labels": whole_ticks(top)} if whole and series else {})  # pygal: none without data
     )
     chart.x_labels = labels
     for name, values in series.items():
@@ -135,8 +151,11 @@ def dots(
     y_title: str,
     big: t.Collection[str] = (),
     xrange: tuple[float, float] | None = None,
+    whole: bool = False,
 ) -> str:
-    """Points without lines (events on a timeline); names in `big` drawn larger."""
+    """Points without lines (events on a timeline); names in `big` drawn larger; `whole`: the
+    y axis counts (whole-number ticks)."""
+    top = max((y for points in series.values() for _, y in points), default=0.0)
     chart = pygal.XY(
         **_config(
             title,
@@ -148,6 +167,7 @@ def dots(
             # at the bottom, pygal leaves a short legend no room below the axis title
             legend_at_bottom=False,
         )
+        | ({"y_labels": whole_ticks(top)} if whole and series else {})  # pygal: none without data
     )
     for name, points in series.items():
         chart.add(name, points, dots_size=7 if name in big else 3)
@@ -173,3 +193,31 @@ def _tint(color: str) -> str:
     """The colour half-way to white."""
     rgb = [int(color[i : i + 2], 16) for i in (1, 3, 5)]
     return "#" + "".join(f"{(c + 255) // 2:02X}" for c in rgb)
+
+
+def timeline(
+    key: str,
+    title: str,
+    rows: list[tuple[str, int]],
+    series: dict[str, list[tuple[float, float]]],
+    *,
+    x_title: str,
+    xrange: tuple[float, float],
+) -> str:
+    """Events on a time axis, one row per thing (`rows`: its label and its y), a series per kind
+    of event, drawn large."""
+    chart = pygal.XY(
+        **_config(
+            title,
+            x_title=x_title,
+            stroke=False,
+            xrange=xrange,
+            range=(-0.5, len(rows) - 0.5),
+            y_labels=[{"label": label, "value": y} for label, y in rows],
+            height=max(240, 120 + 36 * len(rows)),
+            legend_at_bottom=False,
+        )
+    )
+    for name, points in series.items():
+        chart.add(name, points, dots_size=6)
+    return _svg(chart, key)

@@ -3,14 +3,15 @@ the page loads with no console error and asks the network for nothing, every cha
 the series it names, the data each chart was drawn from equals the JSON report's, and a
 screenshot of each page is kept in test-artifacts/html-reports/ (CI uploads that folder).
 
-The plan is the CLI's on a git repository of its own; the replay's, the fleet's and status's
-pages are drawn from reports made of their commands' own sections (the replay's from the
-simulator's output format, read by auditor/replay/sim.py). tests/integration/test_replay_sim.py
-opens the page `plan --replay` writes with the real simulator."""
+The plan is the CLI's on a git repository of its own; the replay's, the sweep's, the job's, the
+fleet's and status's pages are drawn from reports made of their commands' own sections (the
+replay's and the job's from the simulator's output format, read by auditor/replay/sim.py and
+auditor/replay/livestart.py). The sweep's and the job's pages lead with the answer, on the first
+screen above every chart. tests/integration/ opens the pages the real commands write
+(test_replay_sim.py, test_status_live.py, test_plan_job.py)."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import typing as t
@@ -22,59 +23,14 @@ from auditor import rules
 from auditor.cli.main import cli
 from auditor.drift.fleet import Fleet, Member
 from auditor.model import ClusterResult, Finding, Report
-from auditor.report import REPORTER_BY_NAME
+from auditor.replay import livestart
+from auditor.replay.sweep import Axis, Point, Sweep, Target, mark_frontier, meets
+from auditor.replay.trace import TracedWorkload
 from auditor.status import LiveStatus, Snapshot
-from tests import chromium
-from tests.conftest import ROOT
 from tests.estate import copy_estate
+from tests.html_pages import Doc, answer, both, opened
 from tests.unit.conftest import Revisions, cluster_profile
 from tests.unit.replay.test_timeline import comparison
-
-ARTIFACTS = ROOT / "test-artifacts" / "html-reports"
-Doc = dict[str, t.Any]
-
-# Per figure: the series it names, the legend pygal drew, each series' drawn marks (lines, bars,
-# dots), the data it embeds, and its table's rows.
-FIGURES = """JSON.stringify([...document.querySelectorAll('figure.chart')].map(f => ({
-  id: f.id,
-  series: JSON.parse(f.dataset.series),
-  legend: [...f.querySelectorAll('svg .legends .legend text')].map(t => t.textContent),
-  drawn: [...f.querySelectorAll('svg g.plot > g.series')].reduce((n, g) => {
-    const serie = [...g.classList].find(c => c.startsWith('serie-'));
-    n[serie] = (n[serie] || 0) + g.querySelectorAll('path.line, rect.rect, circle.dot').length;
-    return n; }, {}),
-  width: f.querySelector('svg').getBoundingClientRect().width,
-  data: JSON.parse(f.querySelector('script.chart-data').textContent),
-  rows: [...f.querySelectorAll('.numbers tbody tr')].map(r => [...r.cells].map(c => c.textContent)),
-})))"""
-
-
-def both(report: Report) -> tuple[Doc, str]:
-    """The report as -o json and as -o html."""
-    out, page = io.StringIO(), io.StringIO()
-    REPORTER_BY_NAME["json"](report, out)
-    REPORTER_BY_NAME["html"](report, page)
-    return json.loads(out.getvalue()), page.getvalue()
-
-
-def opened(name: str, page: str) -> dict[str, Doc]:
-    """The page in Chromium: no error, no request but the page itself; its figures by id."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / f"{name}.html"
-    path.write_text(page)
-    seen = chromium.visit(path, FIGURES)
-    (ARTIFACTS / f"{name}.png").write_bytes(seen.screenshot)
-    assert seen.errors == []
-    assert seen.requests == [path.resolve().as_uri()]
-    assert seen.screenshot.startswith(b"\x89PNG")
-    assert "<script src" not in page and "http://" not in page.replace("http://www.w3.org", "")
-    figures = {f["id"]: f for f in json.loads(seen.value)}
-    for f in figures.values():
-        assert f["legend"] == f["series"], f["id"]
-        for i, _series in enumerate(f["series"]):
-            assert f["drawn"].get(f"serie-{i}", 0) > 0, (f["id"], _series)
-        assert f["width"] > 300, f["id"]  # laid out, not collapsed
-    return figures
 
 
 def test_the_replay_page_draws_the_day_from_the_reports_timeline() -> None:
@@ -100,6 +56,8 @@ def test_the_replay_page_draws_the_day_from_the_reports_timeline() -> None:
     # preemptions: preemptor → victim per side, as the JSON has them
     assert figures["preemptions"]["data"]["preemptions"] == day["preemptions"]
     assert figures["preemptions"]["series"] == ["team-b → team-a (head)"]
+    assert _whole(waits["yticks"]) and _whole(figures["preemptions"]["yticks"])
+    assert _whole(figures["cohort-tree"]["yticks"])
     # the cohort tree: nominal from each side's quota cells, the most used at once from the
     # timeline's series of the queue, the most borrowed from the side's clusterQueues
     tree = figures["cohort-tree"]
@@ -178,8 +136,10 @@ def test_the_fleet_page_draws_drift_by_cluster_and_category_and_the_releases() -
     drift = figures["drift"]
     assert drift["data"]["clusters"] == ["gpu-prod", "gpu-staging"]
     assert drift["data"]["series"] == {"quota": [2, 0], "rbac": [0, 1]}
+    assert _whole(drift["yticks"]), drift["yticks"]  # findings, not 0.2 of one
     assert sorted(f["category"] for f in doc["findings"]) == ["quota", "quota", "rbac"]
     releases = figures["fleet"]
+    assert _whole(releases["yticks"]), releases["yticks"]
     assert releases["data"]["series"] == {
         "minor releases behind": [m["minorsBehind"] for m in doc["fleet"]["clusters"]]
     }
@@ -189,49 +149,246 @@ def test_the_fleet_page_draws_drift_by_cluster_and_category_and_the_releases() -
     ]
 
 
-def test_the_status_page_draws_the_cohort_tree_nominal_used_and_borrowed() -> None:
-    def cq(name: str, nominal: str, used: str, borrowed: str) -> Doc:
-        return {
-            "metadata": {"name": name},
-            "spec": {
-                "cohortName": "ai-shared",
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["nvidia.com/gpu"],
-                        "flavors": [
-                            {
-                                "name": "a100",
-                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": nominal}],
-                            }
-                        ],
-                    }
-                ],
-            },
-            "status": {
-                "flavorsReservation": [
-                    {
-                        "name": "a100",
-                        "resources": [
-                            {"name": "nvidia.com/gpu", "total": used, "borrowed": borrowed}
-                        ],
-                    }
-                ]
-            },
-        }
+def _gpu_queue(name: str, nominal: dict[str, str], used: dict[str, str], borrowed: str) -> Doc:
+    """A ClusterQueue of cpu, memory and GPUs on one flavor, a100, in cohort ai-shared; it
+    borrows only GPUs."""
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "cohortName": "ai-shared",
+            "resourceGroups": [
+                {
+                    "coveredResources": list(nominal),
+                    "flavors": [
+                        {
+                            "name": "a100",
+                            "resources": [
+                                {"name": r, "nominalQuota": q} for r, q in nominal.items()
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+        "status": {
+            "flavorsReservation": [
+                {
+                    "name": "a100",
+                    "resources": [
+                        {
+                            "name": r,
+                            "total": u,
+                            "borrowed": borrowed if r == "nvidia.com/gpu" else "0",
+                        }
+                        for r, u in used.items()
+                    ],
+                }
+            ]
+        },
+    }
 
-    live = LiveStatus([cq("team-a-cq", "16", "20", "4"), cq("team-b-cq", "16", "6", "0")], [], [])
+
+def _whole(ticks: list[str]) -> bool:
+    return bool(ticks) and all(re.fullmatch(r"\d+", tick) for tick in ticks)
+
+
+def test_the_status_page_draws_each_resource_on_its_own_axis_gpus_first() -> None:
+    """A GPU cluster: 2 TiB of memory beside 16 GPUs. Each resource is its own chart, GPUs
+    first, counted on whole ticks, and a queue's GPU bars stand tall enough to read."""
+    live = LiveStatus(
+        [
+            _gpu_queue(
+                "team-a-cq",
+                {"cpu": "256", "memory": "2Ti", "nvidia.com/gpu": "16"},
+                {"cpu": "200", "memory": "1536Gi", "nvidia.com/gpu": "20"},
+                "4",
+            ),
+            _gpu_queue(
+                "team-b-cq",
+                {"cpu": "256", "memory": "2Ti", "nvidia.com/gpu": "16"},
+                {"cpu": "48", "memory": "384Gi", "nvidia.com/gpu": "6"},
+                "0",
+            ),
+        ],
+        [],
+        [],
+    )
     snapshot = Snapshot(live, cluster_profile())
     doc, page = both(Report("status", [], [ClusterResult("gpu-staging")], section=snapshot))
     figures = opened("status", page)
-    tree = figures["cohort-quota"]
-    assert tree["series"] == ["nominal", "used", "borrowed"]
-    cells = [(q["name"], c) for q in doc["clusterQueues"] for c in q["quota"]]
-    assert tree["data"]["series"] == {
-        "nominal": [float(c["nominalQuota"]) for _, c in cells],
-        "used": [float(c["used"]) for _, c in cells],
-        "borrowed": [float(c["borrowed"]) for _, c in cells],
+    assert list(figures) == ["quota-nvidia-com-gpu", "quota-cpu", "quota-memory"]
+    gpus = figures["quota-nvidia-com-gpu"]
+    assert gpus["series"] == ["nominal", "used", "borrowed"]
+    assert gpus["data"]["unit"] == "GPUs" and _whole(gpus["yticks"]), gpus["yticks"]
+    assert gpus["yticks"][-1] == "20"  # the axis ends where team-a's 20 GPUs do
+    cells = [
+        c for q in doc["clusterQueues"] for c in q["quota"] if c["resource"] == "nvidia.com/gpu"
+    ]
+    assert gpus["data"]["series"] == {
+        "nominal": [float(c["nominalQuota"]) for c in cells],
+        "used": [float(c["used"]) for c in cells],
+        "borrowed": [float(c["borrowed"]) for c in cells],
     }
-    assert tree["rows"][0] == ["ai-shared", "team-a-cq", "a100", "nvidia.com/gpu", "16", "20", "4"]
+    # the used bar of 20 GPUs is most of the plot's height, not a hairline under 4e12
+    assert gpus["tallest"]["serie-1"] > 200, gpus["tallest"]
+    assert gpus["rows"][0] == ["ai-shared", "team-a-cq", "a100", "16", "20", "4"]
+    memory = figures["quota-memory"]
+    assert memory["data"]["unit"] == "memory (GiB)"
+    assert memory["data"]["series"]["nominal"] == [2048.0, 2048.0]
+    assert memory["data"]["series"]["used"] == [1536.0, 384.0]
+    assert figures["quota-cpu"]["data"]["series"]["used"] == [200.0, 48.0]
+
+
+LABEL = "team-a-cq a100/nvidia.com/gpu nominalQuota"  # the sweep's one axis
+
+
+def _sweep(p95_target: float) -> Sweep:
+    """team-a's a100 GPUs, 2 now, tried at 1 to 4: the wait falls as the quota grows."""
+    axis = Axis("ClusterQueue", "team-a-cq", "nominalQuota", ("1", "2", "3", "4"), "a100",
+                "nvidia.com/gpu")  # fmt: skip
+    target = Target(tenant="team-a", p95_wait=p95_target)
+    s = Sweep("lab", "HEAD", "v0.19.2", [axis], ["2"], target, 6)
+    waits = {"1": 3000.0, "2": 1800.0, "3": 600.0, "4": 600.0}
+    s.points = [Point((v,), abs(int(v) - 2), waits[v], 0, 0, 0) for v in axis.values]
+    for p in s.points:
+        p.meets = meets(p, target)
+    mark_frontier(s.points)
+    return s
+
+
+def test_the_sweep_page_leads_with_the_target_and_the_recommended_change() -> None:
+    s = _sweep(660.0)
+    doc, page = both(Report("plan", s.findings(), [ClusterResult("lab")], section=s))
+    figures = opened("plan-sweep", page)
+    shown = answer("plan-sweep")
+    assert shown["first"]  # on the first screen, above the frontier
+    assert (
+        shown["target"] == "Target: team-a's p95 wait ≤ 11.0m, no livelock, nothing never admitted"
+    )
+    label = LABEL
+    assert shown["recommended"].startswith(f"Recommended change: {label} 2 → 3 (size 1)")
+    assert shown["changed"] == [[label, "2", "3"]]
+    assert doc["sweep"]["best"]["values"] == {label: "3"}
+    # then the frontier: the recommended point drawn on it, the frontier's rows first
+    frontier = figures["sweep"]
+    assert frontier["series"] == ["meets", "misses", "frontier", "recommended"]
+    assert [r[0] for r in frontier["rows"]] == ["2", "3", "1", "4"]
+    assert [r[-2] for r in frontier["rows"]] == ["", "◀", "", ""]  # the column "recommended"
+
+
+def test_the_sweep_page_says_first_that_no_point_meets_the_target() -> None:
+    s = _sweep(60.0)
+    _, page = both(Report("plan", s.findings(), [ClusterResult("lab")], section=s))
+    opened("plan-sweep-unmet", page)
+    shown = answer("plan-sweep-unmet")
+    assert shown["first"] and shown["target"].startswith("Target: team-a's p95 wait ≤ 60s")
+    assert shown["recommended"].startswith("No point meets the target")
+
+
+class _Planned(Sweep):
+    """A sweep that also says what its answer rests on, in the keys auditor/replay/sweep.py adds
+    for issue 45 item 3 (how the recommendation is chosen, the Workloads no point admits, where
+    the nodes' capacity was read, and per point whether the nodes hold its quotas)."""
+
+    def to_json(self) -> dict[str, t.Any]:
+        doc = super().to_json()
+        doc["sweep"] |= {
+            "bestChosenAs": "the smallest change that meets the target, then the shortest wait",
+            "neverAdmittedAnywhere": [
+                {
+                    "namespace": "team-z",
+                    "localQueue": "batch",
+                    "workloads": 3,
+                    "reason": "no ClusterQueue selects the namespace",
+                }
+            ],
+            "capacity": "the capacity clusters/lab/cluster.yaml declares",
+        }
+        for p in doc["sweep"]["points"]:
+            over = ["a100/nvidia.com/gpu 4 > 3"] if p["values"][LABEL] == "4" else []
+            p |= {"feasible": not over, "overCapacity": over}
+        return doc
+
+
+def test_the_sweep_page_says_what_the_answer_rests_on_where_the_sweep_says_it() -> None:
+    s = _sweep(660.0)
+    planned = _Planned(s.cluster, s.revision, s.release, s.axes, s.now, s.target, 6, s.points)
+    _, page = both(Report("plan", [], [ClusterResult("lab")], section=planned))
+    figures = opened("plan-sweep-rests-on", page)
+    shown = answer("plan-sweep-rests-on")
+    assert shown["first"]
+    assert shown["chosen"] == (
+        "Chosen as the smallest change that meets the target, then the shortest wait."
+    )
+    assert [line for line in shown["apart"].splitlines() if line][1:] == [
+        "team-z/batch: 3 Workload(s), no ClusterQueue selects the namespace"
+    ]
+    assert (
+        shown["capacity"]
+        == "Quotas checked against the capacity clusters/lab/cluster.yaml declares."
+    )
+    frontier = figures["sweep"]
+    assert "infeasible" in frontier["series"]
+    [four] = [r for r in frontier["rows"] if r[0] == "4"]
+    assert four[-1] == "a100/nvidia.com/gpu 4 > 3"
+
+
+BUSY = ["team-b/train-0", "team-b/train-1", "team-b/train-2", livestart.JOB_NAME]
+
+
+def _forecast(events: dict[int, list[Doc]], pending: str | None = None) -> livestart.Forecast:
+    """The simulator's output for three of team-b's Workloads running now and the Job, read as
+    `plan --live --job` reads it."""
+    start = livestart.LiveStart(BUSY, [{}, {}, {}, {}])
+    out = {"workloads": [{"index": i, "events": events.get(i, [])} for i in range(len(BUSY))]}
+    out["workloads"][3] |= {"pendingReason": pending} if pending else {}
+    job = TracedWorkload("team-a", "batch", "high", {"nvidia.com/gpu": "4"}, 1, 0.0, 3600.0)
+    return livestart.forecast(out, start, job, cluster="lab", release="v0.19.2")
+
+
+def test_the_job_page_says_when_where_and_whom_it_preempts_then_the_timeline() -> None:
+    running = {"at": 0.0, "kind": "admitted"}
+    f = _forecast(
+        {
+            0: [running, {"at": 120.0, "kind": "finished"}],
+            1: [running, {"at": 240.0, "kind": "preempted", "by": 3}],
+            2: [running],
+            3: [
+                {
+                    "at": 240.0,
+                    "kind": "admitted",
+                    "clusterQueue": "team-a-cq",
+                    "flavors": "nvidia.com/gpu=a100",
+                }
+            ],
+        }
+    )
+    doc, page = both(Report("plan", f.findings(), [ClusterResult("lab")], section=f))
+    figures = opened("plan-job", page)
+    shown = answer("plan-job")
+    assert shown["first"]
+    assert shown["when"] == "admitted after 4.0m"
+    assert shown["where"] == "ClusterQueue team-a-cq, flavors nvidia.com/gpu=a100"
+    assert shown["preempts"] == "team-b/train-1" == doc["job"]["preempts"][0]
+    timeline = figures["job-timeline"]
+    assert timeline["series"] == ["finished", "preempted", "admitted"]
+    assert sorted(timeline["yticks"]) == sorted([livestart.JOB_NAME, *BUSY[:2]])
+    assert timeline["rows"] == [
+        ["2.0m", "team-b/train-0", "finished", "", ""],
+        ["4.0m", "team-b/train-1", "preempted", livestart.JOB_NAME, ""],
+        ["4.0m", livestart.JOB_NAME, "admitted", "", "nvidia.com/gpu=a100"],
+    ]
+    assert timeline["data"]["changes"] == doc["job"]["changes"]
+
+
+def test_the_job_page_says_first_why_it_is_never_admitted() -> None:
+    f = _forecast({0: [{"at": 0.0, "kind": "admitted"}]}, pending="insufficient quota for a100")
+    doc, page = both(Report("plan", f.findings(), [ClusterResult("lab")], section=f))
+    opened("plan-job-never", page)
+    shown = answer("plan-job-never")
+    assert shown["first"] and doc["status"] == "findings"
+    assert shown["when"] == "never admitted: insufficient quota for a100"
+    assert (shown["where"], shown["preempts"]) == ("-", "nothing")
 
 
 def test_a_page_is_the_same_bytes_for_the_same_report_and_runs_no_script() -> None:

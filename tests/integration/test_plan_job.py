@@ -30,6 +30,7 @@ from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain, nodes, releases
 from tests.conftest import own_context
+from tests.html_pages import answer, opened
 from tests.integration.lab_estate import lab_estate
 from tests.unit.conftest import Revisions
 
@@ -133,6 +134,16 @@ def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_ch
     # what the forecast says changes first: the two preempted by the Job, and the Job admitted
     kinds = sorted((c["kind"], c["workload"]) for c in said["changes"])
     assert kinds == sorted([("preempted", v) for v in said["preempts"]] + [("admitted", "the Job")])
+
+    # the page says the same first: when, where, whom; then the timeline of those changes
+    page = CliRunner().invoke(cli, [*argv[:-1], "html"], catch_exceptions=False)
+    assert page.exit_code == 0, page.output
+    timeline = opened("plan-job-live", page.stdout)["job-timeline"]
+    assert timeline["data"]["changes"] == said["changes"]
+    shown = answer("plan-job-live")
+    assert shown["first"] and shown["when"] == "admitted after 0s"
+    assert shown["where"] == f"ClusterQueue team-a-cq, flavors {said['flavors']}"
+    assert shown["preempts"].splitlines() == said["preempts"]
 
     before = {
         _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)

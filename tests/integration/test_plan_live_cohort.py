@@ -20,9 +20,9 @@ from auditor.k8s.conditions import is_true
 from auditor.kueue.quota import used
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
-from tests.acceptance.test_html_report import opened
 from tests.conftest import own_context, run_line
 from tests.estate import ESTATE
+from tests.html_pages import opened
 from tests.integration.kueue_jobs import KUEUE, remove_jobs, submit, workloads_by_job
 from tests.integration.waiting import eventually
 from tests.unit.conftest import Revisions

@@ -23,9 +23,9 @@ from click.testing import CliRunner
 from auditor.cli.main import cli
 from auditor.replay import synthetic, trace
 from auditor.replay.trace import Trace, TracedWorkload
-from tests.acceptance.test_html_report import opened
 from tests.conftest import ROOT
 from tests.estate import copy_estate
+from tests.html_pages import opened
 from tests.unit.conftest import Revisions
 
 CQS = "clusters/{cluster}/clusterqueues.yaml"

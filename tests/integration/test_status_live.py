@@ -12,9 +12,9 @@ from auditor.k8s.conditions import is_true
 from auditor.k8s.quantity import parse
 from auditor.kueue.quota import used
 from auditor.sandbox import Sandbox
-from tests.acceptance.test_html_report import opened
 from tests.conftest import own_context, run_line
 from tests.estate import ESTATE
+from tests.html_pages import opened
 from tests.integration.kueue_jobs import (
     KUEUE,
     remove_jobs,
@@ -121,7 +121,7 @@ def test_the_text_shows_counts_workloads_and_events(preempted: Sandbox) -> None:
     assert f"  {NS}:" in lines[at:]
 
 
-def test_the_page_draws_each_queues_nominal_used_and_borrowed_from_the_snapshot(
+def test_the_page_draws_each_queues_gpus_on_their_own_whole_axis_from_the_snapshot(
     preempted: Sandbox,
 ) -> None:
     def settled() -> tuple[dict[str, t.Any], str] | None:
@@ -134,18 +134,24 @@ def test_the_page_draws_each_queues_nominal_used_and_borrowed_from_the_snapshot(
 
     doc, page = eventually(settled, what="the queues' usage the same before and after the page")
     figures = opened("status-live", page)
-    tree = figures["cohort-quota"]
+    # each resource on its own axis, GPUs first; the GPUs counted on whole ticks
+    assert next(iter(figures)) == "quota-nvidia-com-gpu", list(figures)
+    gpus = figures["quota-nvidia-com-gpu"]
+    assert gpus["yticks"] and all(tick.isdigit() for tick in gpus["yticks"]), gpus["yticks"]
     cells = sorted(
         (
             (q.get("cohort") or "(no cohort)", q["name"], c)
             for q in doc["clusterQueues"]
             for c in q["quota"]
+            if c["resource"] == "nvidia.com/gpu"
         ),
         key=lambda x: (x[0], x[1]),
     )
-    assert tree["data"]["series"]["used"] == [float(parse(c["used"]).value) for _, _, c in cells]
-    assert tree["data"]["series"]["nominal"] == [
+    assert gpus["data"]["series"]["used"] == [float(parse(c["used"]).value) for _, _, c in cells]
+    assert gpus["data"]["series"]["nominal"] == [
         float(parse(c["nominalQuota"]).value) for _, _, c in cells
     ]
-    [mine] = [r for r in tree["rows"] if r[1:4] == [CQ, "a100", "nvidia.com/gpu"]]
-    assert mine[5] == "3"  # urgent holds 3 GPUs; first was preempted, second waits
+    [mine] = [r for r in gpus["rows"] if r[1:3] == [CQ, "a100"]]
+    assert mine[4] == "3"  # urgent holds 3 GPUs; first was preempted, second waits
+    used = gpus["series"].index("used")  # the legend's order (the data's keys are sorted)
+    assert gpus["tallest"][f"serie-{used}"] > 20  # a GPU bar one can see
