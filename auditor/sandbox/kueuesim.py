@@ -137,7 +137,10 @@ def installed(release: str, key: str) -> tuple[Path | None, str]:
         return None, f"{made} has no simulator for Kueue {release}"
     if shipped["sources"] != key:
         own = importlib.metadata.version("kueue-gitops")
-        return None, f"{made} was built from other sources than kueue-gitops {own}'s"
+        return None, (
+            f"{made} was built from other sources than kueue-gitops {own}'s "
+            f"(its own is kueue-gitops-sim=={own})"
+        )
     return Path(str(folder / shipped["binary"])), ""
 
 
@@ -179,6 +182,8 @@ def ship(testenv: Path, dest: Path, releases: t.Sequence[str] = ()) -> dict[str,
     """Compile the simulator for `releases` (default: every one it supports) into `dest`, the
     companion package's folder, with the manifest `installed` reads. Static (no cgo), for the
     platform Go targets (GOOS/GOARCH): a wheel's binary must not depend on the builder's libc."""
+    dest = dest.resolve()  # Go builds in the module's folder
+    shutil.rmtree(dest / "bin", ignore_errors=True)  # a binary of an earlier build is not shipped
     shipped = {}
     for release in releases or simulable(testenv):
         module = module_for(testenv, release)

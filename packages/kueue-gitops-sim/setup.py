@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_py import build_py
 
@@ -44,17 +44,20 @@ class BuildPy(build_py):
         super().run()
         python = os.environ.get("KUEUE_GITOPS_PYTHON") or sys.executable
         releases = os.environ.get("KUEUE_GITOPS_SIM_RELEASES", "").split()
-        dest = Path(self.build_lib) / "kueue_gitops_sim"
+        dest = Path(self.build_lib).resolve() / "kueue_gitops_sim"
         argv = [python, "-m", "auditor.sandbox.kueuesim", str(ROOT / "testenv"), str(dest)]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's build code
         subprocess.run([*argv, *releases], cwd=ROOT, env=env, check=True)
 
 
-class Wheel(bdist_wheel):
-    def finalize_options(self) -> None:
-        super().finalize_options()
-        self.root_is_pure = False  # binaries inside: a platform wheel
+class Binary(Distribution):
+    """Binaries inside: a platform wheel, the package in platlib."""
 
+    def has_ext_modules(self) -> bool:
+        return True
+
+
+class Wheel(bdist_wheel):
     def get_tag(self) -> tuple[str, str, str]:
         found = target()
         if found not in PLATFORMS:
@@ -62,4 +65,4 @@ class Wheel(bdist_wheel):
         return "py3", "none", PLATFORMS[found]
 
 
-setup(cmdclass={"build_py": BuildPy, "bdist_wheel": Wheel})
+setup(distclass=Binary, cmdclass={"build_py": BuildPy, "bdist_wheel": Wheel})
