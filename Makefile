@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # `make test` fails below this share of auditor/'s lines and branches run (README, "Tests").
 COVERAGE_FLOOR ?= 75
 
-.PHONY: demo test lint lock setup system-packages clean-sandboxes docs
+.PHONY: demo test lint lock setup system-packages clean-sandboxes docs dist
 
 setup: $(VENV)/.installed
 
@@ -54,3 +54,12 @@ test: setup system-packages lint
 
 clean-sandboxes: setup
 	$(BIN)/kueue-gitops sandbox down --all
+
+# Every wheel a release publishes for this machine's platform, into dist/ (CONTRIBUTING.md,
+# "Releases"): kueue-gitops's sdist and pure wheel, and kueue-gitops-sim's platform wheel, the
+# replay simulator compiled with Go from the pinned modules for each supported Kueue release.
+# Its build hook runs our build code in this virtualenv (packages/kueue-gitops-sim/setup.py).
+dist: setup
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist
+	KUEUE_GITOPS_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m build --wheel --outdir dist packages/kueue-gitops-sim

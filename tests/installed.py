@@ -32,10 +32,12 @@ PACKAGE = (
     "auditor",
     "testenv",
     "scripts/release_check.py",
+    "packages/kueue-gitops-sim",  # the simulator's wheel (tests/integration/test_sim_wheel.py)
 )
 # The release these tests make of the package, as a maintainer does (CONTRIBUTING.md): the
 # changelog's Unreleased section becomes the release's, then the annotated tag.
 VERSION = "9.9.9"
+IGNORED = shutil.ignore_patterns("__pycache__", "build", "*.egg-info")  # what a build leaves
 
 
 def run(argv: list[str], cwd: Path, **kw: t.Any) -> subprocess.CompletedProcess[str]:
@@ -58,7 +60,7 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in PACKAGE:
         (out / name).parent.mkdir(parents=True, exist_ok=True)
         if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, out / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(ROOT / name, out / name, ignore=IGNORED)
         else:
             shutil.copy(ROOT / name, out / name)
     changelog = out / "CHANGELOG.md"
