@@ -236,11 +236,57 @@ class Point:
         }
 
 
-def measure(side: Side, livelocks: int, target: Target) -> tuple[float | None, int, int, int]:
+def measure(
+    side: Side, livelocks: int, target: Target, never: int
+) -> tuple[float | None, int, int, int]:
+    """A day of a point: the target tenant's p95 wait (else the worst tenant's), preemptions,
+    livelocks, and `never`: its Workloads never admitted but those no point admits."""
     group = side.tenant(target.tenant) if target.tenant else None
     p95 = group.wait_p95 if group else max((g.wait_p95 or 0.0 for g in side.tenants), default=0.0)
-    never = sum(g.never_admitted for g in side.tenants)
     return p95, side.preemptions, livelocks, never
+
+
+@dataclass(frozen=True)
+class Apart:
+    """Workloads of one LocalQueue that no point of the sweep admits, on any day, with Kueue's
+    last word on why (of the grid's first point): no value of the grid changes them, so they
+    are reported apart and not counted against the target."""
+
+    namespace: str
+    local_queue: str
+    workloads: int
+    reason: str
+
+    def to_json(self) -> dict[str, t.Any]:
+        return {
+            "namespace": self.namespace,
+            "localQueue": self.local_queue,
+            "workloads": self.workloads,
+            "reason": self.reason,
+        }
+
+
+def never_anywhere(runs: list[list[SimRun]]) -> list[set[int]]:
+    """Per day, the Workloads (trace indices) that no point admits (`runs[point][day]`)."""
+    days = len(runs[0]) if runs else 0
+    out = []
+    for d in range(days):
+        never = [{s.index for s in point[d].workloads if s.admitted is None} for point in runs]
+        out.append(set.intersection(*never))
+    return out
+
+
+def apart(runs: list[list[SimRun]], never: list[set[int]]) -> list[Apart]:
+    """The Workloads no point admits, counted by LocalQueue and reason over the days."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for d, indices in enumerate(never):
+        first = runs[0][d]
+        for i in sorted(indices):
+            s = first.workloads[i]
+            why = first.pending_reasons.get(i) or s.rejected or "no reason given"
+            key = (s.traced.namespace, s.traced.local_queue, why)
+            counts[key] = counts.get(key, 0) + 1
+    return [Apart(ns, q, n, why) for (ns, q, why), n in sorted(counts.items())]
 
 
 def meets(p: Point, target: Target) -> bool:
@@ -278,6 +324,7 @@ class Sweep:
     points: list[Point] = field(default_factory=list)
     stamp: Stamp | None = None  # what the simulation ran with (the grid changes no setting)
     days: int = 1  # traces simulated per point
+    apart: list[Apart] = field(default_factory=list)  # never admitted at any point
     section_kind: t.ClassVar[str] = "sweep"
 
     @property
@@ -310,6 +357,7 @@ class Sweep:
                 "target": self.target.to_json(),
                 "points": [p.to_json(self.axes) for p in self.points],
                 "best": None if best is None else best.to_json(self.axes),
+                "neverAdmittedAnywhere": [a.to_json() for a in self.apart],
             }
             | ({"simulated": self.stamp.to_json()} if self.stamp else {})
         }
@@ -348,7 +396,8 @@ def sweep(
 ) -> Sweep:
     """Every point of the grid on `repo` (a revision, open now), simulated on every trace (a
     day each): a point's p95 wait is its worst day's, its preemptions, livelocks and Workloads
-    never admitted the days' sum. The simulations run on `engine` (default: the local cores)."""
+    never admitted the days' sum. Workloads no point admits are reported apart, not counted.
+    The simulations run on `engine` (default: the local cores)."""
     docs = [sim_input(repo, cluster, trace) for trace in traces]
     objects: list[dict[str, t.Any]] = docs[0]["objects"]
     now = [current(objects, a) for a in spec.axes]
@@ -370,25 +419,49 @@ def sweep(
     result.days = len(traces)
     config = boundaries.kueue_configuration(repo, cluster) or {}
     outs = each(sides, within, engine or parallel.Local())
-    for i, values in enumerate(grid):
-        days = []
-        for d, trace in enumerate(traces):
-            out = outs[i * len(traces) + d]
-            result.stamp = result.stamp or stamp(out.get("simulated"), release, config)
-            run: SimRun = from_output(out, trace, label="point", revision=repo.label)
-            days.append(measure(summarize(run, tenant_of), len(run.livelocks), spec.target))
-        waits = [w for w, _, _, _ in days]
-        p95 = None if None in waits else max(t.cast(list[float], waits))
+    result.stamp = stamp(outs[0].get("simulated"), release, config) if outs else None
+    runs = [
+        [
+            from_output(outs[i * len(traces) + d], trace, label="point", revision=repo.label)
+            for d, trace in enumerate(traces)
+        ]
+        for i in range(len(grid))
+    ]
+    never = never_anywhere(runs)
+    result.apart = apart(runs, never)
+    for values, days in zip(grid, runs, strict=True):
         change = sum(distance(n, v) for n, v in zip(now, values, strict=True))
-        point = Point(
-            values,
-            change,
-            p95,
-            sum(d[1] for d in days),
-            sum(d[2] for d in days),
-            sum(d[3] for d in days),
-        )
-        point.meets = meets(point, spec.target)
-        result.points.append(point)
+        result.points.append(_point(values, change, days, never, tenant_of, spec.target))
     mark_frontier(result.points)
     return result
+
+
+def _point(
+    values: tuple[str, ...],
+    change: float,
+    days: list[SimRun],
+    never: list[set[int]],
+    tenant_of: t.Mapping[str, str],
+    target: Target,
+) -> Point:
+    """One point's numbers over its days, judged against the target."""
+    measured = [
+        measure(
+            summarize(run, tenant_of),
+            len(run.livelocks),
+            target,
+            sum(s.admitted is None and s.index not in never[d] for s in run.workloads),
+        )
+        for d, run in enumerate(days)
+    ]
+    waits = [w for w, _, _, _ in measured]
+    point = Point(
+        values,
+        change,
+        None if None in waits else max(t.cast(list[float], waits)),
+        sum(m[1] for m in measured),
+        sum(m[2] for m in measured),
+        sum(m[3] for m in measured),
+    )
+    point.meets = meets(point, target)
+    return point

@@ -59,6 +59,15 @@ def _best(s: Sweep) -> str:
     return "smallest change that meets the target: " + ("; ".join(moved) or "none (as it is)")
 
 
+def _apart(s: Sweep) -> list[str]:
+    """The Workloads no point admits, each LocalQueue's with Kueue's reason."""
+    return [
+        f"never admitted at any point, not counted against the target: {a.workloads} Workload(s) "
+        f"of {a.namespace}/{a.local_queue}: {a.reason}"
+        for a in s.apart
+    ]
+
+
 def text(s: Sweep, stream: t.TextIO) -> None:
     stream.write(f"plan --sweep — {_headline(s)}\n{_target(s)}\n{_now(s)}\n\n")
     table = _rows(s)
@@ -66,6 +75,7 @@ def text(s: Sweep, stream: t.TextIO) -> None:
     for r in table:
         stream.write("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() + "\n")
     stream.write(f"\n{_best(s)}\n")
+    stream.write("".join(f"{line}\n" for line in _apart(s)))
     if s.stamp is not None:
         stream.write("\n" + "".join(f"{line}\n" for line in s.stamp.lines()))
 
@@ -74,6 +84,7 @@ def markdown(s: Sweep, stream: t.TextIO) -> None:
     icon = "✅" if s.best is not None else "❌"
     stream.write(f"### {icon} Plan by sweep\n\n{_headline(s)}; {cell(_target(s))}; ")
     stream.write(f"{cell(_now(s))}.\n\n**{cell(_best(s))}**\n\n")
+    stream.write("".join(f"- {cell(line)}\n" for line in _apart(s)) + ("\n" if s.apart else ""))
     table = _rows(s)
     stream.write(table_row(table[0]) + "\n" + table_row(["---"] * len(table[0])) + "\n")
     stream.write("".join(table_row(r) + "\n" for r in table[1:]))

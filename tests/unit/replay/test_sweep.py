@@ -9,6 +9,8 @@ import pytest
 
 from auditor.errors import ConfigError
 from auditor.replay import sweep
+from auditor.replay.sim import SimRun, from_output
+from auditor.replay.trace import Trace, TracedWorkload
 
 CQ = {
     "kind": "ClusterQueue",
@@ -79,3 +81,41 @@ def test_a_quota_cell_the_queue_lacks_is_named() -> None:
     )
     with pytest.raises(ConfigError, match=r"no quota for h100/nvidia\.com/gpu"):
         sweep.applied([CQ], [missing], ("1",))
+
+
+WORK = Trace(
+    "lab",
+    {"seconds": 3600.0},
+    [
+        TracedWorkload("team-a", "batch", None, {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0),
+        TracedWorkload("team-a", "batch", None, {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0),
+        TracedWorkload("team-c", "batch", None, {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0),
+    ],
+)
+ELSEWHERE = "Workload namespace doesn't match ClusterQueue selector"
+
+
+def run(admitted: dict[int, float]) -> SimRun:
+    """A simulated day as the simulator says it: `admitted` index -> when; the rest pending,
+    team-c's for a namespace no ClusterQueue selects."""
+    records = [
+        {"index": i, "events": [{"kind": "admitted", "at": admitted[i], "clusterQueue": "a"}]}
+        if i in admitted
+        else {"index": i, "events": [], "pendingReason": ELSEWHERE if i == 2 else "quota"}
+        for i in range(len(WORK.workloads))
+    ]
+    out = {"endSeconds": 3600.0, "workloads": records, "borrowedGpus": {}}
+    return from_output(out, WORK, label="point", revision="r")
+
+
+def test_workloads_no_point_admits_are_apart_with_why_and_not_held_against_the_target() -> None:
+    small, big = [run({0: 0.0})], [run({0: 0.0, 1: 600.0})]  # team-c's admitted by neither
+    never = sweep.never_anywhere([small, big])
+    assert never == [{2}]
+    assert sweep.apart([small, big], never) == [sweep.Apart("team-c", "batch", 1, ELSEWHERE)]
+    target = sweep.Target(tenant="team-a", p95_wait=900.0)
+    tenants = {"team-a": "team-a", "team-c": "team-c"}
+    at_big = sweep._point(("4",), 2.0, big, never, tenants, target)
+    assert (at_big.never_admitted, at_big.meets) == (0, True)
+    at_small = sweep._point(("2",), 0.0, small, never, tenants, target)
+    assert (at_small.never_admitted, at_small.meets) == (1, False)  # team-a's second waits
