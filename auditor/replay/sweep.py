@@ -24,7 +24,10 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import ConfigError
-from auditor.k8s.quantity import parse
+from auditor.k8s.objects import Json
+from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
+from auditor.kueue import capacity
+from auditor.kueue.quota import QUOTA_KINDS
 from auditor.model import Finding
 from auditor.replay.measured import summarize
 from auditor.replay.sides import Side
@@ -33,6 +36,7 @@ from auditor.replay.stamp import Stamp, stamp
 from auditor.replay.trace import Trace
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
+from auditor.repo.profiles import ClusterProfile
 from auditor.rules import declarations
 from auditor.speed import parallel
 
@@ -222,6 +226,13 @@ class Point:
     never_admitted: int
     meets: bool = False
     frontier: bool = False
+    over: tuple[str, ...] = ()  # what its quotas promise beyond what the nodes hold
+
+    @property
+    def feasible(self) -> bool:
+        """Whether the nodes hold every quota the point sets (else it cannot be what it
+        simulated: admitted work would wait for nodes)."""
+        return not self.over
 
     def to_json(self, axes: list[Axis]) -> dict[str, t.Any]:
         return {
@@ -233,7 +244,53 @@ class Point:
             "neverAdmitted": self.never_admitted,
             "meets": self.meets,
             "frontier": self.frontier,
+            "feasible": self.feasible,
+            "overCapacity": list(self.over),
         }
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What the nodes hold, per flavor and resource, that a point's quotas must fit, and where
+    that was read (said in the report)."""
+
+    source: str
+    held: t.Callable[[str, str], Quantity]
+
+    def over(self, objects: list[dict[str, t.Any]]) -> tuple[str, ...]:
+        """What `objects`' nominal quotas promise beyond it (auditor/kueue/capacity.py, as
+        validate's capacity-exceeded adds them up)."""
+        holders = [o for o in objects if o.get("kind") in QUOTA_KINDS]
+        try:
+            found = capacity.excesses(holders, self.held)
+        except QuantityError as exc:
+            raise ConfigError(f"{self.source}: {exc}") from exc
+        return tuple(f"{e.flavor}/{e.resource} {e.total} > {e.held}" for e in found)
+
+
+def profile_capacity(profile: ClusterProfile) -> Capacity:
+    """The capacity the cluster profile declares (what validate's capacity-exceeded reads)."""
+    return Capacity(
+        f"the capacity {profile.file} declares",
+        lambda flavor, resource: capacity.declared(profile.capacity, flavor, resource),
+    )
+
+
+def node_capacity(cluster: str, objects: list[dict[str, t.Any]], nodes: list[Json]) -> Capacity:
+    """What the Ready nodes each ResourceFlavor selects hold (allocatable), read from the live
+    cluster; a flavor the revision does not define holds nothing."""
+    flavors = {
+        str((o.get("metadata") or {}).get("name")): o
+        for o in objects
+        if o.get("kind") == "ResourceFlavor"
+    }
+
+    def held(flavor: str, resource: str) -> Quantity:
+        body = flavors.get(flavor)
+        return capacity.allocatable(capacity.pool(body, nodes), resource) if body else ZERO
+
+    ready = sum(capacity.ready(n) for n in nodes)
+    return Capacity(f"the {ready} Ready node(s) of {cluster}, read live", held)
 
 
 def measure(
@@ -291,7 +348,8 @@ def apart(runs: list[list[SimRun]], never: list[set[int]]) -> list[Apart]:
 
 def meets(p: Point, target: Target) -> bool:
     return (
-        p.never_admitted == 0
+        p.feasible
+        and p.never_admitted == 0
         and (target.p95_wait is None or (p.p95_wait is not None and p.p95_wait <= target.p95_wait))
         and (target.preemptions is None or p.preemptions <= target.preemptions)
         and (target.livelock or p.livelocks == 0)
@@ -299,16 +357,17 @@ def meets(p: Point, target: Target) -> bool:
 
 
 def mark_frontier(points: list[Point]) -> None:
-    """A point is on the frontier when no other is at least as good in change, p95 wait and
-    preemptions and better in one."""
+    """A point is on the frontier when the nodes hold its quotas and no other such point is at
+    least as good in change, p95 wait and preemptions and better in one."""
 
     def key(p: Point) -> tuple[float, float, int]:
         return (p.change, float("inf") if p.p95_wait is None else p.p95_wait, p.preemptions)
 
-    for p in points:
+    feasible = [p for p in points if p.feasible]
+    for p in feasible:
         k = key(p)
         p.frontier = not any(
-            all(a <= b for a, b in zip(key(q), k, strict=True)) and key(q) != k for q in points
+            all(a <= b for a, b in zip(key(q), k, strict=True)) and key(q) != k for q in feasible
         )
 
 
@@ -325,6 +384,7 @@ class Sweep:
     stamp: Stamp | None = None  # what the simulation ran with (the grid changes no setting)
     days: int = 1  # traces simulated per point
     apart: list[Apart] = field(default_factory=list)  # never admitted at any point
+    capacity: str = ""  # where what the nodes hold was read
     section_kind: t.ClassVar[str] = "sweep"
 
     @property
@@ -358,6 +418,7 @@ class Sweep:
                 "points": [p.to_json(self.axes) for p in self.points],
                 "best": None if best is None else best.to_json(self.axes),
                 "neverAdmittedAnywhere": [a.to_json() for a in self.apart],
+                "capacity": self.capacity,
             }
             | ({"simulated": self.stamp.to_json()} if self.stamp else {})
         }
@@ -393,11 +454,13 @@ def sweep(
     tenant_of: t.Mapping[str, str],
     within: float,
     engine: parallel.Engine | None = None,
+    nodes: list[Json] | None = None,
 ) -> Sweep:
     """Every point of the grid on `repo` (a revision, open now), simulated on every trace (a
     day each): a point's p95 wait is its worst day's, its preemptions, livelocks and Workloads
-    never admitted the days' sum. Workloads no point admits are reported apart, not counted.
-    The simulations run on `engine` (default: the local cores)."""
+    never admitted the days' sum. Workloads no point admits are reported apart, not counted. A
+    point whose quotas the nodes cannot hold (the profile's capacity, or the live `nodes` when
+    given) is infeasible. The simulations run on `engine` (default: the local cores)."""
     docs = [sim_input(repo, cluster, trace) for trace in traces]
     objects: list[dict[str, t.Any]] = docs[0]["objects"]
     now = [current(objects, a) for a in spec.axes]
@@ -417,6 +480,12 @@ def sweep(
     workloads = sum(len(trace.workloads) for trace in traces)
     result = Sweep(cluster, repo.label, release, spec.axes, now, spec.target, workloads)
     result.days = len(traces)
+    held = (
+        profile_capacity(repo.cluster(cluster))
+        if nodes is None
+        else node_capacity(cluster, objects, nodes)
+    )
+    result.capacity = held.source
     config = boundaries.kueue_configuration(repo, cluster) or {}
     outs = each(sides, within, engine or parallel.Local())
     result.stamp = stamp(outs[0].get("simulated"), release, config) if outs else None
@@ -431,7 +500,8 @@ def sweep(
     result.apart = apart(runs, never)
     for values, days in zip(grid, runs, strict=True):
         change = sum(distance(n, v) for n, v in zip(now, values, strict=True))
-        result.points.append(_point(values, change, days, never, tenant_of, spec.target))
+        over = held.over(applied(objects, spec.axes, values))
+        result.points.append(_point(values, change, days, never, tenant_of, spec.target, over))
     mark_frontier(result.points)
     return result
 
@@ -443,6 +513,7 @@ def _point(
     never: list[set[int]],
     tenant_of: t.Mapping[str, str],
     target: Target,
+    over: tuple[str, ...] = (),
 ) -> Point:
     """One point's numbers over its days, judged against the target."""
     measured = [
@@ -462,6 +533,7 @@ def _point(
         sum(m[1] for m in measured),
         sum(m[2] for m in measured),
         sum(m[3] for m in measured),
+        over=over,
     )
     point.meets = meets(point, target)
     return point

@@ -23,13 +23,20 @@ def _target(s: Sweep) -> str:
     return "target: " + s.target.said(duration)
 
 
+def _capacity(s: Sweep) -> str:
+    return (
+        f"what the nodes hold: {s.capacity}; a point whose quotas add up past it is infeasible "
+        "(never meets the target, never on the frontier)"
+    )
+
+
 def _now(s: Sweep) -> str:
     return "now: " + ", ".join(f"{a.label} {n or '-'}" for a, n in zip(s.axes, s.now, strict=True))
 
 
 def _rows(s: Sweep) -> list[list[str]]:
     head = [*(a.label for a in s.axes), "change", "p95 wait", "preemptions", "livelocks",
-            "never admitted", "meets", "frontier"]  # fmt: skip
+            "never admitted", "nodes hold it", "meets", "frontier"]  # fmt: skip
     rows = [head]
     for p in s.points:
         rows.append(
@@ -40,6 +47,7 @@ def _rows(s: Sweep) -> list[list[str]]:
                 str(p.preemptions),
                 str(p.livelocks),
                 str(p.never_admitted),
+                "yes" if p.feasible else "no: " + ", ".join(p.over),
                 "yes" if p.meets else "no",
                 "*" if p.frontier else "",
             ]
@@ -69,7 +77,7 @@ def _apart(s: Sweep) -> list[str]:
 
 
 def text(s: Sweep, stream: t.TextIO) -> None:
-    stream.write(f"plan --sweep — {_headline(s)}\n{_target(s)}\n{_now(s)}\n\n")
+    stream.write(f"plan --sweep — {_headline(s)}\n{_target(s)}\n{_now(s)}\n{_capacity(s)}\n\n")
     table = _rows(s)
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     for r in table:
@@ -83,7 +91,7 @@ def text(s: Sweep, stream: t.TextIO) -> None:
 def markdown(s: Sweep, stream: t.TextIO) -> None:
     icon = "✅" if s.best is not None else "❌"
     stream.write(f"### {icon} Plan by sweep\n\n{_headline(s)}; {cell(_target(s))}; ")
-    stream.write(f"{cell(_now(s))}.\n\n**{cell(_best(s))}**\n\n")
+    stream.write(f"{cell(_now(s))}; {cell(_capacity(s))}.\n\n**{cell(_best(s))}**\n\n")
     stream.write("".join(f"- {cell(line)}\n" for line in _apart(s)) + ("\n" if s.apart else ""))
     table = _rows(s)
     stream.write(table_row(table[0]) + "\n" + table_row(["---"] * len(table[0])) + "\n")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from auditor.errors import ConfigError
+from auditor.k8s.quantity import parse
 from auditor.replay import sweep
 from auditor.replay.sim import SimRun, from_output
 from auditor.replay.trace import Trace, TracedWorkload
@@ -119,3 +120,43 @@ def test_workloads_no_point_admits_are_apart_with_why_and_not_held_against_the_t
     assert (at_big.never_admitted, at_big.meets) == (0, True)
     at_small = sweep._point(("2",), 0.0, small, never, tenants, target)
     assert (at_small.never_admitted, at_small.meets) == (1, False)  # team-a's second waits
+
+
+FLAVOR = {
+    "kind": "ResourceFlavor",
+    "metadata": {"name": "a100"},
+    "spec": {"nodeLabels": {"pool": "gpu"}},
+}
+
+
+def node(gpus: str, ready: str = "True") -> dict[str, object]:
+    return {
+        "metadata": {"labels": {"pool": "gpu"}},
+        "status": {
+            "allocatable": {"nvidia.com/gpu": gpus},
+            "conditions": [{"type": "Ready", "status": ready}],
+        },
+    }
+
+
+def test_a_points_quota_beyond_what_the_nodes_hold_is_over_capacity() -> None:
+    profile = sweep.Capacity("profile", lambda f, r: parse("5"))
+    at_six = sweep.applied([CQ], [QUOTA], ("6",))
+    assert profile.over(at_six) == ("a100/nvidia.com/gpu 6 > 5",)
+    assert profile.over(sweep.applied([CQ], [QUOTA], ("2",))) == ()
+    # live: the Ready nodes the flavor selects (the not-ready one does not count)
+    live = sweep.node_capacity("lab", [FLAVOR, CQ], [node("4"), node("8", ready="False")])
+    assert live.source == "the 1 Ready node(s) of lab, read live"
+    assert live.over([FLAVOR, *at_six]) == ("a100/nvidia.com/gpu 6 > 4",)
+
+
+def test_an_infeasible_point_never_meets_and_is_never_on_the_frontier() -> None:
+    target = sweep.Target(tenant="team-a", p95_wait=900.0)
+    fits = sweep.Point(("4",), 0.0, 600.0, 0, 0, 0)
+    beyond = sweep.Point(("6",), 2.0, 0.0, 0, 0, 0, over=("a100/nvidia.com/gpu 6 > 5",))
+    points = [fits, beyond]
+    for p in points:
+        p.meets = sweep.meets(p, target)
+    sweep.mark_frontier(points)
+    assert (fits.meets, fits.frontier) == (True, True)
+    assert (beyond.meets, beyond.frontier) == (False, False)
