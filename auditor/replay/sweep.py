@@ -9,7 +9,9 @@ Every combination is simulated, independent of the others, on the engine the cal
 (the parallel seam's: the local cores by default, a Ray cluster with `--on ray`). A change's
 size is the sum over the axes of how far the value moved from the revision's (a quantity's
 difference in its unit; 1 for any other changed value): the smallest that meets the target
-wins, ties to the grid's first. The same revision, traces and grid give the same bytes.
+wins; of equal sizes the shortest p95 wait, then the fewest preemptions, then the grid's first
+(CHOICE), which is always a point of the frontier. The same revision, traces and grid give
+the same bytes.
 """
 
 from __future__ import annotations
@@ -356,19 +358,38 @@ def meets(p: Point, target: Target) -> bool:
     )
 
 
+def merit(p: Point) -> tuple[float, float, int, int, int]:
+    """What makes a point better, smaller first: its change, its p95 wait, its preemptions, its
+    livelocks and its Workloads never admitted."""
+    wait = float("inf") if p.p95_wait is None else p.p95_wait
+    return (p.change, wait, p.preemptions, p.livelocks, p.never_admitted)
+
+
 def mark_frontier(points: list[Point]) -> None:
     """A point is on the frontier when the nodes hold its quotas and no other such point is at
-    least as good in change, p95 wait and preemptions and better in one."""
-
-    def key(p: Point) -> tuple[float, float, int]:
-        return (p.change, float("inf") if p.p95_wait is None else p.p95_wait, p.preemptions)
-
+    least as good in every `merit` and better in one. (Livelocks and never-admitted count too, so
+    that a point meeting the target is never beaten by one that fails it.)"""
     feasible = [p for p in points if p.feasible]
     for p in feasible:
-        k = key(p)
+        k = merit(p)
         p.frontier = not any(
-            all(a <= b for a, b in zip(key(q), k, strict=True)) and key(q) != k for q in feasible
+            all(a <= b for a, b in zip(merit(q), k, strict=True)) and merit(q) != k
+            for q in feasible
         )
+
+
+# How the recommendation is chosen, as the report states it.
+CHOICE = (
+    "the smallest change that meets the target; among changes of the same size the shortest p95 "
+    "wait, then the fewest preemptions, then the grid's first"
+)
+
+
+def recommended(points: list[Point]) -> Point | None:
+    """The point CHOICE names. Being the least by `merit` among those meeting the target (and
+    meeting is kept by any point at least as good), it is on the frontier."""
+    meeting = [p for p in points if p.meets]
+    return min(meeting, key=merit) if meeting else None  # min keeps the grid's first of equals
 
 
 @dataclass
@@ -386,11 +407,11 @@ class Sweep:
     apart: list[Apart] = field(default_factory=list)  # never admitted at any point
     capacity: str = ""  # where what the nodes hold was read
     section_kind: t.ClassVar[str] = "sweep"
+    chosen_as: t.ClassVar[str] = CHOICE  # how `best` is chosen, for the report to state
 
     @property
     def best(self) -> Point | None:
-        meeting = [p for p in self.points if p.meets]
-        return min(meeting, key=lambda p: p.change) if meeting else None
+        return recommended(self.points)
 
     def findings(self) -> list[Finding]:
         if self.best is not None:
@@ -417,6 +438,7 @@ class Sweep:
                 "target": self.target.to_json(),
                 "points": [p.to_json(self.axes) for p in self.points],
                 "best": None if best is None else best.to_json(self.axes),
+                "bestChosenAs": self.chosen_as,
                 "neverAdmittedAnywhere": [a.to_json() for a in self.apart],
                 "capacity": self.capacity,
             }

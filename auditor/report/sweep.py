@@ -64,7 +64,11 @@ def _best(s: Sweep) -> str:
         for a, n, v in zip(s.axes, s.now, best.values, strict=True)
         if n != v
     ]
-    return "smallest change that meets the target: " + ("; ".join(moved) or "none (as it is)")
+    return (
+        "smallest change that meets the target: "
+        + ("; ".join(moved) or "none (as it is)")
+        + f" (chosen as {s.chosen_as}; on the frontier)"
+    )
 
 
 def _apart(s: Sweep) -> list[str]:

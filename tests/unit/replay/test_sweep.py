@@ -160,3 +160,42 @@ def test_an_infeasible_point_never_meets_and_is_never_on_the_frontier() -> None:
     sweep.mark_frontier(points)
     assert (fits.meets, fits.frontier) == (True, True)
     assert (beyond.meets, beyond.frontier) == (False, False)
+
+
+def chosen(points: list[sweep.Point]) -> sweep.Point | None:
+    """The sweep's recommendation among `points`."""
+    return sweep.Sweep("lab", "r", "v0.19.2", [QUOTA], ["4"], sweep.Target(), 0, points).best
+
+
+def test_the_recommendation_is_the_smallest_change_on_the_frontier_ties_to_the_shorter_wait() -> (
+    None
+):
+    """Two changes of size 1 both meet the target; the grid's first waits longer, so the other
+    beats it in every way: it is the recommendation, and on the frontier."""
+    target = sweep.Target(tenant="team-a", p95_wait=900.0)
+    points = [
+        sweep.Point(("2", "Never"), 0.0, 1800.0, 0, 0, 0),
+        sweep.Point(("3", "Never"), 1.0, 800.0, 0, 0, 0),  # the grid's first of size 1
+        sweep.Point(("2", "Any"), 1.0, 300.0, 0, 0, 0),  # same size, shorter wait
+        sweep.Point(("4", "Never"), 2.0, 100.0, 0, 0, 0),
+        sweep.Point(("3", "Any"), 2.0, 0.0, 0, 1, 0),  # shortest wait, but a livelock
+    ]
+    for p in points:
+        p.meets = sweep.meets(p, target)
+    sweep.mark_frontier(points)
+    best = chosen(points)
+    assert best is not None and best.values == ("2", "Any") and best.frontier
+    assert "shortest p95 wait" in sweep.Sweep.chosen_as
+
+
+def test_a_point_failing_the_target_does_not_push_the_recommendation_off_the_frontier() -> None:
+    """A point as small and faster but with a livelock fails the target; the one that meets it
+    stays on the frontier."""
+    target = sweep.Target(tenant="team-a", p95_wait=900.0)
+    meets = sweep.Point(("3",), 1.0, 600.0, 0, 0, 0)
+    loops = sweep.Point(("4",), 1.0, 500.0, 0, 2, 0)
+    points = [loops, meets]
+    for p in points:
+        p.meets = sweep.meets(p, target)
+    sweep.mark_frontier(points)
+    assert chosen(points) is meets and meets.frontier
