@@ -432,7 +432,8 @@ def _job(
     side = sim.SimSide("job", head, cluster, binary, release, document)
     out, _stderr, _took = sim.run_side(side, sim.deadline(Trace(cluster, {}, [job])))
     result = livestart.forecast(out, start, job, cluster=cluster, release=release)
-    result.stamp = stamp.stamp(out.get("simulated"), release, config)
+    inputs = stamp.assumed(run_for=run_for, job=True)
+    result.stamp = stamp.stamp(out.get("simulated"), release, config, inputs=inputs)
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
     )

@@ -34,7 +34,7 @@ from auditor.model import Finding
 from auditor.replay.measured import summarize
 from auditor.replay.sides import Side
 from auditor.replay.sim import SimRun, SimSide, from_output, outcome, program, sim_input
-from auditor.replay.stamp import Stamp, stamp
+from auditor.replay.stamp import Stamp, assumed, stamp
 from auditor.replay.trace import Trace
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
@@ -502,22 +502,19 @@ def sweep(
     workloads = sum(len(trace.workloads) for trace in traces)
     result = Sweep(cluster, repo.label, release, spec.axes, now, spec.target, workloads)
     result.days = len(traces)
-    held = (
-        profile_capacity(repo.cluster(cluster))
-        if nodes is None
-        else node_capacity(cluster, objects, nodes)
-    )
+    held = profile_capacity(repo.cluster(cluster)) if nodes is None else node_capacity(
+        cluster, objects, nodes
+    )  # fmt: skip
     result.capacity = held.source
     config = boundaries.kueue_configuration(repo, cluster) or {}
     outs = each(sides, within, engine or parallel.Local())
-    result.stamp = stamp(outs[0].get("simulated"), release, config) if outs else None
+    inputs = assumed(traces, capacity=f"what the nodes hold: {held.source}")
+    result.stamp = stamp(outs[0].get("simulated"), release, config, inputs=inputs) if outs else None
     runs = [
-        [
-            from_output(outs[i * len(traces) + d], trace, label="point", revision=repo.label)
-            for d, trace in enumerate(traces)
-        ]
+        [from_output(outs[i * len(traces) + d], day, label="point", revision=repo.label)
+         for d, day in enumerate(traces)]
         for i in range(len(grid))
-    ]
+    ]  # fmt: skip
     never = never_anywhere(runs)
     result.apart = apart(runs, never)
     for values, days in zip(grid, runs, strict=True):

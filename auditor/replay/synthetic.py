@@ -117,7 +117,12 @@ def generate(
     for at, owner in sorted(zip(times, owners, strict=True), key=lambda p: p[0]):
         mix = owner or _pick(rng, mixes, [m.share for m in mixes])
         out.append(_workload(rng, mix, at, median_run))
-    recorded = {"source": "synthetic", "seconds": window, "seed": seed}
+    recorded = {
+        "source": "synthetic",
+        "seconds": window,
+        "seed": seed,
+        "medianRunSeconds": median_run,
+    }
     return Trace(cluster, recorded, out)
 
 

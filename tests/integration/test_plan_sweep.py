@@ -182,6 +182,9 @@ def test_on_a_real_estate_the_unadmittable_are_apart_and_the_nodes_bound_the_ans
     assert best["frontier"]
     assert [q for q, p in by_quota.items() if p["frontier"]] == ["1", "2"]
     assert "clusters/lab/profile.yaml" in doc["capacity"]
+    assumed = doc["simulated"]["assumed"]  # what the answer took as given, said with it
+    assert "what the nodes hold: the capacity clusters/lab/profile.yaml declares" in assumed
+    assert any(a.startswith("run times: the synthetic trace's") for a in assumed)
     text = sweep(estate, "grid.yaml", "text").stdout
     assert "3 Workload(s) of team-c/batch" in text
     assert "no: a100/nvidia.com/gpu 5 > 4" in text
