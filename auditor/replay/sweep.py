@@ -17,6 +17,7 @@ the same bytes.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import json
 import typing as t
@@ -420,10 +421,18 @@ class Sweep:
             Finding(
                 UNMET,
                 f"no point of the {len(self.points)}-point grid meets the target "
-                f"({self.target.said()})",
+                f"({self.target.said()})" + self.beyond_nodes(),
                 cluster=self.cluster,
             )
         ]
+
+    def beyond_nodes(self) -> str:
+        """When no point meets the target: how many would on more nodes than there are."""
+        would = sum(
+            not p.feasible and meets(dataclasses.replace(p, over=()), self.target)
+            for p in self.points
+        )
+        return f"; {would} would on more nodes than {self.capacity} holds" if would else ""
 
     def to_json(self) -> dict[str, t.Any]:
         best = self.best

@@ -58,7 +58,9 @@ def _rows(s: Sweep) -> list[list[str]]:
 def _best(s: Sweep) -> str:
     best: Point | None = s.best
     if best is None:
-        return "no point meets the target: widen the grid or relax the target"
+        return (
+            "no point meets the target" + s.beyond_nodes() + ": widen the grid or relax the target"
+        )
     moved = [
         f"{a.label} {n or '-'} -> {v}"
         for a, n, v in zip(s.axes, s.now, best.values, strict=True)

@@ -199,3 +199,17 @@ def test_a_point_failing_the_target_does_not_push_the_recommendation_off_the_fro
         p.meets = sweep.meets(p, target)
     sweep.mark_frontier(points)
     assert chosen(points) is meets and meets.frontier
+
+
+def test_when_only_more_nodes_would_meet_the_target_the_finding_says_so() -> None:
+    target = sweep.Target(tenant="team-a", p95_wait=900.0)
+    slow = sweep.Point(("4",), 0.0, 1800.0, 0, 0, 0)
+    beyond = sweep.Point(("6",), 2.0, 300.0, 0, 0, 0, over=("a100/nvidia.com/gpu 6 > 5",))
+    for p in (slow, beyond):
+        p.meets = sweep.meets(p, target)
+    result = sweep.Sweep("lab", "r", "v0.19.2", [QUOTA], ["4"], target, 0, [slow, beyond])
+    result.capacity = "the capacity clusters/lab/profile.yaml declares"
+    [finding] = result.findings()
+    assert finding.message.endswith(
+        "; 1 would on more nodes than the capacity clusters/lab/profile.yaml declares holds"
+    )
