@@ -381,8 +381,8 @@ def mark_frontier(points: list[Point]) -> None:
 
 # How the recommendation is chosen, as the report states it.
 CHOICE = (
-    "the smallest change that meets the target; among changes of the same size the shortest p95 "
-    "wait, then the fewest preemptions, then the grid's first"
+    "of the points meeting the target, the smallest change; among changes of the same size the "
+    "shortest p95 wait, then the fewest preemptions, then the grid's first"
 )
 
 

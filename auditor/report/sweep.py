@@ -69,7 +69,7 @@ def _best(s: Sweep) -> str:
     return (
         "smallest change that meets the target: "
         + ("; ".join(moved) or "none (as it is)")
-        + f" (chosen as {s.chosen_as}; on the frontier)"
+        + f" (on the frontier; the rule: {s.chosen_as})"
     )
 
 
