@@ -9,7 +9,7 @@ import pytest
 
 from auditor.errors import ConfigError
 from auditor.k8s.quantity import parse
-from auditor.replay import sweep
+from auditor.replay import capacity, sweep
 from auditor.replay.sim import SimRun, from_output
 from auditor.replay.trace import Trace, TracedWorkload
 
@@ -140,12 +140,12 @@ def node(gpus: str, ready: str = "True") -> dict[str, object]:
 
 
 def test_a_points_quota_beyond_what_the_nodes_hold_is_over_capacity() -> None:
-    profile = sweep.Capacity("profile", lambda f, r: parse("5"))
+    profile = capacity.Capacity("profile", lambda f, r: parse("5"))
     at_six = sweep.applied([CQ], [QUOTA], ("6",))
     assert profile.over(at_six) == ("a100/nvidia.com/gpu 6 > 5",)
     assert profile.over(sweep.applied([CQ], [QUOTA], ("2",))) == ()
     # live: the Ready nodes the flavor selects (the not-ready one does not count)
-    live = sweep.node_capacity("lab", [FLAVOR, CQ], [node("4"), node("8", ready="False")])
+    live = capacity.node_capacity("lab", [FLAVOR, CQ], [node("4"), node("8", ready="False")])
     assert live.source == "the 1 Ready node(s) of lab, read live"
     assert live.over([FLAVOR, *at_six]) == ("a100/nvidia.com/gpu 6 > 4",)
 
