@@ -77,7 +77,8 @@ from auditor.repo.layout import find_root
     metavar="GRID",
     help="With --replay: simulate the trace on --head with every combination of GRID's values "
     "(quotas, limits, preemption policies, fair-sharing weights) and report the frontier and the "
-    "smallest change meeting GRID's target (docs/replay.md).",
+    "smallest change meeting GRID's target; a point whose quotas exceed what the nodes hold (the "
+    "profile's capacity, or the live nodes with --live) is infeasible (docs/replay.md).",
 )
 @click.option(
     "--on",
@@ -170,7 +171,10 @@ def plan(
     if sweep_file is not None:
         if replay_trace is None or base is not None:
             raise ConfigError("--sweep GRID simulates --head: give --replay TRACE and no --base")
-        _sweep(ctx, head, clusters, replay_trace, sweep_file, on, output)
+        if live:
+            one_cluster_context(context, clusters)
+        access = (kubeconfig, context, timeout) if live else None
+        _sweep(ctx, head, clusters, replay_trace, sweep_file, on, output, access)
         return
     if on != "local":
         raise ConfigError(f"--on {on} runs a sweep's simulations: give --sweep GRID too")
@@ -341,6 +345,7 @@ def _sweep(
     grid: Path,
     on: str,
     output: str,
+    access: tuple[str | None, str | None, float] | None,
 ) -> None:
     from auditor.cli.sandbox import _testenv  # the simulator's build, only when sweeping
     from auditor.model import ClusterResult, Report
@@ -360,9 +365,13 @@ def _sweep(
         with revision(root, head) as repo:
             if cluster not in repo.clusters:
                 raise ConfigError(f"cluster {cluster} does not exist at {head}")
-            binary, release = ensure_sim(
-                _testenv(ctx), repo.cluster(cluster).kueue_version, log=ctx.note
-            )
+            profile = repo.cluster(cluster)
+            nodes = None
+            if access is not None:  # what the nodes hold, read live rather than the profile's
+                kubeconfig, context, timeout = access
+                client = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
+                nodes = client.list("v1", "Node")
+            binary, release = ensure_sim(_testenv(ctx), profile.kueue_version, log=ctx.note)
             result = sweep.sweep(
                 repo,
                 cluster,
@@ -373,6 +382,7 @@ def _sweep(
                 tenant_of=revisions.tenants_of(repo, cluster),
                 within=max(sim.deadline(day) for day in days),
                 engine=engine,
+                nodes=nodes,
             )
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
@@ -425,7 +435,8 @@ def _job(
     side = sim.SimSide("job", head, cluster, binary, release, document)
     out, _stderr, _took = sim.run_side(side, sim.deadline(Trace(cluster, {}, [job])))
     result = livestart.forecast(out, start, job, cluster=cluster, release=release)
-    result.stamp = stamp.stamp(out.get("simulated"), release, config)
+    inputs = stamp.assumed(run_for=run_for, job=True)
+    result.stamp = stamp.stamp(out.get("simulated"), release, config, inputs=inputs)
     report = Report(
         "plan", findings=result.findings(), clusters=[ClusterResult(cluster)], section=result
     )

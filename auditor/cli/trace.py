@@ -46,7 +46,7 @@ def tenant_mix(raw: str) -> synthetic.TenantMix:
     except ValueError:
         raise click.BadParameter(f"{raw!r}: the share {share!r} is not a number") from None
     priorities = dict.fromkeys([c for c in classes.split("+") if c], 1.0)
-    return synthetic.TenantMix(namespace, queue or "batch", weight, priorities)
+    return synthetic.TenantMix(namespace, queue, weight, priorities)
 
 
 @click.group()
@@ -89,8 +89,10 @@ def _trace_file(command: str) -> t.Callable[[F], F]:
     "tenants",
     multiple=True,
     metavar="NS[/QUEUE]:PRIO[+PRIO]:SHARE",
-    help="A tenant's part of the work (repeatable); default: every tenant LocalQueue of the "
-    "cluster, equal shares, the priority classes its profile approves.",
+    help="A tenant's part of the work (repeatable): its namespace and a LocalQueue of it "
+    "(default: every LocalQueue the repository gives the namespace, the share split among them); "
+    "default: every tenant LocalQueue of the cluster, equal shares, the priority classes its "
+    "profile approves.",
 )
 @_trace_file("trace generate")
 @pass_context
@@ -109,7 +111,13 @@ def generate(
     repo = ctx.repository()
     if cluster not in repo.clusters:
         raise ConfigError(f"no cluster {cluster} in the repository")
-    mixes = [tenant_mix(t) for t in tenants] or synthetic.mixes_from(repo, cluster)
+    mixes = (
+        synthetic.placed(
+            [tenant_mix(t) for t in tenants], synthetic.local_queues(repo, cluster), cluster
+        )
+        if tenants
+        else synthetic.mixes_from(repo, cluster)
+    )
     made = synthetic.generate(
         cluster, mixes, workloads=workloads, hours=hours, seed=seed, bursts=bursts,
         median_run=median_run,

@@ -66,6 +66,47 @@ def promised(flavor: str, holders: t.Iterable[Json]) -> dict[str, Quantity]:
     return out
 
 
+def declared(
+    capacity: t.Mapping[str, t.Mapping[str, t.Any]], flavor: str, resource: str
+) -> Quantity:
+    """What a cluster profile's `capacity` says the nodes behind `flavor` hold of `resource`
+    (none declared: nothing). A malformed quantity raises QuantityError."""
+    raw = (capacity.get(flavor) or {}).get(resource)
+    return ZERO if raw is None else parse(raw)
+
+
+@dataclass(frozen=True)
+class Excess:
+    """A flavor's resource whose nominal quotas on a cluster add up past what its nodes hold.
+    `parts`: each holder's share, as (its index among the holders, its cell, its quota)."""
+
+    flavor: str
+    resource: str
+    total: Quantity
+    held: Quantity
+    parts: tuple[tuple[int, quota.QuotaCell, Quantity], ...]
+
+
+def excesses(holders: t.Sequence[Json], held: t.Callable[[str, str], Quantity]) -> list[Excess]:
+    """Every (flavor, resource) whose nominal quotas, over all the cluster's ClusterQueues and
+    Cohorts (`holders`; a Cohort's own quota is a pool added to its members', so it counts
+    too), add up to more than `held(flavor, resource)`: the profile's declared capacity, or
+    what the flavor's Ready nodes hold."""
+    used: dict[quota.Cell, list[tuple[int, quota.QuotaCell, Quantity]]] = {}
+    for i, body in enumerate(holders):
+        for entry in quota.cells(body):
+            nominal = entry.quantity(quota.NOMINAL)
+            if nominal is not None and nominal > ZERO:
+                used.setdefault((entry.flavor, entry.resource), []).append((i, entry, nominal))
+    out = []
+    for (flavor, resource), parts in used.items():
+        total = sum((q for _, _, q in parts), ZERO)
+        limit = held(flavor, resource)
+        if total > limit:
+            out.append(Excess(flavor, resource, total, limit, tuple(parts)))
+    return out
+
+
 @dataclass(frozen=True)
 class Gap:
     """A flavor whose pool cannot hold what is promised on it (`resource` None: no node)."""

@@ -13,7 +13,7 @@ from auditor.replay.livestart import LiveStart
 from auditor.replay.measured import combine, summarize
 from auditor.replay.run import SideRun, replay
 from auditor.replay.sim import SimSide, prepare, simulate
-from auditor.replay.stamp import SimulatedComparison, Stamp, stamp
+from auditor.replay.stamp import SimulatedComparison, Stamp, assumed, stamp
 from auditor.replay.trace import GPU, Trace
 from auditor.repo import boundaries
 from auditor.repo.gitsource import revision
@@ -133,6 +133,7 @@ def plan_by_simulation(
     cannot link."""
     from auditor.sandbox.kueuesim import ensure_sim  # the Go build, only when simulating
 
+    inputs = assumed([trace], run_for=start.run_for if start is not None else None)
     workloads: list[dict[str, t.Any]] | None = None
     if start is not None:
         merged = start.then(trace.workloads, [f"trace #{i}" for i in range(len(trace.workloads))])
@@ -166,7 +167,9 @@ def plan_by_simulation(
             "atStart": {label: merged.at_start(run) for label, run in sides.items()}
         }
     stamps: dict[str, Stamp] = {
-        side.label: stamp(sides[side.label].simulated, side.release, configurations[side.label])
+        side.label: stamp(
+            sides[side.label].simulated, side.release, configurations[side.label], inputs=inputs
+        )
         for side in prepared
     }
     return SimulatedComparison(

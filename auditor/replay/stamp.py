@@ -16,6 +16,7 @@ import typing as t
 from dataclasses import dataclass, field
 
 from auditor.replay.comparison import Comparison
+from auditor.replay.trace import Trace
 
 # The Configuration's fields the simulation leaves out, with what each would change on a cluster.
 # A field absent from the revision's Configuration is not listed: only what it sets.
@@ -51,6 +52,8 @@ class Stamp:
     requeue_batch_seconds: float
     scheduler_backoff: bool
     not_modelled: list[str]
+    # the inputs the answer assumed rather than read: run times, what the nodes hold (`assumed`)
+    assumed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, t.Any]:
         return {
@@ -64,6 +67,7 @@ class Stamp:
                 "backoffBetweenCycles": self.scheduler_backoff,
             },
             "notModelled": self.not_modelled,
+            "assumed": self.assumed,
         }
 
     def lines(self) -> list[str]:
@@ -82,6 +86,7 @@ class Stamp:
             + (f" with {gates}" if gates else "")
             + f"; {fair}; {ready}; requeue batch {self.requeue_batch_seconds:g} s; scheduler "
             f"backoff {'on' if self.scheduler_backoff else 'off'} the clock",
+            *(f"assumed: {a}" for a in self.assumed),
             *(f"not modelled: {n}" for n in self.not_modelled),
         ]
 
@@ -92,8 +97,54 @@ def _backoff(pods: t.Mapping[str, t.Any]) -> str:
     return f"{base} s doubling to {most} s"
 
 
+# Where no capacity is weighed (a replay, a Job's forecast): the simulation admits on quota alone.
+ON_QUOTA = (
+    "what the nodes hold: not weighed; Kueue admits on quota alone, as if the nodes held every "
+    "quota (validate's capacity-exceeded checks quotas against the profile's capacity)"
+)
+
+
+def assumed(
+    traces: t.Sequence[Trace] = (),
+    *,
+    run_for: float | None = None,
+    job: bool = False,
+    capacity: str = ON_QUOTA,
+) -> list[str]:
+    """The inputs a simulated answer assumed, in words: where its run times come from (each
+    trace's, and `run_for` for the Workloads already on a live cluster), and what the nodes hold
+    (`capacity`: where it was read, else ON_QUOTA)."""
+    out = []
+    for trace in traces:
+        source = trace.recorded.get("source") or "a"
+        running = sum(w.still_running for w in trace.workloads)
+        median = trace.recorded.get("medianRunSeconds")
+        how = {
+            "synthetic": "drawn log-normal around "
+            + (f"a median of {median:g} s" if median else "a median")
+            + f" (trace generate, seed {trace.recorded.get('seed')})",
+            "live": "Admitted to Finished as recorded",
+            "harness": "the harness's Workload classes'",
+        }.get(source, "as the trace gives them")
+        out.append(
+            f"run times: the {source} trace's, {how}"
+            + (f"; {running} still running when recorded: their run time so far" if running else "")
+        )
+    if run_for is not None:
+        out.append(
+            "run times: each Workload already on the cluster"
+            + (", and the Job," if job else "")
+            + f" runs {run_for:g} s from its admission (--run-for; not read from the cluster)"
+        )
+    return [*dict.fromkeys(out), capacity]
+
+
 def stamp(
-    simulated: t.Mapping[str, t.Any] | None, release: str, configuration: t.Mapping[str, t.Any]
+    simulated: t.Mapping[str, t.Any] | None,
+    release: str,
+    configuration: t.Mapping[str, t.Any],
+    *,
+    inputs: t.Sequence[str] = (),
 ) -> Stamp:
     """The simulator's `simulated` output and the revision's Configuration as one stamp."""
     said = simulated or {}
@@ -116,6 +167,7 @@ def stamp(
         requeue_batch_seconds=float(said.get("requeueBatchSeconds") or 0.0),
         scheduler_backoff=bool(said.get("schedulerBackoff")),
         not_modelled=[*missing, *ALWAYS],
+        assumed=list(inputs),
     )
 
 
@@ -162,6 +214,11 @@ class SimulatedComparison(Comparison):
             line = lines[0] if len(firsts) == 1 else f"{label}: {lines[0]}"
             if line not in out:
                 out.append(line)
+        for _, s, _ in sides:
+            for a in s.assumed:
+                line = f"assumed: {a}"
+                if line not in out:
+                    out.append(line)
         every = [set(s.not_modelled) for _, s, _ in sides]
         for label, s, _ in sides:
             for n in s.not_modelled:

@@ -9,12 +9,15 @@ Every combination is simulated, independent of the others, on the engine the cal
 (the parallel seam's: the local cores by default, a Ray cluster with `--on ray`). A change's
 size is the sum over the axes of how far the value moved from the revision's (a quantity's
 difference in its unit; 1 for any other changed value): the smallest that meets the target
-wins, ties to the grid's first. The same revision, traces and grid give the same bytes.
+wins; of equal sizes the shortest p95 wait, then the fewest preemptions, then the grid's first
+(CHOICE), which is always a point of the frontier. The same revision, traces and grid give
+the same bytes.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import json
 import typing as t
@@ -24,12 +27,14 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import ConfigError
+from auditor.k8s.objects import Json
 from auditor.k8s.quantity import parse
 from auditor.model import Finding
+from auditor.replay.capacity import node_capacity, profile_capacity
 from auditor.replay.measured import summarize
 from auditor.replay.sides import Side
 from auditor.replay.sim import SimRun, SimSide, from_output, outcome, program, sim_input
-from auditor.replay.stamp import Stamp, stamp
+from auditor.replay.stamp import Stamp, assumed, stamp
 from auditor.replay.trace import Trace
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
@@ -222,6 +227,13 @@ class Point:
     never_admitted: int
     meets: bool = False
     frontier: bool = False
+    over: tuple[str, ...] = ()  # what its quotas promise beyond what the nodes hold
+
+    @property
+    def feasible(self) -> bool:
+        """Whether the nodes hold every quota the point sets (else it cannot be what it
+        simulated: admitted work would wait for nodes)."""
+        return not self.over
 
     def to_json(self, axes: list[Axis]) -> dict[str, t.Any]:
         return {
@@ -233,37 +245,106 @@ class Point:
             "neverAdmitted": self.never_admitted,
             "meets": self.meets,
             "frontier": self.frontier,
+            "feasible": self.feasible,
+            "overCapacity": list(self.over),
         }
 
 
-def measure(side: Side, livelocks: int, target: Target) -> tuple[float | None, int, int, int]:
+def measure(
+    side: Side, livelocks: int, target: Target, never: int
+) -> tuple[float | None, int, int, int]:
+    """A day of a point: the target tenant's p95 wait (else the worst tenant's), preemptions,
+    livelocks, and `never`: its Workloads never admitted but those no point admits."""
     group = side.tenant(target.tenant) if target.tenant else None
     p95 = group.wait_p95 if group else max((g.wait_p95 or 0.0 for g in side.tenants), default=0.0)
-    never = sum(g.never_admitted for g in side.tenants)
     return p95, side.preemptions, livelocks, never
+
+
+@dataclass(frozen=True)
+class Apart:
+    """Workloads of one LocalQueue that no point of the sweep admits, on any day, with Kueue's
+    last word on why (of the grid's first point): no value of the grid changes them, so they
+    are reported apart and not counted against the target."""
+
+    namespace: str
+    local_queue: str
+    workloads: int
+    reason: str
+
+    def to_json(self) -> dict[str, t.Any]:
+        return {
+            "namespace": self.namespace,
+            "localQueue": self.local_queue,
+            "workloads": self.workloads,
+            "reason": self.reason,
+        }
+
+
+def never_anywhere(runs: list[list[SimRun]]) -> list[set[int]]:
+    """Per day, the Workloads (trace indices) that no point admits (`runs[point][day]`)."""
+    days = len(runs[0]) if runs else 0
+    out = []
+    for d in range(days):
+        never = [{s.index for s in point[d].workloads if s.admitted is None} for point in runs]
+        out.append(set.intersection(*never))
+    return out
+
+
+def apart(runs: list[list[SimRun]], never: list[set[int]]) -> list[Apart]:
+    """The Workloads no point admits, counted by LocalQueue and reason over the days."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for d, indices in enumerate(never):
+        first = runs[0][d]
+        for i in sorted(indices):
+            s = first.workloads[i]
+            why = first.pending_reasons.get(i) or s.rejected or "no reason given"
+            key = (s.traced.namespace, s.traced.local_queue, why)
+            counts[key] = counts.get(key, 0) + 1
+    return [Apart(ns, q, n, why) for (ns, q, why), n in sorted(counts.items())]
 
 
 def meets(p: Point, target: Target) -> bool:
     return (
-        p.never_admitted == 0
+        p.feasible
+        and p.never_admitted == 0
         and (target.p95_wait is None or (p.p95_wait is not None and p.p95_wait <= target.p95_wait))
         and (target.preemptions is None or p.preemptions <= target.preemptions)
         and (target.livelock or p.livelocks == 0)
     )
 
 
+def merit(p: Point) -> tuple[float, float, int, int, int]:
+    """What makes a point better, smaller first: its change, its p95 wait, its preemptions, its
+    livelocks and its Workloads never admitted."""
+    wait = float("inf") if p.p95_wait is None else p.p95_wait
+    return (p.change, wait, p.preemptions, p.livelocks, p.never_admitted)
+
+
 def mark_frontier(points: list[Point]) -> None:
-    """A point is on the frontier when no other is at least as good in change, p95 wait and
-    preemptions and better in one."""
-
-    def key(p: Point) -> tuple[float, float, int]:
-        return (p.change, float("inf") if p.p95_wait is None else p.p95_wait, p.preemptions)
-
-    for p in points:
-        k = key(p)
+    """A point is on the frontier when the nodes hold its quotas and no other such point is at
+    least as good in every `merit` and better in one. (Livelocks and never-admitted count too, so
+    that a point meeting the target is never beaten by one that fails it.)"""
+    feasible = [p for p in points if p.feasible]
+    for p in feasible:
+        k = merit(p)
         p.frontier = not any(
-            all(a <= b for a, b in zip(key(q), k, strict=True)) and key(q) != k for q in points
+            all(a <= b for a, b in zip(merit(q), k, strict=True)) and merit(q) != k
+            for q in feasible
         )
+
+
+# How the recommendation is chosen, as the report states it.
+CHOICE = (
+    "of the points meeting the target, the smallest change; among changes of the same size the "
+    "shortest p95 wait, then the fewest preemptions, then the grid's first"
+)
+
+
+def recommended(points: list[Point]) -> Point | None:
+    """The point CHOICE names. Being the least by `merit` among those meeting the target (and
+    meeting is kept by any point at least as good), it is on the frontier."""
+    meeting = [p for p in points if p.meets]
+    return min(meeting, key=merit) if meeting else None  # min keeps the grid's first of equals
 
 
 @dataclass
@@ -278,12 +359,14 @@ class Sweep:
     points: list[Point] = field(default_factory=list)
     stamp: Stamp | None = None  # what the simulation ran with (the grid changes no setting)
     days: int = 1  # traces simulated per point
+    apart: list[Apart] = field(default_factory=list)  # never admitted at any point
+    capacity: str = ""  # where what the nodes hold was read
     section_kind: t.ClassVar[str] = "sweep"
+    chosen_as: t.ClassVar[str] = CHOICE  # how `best` is chosen, for the report to state
 
     @property
     def best(self) -> Point | None:
-        meeting = [p for p in self.points if p.meets]
-        return min(meeting, key=lambda p: p.change) if meeting else None
+        return recommended(self.points)
 
     def findings(self) -> list[Finding]:
         if self.best is not None:
@@ -292,10 +375,18 @@ class Sweep:
             Finding(
                 UNMET,
                 f"no point of the {len(self.points)}-point grid meets the target "
-                f"({self.target.said()})",
+                f"({self.target.said()})" + self.beyond_nodes(),
                 cluster=self.cluster,
             )
         ]
+
+    def beyond_nodes(self) -> str:
+        """When no point meets the target: how many would on more nodes than there are."""
+        would = sum(
+            not p.feasible and meets(dataclasses.replace(p, over=()), self.target)
+            for p in self.points
+        )
+        return f"; {would} would on more nodes than {self.capacity} holds" if would else ""
 
     def to_json(self) -> dict[str, t.Any]:
         best = self.best
@@ -310,6 +401,9 @@ class Sweep:
                 "target": self.target.to_json(),
                 "points": [p.to_json(self.axes) for p in self.points],
                 "best": None if best is None else best.to_json(self.axes),
+                "bestChosenAs": self.chosen_as,
+                "neverAdmittedAnywhere": [a.to_json() for a in self.apart],
+                "capacity": self.capacity,
             }
             | ({"simulated": self.stamp.to_json()} if self.stamp else {})
         }
@@ -345,10 +439,13 @@ def sweep(
     tenant_of: t.Mapping[str, str],
     within: float,
     engine: parallel.Engine | None = None,
+    nodes: list[Json] | None = None,
 ) -> Sweep:
     """Every point of the grid on `repo` (a revision, open now), simulated on every trace (a
     day each): a point's p95 wait is its worst day's, its preemptions, livelocks and Workloads
-    never admitted the days' sum. The simulations run on `engine` (default: the local cores)."""
+    never admitted the days' sum. Workloads no point admits are reported apart, not counted. A
+    point whose quotas the nodes cannot hold (the profile's capacity, or the live `nodes` when
+    given) is infeasible. The simulations run on `engine` (default: the local cores)."""
     docs = [sim_input(repo, cluster, trace) for trace in traces]
     objects: list[dict[str, t.Any]] = docs[0]["objects"]
     now = [current(objects, a) for a in spec.axes]
@@ -368,27 +465,57 @@ def sweep(
     workloads = sum(len(trace.workloads) for trace in traces)
     result = Sweep(cluster, repo.label, release, spec.axes, now, spec.target, workloads)
     result.days = len(traces)
+    held = profile_capacity(repo.cluster(cluster)) if nodes is None else node_capacity(
+        cluster, objects, nodes
+    )  # fmt: skip
+    result.capacity = held.source
     config = boundaries.kueue_configuration(repo, cluster) or {}
     outs = each(sides, within, engine or parallel.Local())
-    for i, values in enumerate(grid):
-        days = []
-        for d, trace in enumerate(traces):
-            out = outs[i * len(traces) + d]
-            result.stamp = result.stamp or stamp(out.get("simulated"), release, config)
-            run: SimRun = from_output(out, trace, label="point", revision=repo.label)
-            days.append(measure(summarize(run, tenant_of), len(run.livelocks), spec.target))
-        waits = [w for w, _, _, _ in days]
-        p95 = None if None in waits else max(t.cast(list[float], waits))
+    inputs = assumed(traces, capacity=f"what the nodes hold: {held.source}")
+    result.stamp = stamp(outs[0].get("simulated"), release, config, inputs=inputs) if outs else None
+    runs = [
+        [from_output(outs[i * len(traces) + d], day, label="point", revision=repo.label)
+         for d, day in enumerate(traces)]
+        for i in range(len(grid))
+    ]  # fmt: skip
+    never = never_anywhere(runs)
+    result.apart = apart(runs, never)
+    for values, days in zip(grid, runs, strict=True):
         change = sum(distance(n, v) for n, v in zip(now, values, strict=True))
-        point = Point(
-            values,
-            change,
-            p95,
-            sum(d[1] for d in days),
-            sum(d[2] for d in days),
-            sum(d[3] for d in days),
-        )
-        point.meets = meets(point, spec.target)
-        result.points.append(point)
+        over = held.over(applied(objects, spec.axes, values))
+        result.points.append(_point(values, change, days, never, tenant_of, spec.target, over))
     mark_frontier(result.points)
     return result
+
+
+def _point(
+    values: tuple[str, ...],
+    change: float,
+    days: list[SimRun],
+    never: list[set[int]],
+    tenant_of: t.Mapping[str, str],
+    target: Target,
+    over: tuple[str, ...] = (),
+) -> Point:
+    """One point's numbers over its days, judged against the target."""
+    measured = [
+        measure(
+            summarize(run, tenant_of),
+            len(run.livelocks),
+            target,
+            sum(s.admitted is None and s.index not in never[d] for s in run.workloads),
+        )
+        for d, run in enumerate(days)
+    ]
+    waits = [w for w, _, _, _ in measured]
+    point = Point(
+        values,
+        change,
+        None if None in waits else max(t.cast(list[float], waits)),
+        sum(m[1] for m in measured),
+        sum(m[2] for m in measured),
+        sum(m[3] for m in measured),
+        over=over,
+    )
+    point.meets = meets(point, target)
+    return point

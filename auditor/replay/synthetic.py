@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from auditor.errors import ConfigError
 from auditor.replay.trace import GPU, Trace, TracedWorkload
@@ -29,7 +29,7 @@ class TenantMix:
     """One LocalQueue's part of the work."""
 
     namespace: str
-    local_queue: str
+    local_queue: str  # "": the namespace's own, as the repository has them (`placed`)
     share: float = 1.0
     priorities: dict[str, float] = field(default_factory=dict)  # class -> weight; {}: none
     gpus: tuple[int, ...] = (1, 1, 2)  # per pod, drawn uniformly
@@ -39,6 +39,15 @@ class TenantMix:
 def diurnal(hour_of_day: float) -> float:
     """Relative submission rate at an hour of the day: 1.6 at 15:00, 0.4 at 03:00."""
     return 1.0 + 0.6 * math.sin((hour_of_day - 9.0) / 24.0 * 2 * math.pi)
+
+
+def local_queues(repo: Repository, cluster: str) -> dict[str, list[str]]:
+    """Every tenant LocalQueue of `cluster` in the repository, by namespace (names sorted)."""
+    out: dict[str, list[str]] = {}
+    for r in repo.load([cluster]).for_cluster(cluster):
+        if r.kind == "LocalQueue" and r.tenant and r.namespace:
+            out.setdefault(r.namespace, []).append(r.name)
+    return {ns: sorted(names) for ns, names in sorted(out.items())}
 
 
 def mixes_from(repo: Repository, cluster: str) -> list[TenantMix]:
@@ -55,6 +64,29 @@ def mixes_from(repo: Repository, cluster: str) -> list[TenantMix]:
     if not out:
         raise ConfigError(f"cluster {cluster} has no tenant LocalQueue to make work for")
     return sorted(out, key=lambda m: (m.namespace, m.local_queue))
+
+
+def placed(mixes: list[TenantMix], queues: dict[str, list[str]], cluster: str) -> list[TenantMix]:
+    """Each mix on its namespace's own LocalQueue(s) as the repository has them (`queues`, from
+    `local_queues`): a mix naming no queue goes to every one of its namespace's, its share split
+    equally; a namespace or queue the cluster lacks is refused, naming what there is (work
+    sent to a queue that does not exist is never admitted, which would read as a finding)."""
+    out = []
+    for mix in mixes:
+        known = queues.get(mix.namespace)
+        if not known:
+            raise ConfigError(
+                f"--tenant {mix.namespace}: no tenant LocalQueue in namespace {mix.namespace} on "
+                f"cluster {cluster} (namespaces with one: {', '.join(queues) or 'none'})"
+            )
+        if mix.local_queue and mix.local_queue not in known:
+            raise ConfigError(
+                f"--tenant {mix.namespace}/{mix.local_queue}: namespace {mix.namespace} has no "
+                f"LocalQueue {mix.local_queue} on cluster {cluster} (it has: {', '.join(known)})"
+            )
+        names = [mix.local_queue] if mix.local_queue else known
+        out += [replace(mix, local_queue=q, share=mix.share / len(names)) for q in names]
+    return out
 
 
 def generate(
@@ -85,7 +117,12 @@ def generate(
     for at, owner in sorted(zip(times, owners, strict=True), key=lambda p: p[0]):
         mix = owner or _pick(rng, mixes, [m.share for m in mixes])
         out.append(_workload(rng, mix, at, median_run))
-    recorded = {"source": "synthetic", "seconds": window, "seed": seed}
+    recorded = {
+        "source": "synthetic",
+        "seconds": window,
+        "seed": seed,
+        "medianRunSeconds": median_run,
+    }
     return Trace(cluster, recorded, out)
 
 

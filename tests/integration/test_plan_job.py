@@ -128,6 +128,8 @@ def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_ch
     said = json.loads(result.stdout)["job"]
     assert said["clusterQueue"] == "team-a-cq"
     assert said["simulated"]["kueueRelease"] == "v0.19.2"
+    assumed = said["simulated"]["assumed"]  # the run time it gave them, though none was given
+    assert any("and the Job, runs 3600 s from its admission (--run-for" in a for a in assumed)
     assert "nvidia.com/gpu=a100" in said["flavors"]
     assert said["admittedAfterSeconds"] == 0.0  # the victims stop at once in the simulation
     assert len(said["preempts"]) == 2

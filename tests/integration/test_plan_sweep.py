@@ -121,3 +121,70 @@ def test_over_two_days_the_busier_day_decides(repo: Path) -> None:
     doc = json.loads(result.stdout)["sweep"]
     assert doc["days"] == 2
     assert doc["best"]["values"]["team-a-cq a100/nvidia.com/gpu nominalQuota"] == "4"
+
+
+ESTATE_GRID = """\
+grid:
+  - clusterQueue: team-a-cq
+    flavor: a100
+    resource: nvidia.com/gpu
+    field: nominalQuota
+    values: [1, 2, 3, 4, 6]
+target:
+  tenant: team-a
+  p95WaitSeconds: 660
+"""
+
+
+@pytest.fixture(scope="module")
+def estate(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The known case on a real estate's troubles: team-c's namespace carries another tenant
+    label, so no ClusterQueue selects it and its three Workloads are never admitted whatever
+    team-a's quota; and the nodes hold 4 GPUs, of which team-c-cq's quota promises 1, so team-a
+    at 4 or 6 promises more than there is. team-c-cq lends its idle GPU to team-a (one cohort):
+    team-a's six run in ceil(6 / (Q + 1)) waves, two (p95 <= 660 s) from Q = 2; Q = 6 would run
+    them at once, on GPUs the nodes do not have."""
+    root = lab_estate(tmp_path_factory.mktemp("estate"), {"team-a": 1, "team-c": 1})
+    profile = root / "clusters" / "lab" / "profile.yaml"
+    profile.write_text(profile.read_text().replace('nvidia.com/gpu: "16"', 'nvidia.com/gpu: "4"'))
+    namespace = root / "tenants" / "team-c" / "lab" / "namespace.yaml"
+    namespace.write_text(namespace.read_text().replace("tenant: team-c", "tenant: team-x"))
+    revs = Revisions(root)
+    try:
+        revs.commit("team-a at 1 GPU, team-c's namespace unselected, 4 GPUs of nodes")
+    finally:
+        revs.repo.close()
+    a = TracedWorkload("team-a", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0)
+    c = TracedWorkload("team-c", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0)
+    made = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, [a] * 6 + [c] * 3)
+    trace.write(made, root / "day.json")
+    (root / "grid.yaml").write_text(ESTATE_GRID)
+    return root
+
+
+def test_on_a_real_estate_the_unadmittable_are_apart_and_the_nodes_bound_the_answer(
+    estate: Path,
+) -> None:
+    result = sweep(estate, "grid.yaml", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)["sweep"]
+    [apart] = doc["neverAdmittedAnywhere"]
+    assert (apart["namespace"], apart["localQueue"], apart["workloads"]) == ("team-c", "batch", 3)
+    assert "doesn't match" in apart["reason"]  # Kueue's word: no ClusterQueue selects it
+    by_quota = {p["values"]["team-a-cq a100/nvidia.com/gpu nominalQuota"]: p for p in doc["points"]}
+    assert {q for q, p in by_quota.items() if not p["feasible"]} == {"4", "6"}
+    assert by_quota["6"]["overCapacity"] == ["a100/nvidia.com/gpu 7 > 4"]
+    assert not by_quota["4"]["meets"] and not by_quota["6"]["meets"]
+    assert all(p["neverAdmitted"] == 0 for p in doc["points"])  # team-c's not counted
+    assert by_quota["6"]["p95WaitSeconds"] == 0  # what the old sweep called meeting the target
+    best = doc["best"]
+    assert best["values"] == {"team-a-cq a100/nvidia.com/gpu nominalQuota": "2"}
+    assert best["frontier"]
+    assert [q for q, p in by_quota.items() if p["frontier"]] == ["1", "2"]
+    assert "clusters/lab/profile.yaml" in doc["capacity"]
+    assumed = doc["simulated"]["assumed"]  # what the answer took as given, said with it
+    assert "what the nodes hold: the capacity clusters/lab/profile.yaml declares" in assumed
+    assert any(a.startswith("run times: the synthetic trace's") for a in assumed)
+    text = sweep(estate, "grid.yaml", "text").stdout
+    assert "3 Workload(s) of team-c/batch" in text
+    assert "no: a100/nvidia.com/gpu 5 > 4" in text

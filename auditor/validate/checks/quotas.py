@@ -17,16 +17,14 @@ from collections import defaultdict
 
 from auditor import rules
 from auditor.errors import ConfigError
-from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
-from auditor.kueue import KUEUE_GROUP, cohorts
+from auditor.k8s.quantity import ZERO, Quantity, QuantityError
+from auditor.kueue import KUEUE_GROUP, capacity, cohorts
 from auditor.kueue.quota import (
     BORROWING,
     LENDING,
     LIMITS,
     NOMINAL,
     QUOTA_KINDS,
-    Cell,
-    QuotaCell,
     cells,
     resource_groups,
 )
@@ -194,33 +192,32 @@ def _cohort_borrowing(holders: list[Resource], forest: cohorts.Forest) -> t.Iter
 
 
 def _capacity(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding]:
-    """The nominal quotas of a flavor on a cluster fit its capacity (a Cohort's own quota is a
-    pool added to its members', so it counts too)."""
-    used: dict[Cell, list[tuple[Resource, QuotaCell, Quantity]]] = defaultdict(list)
-    for cq in holders:
-        for entry in cells(cq.body):
-            nominal = entry.quantity(NOMINAL)
-            if nominal is not None and nominal > ZERO:
-                used[(entry.flavor, entry.resource)].append((cq, entry, nominal))
+    """The nominal quotas of a flavor on a cluster fit the capacity its profile declares
+    (auditor/kueue/capacity.py adds them up, for `plan --sweep` too)."""
     profile = ctx.cluster
-    for (flavor, resource), parts in used.items():
-        declared = _declared(profile.capacity, flavor, resource, profile.file)
-        total = sum((q for _, _, q in parts), ZERO)
-        if total <= declared:
-            continue
-        cq, entry, _ = max(parts, key=lambda p: p[2])
+
+    def held(flavor: str, resource: str) -> Quantity:
+        try:
+            return capacity.declared(profile.capacity, flavor, resource)
+        except QuantityError as exc:
+            raise ConfigError(f"{profile.file}: capacity of {flavor}/{resource}: {exc}") from exc
+
+    for over in capacity.excesses([h.body for h in holders], held):
+        index, entry, _ = max(over.parts, key=lambda p: p[2])
         by_holder: dict[str, Quantity] = defaultdict(lambda: ZERO)
-        for holder, _, nominal in parts:
+        for i, _, nominal in over.parts:
+            holder = holders[i]
             name = holder.name if holder.kind == "ClusterQueue" else f"cohort {holder.name}"
             by_holder[name] += nominal
         shares = ", ".join(f"{name} {q}" for name, q in by_holder.items())
         yield Finding.about(
-            cq,
+            holders[index],
             CAPACITY_EXCEEDED,
-            f"nominal quotas of {flavor}/{resource} on {profile.name} add up to {total} "
-            f"({shares}), more than the {declared} its profile {profile.file} declares",
+            f"nominal quotas of {over.flavor}/{over.resource} on {profile.name} add up to "
+            f"{over.total} ({shares}), more than the {over.held} its profile {profile.file} "
+            "declares",
             path=[*entry.path, NOMINAL],
-            extra=_over(total, declared),
+            extra=_over(over.total, over.held),
         )
 
 
@@ -228,15 +225,3 @@ def _over(value: Quantity, limit: Quantity) -> dict[str, float]:
     """How far `value` is past `limit`: a baseline records it, so the same finding grown worse
     is new (Finding.measured)."""
     return {MEASURED: float((value - limit).value)}
-
-
-def _declared(
-    capacity: dict[str, dict[str, t.Any]], flavor: str, resource: str, file: str
-) -> Quantity:
-    raw = (capacity.get(flavor) or {}).get(resource)
-    if raw is None:
-        return ZERO
-    try:
-        return parse(raw)
-    except QuantityError as exc:
-        raise ConfigError(f"{file}: capacity of {flavor}/{resource}: {exc}") from exc

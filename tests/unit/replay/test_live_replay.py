@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.replay import livestart, revisions, sim
+from auditor.replay import livestart, revisions, sim, stamp
 from auditor.replay.trace import Trace, TracedWorkload
 from auditor.report.replay import stamp_lines
 from tests.integration.lab_estate import lab_estate
@@ -147,6 +147,11 @@ def test_both_revisions_start_from_the_one_live_start_and_waits_count_from_it(
     lines = stamp_lines(got)  # as the reports write them
     assert lines[0].startswith("started from lab's queues read at 2026-12-03T12:00:00Z")
     assert "head at the start: admits team-a/waiting, trace #0; preempts nothing" in lines
+    assert (
+        "assumed: run times: each Workload already on the cluster runs 3600 s from its admission "
+        "(--run-for; not read from the cluster)"
+    ) in lines
+    assert f"assumed: {stamp.ON_QUOTA}" in lines  # once, though both sides assumed it
 
 
 def test_a_workload_holding_quota_in_a_queue_the_revision_removes_is_named(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from auditor.errors import ConfigError
 from auditor.replay import synthetic
 from auditor.repo.layout import Repository
 from tests.estate import ESTATE
@@ -55,3 +58,28 @@ def test_default_mixes_are_the_clusters_tenant_queues_with_their_approved_priori
         ("team-a", "batch", ["batch-low", "batch-standard"]),
         ("team-b", "batch", ["batch-low", "batch-standard"]),
     ]
+
+
+QUEUES = {"team-a": ["short", "training"], "team-b": ["batch"]}
+
+
+def test_a_tenant_mix_goes_to_its_namespaces_own_queues_its_share_split() -> None:
+    mixes = [
+        synthetic.TenantMix("team-a", "", 0.6, {"batch-low": 1.0}),
+        synthetic.TenantMix("team-b", "", 0.4),
+    ]
+    made = synthetic.placed(mixes, QUEUES, "c")
+    assert [(m.namespace, m.local_queue, m.share) for m in made] == [
+        ("team-a", "short", 0.3),
+        ("team-a", "training", 0.3),
+        ("team-b", "batch", 0.4),
+    ]
+    named = synthetic.placed([synthetic.TenantMix("team-a", "training", 1.0)], QUEUES, "c")
+    assert [(m.local_queue, m.share) for m in named] == [("training", 1.0)]
+
+
+def test_an_unknown_namespace_or_queue_is_refused_naming_what_there_is() -> None:
+    with pytest.raises(ConfigError, match=r"namespace team-z on cluster c .*team-a, team-b"):
+        synthetic.placed([synthetic.TenantMix("team-z", "")], QUEUES, "c")
+    with pytest.raises(ConfigError, match=r"no LocalQueue batch .*it has: short, training"):
+        synthetic.placed([synthetic.TenantMix("team-a", "batch")], QUEUES, "c")
