@@ -12,7 +12,7 @@ from pathlib import Path
 
 from auditor import render, rules
 from auditor.errors import ConfigError, processing
-from auditor.k8s.objects import CLUSTER_SCOPED_KINDS as CLUSTER_SCOPED
+from auditor.k8s.objects import CLUSTER_SCOPED_KINDS
 from auditor.model import Finding, Resource
 from auditor.repo import manifests, sources, suppressions
 from auditor.repo.profiles import (
@@ -378,7 +378,7 @@ def placed(where: Placed, found: list[Resource], problems: list[Finding]) -> Loa
         problem.cluster = where.cluster
     for resource in found:
         resource.cluster, resource.tenant = where.cluster, where.tenant
-        if where.namespace and not resource.namespace and resource.kind not in CLUSTER_SCOPED:
+        if where.namespace and not resource.namespace and resource.kind not in CLUSTER_SCOPED_KINDS:
             # Argo CD puts a namespaced object that names none in the destination namespace
             resource.body["metadata"]["namespace"] = where.namespace
             resource.__dict__.pop("key", None)  # its identity, if asked already, changed

@@ -22,17 +22,17 @@ def sections(doc: Doc) -> list[tuple[str, list[Chart]]]:
     """The charts of a report, by section: what the command's JSON holds decides."""
     out: list[tuple[str, list[Chart]]] = []
     if "replay" in doc:
-        out.append(("The simulated day, base and head", replay.charts(doc["replay"])))
+        out.append(("The simulated day, base and head", replay.figures(doc["replay"])))
     elif "sweep" in doc:
         out.append(("The sweep's frontier", [sweep.chart(doc["sweep"])]))
     elif "job" in doc:
-        out.append(("The timeline that leads there", job.charts(doc["job"])))
+        out.append(("The timeline that leads there", job.figures(doc["job"])))
     elif doc["command"] == "plan":
-        out.append(("Quota, base → head", quota.charts(doc)))
+        out.append(("Quota, base → head", quota.figures(doc)))
     if doc["command"] == "drift":
-        out.append(("Drift", drift.charts(doc)))
+        out.append(("Drift", drift.figures(doc)))
     if "fleet" in doc:
         out.append(("The fleet's Kueue releases", drift.fleet_charts(doc["fleet"])))
     if doc["command"] == "status" and "clusterQueues" in doc:
-        out.append((f"Quota on {doc.get('cluster')}", status.charts(doc)))
+        out.append((f"Quota on {doc.get('cluster')}", status.figures(doc)))
     return [(name, figures) for name, figures in out if figures]

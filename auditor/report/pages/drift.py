@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from auditor.report import charts as draw
+from auditor.report import charts
 from auditor.report.charts import Chart
 from auditor.report.pages.parts import Doc
 
@@ -24,11 +24,11 @@ def drift_counts(doc: Doc) -> tuple[list[str], dict[str, list[float]]]:
     return clusters, series
 
 
-def charts(doc: Doc) -> list[Chart]:
+def figures(doc: Doc) -> list[Chart]:
     clusters, series = drift_counts(doc)
     if not clusters:
         return []
-    svg = draw.bars(
+    svg = charts.bars(
         "drift",
         "Drift findings by cluster and category",
         clusters,
@@ -57,7 +57,7 @@ def fleet_charts(fleet: Doc) -> list[Chart]:
         return []
     names = [m["cluster"] for m in members]
     series = {"minor releases behind": [m["minorsBehind"] or 0 for m in members]}
-    svg = draw.bars(
+    svg = charts.bars(
         "fleet",
         f"Kueue minor releases behind the newest pinned ({fleet['newestPinned'] or '-'})",
         names,

@@ -5,7 +5,7 @@ on the time axis. Read from the report's `job` section (auditor/replay/livestart
 
 from __future__ import annotations
 
-from auditor.report import charts as draw
+from auditor.report import charts
 from auditor.report.charts import Chart
 from auditor.report.pages.parts import Doc, e
 from auditor.report.replay import duration
@@ -40,7 +40,7 @@ def lead(job: Doc) -> str:
     )
 
 
-def charts(job: Doc) -> list[Chart]:
+def figures(job: Doc) -> list[Chart]:
     """The timeline: one row per Workload that changes (the Job on top), a series per kind of
     change."""
     changes = job.get("changes") or []
@@ -52,7 +52,7 @@ def charts(job: Doc) -> list[Chart]:
     for c in changes:
         series.setdefault(c["kind"], []).append((round(c["at"] / 60, 3), row[c["workload"]]))
     end = max(1.0, max(c["at"] for c in changes) / 60)
-    svg = draw.timeline(
+    svg = charts.timeline(
         "job-timeline",
         "Until the Job is admitted: what changes, Workload by Workload",
         [(n, row[n]) for n in names],

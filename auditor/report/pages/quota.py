@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from auditor.report import charts as draw
+from auditor.report import charts
 from auditor.report.charts import Chart
 from auditor.report.pages.parts import Doc, number
 
@@ -14,7 +14,7 @@ def quota_rows(doc: Doc) -> list[Doc]:
     ]
 
 
-def charts(doc: Doc) -> list[Chart]:
+def figures(doc: Doc) -> list[Chart]:
     changes = quota_rows(doc)
     if not changes:
         return []
@@ -25,7 +25,7 @@ def charts(doc: Doc) -> list[Chart]:
         "base": [number(c["before"]) for c in changes],
         "head": [number(c["after"]) for c in changes],
     }
-    svg = draw.bars("quota", "Quota, base and head", labels, series, y_title="quantity")
+    svg = charts.bars("quota", "Quota, base and head", labels, series, y_title="quantity")
     rows = [
         [lab, c["before"] if c["before"] is not None else "-", c["after"] or "-", c["delta"]]
         for lab, c in zip(labels, changes, strict=True)

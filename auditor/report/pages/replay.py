@@ -3,12 +3,12 @@ distributions, preemptions on the timeline (livelocks marked) and the cohort tre
 
 from __future__ import annotations
 
-from auditor.report import charts as draw
+from auditor.report import charts
 from auditor.report.charts import Chart
 from auditor.report.pages.parts import Doc, clock, number
 
 
-def charts(replay: Doc) -> list[Chart]:
+def figures(replay: Doc) -> list[Chart]:
     day = replay.get("timeline")
     out = []
     if day:
@@ -32,7 +32,7 @@ def _gpus_in_use(day: Doc) -> Chart:
     series = gpus_by_tenant(day)
     hours = [round(x / 3600, 4) for x in day["times"]]
     names = list(series)
-    svg = draw.lines(
+    svg = charts.lines(
         "gpus-in-use",
         "GPUs in use per tenant (base dashed, head solid)",
         hours,
@@ -40,7 +40,7 @@ def _gpus_in_use(day: Doc) -> Chart:
         x_title="hours from the trace's start",
         y_title="GPUs",
         dashed=[n for n in names if n.endswith(" base")],
-        colors=draw.paired_colors(names),
+        colors=charts.paired_colors(names),
     )
     rows = [[clock(x), *(series[n][i] for n in names)] for i, x in enumerate(day["times"])]
     return Chart(
@@ -60,14 +60,14 @@ def _waits(day: Doc) -> Chart:
         for w in sorted(day["waits"], key=lambda w: (w["tenant"], w["side"] != "base"))
     }
     names = list(series)
-    svg = draw.bars(
+    svg = charts.bars(
         "waits",
         "Admission waits per tenant, base and head (Workloads)",
         day["waitBins"],
         series,
         y_title="Workloads",
         whole=True,
-        colors=draw.paired_colors(names, tint_base=True),
+        colors=charts.paired_colors(names, tint_base=True),
     )
     rows = [[b, *(series[n][i] for n in names)] for i, b in enumerate(day["waitBins"])]
     return Chart(
@@ -95,7 +95,7 @@ def _preemptions(day: Doc, replay: Doc) -> Chart:
             livelocks[f"livelock ({side})"] = [(round(a / 3600, 4), 0.0) for a in at]
             rows += [[side, clock(a), "", "", "", "livelock"] for a in at]
     series |= livelocks
-    svg = draw.dots(
+    svg = charts.dots(
         "preemptions",
         "Preemptions: preemptor → victim tenant (livelocks on the axis, large)",
         series,
@@ -129,13 +129,13 @@ def _borrowing(replay: Doc) -> Chart:
         "borrowed mean base": of("base", "mean"),
         "borrowed mean head": of("head", "mean"),
     }
-    svg = draw.bars(
+    svg = charts.bars(
         "borrowing",
         "GPUs each ClusterQueue borrows from its cohort, base and head",
         queues,
         series,
         y_title="GPUs",
-        colors=draw.paired_colors(list(series), tint_base=True),
+        colors=charts.paired_colors(list(series), tint_base=True),
     )
     rows = [[q, *(series[n][i] for n in series)] for i, q in enumerate(queues)]
     return Chart(
@@ -182,14 +182,14 @@ def cohort_tree(replay: Doc) -> tuple[list[tuple[str, str]], dict[str, list[floa
 def _cohort_tree(replay: Doc) -> Chart:
     queues, series = cohort_tree(replay)
     labels = [f"{cohort}/{q}" for cohort, q in queues]
-    svg = draw.bars(
+    svg = charts.bars(
         "cohort-tree",
         "GPUs per ClusterQueue by cohort: nominal, used and borrowed, base and head",
         labels,
         series,
         y_title="GPUs",
         whole=True,
-        colors=draw.paired_colors(list(series), tint_base=True),
+        colors=charts.paired_colors(list(series), tint_base=True),
     )
 
     def flavors(side: str, q: str) -> str:

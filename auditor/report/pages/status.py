@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import typing as t
 
-from auditor.report import charts as draw
+from auditor.report import charts
 from auditor.report.charts import Chart
 from auditor.report.pages.parts import Doc, number
 
@@ -49,7 +49,7 @@ def key_of(resource: str) -> str:
     return "quota-" + re.sub(r"[^a-z0-9]+", "-", resource.lower()).strip("-")
 
 
-def charts(doc: Doc) -> list[Chart]:
+def figures(doc: Doc) -> list[Chart]:
     cells = quota_cells(doc)
     resources = sorted({c["resource"] for _, _, c in cells}, key=resource_order)
     return [
@@ -68,7 +68,7 @@ def _chart(resource: str, cells: list[Cell]) -> Chart:
     series = {name: [scaled(c.get(key)) for _, _, c in cells] for name, key in KEYS}
     key = key_of(resource)
     title = f"{resource}: nominal, used and borrowed per ClusterQueue and flavor, by cohort"
-    svg = draw.bars(key, title, labels, series, y_title=y_title, whole=whole)
+    svg = charts.bars(key, title, labels, series, y_title=y_title, whole=whole)
     rows = [
         [cohort, cq, c["flavor"], *(c.get(k) or "0" for _, k in KEYS)] for cohort, cq, c in cells
     ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.report import charts as draw
+from auditor.report import charts
 from auditor.report.charts import Chart
 from auditor.report.pages.parts import Doc, e, table
 from auditor.report.replay import duration
@@ -114,7 +114,7 @@ def chart(sweep: Doc) -> Chart:
             if member:
                 groups[name].append(at)
     drawn = {k: v for k, v in groups.items() if v}
-    svg = draw.dots(
+    svg = charts.dots(
         "sweep",
         "The frontier: change against p95 wait (frontier and recommended large)",
         drawn,
