@@ -12,6 +12,7 @@ import click
 from auditor import kueue
 from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
 from auditor.errors import AuditorError, ConfigError
+from auditor.kueue import admission
 from auditor.onboard import DNS_LABEL, rendered
 from auditor.onboard import estate as onboard_estate
 from auditor.repo.layout import UNOWNED, find_root
@@ -239,8 +240,8 @@ def _identities(cluster: str, identities: dict[str, str]) -> None:
         f"live: {proposed or 'none'}. They alone may relabel namespaces once the admission "
         "policies are generated: keep Argo CD's identity and your administrators"
     )
-    if not any(onboard_estate.ARGOCD_CONTROLLER in who for who in identities):
+    if not any(admission.is_sync_identity(who) for who in identities):
         click.echo(
-            "review: no Argo CD application controller is bound on the cluster: add the "
-            "identity Argo CD syncs with to platformIdentities, or its syncs are refused"
+            "review: no identity of Argo CD's is bound on the cluster: add the one Argo CD "
+            "syncs with to platformIdentities before the policies deny, or its syncs are refused"
         )

@@ -79,6 +79,23 @@ class Boundaries:
 
 DENY, WARN = "Deny", "Warn"  # the cluster profile's spec.admissionPolicies.enforcement
 
+# Who Argo CD syncs a cluster as, which the namespace-label policy must let through: the
+# application controller's ServiceAccount on the cluster Argo CD runs in, and the one
+# `argocd cluster add` makes (kube-system/argocd-manager) on a cluster it registered.
+ARGOCD_SYNC_ACCOUNTS = ("argocd-application-controller", "argocd-manager")
+
+
+def is_sync_identity(identity: str) -> bool:
+    """Whether a platformIdentities entry ("Kind name") is one Argo CD syncs with: one of its
+    ServiceAccounts, every ServiceAccount (a system:serviceaccounts group), or a user a
+    cluster was registered with whose name says it is Argo CD's."""
+    kind, _, name = identity.partition(" ")
+    if kind == "ServiceAccount":
+        return name.partition("/")[2] in ARGOCD_SYNC_ACCOUNTS
+    if kind == "User":
+        return "argocd" in name
+    return kind == "Group" and name.startswith("system:serviceaccounts")
+
 
 def actions(enforcement: str) -> tuple[str, ...]:
     """The bindings' validationActions: Deny, or for a rollout Warn with an audit record."""

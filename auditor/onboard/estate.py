@@ -35,9 +35,9 @@ from auditor.errors import ConfigError
 from auditor.k8s import baseline, quantity, rbac
 from auditor.k8s.authored import Schema, authored
 from auditor.k8s.objects import RBAC_KINDS, Json, group_of
+from auditor.kueue import admission, quota
 from auditor.kueue import capacity as kueue_capacity
 from auditor.kueue import config as kueue_config
-from auditor.kueue import quota
 from auditor.kueue.admission import starting_enforcement
 from auditor.kueue.workloads import priority_class
 from auditor.onboard import DNS_LABEL, PRUNE_GUARD, modeline
@@ -401,9 +401,6 @@ def capacity(estate: Estate) -> dict[str, dict[str, str]]:
     return out
 
 
-# The name upstream's install (and its Helm chart, after the release's prefix) gives Argo CD's
-# application controller: its ServiceAccount is the identity Argo CD syncs with.
-ARGOCD_CONTROLLER = "argocd-application-controller"
 CLUSTER_ADMIN = "cluster-admin"
 
 
@@ -427,8 +424,8 @@ def platform_identities(estate: Estate) -> dict[str, str]:
                 continue
             if admin:
                 found.setdefault(str(subject), f"bound to {CLUSTER_ADMIN} by {_name(body)}")
-            elif subject.kind == "ServiceAccount" and subject.name.endswith(ARGOCD_CONTROLLER):
-                found.setdefault(str(subject), "Argo CD's application controller: it syncs")
+            elif subject.kind == "ServiceAccount" and admission.is_sync_identity(str(subject)):
+                found.setdefault(str(subject), "Argo CD syncs as it")
     if estate.controller:
         found.setdefault(estate.controller, "Kueue's controller")
     return dict(sorted(found.items()))

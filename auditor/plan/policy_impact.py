@@ -41,7 +41,6 @@ PLAN_POLICY_WOULD_REFUSE = _RULES["plan-policy-would-refuse"]
 PLAN_POLICY_RESTRICTS = _RULES["plan-policy-restricts"]
 
 ADMIN_ROLE = "cluster-admin"
-SYNC_ACCOUNT = "argocd-application-controller"  # Argo CD's application controller
 FINISHED = ("Complete", "Completed", "Failed", "Succeeded", "Finished")
 SHOWN = 5  # objects named per finding
 
@@ -358,7 +357,7 @@ def _role(subject: rbac.Subject, paths: list[str]) -> str | None:
     """Why refusing `subject` locks the platform out (None: it is not the platform's)."""
     if subject == rbac.Subject("Group", rbac.MASTERS):
         return "the cluster's administrators (every power, no binding)"
-    if subject.kind == "ServiceAccount" and subject.name == SYNC_ACCOUNT:
+    if admission.is_sync_identity(str(subject)):
         return "the identity Argo CD syncs with"
     if any(f"-> ClusterRole {ADMIN_ROLE} ->" in p for p in paths):
         return f"a cluster administrator (bound to ClusterRole {ADMIN_ROLE})"

@@ -36,7 +36,6 @@ PRIORITY_LEVEL_NOT_APPROVED = RULES["priority-level-not-approved"]
 ID = "admission-lockout"
 RERUN = protocol.CLUSTER
 
-SYNC_ACCOUNT = "argocd-application-controller"
 # Where a level is named, as a path into an object: the label Kueue reads, the pod templates.
 LEVEL_LABELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("workload", ("metadata", "labels", kueue_workloads.PRIORITY_LABEL)),
@@ -62,13 +61,16 @@ def _lockout(ctx: CheckContext) -> t.Iterator[Finding]:
         return  # Warn refuses nobody: the rollout's first step
     identities = profile.platform_identities
     missing = []
-    if not any(_is_sync(i) for i in identities):
+    if not any(admission.is_sync_identity(i) for i in identities):
         missing.append(
-            f"the identity Argo CD syncs with (ServiceAccount argocd/{SYNC_ACCOUNT}, in the "
-            "namespace Argo CD runs in), so the sync cannot create a tenant namespace or set "
-            "its labels"
+            "the identity Argo CD syncs with (ServiceAccount argocd/argocd-application-controller "
+            "where Argo CD runs in the cluster, kube-system/argocd-manager where `argocd cluster "
+            "add` registered it, or the user its cluster secret names), so the sync cannot "
+            "create a tenant namespace or set its labels"
         )
-    if not any(i.startswith(("User ", "Group ")) and not _is_sync(i) for i in identities):
+    if not any(
+        i.startswith(("User ", "Group ")) and not admission.is_sync_identity(i) for i in identities
+    ):
         missing.append(
             "an administrator (Group system:masters, the platform team's group or a user), so "
             "nobody can set or change those labels by hand either"
@@ -84,13 +86,6 @@ def _lockout(ctx: CheckContext) -> t.Iterator[Finding]:
             f"in Warn until it is ({boundaries.ROLLOUT_DOC})",
             path=path,
         )
-
-
-def _is_sync(identity: str) -> bool:
-    kind, _, name = identity.partition(" ")
-    if kind == "ServiceAccount":
-        return name.partition("/")[2] == SYNC_ACCOUNT
-    return kind == "Group" and name.startswith("system:serviceaccounts")
 
 
 # -- the levels a tenant's own work names ------------------------------------------------

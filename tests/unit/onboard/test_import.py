@@ -772,9 +772,7 @@ def test_platform_identities_are_proposed_from_what_is_live_and_marked_for_revie
     made = onboard_estate.files(estate(admin, argocd, argocd_role), OPTIONS, {})
     assert made.identities == {
         "Group system:masters": "bound to cluster-admin by cluster-admin",
-        "ServiceAccount argocd/argocd-application-controller": (
-            "Argo CD's application controller: it syncs"
-        ),
+        "ServiceAccount argocd/argocd-application-controller": "Argo CD syncs as it",
         "ServiceAccount kueue-system/kueue-controller-manager": "Kueue's controller",
     }
     text = made.files["clusters/gpu-a/profile.yaml"]
@@ -897,7 +895,7 @@ def test_the_summary_says_what_is_unowned_proposed_and_not_found(
     ) in lines
     assert "--exclude: cluster gpu-a has no namespace gone" in lines
     assert any(line.startswith("review: platformIdentities proposed") for line in lines)
-    assert any(line.startswith("review: no Argo CD application controller") for line in lines)
+    assert any(line.startswith("review: no identity of Argo CD's") for line in lines)
     assert [line.split(":")[1].strip() for line in lines if line.startswith("not found:")] == [
         "no Deployment kueue-system/kueue-controller-manager",
         "no ConfigMap kueue-system/kueue-manager-config",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.unit.validate.checks.helpers import assert_findings, edit, line_of, run_check, write
 
 PROFILE = "clusters/gpu-prod/profile.yaml"
@@ -52,6 +54,24 @@ def test_deny_with_only_argo_cd_leaves_nobody_to_relabel_by_hand(repo_copy: Path
         ),
         contains="an administrator (Group system:masters",
     )
+
+
+@pytest.mark.parametrize(
+    "sync",
+    [
+        "ServiceAccount kube-system/argocd-manager",  # a cluster `argocd cluster add` registered
+        "User argocd-controller",  # a cluster secret holding a user's client certificate
+    ],
+)
+def test_argo_cd_registered_from_elsewhere_is_its_sync_identity(repo_copy: Path, sync: str) -> None:
+    identities(repo_copy, sync, "Group system:masters")
+    assert run_check(repo_copy, "admission-lockout") == []
+
+
+def test_another_service_account_is_not_argo_cds(repo_copy: Path) -> None:
+    identities(repo_copy, "ServiceAccount kube-system/deployer", "Group system:masters")
+    [found] = run_check(repo_copy, "admission-lockout")
+    assert "the identity Argo CD syncs with" in found.message
 
 
 def test_warn_refuses_nobody_so_nothing_is_locked_out(repo_copy: Path) -> None:
