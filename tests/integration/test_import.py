@@ -176,8 +176,10 @@ def test_import_validate_drift_reimport_and_a_second_cluster(
     )
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "team-a renders with kustomize")
-    team_ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a", "labels": {
-        "kueue.example.com/admission": "enabled", "kueue.example.com/team": "team-a"}}}  # fmt: skip
+    labels = {"kueue.example.com/admission": "enabled", "kueue.example.com/team": "team-a"}
+    team_ns: dict[str, t.Any] = {
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a", "labels": labels}
+    }  # fmt: skip
     admin = estate.connect()
     labelled = copy.deepcopy(team_ns)
     labelled["metadata"]["labels"]["kueue.example.com/cost-center"] = "ml"
