@@ -37,12 +37,18 @@ def duplicates(schema: Json, body: t.Any) -> t.Iterator[tuple[Path, str]]:
 def _identity(kind: t.Any, keys: list[str], item: t.Any) -> tuple[str, str] | None:
     """What makes `item` one of a kind in its list, and how to name it; None: nothing does."""
     if kind == "set":
-        return json.dumps(item, sort_keys=True), json.dumps(item)
+        return _json(item, sort_keys=True), _json(item)
     if kind != "map" or not keys or not isinstance(item, dict) or not any(k in item for k in keys):
         return None
     named = {k: item.get(k) for k in keys}
-    said = ", ".join(f"{k}={json.dumps(v)}" for k, v in named.items())
-    return json.dumps(named, sort_keys=True), f"the entry with {said}"
+    said = ", ".join(f"{k}={_json(v)}" for k, v in named.items())
+    return _json(named, sort_keys=True), f"the entry with {said}"
+
+
+def _json(value: t.Any, sort_keys: bool = False) -> str:
+    """`value` as JSON; what YAML reads that JSON has not (a date, binary) as its text: the
+    schema names such a value's type, this only tells entries apart."""
+    return json.dumps(value, sort_keys=sort_keys, default=str)
 
 
 def _lists(schema: Json, value: t.Any, path: Path) -> t.Iterator[tuple[Path, Json, list[t.Any]]]:

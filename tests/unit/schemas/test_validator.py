@@ -280,3 +280,13 @@ def test_a_list_that_holds_each_entry_once_refuses_a_repeat_at_its_line() -> Non
     once = once.removesuffix("      - name: prov\n") + "      - name: other\n"
     [resource], _ = load_bytes(once.encode(), "cq.yaml")
     assert ClusterValidator(CATALOG).check(resource) == ([], True)
+
+
+def test_a_list_entry_yaml_reads_as_a_date_is_judged_not_a_crash() -> None:
+    """YAML reads an unquoted 2001-12-14 as a date, which JSON has not: the schema names its
+    type, and the list check tells the entries apart by its text (a crash made the cluster
+    incomplete: found by tests/fuzz)."""
+    text = TWICE.replace("- name: prov\n        onFlavors", "- name: 2001-12-14\n        onFlavors")
+    [resource], _ = load_bytes(text.encode(), "cq.yaml")
+    findings, sound = ClusterValidator(CATALOG).check(resource)
+    assert not sound and "schema" in {f.rule.id for f in findings}
