@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import typing as t
+import venv
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from auditor.errors import ClusterAccessError
 from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
+from auditor.replay import trace
+from auditor.replay.trace import Trace, TracedWorkload
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain, nodes, releases
@@ -16,7 +19,11 @@ from auditor.sandbox.build import TOOLS, KueueRelease, ensure_tool
 from auditor.upgrade import probes
 from tests.conftest import ROOT
 from tests.estate import ESTATE
+from tests.installed import run
+from tests.integration.lab_estate import lab_estate
+from tests.integration.sweep_grid import GRID
 from tests.integration.waiting import eventually
+from tests.unit.conftest import Revisions
 
 
 def repo_kueue_config(cluster: str) -> dict[str, t.Any] | None:
@@ -150,3 +157,37 @@ def renderers() -> None:
     estates' tests use it: `pytestmark = pytest.mark.usefixtures("renderers")`)."""
     for tool in ("kustomize", "helm"):
         ensure_tool(ROOT / "testenv", tool, TOOLS[tool], log=print)
+
+
+@pytest.fixture(scope="module")
+def sweep_case(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The constructed case of test_plan_sweep and test_sweep_ray: team-a alone with 2 GPUs, six
+    10-minute 1-GPU Workloads (eight on the busier day), and the grids the tests sweep."""
+    root = lab_estate(tmp_path_factory.mktemp("sweep"), {"team-a": 2})
+    revs = Revisions(root)
+    try:
+        revs.commit("team-a alone, 2 GPUs")
+    finally:
+        revs.repo.close()
+    work = [TracedWorkload("team-a", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0)] * 6
+    made = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, work)
+    trace.write(made, root / "day.json")
+    busier = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, [work[0]] * 8)
+    trace.write(busier, root / "day2.json")
+    (root / "two-days.yaml").write_text(
+        GRID.format(values="1, 2, 3, 4, 6") + "traces: [day2.json]\n"
+    )
+    for name, values in (("grid.yaml", "1, 2, 3, 4, 6"), ("short.yaml", "1, 2")):
+        (root / name).write_text(GRID.format(values=values))
+    (root / "bad.yaml").write_text(GRID.format(values="3").replace("team-a-cq", "team-z-cq", 1))
+    return root
+
+
+@pytest.fixture(scope="module")
+def adopter(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`pip install 'kueue-gitops[sandbox]'` into a fresh virtualenv; its kueue-gitops."""
+    env = tmp_path_factory.mktemp("venv-sandbox")
+    venv.create(env, with_pip=True)
+    installed = run([str(env / "bin/pip"), "install", "--quiet", f"{wheel}[sandbox]"], env)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return env / "bin/kueue-gitops"

@@ -12,7 +12,7 @@ from auditor.kueue import NAMESPACE, admission
 from auditor.kueue import config as kueue_config
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import start_sandbox
-from tests.integration.test_drift import drift_json, servable_repo, sync
+from tests.integration.drift_live import drift_json, servable_repo, sync
 
 Json = dict[str, t.Any]
 

@@ -11,7 +11,7 @@ from auditor.k8s import rbac as k8s_rbac
 from auditor.k8s.rbac import Power, Subject
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import start_sandbox
-from tests.integration.test_drift import drift_json, servable_repo, sync
+from tests.integration.drift_live import drift_json, servable_repo, sync
 
 RBAC = "rbac.authorization.k8s.io/v1"
 Json = dict[str, t.Any]

@@ -29,8 +29,8 @@ from auditor.repo import boundaries
 from auditor.repo.gitsource import revision
 from auditor.sandbox import Sandbox, Toolchain, nodes, releases
 from tests.conftest import own_context
+from tests.integration.admitting import WAIT, _admit_alone, _admitted, _name, _workloads
 from tests.integration.lab_estate import lab_estate
-from tests.integration.test_plan_job import WAIT, _admit_alone, _admitted, _name, _workloads
 from tests.unit.conftest import Revisions
 
 WIDE = TracedWorkload("team-a", "batch", "high", {"nvidia.com/gpu": "3"}, 1, 0.0, 3600.0)
