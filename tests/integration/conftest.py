@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import time
 import typing as t
 import venv
 from pathlib import Path
@@ -8,18 +9,21 @@ from pathlib import Path
 import pytest
 
 from auditor.errors import ClusterAccessError
+from auditor.k8s import conditions
+from auditor.kueue import workloads
 from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
-from auditor.replay import trace
+from auditor.replay import run, trace
 from auditor.replay.trace import Trace, TracedWorkload
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain, nodes, releases
 from auditor.sandbox.build import TOOLS, KueueRelease, ensure_tool
 from auditor.upgrade import probes
+from tests import installed
 from tests.conftest import ROOT
 from tests.estate import ESTATE
-from tests.installed import run
+from tests.integration.admitting import API, WAIT, BusyLab, _admit_alone, _workloads
 from tests.integration.lab_estate import lab_estate
 from tests.integration.sweep_grid import GRID
 from tests.integration.waiting import eventually
@@ -188,6 +192,41 @@ def adopter(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`pip install 'kueue-gitops[sandbox]'` into a fresh virtualenv; its kueue-gitops."""
     env = tmp_path_factory.mktemp("venv-sandbox")
     venv.create(env, with_pip=True)
-    installed = run([str(env / "bin/pip"), "install", "--quiet", f"{wheel}[sandbox]"], env)
-    assert installed.returncode == 0, installed.stderr[-3000:]
+    pip = installed.run([str(env / "bin/pip"), "install", "--quiet", f"{wheel}[sandbox]"], env)
+    assert pip.returncode == 0, pip.stderr[-3000:]
     return env / "bin/kueue-gitops"
+
+
+@pytest.fixture(scope="module")
+def busy(
+    busy_lab: BusyLab, toolchain: Toolchain, sandboxes_dir: Path
+) -> t.Iterator[tuple[Path, Sandbox]]:
+    """A real Kueue on the module's `busy_lab`: team-b's six 1-GPU Jobs admitted one second
+    apart, then the lab's wide Job created and left pending."""
+    box = Sandbox(f"{busy_lab.name}-{os.getpid()}", root=sandboxes_dir)
+    try:
+        box.up(
+            toolchain,
+            with_kueue=True,
+            kueue_config=busy_lab.kueue_config,
+            node_pools=busy_lab.node_pools,
+            kueue_release=releases.release(toolchain, "v0.19.2"),
+        )
+        admin = box.connect()
+        assert [r.error for r in apply_all(admin, busy_lab.objects) if r.error] == []
+        run._wait_active(box, admin, API)
+        for i in range(6):  # one at a time, a second apart: Kueue orders victims by admission
+            _admit_alone(box, admin, i)
+        admin.create(run.job(busy_lab.wide, 6, 1.0))
+
+        def waits() -> bool:
+            return any(
+                workloads.owner_job(wl) == run.job_name(6)
+                and conditions.is_false(wl, workloads.QUOTA_RESERVED)
+                for wl in _workloads(admin)
+            )
+
+        box.wait_until(busy_lab.waiting, time.monotonic() + WAIT, waits, ("kueue",))
+        yield busy_lab.root, box
+    finally:
+        box.down()

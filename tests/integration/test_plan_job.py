@@ -10,9 +10,7 @@ waiting one left waiting) is compared with the forecast."""
 from __future__ import annotations
 
 import json
-import os
 import time
-import typing as t
 from pathlib import Path
 
 import pytest
@@ -22,15 +20,13 @@ from click.testing import CliRunner
 from auditor.cli.main import cli
 from auditor.k8s import conditions
 from auditor.kueue import workloads
-from auditor.live.apply import apply_all
 from auditor.replay import run
 from auditor.replay.trace import TracedWorkload
-from auditor.repo import boundaries
 from auditor.repo.layout import Repository
-from auditor.sandbox import Sandbox, Toolchain, nodes, releases
+from auditor.sandbox import Sandbox
 from tests.conftest import own_context
 from tests.html_pages import answer, opened
-from tests.integration.admitting import API, WAIT, _admit_alone, _admitted, _name, _workloads
+from tests.integration.admitting import WAIT, BusyLab, _admitted, _name, _workloads
 from tests.integration.lab_estate import lab_estate
 from tests.unit.conftest import Revisions
 
@@ -39,42 +35,13 @@ BIG = TracedWorkload("team-a", "batch", "high", {"nvidia.com/gpu": "4"}, 1, 0.0,
 
 
 @pytest.fixture(scope="module")
-def busy(
-    toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory, sandboxes_dir: Path
-) -> t.Iterator[tuple[Path, Sandbox]]:
+def busy_lab(tmp_path_factory: pytest.TempPathFactory) -> BusyLab:
+    """team-a and team-b with 4 GPUs each; the wide Job left pending is team-b's."""
     root = lab_estate(tmp_path_factory.mktemp("job"), {"team-a": 4, "team-b": 4})
     revs = Revisions(root)
     revs.commit("lab")
     revs.repo.close()
-    repo = Repository.open(root)
-    box = Sandbox(f"job-{os.getpid()}", root=sandboxes_dir)
-    try:
-        box.up(
-            toolchain,
-            with_kueue=True,
-            kueue_config=boundaries.kueue_configuration(repo, "lab"),
-            node_pools=nodes.pools_for(repo, "lab"),
-            kueue_release=releases.release(toolchain, "v0.19.2"),
-        )
-        admin = box.connect()
-        refused = [r.error for r in apply_all(admin, repo.load(["lab"]).for_cluster("lab"))]
-        assert [e for e in refused if e] == []
-        run._wait_active(box, admin, API)
-        for i in range(6):  # one at a time, a second apart: Kueue orders victims by admission
-            _admit_alone(box, admin, i)
-        admin.create(run.job(WIDE, 6, 1.0))
-
-        def waits() -> bool:
-            return any(
-                workloads.owner_job(wl) == run.job_name(6)
-                and conditions.is_false(wl, workloads.QUOTA_RESERVED)
-                for wl in _workloads(admin)
-            )
-
-        box.wait_until("team-b's wide Job pending", time.monotonic() + WAIT, waits, ("kueue",))
-        yield root, box
-    finally:
-        box.down()
+    return BusyLab.of("job", root, Repository.open(root), WIDE, "team-b's wide Job pending")
 
 
 def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_chooses(
