@@ -3,6 +3,7 @@ report of it."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import typing as t
@@ -14,8 +15,8 @@ from auditor.live.apierrors import KindNotServed
 from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
-from auditor.sandbox import Sandbox
-from tests.conftest import own_context, run_line
+from auditor.sandbox import Sandbox, Toolchain
+from tests.conftest import own_context, run_line, start_sandbox
 from tests.estate import copy_estate
 
 CLUSTER = "gpu-prod"
@@ -86,3 +87,16 @@ def gpu(spec: Json, flavor: str) -> Json:
     [found] = [f for f in group["flavors"] if f["name"] == flavor]
     [res] = [r for r in found["resources"] if r["name"] == "nvidia.com/gpu"]
     return t.cast(Json, res)
+
+
+@contextlib.contextmanager
+def synced_sandbox(
+    toolchain: Toolchain, sandboxes_dir: Path, repo_dir: Path, name: str
+) -> t.Iterator[tuple[Sandbox, Path]]:
+    """A sandbox holding exactly what the repo says, and the repo copy (in `repo_dir`) it was
+    synced from: what a drift module's `synced` fixture yields."""
+    box = start_sandbox(toolchain, sandboxes_dir, name)
+    repo = servable_repo(repo_dir, box.connect())
+    sync(box, repo)
+    yield box, repo
+    box.down()

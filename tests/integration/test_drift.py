@@ -16,7 +16,7 @@ from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import own_context, run_line, start_sandbox
+from tests.conftest import own_context, run_line
 from tests.estate import copy_estate
 from tests.integration.conftest import repo_kueue_config, repo_kueue_release
 from tests.integration.drift_live import (
@@ -29,6 +29,7 @@ from tests.integration.drift_live import (
     repo_body,
     servable_repo,
     sync,
+    synced_sandbox,
 )
 
 # -- helpers (the ones the test_drift_* modules share are in drift_live) ---------------------
@@ -49,11 +50,9 @@ def synced(
     toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> t.Iterator[tuple[Sandbox, Path]]:
     """A sandbox holding exactly what the repo says, and the repo copy it was synced from."""
-    box = start_sandbox(toolchain, sandboxes_dir, "drift-main")
-    repo = servable_repo(tmp_path_factory.mktemp("drift-repo"), box.connect())
-    sync(box, repo)
-    yield box, repo
-    box.down()
+    repo_dir = tmp_path_factory.mktemp("drift-repo")
+    with synced_sandbox(toolchain, sandboxes_dir, repo_dir, "drift-main") as box_and_repo:
+        yield box_and_repo
 
 
 @pytest.fixture
