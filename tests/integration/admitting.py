@@ -22,31 +22,31 @@ WAIT = 180.0  # seconds: Kueue's cycles, kwok and the Job controller on a shared
 LOW = TracedWorkload("team-b", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 3600.0)
 
 
-def _workloads(admin: KubeCluster) -> list[dict[str, t.Any]]:
+def all_workloads(admin: KubeCluster) -> list[dict[str, t.Any]]:
     return admin.list(API, "Workload")
 
 
-def _name(wl: dict[str, t.Any]) -> str:
+def workload_name(wl: dict[str, t.Any]) -> str:
     return f"{wl['metadata']['namespace']}/{wl['metadata']['name']}"
 
 
-def _admitted(admin: KubeCluster, job: str) -> dict[str, t.Any] | None:
-    for wl in _workloads(admin):
+def admitted_workload(admin: KubeCluster, job: str) -> dict[str, t.Any] | None:
+    for wl in all_workloads(admin):
         if workloads.owner_job(wl) == job and conditions.is_true(wl, workloads.QUOTA_RESERVED):
             return wl
     return None
 
 
-def _admit_alone(box: Sandbox, admin: KubeCluster, i: int) -> None:
+def admit_alone(box: Sandbox, admin: KubeCluster, i: int) -> None:
     """team-b's Job i created and admitted, and the clock past its admission's second."""
     admin.create(run.job(LOW, i, 1.0))
     name = run.job_name(i)
 
     def admitted() -> bool:
-        return _admitted(admin, name) is not None
+        return admitted_workload(admin, name) is not None
 
     box.wait_until(f"team-b's Job {i} admitted", time.monotonic() + WAIT, admitted, ("kueue",))
-    wl = _admitted(admin, name)
+    wl = admitted_workload(admin, name)
     assert wl is not None
     last = workloads.reserved_at(wl)
 

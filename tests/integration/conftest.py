@@ -23,7 +23,7 @@ from auditor.upgrade import probes
 from tests import installed
 from tests.conftest import ROOT
 from tests.estate import ESTATE
-from tests.integration.admitting import API, WAIT, BusyLab, _admit_alone, _workloads
+from tests.integration.admitting import API, WAIT, BusyLab, admit_alone, all_workloads
 from tests.integration.lab_estate import lab_estate
 from tests.integration.sweep_grid import GRID
 from tests.integration.waiting import eventually
@@ -216,14 +216,14 @@ def busy(
         assert [r.error for r in apply_all(admin, busy_lab.objects) if r.error] == []
         run._wait_active(box, admin, API)
         for i in range(6):  # one at a time, a second apart: Kueue orders victims by admission
-            _admit_alone(box, admin, i)
+            admit_alone(box, admin, i)
         admin.create(run.job(busy_lab.wide, 6, 1.0))
 
         def waits() -> bool:
             return any(
                 workloads.owner_job(wl) == run.job_name(6)
                 and conditions.is_false(wl, workloads.QUOTA_RESERVED)
-                for wl in _workloads(admin)
+                for wl in all_workloads(admin)
             )
 
         box.wait_until(busy_lab.waiting, time.monotonic() + WAIT, waits, ("kueue",))

@@ -27,7 +27,13 @@ from auditor.replay.trace import Trace, TracedWorkload, write
 from auditor.repo.gitsource import revision
 from auditor.sandbox import Sandbox
 from tests.conftest import own_context
-from tests.integration.admitting import WAIT, BusyLab, _admitted, _name, _workloads
+from tests.integration.admitting import (
+    WAIT,
+    BusyLab,
+    admitted_workload,
+    all_workloads,
+    workload_name,
+)
 from tests.integration.lab_estate import lab_estate
 from tests.unit.conftest import Revisions
 
@@ -73,7 +79,11 @@ def test_merged_now_the_prediction_of_the_first_instant_is_what_the_real_kueue_t
     assert (start["admitted"], start["pending"], start["arriving"]) == (6, 1, 1)
     assert replay["workloads"] == 8
     assert set(replay["simulated"]) == {"base", "head"}
-    wide = next(_name(wl) for wl in _workloads(admin) if workloads.owner_job(wl) == run.job_name(6))
+    wide = next(
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if workloads.owner_job(wl) == run.job_name(6)
+    )
     # base: nothing changes at once; head: the wide Job admitted, two of team-b's preempted by it
     assert start["atStart"]["base"] == {"admitted": [], "preempted": []}
     head = start["atStart"]["head"]
@@ -98,7 +108,9 @@ def test_merged_now_the_prediction_of_the_first_instant_is_what_the_real_kueue_t
     assert (base_b["neverAdmitted"], head_b["neverAdmitted"]) == (0, 0)
 
     before = {
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.QUOTA_RESERVED)
     }
     with revision(root, "HEAD") as merged:  # the change merged: its objects applied
         objects = list(merged.load(["lab"]).for_cluster("lab"))
@@ -106,17 +118,21 @@ def test_merged_now_the_prediction_of_the_first_instant_is_what_the_real_kueue_t
     box.wait_until(
         "team-a's wide Job admitted",
         time.monotonic() + WAIT,
-        lambda: _admitted(admin, run.job_name(6)) is not None,
+        lambda: admitted_workload(admin, run.job_name(6)) is not None,
         ("kueue",),
     )
-    real = _admitted(admin, run.job_name(6))
+    real = admitted_workload(admin, run.job_name(6))
     assert real is not None and real["status"]["admission"]["clusterQueue"] == "team-a-cq"
     preempted = sorted(
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.PREEMPTED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.PREEMPTED)
     )
     assert preempted == predicted
     still = {
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.QUOTA_RESERVED)
     }
     assert still == (before - set(preempted)) | {wide}
 

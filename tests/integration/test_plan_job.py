@@ -26,7 +26,13 @@ from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
 from tests.conftest import own_context
 from tests.html_pages import answer, opened
-from tests.integration.admitting import WAIT, BusyLab, _admitted, _name, _workloads
+from tests.integration.admitting import (
+    WAIT,
+    BusyLab,
+    admitted_workload,
+    all_workloads,
+    workload_name,
+)
 from tests.integration.lab_estate import lab_estate
 from tests.unit.conftest import Revisions
 
@@ -78,26 +84,32 @@ def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_ch
     assert shown["preempts"].splitlines() == said["preempts"]
 
     before = {
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.QUOTA_RESERVED)
     }
     admin.create(job)
     box.wait_until(
         "the team-a Job admitted",
         time.monotonic() + WAIT,
-        lambda: _admitted(admin, run.job_name(100)) is not None,
+        lambda: admitted_workload(admin, run.job_name(100)) is not None,
         ("kueue",),
     )
-    real = _admitted(admin, run.job_name(100))
+    real = admitted_workload(admin, run.job_name(100))
     assert real is not None
     assert real["status"]["admission"]["clusterQueue"] == "team-a-cq"
     preempted = sorted(
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.PREEMPTED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.PREEMPTED)
     )
     assert preempted == said["preempts"]
     still = {
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.QUOTA_RESERVED)
     }
-    assert still == (before - set(preempted)) | {_name(real)}  # the wide one still waits
+    assert still == (before - set(preempted)) | {workload_name(real)}  # the wide one still waits
     assert not any(
         c["workload"].startswith("team-b/") and c["kind"] == "admitted" for c in said["changes"]
     )

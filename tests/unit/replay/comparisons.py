@@ -20,7 +20,7 @@ TRACE = Trace(
 )
 
 
-def _side(label: str, *, preempt: bool) -> SimRun:
+def sim_side(label: str, *, preempt: bool) -> SimRun:
     """Workload 0 runs 0..1200; 1 waits until 1200 (never, on a side that preempts); 2 is admitted
     at 200 and, where it preempts, evicts 0 at 600, which runs again from 1100."""
     zero = [{"kind": "admitted", "at": 0, "clusterQueue": "team-a"}]
@@ -58,9 +58,9 @@ def _side(label: str, *, preempt: bool) -> SimRun:
 TENANTS = {"team-a-train": "team-a", "team-b-ml": "team-b"}
 
 
-def _timeline() -> timeline.Timeline:
+def two_sided_timeline() -> timeline.Timeline:
     return timeline.build(
-        {"base": _side("base", preempt=False), "head": _side("head", preempt=True)},
+        {"base": sim_side("base", preempt=False), "head": sim_side("head", preempt=True)},
         TENANTS,
         TRACE.seconds,
     )
@@ -68,7 +68,7 @@ def _timeline() -> timeline.Timeline:
 
 def comparison() -> Comparison:
     """The two sides as `plan --replay` reports them, with their timeline."""
-    base, head = _side("base", preempt=False), _side("head", preempt=True)
+    base, head = sim_side("base", preempt=False), sim_side("head", preempt=True)
     return Comparison(
         "gpu-prod",
         1.0,
@@ -78,7 +78,7 @@ def comparison() -> Comparison:
         summarize(head, TENANTS),
         kueue_version="v0.17.0",
         engine="sim",
-        timeline=_timeline(),
+        timeline=two_sided_timeline(),
         quota={  # team-a's a100 GPUs halved on the head
             side: [
                 {"clusterQueue": "team-a", "cohort": "ai", "flavor": "a100", "nominal": a},
