@@ -19,8 +19,8 @@ import yaml
 from junitparser import JUnitXml, Skipped
 
 from tests import installed
-from tests.acceptance.test_package import user_repo
-from tests.acceptance.test_validate import committed_repo, validate
+from tests.acceptance.user_repos import user_repo
+from tests.acceptance.validating import committed_repo, validate
 
 CQS = "clusters/gpu-prod/clusterqueues.yaml"
 

@@ -30,7 +30,7 @@ from auditor.status import LiveStatus, Snapshot
 from tests.estate import copy_estate
 from tests.html_pages import Doc, answer, both, opened
 from tests.unit.conftest import Revisions, cluster_profile
-from tests.unit.replay.test_timeline import comparison
+from tests.unit.replay.comparisons import comparison
 
 
 def test_the_replay_page_draws_the_day_from_the_reports_timeline() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import xmlschema
 from junitparser import Failure, JUnitXml
 
-from tests.acceptance.test_suppressions import CQS, half_migrated
-from tests.acceptance.test_validate import committed_repo, validate
+from tests.acceptance.half_migrated import CQS, half_migrated
+from tests.acceptance.validating import committed_repo, validate
 from tests.conftest import ROOT
 
 XSD = xmlschema.XMLSchema(ROOT / "tests/data/junit/junit.xsd")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from auditor.sandbox.build import TOOLS, ensure_tool
-from tests.acceptance import test_lsp
-from tests.acceptance.test_lsp import Editor
+from tests.acceptance import lsp_editor
+from tests.acceptance.lsp_editor import Editor
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCH = "queues/overlays/east/quotas.yaml"
@@ -26,7 +26,7 @@ def test_an_overlay_patch_shows_its_finding_as_one_types(
         ensure_tool(ROOT / "testenv", tool, TOOLS[tool], log=print)
     repo = tmp_path / "platform"
     shutil.copytree(ROOT / "tests/data/rendered/kustomize", repo)
-    monkeypatch.setattr(test_lsp, "LQ", PATCH)  # the file the editor's settling hover asks about
+    monkeypatch.setattr(lsp_editor, "LQ", PATCH)  # the file the editor's settling hover asks about
     original = (repo / PATCH).read_text()
 
     async def session() -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:

@@ -18,15 +18,9 @@ import zipfile
 from pathlib import Path
 
 from auditor.rules import catalogue
+from tests.acceptance.user_repos import user_repo
 from tests.conftest import ROOT
-from tests.estate import copy_estate
 from tests.installed import VERSION, git, run
-
-
-def user_repo(dest: Path) -> Path:
-    """A platform team's repository: clusters/, tenants/, schemas/ and CODEOWNERS, nothing else
-    (the tests' frozen estate)."""
-    return copy_estate(dest, "clusters", "tenants", "schemas", "CODEOWNERS")
 
 
 def test_the_wheel_installs_in_a_fresh_venv_and_validates_a_bare_repository(

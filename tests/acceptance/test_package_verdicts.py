@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.acceptance.test_package import user_repo
+from tests.acceptance.user_repos import user_repo
 from tests.installed import run
 
 CHECKED_ON_FLAVOR = """

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from auditor import rules
 from auditor.cli.main import cli
-from tests.acceptance.test_validate import committed_repo, validate
+from tests.acceptance.validating import committed_repo, validate
 from tests.conftest import ROOT, run_line
 
 

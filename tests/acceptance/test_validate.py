@@ -9,22 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.acceptance.validating import committed_repo, validate
 from tests.conftest import run_line
-from tests.estate import ESTATE, copy_estate
-
-
-def committed_repo(tmp_path: Path) -> Path:
-    """A repository with clusters/, tenants/ and schemas/: a copy of the frozen estate."""
-    return copy_estate(tmp_path, "clusters", "tenants", "schemas")
+from tests.estate import ESTATE
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return committed_repo(tmp_path / "repo")
-
-
-def validate(repo: Path, *args: str, **kw: t.Any) -> t.Any:
-    return run_line(["kueue-gitops", "--repo", str(repo), "validate", *args], **kw)
 
 
 # What this engine reports; the policy checks (their own tests) add other categories.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acceptance.test_validate import committed_repo, validate
+from tests.acceptance.validating import committed_repo, validate
 
 BAD = "tenants/team-a/gpu-prod/bad.yaml"
 LQ = (

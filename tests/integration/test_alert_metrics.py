@@ -24,33 +24,25 @@ from pathlib import Path
 
 import pytest
 import yaml
-from prometheus_client.parser import text_string_to_metric_families
 
-from auditor import rules
 from auditor.errors import ClusterAccessError
 from auditor.kueue import CONTROLLER, NAMESPACE
 from auditor.live.apply import apply_all
-from auditor.model import ClusterResult, Finding, Report
 from auditor.repo.layout import Repository
-from auditor.report import metrics
 from auditor.sandbox import Sandbox, Toolchain
 from auditor.sandbox.services import free_port
 from tests.conftest import ROOT
 from tests.estate import ESTATE
 from tests.integration.conftest import repo_kueue_config, repo_kueue_release
-
-SELECTOR = re.compile(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?")
-MATCHER = re.compile(r"([a-zA-Z_]\w*)\s*(?:=~|!~|!=|=)\s*\"")
-# `by (labels) (metric...` and `by (labels) (rate(metric...`: labels the metric itself must carry.
-AGGREGATED = re.compile(r"\bby\s*\(([^)]*)\)\s*\(\s*(?:rate\(|increase\()?\s*([a-zA-Z_:][\w:]*)")
-LABEL_LISTS = re.compile(r"\b(?:by|on|without|ignoring|group_left|group_right)\s*\([^)]*\)")
-NOT_METRICS = {
-    "by", "on", "without", "ignoring", "group_left", "group_right", "and", "or", "unless",
-    "sum", "max", "min", "rate", "increase", "time", "absent", "clamp_min", "label_replace",
-    "histogram_quantile", "bool",
-}  # fmt: skip
-
-Used = dict[str, set[str]]  # metric -> label names its selectors match on
+from tests.integration.metric_names import (
+    AGGREGATED,
+    LABEL_LISTS,
+    MATCHER,
+    NOT_METRICS,
+    SELECTOR,
+    Used,
+    exported,
+)
 
 
 def used_metrics(cluster: str) -> Used:
@@ -151,22 +143,6 @@ def test_kube_state_metrics_names_and_labels_come_from_the_shipped_config(used: 
     assert wanted, "the rules read no kube_kueue_ metric"
     missing = {n: ls - produced.get(n, {"<metric>"}) for n, ls in wanted.items()}
     assert {n: ls for n, ls in missing.items() if ls} == {}
-
-
-def exported(tmp_path: Path) -> Used:
-    """The metrics, with their label names, that a drift report with one finding exports."""
-    report = Report(
-        "drift",
-        findings=[Finding(rules.get("drift-quota"), "m", cluster="gpu-prod")],
-        clusters=[ClusterResult("gpu-prod")],
-    )
-    out = tmp_path / "drift.prom"
-    metrics.export(report, metrics_file=out)
-    written: Used = {}
-    for family in text_string_to_metric_families(out.read_text()):
-        for sample in family.samples:
-            written.setdefault(sample.name, set()).update(sample.labels)
-    return written
 
 
 def test_the_auditors_own_metrics_are_what_export_writes(used: Used, tmp_path: Path) -> None:

@@ -11,27 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from auditor.errors import ClusterAccessError
 from auditor.live.kube import KubeCluster
-from auditor.model import Resource
-from auditor.repo.manifests import load_bytes
 from auditor.sandbox import Sandbox
 from auditor.schemas import cel
-from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator
-from auditor.validate.engine import judged
 from tests.conftest import ROOT
-from tests.estate import ESTATE
+from tests.integration.cel_corpus import CATALOG, corpus_object, server_rejects
 
 CORPUS = ROOT / "tests/data/cel"
 KINDS = ("ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass")
-CATALOG = SchemaCatalog(ESTATE / "schemas", "gpu-prod")
-
-
-def corpus_object(path: Path) -> Resource:
-    [resource], problems = load_bytes(path.read_bytes(), str(path.relative_to(ROOT)))
-    assert problems == []
-    return resource
 
 
 @pytest.fixture(scope="module")
@@ -40,15 +28,6 @@ def cluster(sandbox: Sandbox) -> KubeCluster:
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "cel-corpus"}}
     live.apply(namespace, manager="cel-corpus")
     return live
-
-
-def server_rejects(cluster: KubeCluster, resource: Resource) -> tuple[bool, str]:
-    try:
-        cluster.apply(resource.body, manager="cel-corpus", dry_run=True, field_validation="Strict")
-    except ClusterAccessError as exc:
-        assert judged(exc), exc  # the server refused the object, it did not fail to answer
-        return True, str(exc)
-    return False, ""
 
 
 @pytest.mark.parametrize("path", sorted(CORPUS.glob("*.yaml")), ids=lambda p: p.stem)

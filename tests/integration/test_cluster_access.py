@@ -24,7 +24,7 @@ from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import run_line
 from tests.integration.conftest import repo_kueue_release
-from tests.integration.test_drift import KUEUE, servable_repo
+from tests.integration.drift_live import KUEUE, servable_repo
 
 CLUSTERS = ("gpu-prod", "gpu-staging")
 BOTH = ("--cluster", "gpu-prod", "--cluster", "gpu-staging")  # the repo may have more clusters

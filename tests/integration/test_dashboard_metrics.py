@@ -16,7 +16,7 @@ import yaml
 
 from auditor.sandbox.build import TOOLS, ensure_tool
 from tests.conftest import ROOT
-from tests.integration.test_alert_metrics import (
+from tests.integration.metric_names import (
     AGGREGATED,
     LABEL_LISTS,
     MATCHER,

@@ -23,7 +23,7 @@ from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import own_context, run_line, start_sandbox
 from tests.integration.conftest import unread_kinds
-from tests.integration.test_drift import CLUSTER, servable_repo, sync
+from tests.integration.drift_live import CLUSTER, servable_repo, sync
 
 Json = dict[str, t.Any]
 DEADLINE = 15.0

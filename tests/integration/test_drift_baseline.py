@@ -13,7 +13,7 @@ import yaml
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import run_line, start_sandbox
-from tests.integration.test_drift import (
+from tests.integration.drift_live import (
     CLUSTER,
     KUEUE,
     drift_json,

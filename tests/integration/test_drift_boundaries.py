@@ -11,8 +11,7 @@ import pytest
 from auditor.kueue import NAMESPACE, admission
 from auditor.kueue import config as kueue_config
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import start_sandbox
-from tests.integration.test_drift import drift_json, servable_repo, sync
+from tests.integration.drift_live import drift_json, sync, synced_sandbox
 
 Json = dict[str, t.Any]
 
@@ -21,11 +20,9 @@ Json = dict[str, t.Any]
 def synced(
     toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> t.Iterator[tuple[Sandbox, Path]]:
-    box = start_sandbox(toolchain, sandboxes_dir, "drift-boundaries")
-    repo = servable_repo(tmp_path_factory.mktemp("boundaries-repo"), box.connect())
-    sync(box, repo)
-    yield box, repo
-    box.down()
+    repo_dir = tmp_path_factory.mktemp("boundaries-repo")
+    with synced_sandbox(toolchain, sandboxes_dir, repo_dir, "drift-boundaries") as box_and_repo:
+        yield box_and_repo
 
 
 def brief(report: Json) -> list[tuple[t.Any, ...]]:

@@ -21,7 +21,15 @@ from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import own_context, run_line, start_sandbox
 from tests.integration.conftest import unread_kinds
-from tests.integration.test_drift import CLUSTER, KUEUE, RBAC, drift_json, servable_repo, sync
+from tests.integration.drift_live import (
+    CLUSTER,
+    KUEUE,
+    RBAC,
+    drift_json,
+    servable_repo,
+    sync,
+    synced_sandbox,
+)
 
 Json = dict[str, t.Any]
 
@@ -30,11 +38,9 @@ Json = dict[str, t.Any]
 def synced(
     toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> t.Iterator[tuple[Sandbox, Path]]:
-    box = start_sandbox(toolchain, sandboxes_dir, "drift-faults")
-    repo = servable_repo(tmp_path_factory.mktemp("faults-repo"), box.connect())
-    sync(box, repo)
-    yield box, repo
-    box.down()
+    repo_dir = tmp_path_factory.mktemp("faults-repo")
+    with synced_sandbox(toolchain, sandboxes_dir, repo_dir, "drift-faults") as box_and_repo:
+        yield box_and_repo
 
 
 def test_the_audit_runs_under_the_repos_read_only_auditor_role(

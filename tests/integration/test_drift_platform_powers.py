@@ -13,7 +13,7 @@ from pathlib import Path
 
 from auditor.sandbox import Sandbox
 from tests.conftest import run_line
-from tests.integration.test_drift import CLUSTER, drift_json, servable_repo, sync
+from tests.integration.drift_live import CLUSTER, drift_json, servable_repo, sync
 
 RBAC = f"clusters/{CLUSTER}/rbac.yaml"
 TENANT_RBAC = f"tenants/team-a/{CLUSTER}/rbac.yaml"

@@ -10,8 +10,7 @@ import pytest
 from auditor.k8s import rbac as k8s_rbac
 from auditor.k8s.rbac import Power, Subject
 from auditor.sandbox import Sandbox, Toolchain
-from tests.conftest import start_sandbox
-from tests.integration.test_drift import drift_json, servable_repo, sync
+from tests.integration.drift_live import drift_json, synced_sandbox
 
 RBAC = "rbac.authorization.k8s.io/v1"
 Json = dict[str, t.Any]
@@ -116,15 +115,13 @@ HOLDERS = {str(s) for s in SUBJECTS[:8]}  # erin, frank and system:masters are n
 def rbac_box(
     toolchain: Toolchain, sandboxes_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> t.Iterator[tuple[Sandbox, Path]]:
-    box = start_sandbox(toolchain, sandboxes_dir, "drift-rbac")
-    repo = servable_repo(tmp_path_factory.mktemp("rbac-repo"), box.connect())
-    sync(box, repo)
-    cluster = box.connect()
-    cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-c"}})
-    for obj in FIXTURES:
-        cluster.create(obj)
-    yield box, repo
-    box.down()
+    repo_dir = tmp_path_factory.mktemp("rbac-repo")
+    with synced_sandbox(toolchain, sandboxes_dir, repo_dir, "drift-rbac") as (box, repo):
+        cluster = box.connect()
+        cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-c"}})
+        for obj in FIXTURES:
+            cluster.create(obj)
+        yield box, repo
 
 
 def review(box: Sandbox, subject: Subject, power: Power) -> bool:

@@ -35,7 +35,7 @@ from auditor.sandbox import Sandbox, Toolchain
 from auditor.sandbox.build import TOOLS, ensure_tool
 from auditor.sandbox.services import free_port
 from tests.conftest import ROOT, own_context, run_line, start_sandbox
-from tests.integration.test_drift import CLUSTER, servable_repo, sync
+from tests.integration.drift_live import CLUSTER, servable_repo, sync
 from tests.integration.waiting import eventually
 
 Json = dict[str, t.Any]

@@ -24,7 +24,6 @@ from auditor.live.kube import KubeCluster
 from auditor.onboard import start
 from auditor.sandbox import Sandbox
 from tests.installed import git, run
-from tests.integration.test_adopter import adopter  # noqa: F401 - the installed wheel, a fixture
 from tests.integration.waiting import eventually
 
 URL = "https://git.example.com/platform/kueue.git"
@@ -86,7 +85,7 @@ def gpu_only(path: Path, queue: str) -> None:
 
 @pytest.mark.parametrize("release", start.writable_releases())
 def test_a_gpu_only_tenant_admits_a_job_asking_cpu_memory_and_a_gpu(
-    adopter: Path,  # noqa: F811 - the fixture imported above
+    adopter: Path,
     tmp_path: Path,
     release: str,
 ) -> None:

@@ -22,7 +22,7 @@ from auditor.live.kube import KubeCluster
 from auditor.repo import manifests
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import ROOT, run_line, start_sandbox
-from tests.integration.test_drift import servable_repo, sync
+from tests.integration.drift_live import servable_repo, sync
 
 DEPLOY = ROOT / "deploy/in-cluster"
 NAMESPACE = "kueue-monitoring"

@@ -11,7 +11,6 @@ start's instant on each side is read; then the head is applied to the cluster an
 from __future__ import annotations
 
 import json
-import os
 import time
 import typing as t
 from pathlib import Path
@@ -25,17 +24,21 @@ from auditor.kueue import workloads
 from auditor.live.apply import apply_all
 from auditor.replay import run
 from auditor.replay.trace import Trace, TracedWorkload, write
-from auditor.repo import boundaries
 from auditor.repo.gitsource import revision
-from auditor.sandbox import Sandbox, Toolchain, nodes, releases
+from auditor.sandbox import Sandbox
 from tests.conftest import own_context
+from tests.integration.admitting import (
+    WAIT,
+    BusyLab,
+    admitted_workload,
+    all_workloads,
+    workload_name,
+)
 from tests.integration.lab_estate import lab_estate
-from tests.integration.test_plan_job import WAIT, _admit_alone, _admitted, _name, _workloads
 from tests.unit.conftest import Revisions
 
 WIDE = TracedWorkload("team-a", "batch", "high", {"nvidia.com/gpu": "3"}, 1, 0.0, 3600.0)
 LATER = TracedWorkload("team-b", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 1800.0, 600.0)
-API = "kueue.x-k8s.io/v1beta2"
 TRACE = Trace("lab", {"source": "synthetic", "seconds": 3600}, [LATER])
 
 
@@ -50,41 +53,11 @@ def _estate(root: Path) -> Revisions:
 
 
 @pytest.fixture(scope="module")
-def busy(
-    toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory, sandboxes_dir: Path
-) -> t.Iterator[tuple[Path, Sandbox]]:
+def busy_lab(tmp_path_factory: pytest.TempPathFactory) -> BusyLab:
+    """The cluster runs the base; the wide Job left pending is team-a's 3 GPUs."""
     root = _estate(tmp_path_factory.mktemp("livereplay")).root
-    with revision(root, "HEAD~1") as base:  # the cluster runs the base
-        config = boundaries.kueue_configuration(base, "lab")
-        pools = nodes.pools_for(base, "lab")
-        objects = list(base.load(["lab"]).for_cluster("lab"))
-    box = Sandbox(f"livereplay-{os.getpid()}", root=sandboxes_dir)
-    try:
-        box.up(
-            toolchain,
-            with_kueue=True,
-            kueue_config=config,
-            node_pools=pools,
-            kueue_release=releases.release(toolchain, "v0.19.2"),
-        )
-        admin = box.connect()
-        assert [r.error for r in apply_all(admin, objects) if r.error] == []
-        run._wait_active(box, admin, API)
-        for i in range(6):  # one at a time, a second apart: Kueue orders victims by admission
-            _admit_alone(box, admin, i)
-        admin.create(run.job(WIDE, 6, 1.0))
-
-        def waits() -> bool:
-            return any(
-                workloads.owner_job(wl) == run.job_name(6)
-                and conditions.is_false(wl, workloads.QUOTA_RESERVED)
-                for wl in _workloads(admin)
-            )
-
-        box.wait_until("team-a's 3-GPU Job pending", time.monotonic() + WAIT, waits, ("kueue",))
-        yield root, box
-    finally:
-        box.down()
+    with revision(root, "HEAD~1") as base:
+        return BusyLab.of("livereplay", root, base, WIDE, "team-a's 3-GPU Job pending")
 
 
 def _plan(root: Path, box: Sandbox, *extra: str) -> t.Any:
@@ -106,7 +79,11 @@ def test_merged_now_the_prediction_of_the_first_instant_is_what_the_real_kueue_t
     assert (start["admitted"], start["pending"], start["arriving"]) == (6, 1, 1)
     assert replay["workloads"] == 8
     assert set(replay["simulated"]) == {"base", "head"}
-    wide = next(_name(wl) for wl in _workloads(admin) if workloads.owner_job(wl) == run.job_name(6))
+    wide = next(
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if workloads.owner_job(wl) == run.job_name(6)
+    )
     # base: nothing changes at once; head: the wide Job admitted, two of team-b's preempted by it
     assert start["atStart"]["base"] == {"admitted": [], "preempted": []}
     head = start["atStart"]["head"]
@@ -131,7 +108,9 @@ def test_merged_now_the_prediction_of_the_first_instant_is_what_the_real_kueue_t
     assert (base_b["neverAdmitted"], head_b["neverAdmitted"]) == (0, 0)
 
     before = {
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.QUOTA_RESERVED)
     }
     with revision(root, "HEAD") as merged:  # the change merged: its objects applied
         objects = list(merged.load(["lab"]).for_cluster("lab"))
@@ -139,17 +118,21 @@ def test_merged_now_the_prediction_of_the_first_instant_is_what_the_real_kueue_t
     box.wait_until(
         "team-a's wide Job admitted",
         time.monotonic() + WAIT,
-        lambda: _admitted(admin, run.job_name(6)) is not None,
+        lambda: admitted_workload(admin, run.job_name(6)) is not None,
         ("kueue",),
     )
-    real = _admitted(admin, run.job_name(6))
+    real = admitted_workload(admin, run.job_name(6))
     assert real is not None and real["status"]["admission"]["clusterQueue"] == "team-a-cq"
     preempted = sorted(
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.PREEMPTED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.PREEMPTED)
     )
     assert preempted == predicted
     still = {
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.QUOTA_RESERVED)
     }
     assert still == (before - set(preempted)) | {wide}
 

@@ -10,9 +10,7 @@ waiting one left waiting) is compared with the forecast."""
 from __future__ import annotations
 
 import json
-import os
 import time
-import typing as t
 from pathlib import Path
 
 import pytest
@@ -22,96 +20,34 @@ from click.testing import CliRunner
 from auditor.cli.main import cli
 from auditor.k8s import conditions
 from auditor.kueue import workloads
-from auditor.live.apply import apply_all
-from auditor.live.kube import KubeCluster
 from auditor.replay import run
 from auditor.replay.trace import TracedWorkload
-from auditor.repo import boundaries
 from auditor.repo.layout import Repository
-from auditor.sandbox import Sandbox, Toolchain, nodes, releases
+from auditor.sandbox import Sandbox
 from tests.conftest import own_context
 from tests.html_pages import answer, opened
+from tests.integration.admitting import (
+    WAIT,
+    BusyLab,
+    admitted_workload,
+    all_workloads,
+    workload_name,
+)
 from tests.integration.lab_estate import lab_estate
 from tests.unit.conftest import Revisions
 
-API = "kueue.x-k8s.io/v1beta2"
-WAIT = 180.0  # seconds: Kueue's cycles, kwok and the Job controller on a shared 2-core machine
-LOW = TracedWorkload("team-b", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 3600.0)
 WIDE = TracedWorkload("team-b", "batch", "low", {"nvidia.com/gpu": "3"}, 1, 0.0, 3600.0)
 BIG = TracedWorkload("team-a", "batch", "high", {"nvidia.com/gpu": "4"}, 1, 0.0, 3600.0)
 
 
-def _workloads(admin: KubeCluster) -> list[dict[str, t.Any]]:
-    return admin.list(API, "Workload")
-
-
-def _name(wl: dict[str, t.Any]) -> str:
-    return f"{wl['metadata']['namespace']}/{wl['metadata']['name']}"
-
-
-def _admitted(admin: KubeCluster, job: str) -> dict[str, t.Any] | None:
-    for wl in _workloads(admin):
-        if workloads.owner_job(wl) == job and conditions.is_true(wl, workloads.QUOTA_RESERVED):
-            return wl
-    return None
-
-
-def _admit_alone(box: Sandbox, admin: KubeCluster, i: int) -> None:
-    """team-b's Job i created and admitted, and the clock past its admission's second."""
-    admin.create(run.job(LOW, i, 1.0))
-    name = run.job_name(i)
-
-    def admitted() -> bool:
-        return _admitted(admin, name) is not None
-
-    box.wait_until(f"team-b's Job {i} admitted", time.monotonic() + WAIT, admitted, ("kueue",))
-    wl = _admitted(admin, name)
-    assert wl is not None
-    last = workloads.reserved_at(wl)
-
-    def later() -> bool:
-        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) > last
-
-    box.wait_until("the next second", time.monotonic() + 5, later, ())
-
-
 @pytest.fixture(scope="module")
-def busy(
-    toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory, sandboxes_dir: Path
-) -> t.Iterator[tuple[Path, Sandbox]]:
+def busy_lab(tmp_path_factory: pytest.TempPathFactory) -> BusyLab:
+    """team-a and team-b with 4 GPUs each; the wide Job left pending is team-b's."""
     root = lab_estate(tmp_path_factory.mktemp("job"), {"team-a": 4, "team-b": 4})
     revs = Revisions(root)
     revs.commit("lab")
     revs.repo.close()
-    repo = Repository.open(root)
-    box = Sandbox(f"job-{os.getpid()}", root=sandboxes_dir)
-    try:
-        box.up(
-            toolchain,
-            with_kueue=True,
-            kueue_config=boundaries.kueue_configuration(repo, "lab"),
-            node_pools=nodes.pools_for(repo, "lab"),
-            kueue_release=releases.release(toolchain, "v0.19.2"),
-        )
-        admin = box.connect()
-        refused = [r.error for r in apply_all(admin, repo.load(["lab"]).for_cluster("lab"))]
-        assert [e for e in refused if e] == []
-        run._wait_active(box, admin, API)
-        for i in range(6):  # one at a time, a second apart: Kueue orders victims by admission
-            _admit_alone(box, admin, i)
-        admin.create(run.job(WIDE, 6, 1.0))
-
-        def waits() -> bool:
-            return any(
-                workloads.owner_job(wl) == run.job_name(6)
-                and conditions.is_false(wl, workloads.QUOTA_RESERVED)
-                for wl in _workloads(admin)
-            )
-
-        box.wait_until("team-b's wide Job pending", time.monotonic() + WAIT, waits, ("kueue",))
-        yield root, box
-    finally:
-        box.down()
+    return BusyLab.of("job", root, Repository.open(root), WIDE, "team-b's wide Job pending")
 
 
 def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_chooses(
@@ -148,26 +84,32 @@ def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_ch
     assert shown["preempts"].splitlines() == said["preempts"]
 
     before = {
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.QUOTA_RESERVED)
     }
     admin.create(job)
     box.wait_until(
         "the team-a Job admitted",
         time.monotonic() + WAIT,
-        lambda: _admitted(admin, run.job_name(100)) is not None,
+        lambda: admitted_workload(admin, run.job_name(100)) is not None,
         ("kueue",),
     )
-    real = _admitted(admin, run.job_name(100))
+    real = admitted_workload(admin, run.job_name(100))
     assert real is not None
     assert real["status"]["admission"]["clusterQueue"] == "team-a-cq"
     preempted = sorted(
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.PREEMPTED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.PREEMPTED)
     )
     assert preempted == said["preempts"]
     still = {
-        _name(wl) for wl in _workloads(admin) if conditions.is_true(wl, workloads.QUOTA_RESERVED)
+        workload_name(wl)
+        for wl in all_workloads(admin)
+        if conditions.is_true(wl, workloads.QUOTA_RESERVED)
     }
-    assert still == (before - set(preempted)) | {_name(real)}  # the wide one still waits
+    assert still == (before - set(preempted)) | {workload_name(real)}  # the wide one still waits
     assert not any(
         c["workload"].startswith("team-b/") and c["kind"] == "admitted" for c in said["changes"]
     )

@@ -19,43 +19,6 @@ from auditor.replay.trace import Trace, TracedWorkload
 from tests.integration.lab_estate import lab_estate
 from tests.unit.conftest import Revisions
 
-GRID = """\
-grid:
-  - clusterQueue: team-a-cq
-    flavor: a100
-    resource: nvidia.com/gpu
-    field: nominalQuota
-    values: [{values}]
-  - clusterQueue: team-a-cq
-    field: preemption.withinClusterQueue
-    values: [LowerPriority, Never]
-target:
-  tenant: team-a
-  p95WaitSeconds: 660
-"""
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = lab_estate(tmp_path_factory.mktemp("sweep"), {"team-a": 2})
-    revs = Revisions(root)
-    try:
-        revs.commit("team-a alone, 2 GPUs")
-    finally:
-        revs.repo.close()
-    work = [TracedWorkload("team-a", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0)] * 6
-    made = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, work)
-    trace.write(made, root / "day.json")
-    busier = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, [work[0]] * 8)
-    trace.write(busier, root / "day2.json")
-    (root / "two-days.yaml").write_text(
-        GRID.format(values="1, 2, 3, 4, 6") + "traces: [day2.json]\n"
-    )
-    for name, values in (("grid.yaml", "1, 2, 3, 4, 6"), ("short.yaml", "1, 2")):
-        (root / name).write_text(GRID.format(values=values))
-    (root / "bad.yaml").write_text(GRID.format(values="3").replace("team-a-cq", "team-z-cq", 1))
-    return root
-
 
 def sweep(root: Path, grid: str, fmt: str) -> Result:
     argv = ["--repo", str(root), "plan", "--sweep", str(root / grid), "--replay",
@@ -63,8 +26,10 @@ def sweep(root: Path, grid: str, fmt: str) -> Result:
     return CliRunner().invoke(cli, argv, catch_exceptions=False)
 
 
-def test_the_sweep_finds_the_known_minimal_quota_and_repeats_byte_for_byte(repo: Path) -> None:
-    first = sweep(repo, "grid.yaml", "json")
+def test_the_sweep_finds_the_known_minimal_quota_and_repeats_byte_for_byte(
+    sweep_case: Path,
+) -> None:
+    first = sweep(sweep_case, "grid.yaml", "json")
     assert first.exit_code == 0, first.output
     doc: dict[str, t.Any] = json.loads(first.stdout)["sweep"]
     assert len(doc["points"]) == 10
@@ -80,43 +45,43 @@ def test_the_sweep_finds_the_known_minimal_quota_and_repeats_byte_for_byte(repo:
     }
     waves = {q: -(-6 // int(q)) for q in waits}
     assert {q: int(w // 600) for q, w in waits.items()} == {q: n - 1 for q, n in waves.items()}
-    again = sweep(repo, "grid.yaml", "json")
+    again = sweep(sweep_case, "grid.yaml", "json")
     assert again.stdout == first.stdout
 
 
-def test_the_text_table_names_the_smallest_change(repo: Path) -> None:
-    out = sweep(repo, "grid.yaml", "text").stdout
+def test_the_text_table_names_the_smallest_change(sweep_case: Path) -> None:
+    out = sweep(sweep_case, "grid.yaml", "text").stdout
     assert (
         "smallest change that meets the target: team-a-cq a100/nvidia.com/gpu nominalQuota 2 -> 3"
         in out
     )
 
 
-def test_a_grid_that_never_meets_the_target_exits_1_with_its_rule(repo: Path) -> None:
-    result = sweep(repo, "short.yaml", "json")
+def test_a_grid_that_never_meets_the_target_exits_1_with_its_rule(sweep_case: Path) -> None:
+    result = sweep(sweep_case, "short.yaml", "json")
     assert result.exit_code == 1
     findings = json.loads(result.stdout)["findings"]
     assert [f["rule"] for f in findings] == ["replay-sweep-target-unmet"]
     assert "team-a's p95 wait <= 660 s" in findings[0]["message"]
 
 
-def test_a_grid_naming_a_queue_the_cluster_lacks_is_refused(repo: Path) -> None:
-    result = sweep(repo, "bad.yaml", "text")
+def test_a_grid_naming_a_queue_the_cluster_lacks_is_refused(sweep_case: Path) -> None:
+    result = sweep(sweep_case, "bad.yaml", "text")
     assert result.exit_code == 2
     assert "ClusterQueue team-z-cq is not on the cluster" in result.output
 
 
-def test_the_html_page_draws_the_frontier_and_repeats_byte_for_byte(repo: Path) -> None:
-    first = sweep(repo, "grid.yaml", "html")
+def test_the_html_page_draws_the_frontier_and_repeats_byte_for_byte(sweep_case: Path) -> None:
+    first = sweep(sweep_case, "grid.yaml", "html")
     assert first.exit_code == 0, first.output
     assert "The sweep&#x27;s frontier" in first.stdout or "The sweep's frontier" in first.stdout
     assert "<svg " in first.stdout
-    assert sweep(repo, "grid.yaml", "html").stdout == first.stdout
+    assert sweep(sweep_case, "grid.yaml", "html").stdout == first.stdout
 
 
-def test_over_two_days_the_busier_day_decides(repo: Path) -> None:
+def test_over_two_days_the_busier_day_decides(sweep_case: Path) -> None:
     """Eight Workloads on the second day: three waves at 3 GPUs, two at 4, so 4 is the least."""
-    result = sweep(repo, "two-days.yaml", "json")
+    result = sweep(sweep_case, "two-days.yaml", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)["sweep"]
     assert doc["days"] == 2

@@ -27,7 +27,7 @@ from auditor.k8s.rbac import WATCHED, Power
 from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import run_line, start_sandbox
-from tests.integration.test_drift import CLUSTER, KUEUE, drift_json, servable_repo, sync
+from tests.integration.drift_live import CLUSTER, KUEUE, drift_json, servable_repo, sync
 from tests.unit.conftest import Revisions
 from tests.unit.validate.checks.helpers import run_check
 

@@ -9,7 +9,7 @@ import pytest
 
 from auditor.sandbox import Sandbox
 from tests.conftest import own_context, run_line
-from tests.integration.test_runbook import git, synced
+from tests.integration.runbook_repo import git, synced
 
 QUEUES = "clusters/gpu-prod/clusterqueues.yaml"
 

@@ -4,7 +4,6 @@ snapshots Workloads that carry the status a real Kueue writes (through the statu
 from __future__ import annotations
 
 import json
-import subprocess
 import typing as t
 from pathlib import Path
 
@@ -16,29 +15,10 @@ from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
 from tests.conftest import own_context, run_line
+from tests.integration.runbook_repo import KUEUE, git, stop_policy, synced
 
 Json = dict[str, t.Any]
-KUEUE = "kueue.x-k8s.io/v1beta2"
 NOW = "2026-11-29T18:00:00Z"
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
-def synced(box: Sandbox, repo: Path) -> KubeCluster:
-    """The sandbox with the repo's gpu-prod manifests applied, as Argo CD would."""
-    cluster = box.connect()
-    resources = Repository.open(repo).load(["gpu-prod"]).for_cluster("gpu-prod")
-    assert [a.error for a in apply_all(cluster, resources) if a.error] == []
-    return cluster
-
-
-def stop_policy(cluster: KubeCluster, name: str) -> str:
-    """The live value; the CRD defaults an absent stopPolicy to None."""
-    return str(cluster.get(KUEUE, "ClusterQueue", name)["spec"].get("stopPolicy", "None"))
 
 
 def test_hold_apply_stops_admission_live_and_an_argo_cd_sync_of_main_keeps_it_held(

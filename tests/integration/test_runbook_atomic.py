@@ -21,7 +21,7 @@ from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
 from tests.conftest import run_line, start_sandbox
-from tests.integration.test_runbook import KUEUE, git, stop_policy
+from tests.integration.runbook_repo import KUEUE, git, stop_policy
 from tests.integration.waiting import eventually
 
 ADMISSION = "admissionregistration.k8s.io/v1"

@@ -15,7 +15,7 @@ from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox
 from auditor.schemas.validator import ClusterValidator
 from tests.conftest import ROOT
-from tests.integration.test_cel_agreement import CATALOG, corpus_object, server_rejects
+from tests.integration.cel_corpus import CATALOG, corpus_object, server_rejects
 
 CASES = sorted((ROOT / "tests/data/schema").glob("*.yaml"))
 

@@ -12,7 +12,7 @@ import pytest
 from auditor.repo.layout import Repository
 from auditor.sandbox.build import TOOLS, ensure_tool
 from auditor.schemas.catalog import KUBECONFORM_TEMPLATE
-from tests.acceptance.test_validate import committed_repo
+from tests.acceptance.validating import committed_repo
 from tests.conftest import ROOT
 
 SKIP = ["-skip", "ClusterProfile,TenantProfile"]  # our profiles are not Kubernetes objects

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from auditor.sandbox import Sandbox
-from tests.acceptance.test_validate import committed_repo
+from tests.acceptance.validating import committed_repo
 from tests.conftest import own_context, run_line
 
 VALIDATE = ["kueue-gitops", "--repo"]

@@ -33,7 +33,6 @@ import pytest
 from auditor.sandbox.services import free_port
 from tests.conftest import ROOT
 from tests.installed import run
-from tests.integration.test_plan_sweep import repo  # noqa: F401 - the constructed case
 
 TOKEN = secrets.token_hex(32)
 AUTH = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN}
@@ -149,12 +148,16 @@ def test_without_the_extra_the_command_says_which_to_install(base_install: Path)
     assert "Traceback" not in done.stderr
 
 
-def test_bare_ray_starts_a_local_instance_for_the_run_and_stops_it(kg: Path, repo: Path) -> None:  # noqa: F811
+def test_bare_ray_starts_a_local_instance_for_the_run_and_stops_it(
+    kg: Path, sweep_case: Path
+) -> None:
     """Before the module starts its Ray head: no Ray cluster runs, so `ray.init()` starts one."""
     home = Path(tempfile.mkdtemp(prefix="kgray-", dir="/tmp"))
     try:
         env = AUTH | {"TMPDIR": str(home), "RAY_USAGE_STATS_ENABLED": "0"}
-        assert sweep(kg, repo, "json", "--on", "ray", env=env) == sweep(kg, repo, "json")
+        assert sweep(kg, sweep_case, "json", "--on", "ray", env=env) == sweep(
+            kg, sweep_case, "json"
+        )
         assert list((home / "kueue-gitops-programs").glob("*/kueuesim"))  # ran on Ray
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -162,12 +165,12 @@ def test_bare_ray_starts_a_local_instance_for_the_run_and_stops_it(kg: Path, rep
 
 def test_the_sweep_on_ray_is_the_local_run_byte_for_byte(
     kg: Path,
-    repo: Path,  # noqa: F811
+    sweep_case: Path,
     ray_head: Head,
 ) -> None:
-    local = sweep(kg, repo, "json")
+    local = sweep(kg, sweep_case, "json")
     started = time.monotonic()
-    on_ray = sweep(kg, repo, "json", "--on", f"ray={ray_head.address}", env=AUTH)
+    on_ray = sweep(kg, sweep_case, "json", "--on", f"ray={ray_head.address}", env=AUTH)
     took = time.monotonic() - started
     assert on_ray == local
     best = json.loads(on_ray)["sweep"]["best"]
@@ -180,10 +183,12 @@ def test_the_sweep_on_ray_is_the_local_run_byte_for_byte(
 
 def test_bare_ray_joins_the_cluster_RAY_ADDRESS_names(
     kg: Path,
-    repo: Path,  # noqa: F811
+    sweep_case: Path,
     ray_head: Head,
 ) -> None:
-    local = sweep(kg, repo, "text")
-    on_ray = sweep(kg, repo, "text", "--on", "ray", env=AUTH | {"RAY_ADDRESS": ray_head.address})
+    local = sweep(kg, sweep_case, "text")
+    on_ray = sweep(
+        kg, sweep_case, "text", "--on", "ray", env=AUTH | {"RAY_ADDRESS": ray_head.address}
+    )
     assert on_ray == local
     assert "nominalQuota 2 -> 3" in on_ray

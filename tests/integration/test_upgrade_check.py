@@ -17,8 +17,8 @@ import pytest
 from auditor.sandbox import Sandbox, Toolchain, releases
 from tests.conftest import own_context, run_line
 from tests.estate import ESTATE
+from tests.integration.checkpointed_jobs import job
 from tests.integration.conftest import synced_kueue_sandbox
-from tests.integration.test_preemptions import job
 from tests.integration.waiting import eventually
 
 Json = dict[str, t.Any]

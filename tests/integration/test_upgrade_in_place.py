@@ -17,8 +17,8 @@ from auditor.live.kube import KubeCluster
 from auditor.sandbox import Sandbox, Toolchain, crds, kueue, releases
 from tests.conftest import ROOT, own_context, run_line
 from tests.estate import ESTATE
+from tests.integration.checkpointed_jobs import job
 from tests.integration.conftest import repo_kueue_config, synced_kueue_sandbox
-from tests.integration.test_preemptions import job
 from tests.integration.waiting import eventually
 
 Json = dict[str, t.Any]

@@ -54,6 +54,15 @@ class Copy:
         assert old in body, f"{path} no longer has {old!r}: the recipe's step moved"
         file.write_text(body.replace(old, new, 1))
 
+    def append_to_list(self, path: str, opening: str, entry: str) -> None:
+        """`entry` added last to the parenthesized list that `opening` starts."""
+        file = self.root / path
+        body = file.read_text(encoding="utf-8")
+        assert opening in body, f"{path} no longer has {opening!r}: the recipe's step moved"
+        start = body.index(opening) + len(opening)
+        close = body.index("\n)", start)
+        file.write_text(f"{body[:close]}\n    {entry},{body[close:]}")
+
     def write(self, path: str, text: str) -> None:
         (self.root / path).write_text(textwrap.dedent(text))
 
@@ -202,16 +211,11 @@ def test_adding_a_policy_check_as_the_recipe_says_reports_its_finding(copy: Copy
     (estate / "clusters/c1/recipe.yaml").write_text(json.dumps(queue))
     copy.write("auditor/validate/checks/recipe_check.py", CHECK)  # step 1
     copy.write("auditor/validate/checks/recipe_check.rules.yaml", CHECK_RULES)  # step 2
-    copy.replace(  # step 3: imported, then registered in the order checks run
-        "auditor/validate/checks/__init__.py",
-        "    tenant_rbac,\n)",
-        "    tenant_rbac,\n    recipe_check,\n)",
-    )
-    copy.replace(
-        "auditor/validate/checks/__init__.py",
-        "    admission_policies,\n)",
-        "    admission_policies,\n    recipe_check,\n)",
-    )
+    # step 3: imported, then registered last in the order checks run; anchored on the two
+    # lists' openings, not their last entries, which the step itself changes
+    init = "auditor/validate/checks/__init__.py"
+    copy.append_to_list(init, "from auditor.validate.checks import (", "recipe_check")
+    copy.append_to_list(init, "_MODULES: tuple[Check, ...] = (", "recipe_check")
     done = copy.run("validate", "--repo", str(estate), "-o", "json")
     report = json.loads(done.stdout)
     assert done.returncode == 1, done.stderr

@@ -4,38 +4,18 @@ passes mid-read, a bug while comparing. Clusters here are fakes at our reader in
 
 from __future__ import annotations
 
-import copy
 import typing as t
 from pathlib import Path
 
 import pytest
 
 from auditor.drift import engine
-from auditor.k8s.objects import Json
-from auditor.live.apierrors import DeadlineExceeded
 from auditor.live.credentials import ContextMissing
-from auditor.live.kube import KubeCluster, Limits
+from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from tests.estate import ESTATE
-
-
-class RepoAsLive(KubeCluster):
-    """A cluster holding exactly what the repository says; its deadline passes after `reads`."""
-
-    def __init__(self, name: str, objects: list[Json], reads: int | None = None) -> None:
-        self.name, self.objects, self.reads, self.limits = name, objects, reads, Limits(deadline=9)
-        self.asked: list[str] = []
-
-    def list(self, api_version: str, kind: str, *, page_size: int = 500) -> list[Json]:
-        self.asked.append(kind)
-        if self.reads is not None and len(self.asked) > self.reads:
-            raise DeadlineExceeded(f"cluster {self.name}: LIST {kind} not done: the 9s deadline")
-        return [copy.deepcopy(o) for o in self.objects if o.get("kind") == kind]
-
-
-def live_objects(repo: Repository, cluster: str) -> list[Json]:
-    return [r.body for r in repo.load([cluster]).for_cluster(cluster)]
+from tests.unit.drift.repo_as_live import RepoAsLive, live_objects
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.report import REPORTER_BY_NAME
-from tests.unit.drift.test_faults import RepoAsLive, live_objects
+from tests.unit.drift.repo_as_live import RepoAsLive, live_objects
 
 ALL = ["gpu-legacy", "gpu-prod", "gpu-staging"]
 

@@ -7,7 +7,7 @@ import typing as t
 
 from auditor.drift import engine, reading
 from auditor.model import Finding, Resource
-from tests.unit.drift.test_engine import PROFILE, live_of, obj
+from tests.unit.drift.objects import PROFILE, live_of, obj
 
 CQ = "kueue.x-k8s.io/v1beta2"
 ADMIT = {"platform.example.com/kueue": "enabled"}

@@ -7,7 +7,7 @@ import typing as t
 from auditor.drift import engine, reading
 from auditor.model import Resource
 from auditor.repo.profiles import TenantCluster, TenantProfile
-from tests.unit.drift.test_engine import PROFILE, RBAC, live_of, obj
+from tests.unit.drift.objects import PROFILE, RBAC, live_of, obj
 
 TEAM_A = TenantProfile(
     name="team-a",

@@ -11,7 +11,7 @@ from auditor import rules
 from auditor.drift import engine, reading, workers
 from auditor.model import Finding
 from auditor.repo.layout import Repository
-from tests.unit.drift.test_faults import RepoAsLive, live_objects
+from tests.unit.drift.repo_as_live import RepoAsLive, live_objects
 
 CLUSTERS = ["gpu-prod", "gpu-staging"]
 

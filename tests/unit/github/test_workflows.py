@@ -27,7 +27,7 @@ from auditor.report import REPORTER_BY_NAME
 from tests.conftest import ROOT, run_line
 from tests.estate import ESTATE
 from tests.unit.conftest import Revisions
-from tests.unit.github.test_issues import FakeGitHub, github
+from tests.unit.github.fake_github import FakeGitHub, github
 
 WORKFLOWS = sorted((ROOT / ".github/workflows").glob("*.yml"))
 ACTIONS = sorted((ROOT / ".github/actions").glob("*/action.yml"))

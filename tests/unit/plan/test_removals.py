@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.unit.conftest import Revisions
-from tests.unit.plan.test_plan_offline import CQS, plan
+from tests.unit.plan.offline_plan import CQS, plan
 
 LQS = "tenants/team-b/gpu-prod/localqueues.yaml"
 NS = "tenants/team-b/gpu-prod/namespace.yaml"

@@ -13,69 +13,9 @@ import pytest
 from auditor.errors import ConfigError
 from auditor.model import ClusterResult, Report
 from auditor.replay import timeline
-from auditor.replay.comparison import Comparison
-from auditor.replay.measured import summarize
-from auditor.replay.sim import SimRun, from_output
-from auditor.replay.trace import Trace, TracedWorkload
 from auditor.report import REPORTER_BY_NAME, contract
 from auditor.report import replay as report_replay
-
-GPU = "nvidia.com/gpu"
-TRACE = Trace(
-    cluster="gpu-prod",
-    recorded={"source": "synthetic", "seconds": 3600},
-    workloads=[
-        TracedWorkload("team-a-train", "default", None, {GPU: "2"}, 1, 0.0, 1200.0),
-        TracedWorkload("team-a-train", "default", None, {GPU: "1"}, 4, 100.0, 600.0),
-        TracedWorkload("team-b-ml", "default", None, {GPU: "4"}, 1, 200.0, 900.0),
-    ],
-)
-
-
-def _side(label: str, *, preempt: bool) -> SimRun:
-    """Workload 0 runs 0..1200; 1 waits until 1200 (never, on a side that preempts); 2 is admitted
-    at 200 and, where it preempts, evicts 0 at 600, which runs again from 1100."""
-    zero = [{"kind": "admitted", "at": 0, "clusterQueue": "team-a"}]
-    if preempt:
-        zero += [
-            {"kind": "preempted", "at": 600, "by": 2, "reason": "InCohortReclamation"},
-            {"kind": "admitted", "at": 1100, "clusterQueue": "team-a"},
-            {"kind": "finished", "at": 2300},
-        ]
-        one: list[dict[str, object]] = []
-    else:
-        zero += [{"kind": "finished", "at": 1200}]
-        one = [
-            {"kind": "admitted", "at": 1200, "clusterQueue": "team-a"},
-            {"kind": "finished", "at": 1800},
-        ]
-    out = {
-        "endSeconds": 3600,
-        "workloads": [
-            {"index": 0, "events": zero},
-            {"index": 1, "events": one},
-            {
-                "index": 2,
-                "events": [
-                    {"kind": "admitted", "at": 200, "clusterQueue": "team-b"},
-                    {"kind": "finished", "at": 1100},
-                ],
-            },
-        ],
-        "borrowedGpus": {},
-    }
-    return from_output(out, TRACE, label=label, revision=label)
-
-
-TENANTS = {"team-a-train": "team-a", "team-b-ml": "team-b"}
-
-
-def _timeline() -> timeline.Timeline:
-    return timeline.build(
-        {"base": _side("base", preempt=False), "head": _side("head", preempt=True)},
-        TENANTS,
-        TRACE.seconds,
-    )
+from tests.unit.replay.comparisons import TENANTS, comparison, sim_side, two_sided_timeline
 
 
 def _series(t: timeline.Timeline, side: str, queue: str) -> timeline.Series:
@@ -83,7 +23,7 @@ def _series(t: timeline.Timeline, side: str, queue: str) -> timeline.Series:
 
 
 def test_a_day_is_sampled_every_minute_on_one_axis_for_both_sides() -> None:
-    t = _timeline()
+    t = two_sided_timeline()
     assert t.step == 60.0
     assert t.times[0] == 0.0 and t.times[-1] == 3600.0
     assert {(s.side, s.queue, s.tenant) for s in t.series} == {
@@ -95,7 +35,7 @@ def test_a_day_is_sampled_every_minute_on_one_axis_for_both_sides() -> None:
 
 
 def test_running_pending_and_gpus_follow_what_held_quota() -> None:
-    t = _timeline()
+    t = two_sided_timeline()
     base_a = _series(t, "base", "team-a-train/default")
     at = {v: i for i, v in enumerate(t.times)}
     # 0 holds 2 GPUs from 0 to 1200; 1 (4 GPUs) waits from 100 and runs 1200..1800
@@ -111,7 +51,7 @@ def test_running_pending_and_gpus_follow_what_held_quota() -> None:
 
 
 def test_a_preemption_is_counted_on_its_victim_with_its_preemptor() -> None:
-    t = _timeline()
+    t = two_sided_timeline()
     head_a = _series(t, "head", "team-a-train/default")
     at = {v: i for i, v in enumerate(t.times)}
     assert head_a.preempted[at[600]] == 1 and sum(head_a.preempted) == 1
@@ -122,7 +62,7 @@ def test_a_preemption_is_counted_on_its_victim_with_its_preemptor() -> None:
 
 
 def test_waits_are_a_distribution_with_the_never_admitted_apart() -> None:
-    t = _timeline()
+    t = two_sided_timeline()
     labels = list(timeline.WAIT_LABELS)
     # base: team-a waited 0 s and 1100 s (15-60m); head: 0 s, and one never admitted
     assert t.waits["base"]["team-a"][labels.index("< 1m")] == 1
@@ -134,14 +74,14 @@ def test_a_longer_day_takes_longer_steps_and_runs_past_the_trace_are_kept() -> N
     assert timeline.step_for(86400) == 300.0
     assert timeline.step_for(3600) == 60.0
     assert timeline.step_for(7 * 86400) == 3600.0
-    sides = {"base": _side("base", preempt=False), "head": _side("head", preempt=True)}
+    sides = {"base": sim_side("base", preempt=False), "head": sim_side("head", preempt=True)}
     short = timeline.build(sides, TENANTS, 1000.0)
     assert short.times[-1] == 2340.0  # the head's rerun holds quota until 2300
     assert _series(short, "head", "team-a-train/default").running[-1] == 0
 
 
 def test_csv_and_json_lines_hold_the_same_rows(tmp_path: Path) -> None:
-    t = _timeline()
+    t = two_sided_timeline()
     timeline.write(t, tmp_path / "day.csv")
     timeline.write(t, tmp_path / "day.jsonl")
     with (tmp_path / "day.csv").open() as f:
@@ -158,30 +98,6 @@ def test_a_file_of_another_kind_is_refused_by_name(tmp_path: Path) -> None:
         timeline.format_of(tmp_path / "day.xlsx")
 
 
-def comparison() -> Comparison:
-    """The two sides as `plan --replay` reports them, with their timeline."""
-    base, head = _side("base", preempt=False), _side("head", preempt=True)
-    return Comparison(
-        "gpu-prod",
-        1.0,
-        len(TRACE.workloads),
-        TRACE.seconds,
-        summarize(base, TENANTS),
-        summarize(head, TENANTS),
-        kueue_version="v0.17.0",
-        engine="sim",
-        timeline=_timeline(),
-        quota={  # team-a's a100 GPUs halved on the head
-            side: [
-                {"clusterQueue": "team-a", "cohort": "ai", "flavor": "a100", "nominal": a},
-                {"clusterQueue": "team-a", "cohort": "ai", "flavor": "h100", "nominal": "2"},
-                {"clusterQueue": "team-b", "cohort": "ai", "flavor": "a100", "nominal": "4"},
-            ]
-            for side, a in (("base", "4"), ("head", "2"))
-        },
-    )
-
-
 def test_the_report_carries_the_timeline_within_its_contract() -> None:
     report = Report("plan", clusters=[ClusterResult("gpu-prod")], section=comparison())
     out = io.StringIO()
@@ -189,7 +105,7 @@ def test_the_report_carries_the_timeline_within_its_contract() -> None:
     doc = json.loads(out.getvalue())
     assert contract.problems(doc) == []
     day = doc["replay"]["timeline"]
-    assert day["stepSeconds"] == 60.0 and len(day["times"]) == len(_timeline().times)
+    assert day["stepSeconds"] == 60.0 and len(day["times"]) == len(two_sided_timeline().times)
     assert {"side": "head", "at": 600.0, "preemptor": "team-b", "victim": "team-a", "count": 1} in (
         day["preemptions"]
     )
@@ -203,7 +119,7 @@ def test_the_pull_request_comment_draws_the_day_from_the_same_timeline() -> None
     body = out.getvalue()
     day = body[body.index('title "GPUs in use per tenant') :]
     lines = [line.strip() for line in day.splitlines() if line.strip().startswith("line [")]
-    t = _timeline()
+    t = two_sided_timeline()
     every = -(-len(t.times) // report_replay.DAY_POINTS)  # 61 samples: every second one
     expected = [g[::every] for side in ("base", "head") for g in t.gpus_by_tenant(side).values()]
     assert lines == [f"line [{', '.join(f'{v:g}' for v in g)}]" for g in expected]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from auditor.model import ClusterResult, Report
 from auditor.report import metrics
-from tests.unit.report.test_metrics import NOW, L, drift_report, samples
+from tests.unit.report.metric_samples import NOW, L, drift_report, samples
 
 
 def test_a_run_of_one_cluster_keeps_the_other_clusters_series(tmp_path: Path) -> None:
