@@ -26,6 +26,7 @@ _RULES = rules.of(__name__)
 RENDER_FAILED = _RULES["render-failed"]
 RENDER_TIMEOUT = _RULES["render-timeout"]
 RENDERER_UNAVAILABLE = _RULES["renderer-unavailable"]
+RENDERER_DIFFERS = _RULES["renderer-version-differs"]
 REMOTE_BASE = _RULES["render-remote-base"]
 CHART_DEPENDENCY = _RULES["render-chart-dependency"]
 OUTSIDE = _RULES["render-outside-repository"]

@@ -67,6 +67,7 @@ def render(tree: t.Any, source: Source, chart_file: str) -> Rendered:
         return [(argv, root)]
 
     text, failed = run.execute(job, data, commands)
+    out.findings.extend(job.notes)
     if failed is not None:
         out.findings.append(failed)
         return out

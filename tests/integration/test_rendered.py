@@ -9,6 +9,7 @@ cluster and team; apps/ holds the ApplicationSet). Each test plants its error in
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import typing as t
@@ -23,6 +24,23 @@ from tests.conftest import run_line
 from tests.integration.rendered import ESTATES, ROOT, estate, validate, where
 
 pytestmark = pytest.mark.usefixtures("renderers")  # the pinned renderers, built
+
+
+TEAMS = ("vision", "speech")  # each team's folder syncs to both clusters
+OTHER_KUSTOMIZE = "v5.7.1"  # a minor release before the one Argo CD v3.5.7 runs
+
+
+@pytest.fixture(scope="module")
+def other_kustomize(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding only kustomize OTHER_KUSTOMIZE, built from the Go module proxy (or
+    the local module cache), as a distribution or CI image would ship another release."""
+    folder = tmp_path_factory.mktemp("other-kustomize")
+    subprocess.run(
+        ["go", "install", f"sigs.k8s.io/kustomize/kustomize/v5@{OTHER_KUSTOMIZE}"],
+        env={**os.environ, "GOBIN": str(folder)}, cwd=folder, check=True, timeout=600,
+    )  # fmt: skip
+    assert tools.version_of(str(folder / "kustomize")) == OTHER_KUSTOMIZE
+    return folder
 
 
 # --- kustomize ---------------------------------------------------------------------------------
@@ -96,7 +114,39 @@ def test_a_patch_that_matches_nothing_is_kustomizes_own_error_at_the_kustomizati
     assert "quotas.yaml" in failed[0]["message"]
 
 
-def test_a_renderer_of_another_release_is_refused_never_clean(
+def test_a_kustomize_of_another_minor_release_on_path_renders_with_a_version_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other_kustomize: Path
+) -> None:
+    """A team's CI image ships the kustomize it ships: used, each folder it renders noted."""
+    monkeypatch.setenv("PATH", f"{other_kustomize}:/usr/bin:/bin")
+    monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "empty-cache"))
+    repo = estate("kustomize", tmp_path)
+    patch = repo / "queues/overlays/east/quotas.yaml"
+    patch.write_text(patch.read_text().replace('value: "128"', 'value: "-8"'))
+    tools.find.cache_clear()
+    try:
+        code, findings = validate(repo)
+    finally:
+        tools.find.cache_clear()
+    assert code == 1
+    assert where(findings) == {
+        ("quantity-negative", "east", "queues/overlays/east/quotas.yaml", 4),
+        *(
+            ("renderer-version-differs", cluster, f"{folder}/kustomization.yaml", 1)
+            for cluster, folder in (
+                ("east", "queues/overlays/east"),
+                ("west", "queues/overlays/west"),
+                *((c, f"access/teams/{team}") for c in ("east", "west") for team in TEAMS),
+            )
+        ),
+    }, findings
+    note = next(f for f in findings if f["rule"] == "renderer-version-differs")
+    assert note["severity"] == "warning"
+    assert "kustomize v5.7.1" in note["message"] and "runs kustomize v5.8.1" in note["message"]
+    assert "Argo CD v3.5.7" in note["message"]
+
+
+def test_with_exact_renderers_one_of_another_release_is_refused_never_clean(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = tmp_path / "bin" / "kustomize"
@@ -105,6 +155,7 @@ def test_a_renderer_of_another_release_is_refused_never_clean(
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("KUEUE_GITOPS_RENDERERS", "exact")
     tools.find.cache_clear()
     try:
         code, findings = validate(estate("kustomize", tmp_path))
@@ -119,6 +170,7 @@ def test_a_renderer_of_another_release_is_refused_never_clean(
         "access/teams/speech/kustomization.yaml",
     }
     assert "is v5.0.0" in missing[0]["message"] and "v5.8.1" in missing[0]["message"]
+    assert "KUEUE_GITOPS_RENDERERS=exact refuses" in missing[0]["message"]
 
 
 def test_a_render_that_hangs_is_a_finding_within_the_deadline(
@@ -128,7 +180,8 @@ def test_a_render_that_hangs_is_a_finding_within_the_deadline(
     hangs.parent.mkdir()
     hangs.write_text('#!/bin/sh\n[ "$1" = version ] && { echo v5.8.1; exit 0; }\nsleep 60\n')
     hangs.chmod(0o755)
-    monkeypatch.setattr(tools, "find", lambda _tool: str(hangs))
+    found = tools.Renderer(str(hangs), "v5.8.1", "v5.8.1")
+    monkeypatch.setattr(tools, "find", lambda *_: found)
     monkeypatch.setattr(tools, "DEADLINE", 1.0)
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "empty-cache"))
     code, findings = validate(estate("kustomize", tmp_path))
@@ -275,7 +328,8 @@ def test_a_render_is_served_from_the_cache_until_a_file_it_reads_changes(
     repo = estate("kustomize", tmp_path)
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
     built = ensure_tool(ROOT / "testenv", "kustomize", TOOLS["kustomize"])
-    monkeypatch.setattr(tools, "find", lambda _tool: str(built))  # not this test's empty cache
+    at = tools.Renderer(str(built), tools.pinned("kustomize"), tools.pinned("kustomize"))
+    monkeypatch.setattr(tools, "find", lambda *_: at)  # not this test's empty cache
     builds: list[str] = []
     real = tools.run
 
