@@ -275,6 +275,61 @@ def test_an_unvendored_chart_dependency_is_a_finding_at_its_line(tmp_path: Path)
     }
 
 
+COMMON_QUEUE = """apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: {{ .Values.global.team | default "shared" }}-spare
+spec:
+  clusterQueue: shared
+"""
+
+
+def _local_dependency(repo: Path, repository: str) -> Path:
+    """charts/team-space depending on the chart `common` by `repository`, and charts/common,
+    a chart of the repository making a LocalQueue, not vendored in team-space's charts/."""
+    common = repo / "charts/common"
+    (common / "templates").mkdir(parents=True)
+    (common / "Chart.yaml").write_text("apiVersion: v2\nname: common\nversion: 0.3.0\n")
+    (common / "templates/spare.yaml").write_text(COMMON_QUEUE)
+    chart = repo / "charts/team-space/Chart.yaml"
+    chart.write_text(
+        chart.read_text()
+        + f"dependencies:\n  - name: common\n    version: 0.3.0\n    repository: {repository}\n"
+    )
+    return common
+
+
+def test_a_local_file_chart_dependency_is_built_as_argo_cd_builds_it(tmp_path: Path) -> None:
+    repo = estate("helm", tmp_path)
+    _local_dependency(repo, "file://../common")
+    code, findings = validate(repo)
+    assert code == 1
+    # the dependency's LocalQueue names a ClusterQueue no cluster has: found at its own line
+    missing = {f for f in where(findings) if f[0] == "lq-cluster-queue-missing"}
+    assert missing == {
+        ("lq-cluster-queue-missing", c, "charts/common/templates/spare.yaml", 6)
+        for c in ("north", "south")
+    }, findings
+    assert not [f for f in findings if f["rule"].startswith("render")], findings
+    loaded = Repository.open(repo).load()
+    south = {(r.kind, r.namespace, r.name): r for r in loaded.for_cluster("south")}
+    spare = south[("LocalQueue", "robotics", "shared-spare")]
+    assert (spare.file, spare.line) == ("charts/common/templates/spare.yaml", 2)
+    assert not (repo / "charts/team-space/charts").exists()  # built in the render's copy only
+
+
+def test_a_local_chart_dependency_out_of_the_repository_is_a_finding_at_its_line(
+    tmp_path: Path,
+) -> None:
+    repo = estate("helm", tmp_path)
+    _local_dependency(repo, "file://../../../common")
+    code, findings = validate(repo)
+    assert code == 1
+    assert {(f["rule"], f["file"], f["line"]) for f in findings} == {
+        ("render-outside-repository", "charts/team-space/Chart.yaml", 6)
+    }
+
+
 # --- the layout --------------------------------------------------------------------------------
 
 
