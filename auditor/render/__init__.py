@@ -65,6 +65,7 @@ class Source:
     # The lines of `spec` in `app`, by path within it (("helm", "parameters", 0)): where a
     # value the Application sets was written (auditor/render/locate.py).
     lines: tuple[tuple[tuple[str | int, ...], int], ...] = ()
+    argocd: str | None = None  # the Argo CD release the cluster runs (its profile's), if known
 
     @property
     def options(self) -> dict[str, t.Any]:

@@ -138,7 +138,7 @@ def execute(
     copy (each with the folder it runs in), the last of which prints the objects."""
     source = job.source
     try:
-        renderer = tools.find(job.tool, tools.exact())
+        renderer = tools.find(job.tool, tools.exact(), source.argocd)
     except tools.Unavailable as exc:
         return None, problem(RENDERER_UNAVAILABLE, str(exc), source, job.marker)
     if renderer.differs:
@@ -189,7 +189,7 @@ def execute(
 
 
 def _differs(job: Job, renderer: tools.Renderer) -> Finding:
-    argocd = tools.argocd_release()
+    argocd = renderer.argocd or tools.argocd_release()
     return problem(
         RENDERER_DIFFERS,
         f"{job.source.path}/ was rendered by {job.tool} {renderer.version} ({renderer.binary}), "

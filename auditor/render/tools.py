@@ -23,6 +23,8 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from auditor.repo.cache import user_cache_root
 from auditor.repo.tree import MAX_FILE_BYTES
 
@@ -96,11 +98,13 @@ EXACT_ENV = "KUEUE_GITOPS_RENDERERS"  # "exact": only the release Argo CD runs r
 
 @dataclass(frozen=True)
 class Renderer:
-    """A renderer binary found, the release it says it is, and the release Argo CD runs."""
+    """A renderer binary found, the release it says it is, and the release Argo CD runs (the
+    Argo CD release `argocd`)."""
 
     binary: str
     version: str
     wanted: str
+    argocd: str = ""
 
     @property
     def differs(self) -> bool:
@@ -113,28 +117,54 @@ def exact() -> bool:
 
 
 @functools.cache
-def find(tool: str, only_pinned: bool = False) -> Renderer:
-    """`tool` at its pinned release (the user cache's build, else PATH's copy); else, unless
-    `only_pinned` (`exact()`), PATH's copy of another release, else a cached build of an
-    older pin."""
-    want = pinned(tool)
+def find(tool: str, only_pinned: bool = False, argocd: str | None = None) -> Renderer:
+    """`tool` at the release Argo CD `argocd` runs (None: the pinned Argo CD), the user cache's
+    build else PATH's copy; else, unless `only_pinned` (`exact()`), PATH's copy of another
+    release, else a cached build of another."""
+    want, by = wanted(tool, argocd)
     built = [str(b) for b in sorted((user_cache_root() / "tools" / tool).glob(f"*/{tool}"))]
     on_path = shutil.which(tool)
     seen: dict[str, str | None] = {}
     for candidate in [*built, *([on_path] if on_path else [])]:
         seen[candidate] = version_of(candidate)
         if seen[candidate] == want:
-            return Renderer(candidate, want, want)
+            return Renderer(candidate, want, want, by)
     others = [c for c in sorted(seen, key=lambda c: c != on_path) if seen[c] is not None]
     if others and not only_pinned:
-        return Renderer(others[0], str(seen[others[0]]), want)
+        return Renderer(others[0], str(seen[others[0]]), want, by)
     found = "; ".join(f"{c} is {v or 'of an unknown release'}" for c, v in seen.items())
     refused = f", and {EXACT_ENV}=exact refuses another release" if others else ""
-    raise Unavailable(
-        f"{tool} {want} is needed to render this folder as Argo CD does and none was found"
-        f"{f' ({found})' if found else ''}{refused}: run `kueue-gitops sandbox build --tool "
-        f"{tool}` (needs Go), or put {tool} {want} on PATH"
+    build = f"run `kueue-gitops sandbox build --tool {tool}` (needs Go), or " * (
+        want == pinned(tool)
     )
+    raise Unavailable(
+        f"{tool} {want} (Argo CD {by}'s) is needed to render this folder as Argo CD does and "
+        f"none was found{f' ({found})' if found else ''}{refused}: {build}put {tool} {want} "
+        "on PATH"
+    )
+
+
+def wanted(tool: str, argocd: str | None) -> tuple[str, str]:
+    """The release of `tool` Argo CD `argocd` runs (None: the pinned Argo CD), and which Argo
+    CD release says so: `argocd` itself when argocd.yaml lists it, else the nearest listed
+    release of its minor below it ("v3.4.7, as v3.4.0"), else the pinned one."""
+    if argocd:
+        got = _release(argocd)
+        major_minor = [r for r in _TABLE if _release(r)[:2] == got[:2] and _release(r) <= got]
+        if major_minor:
+            row = max(major_minor, key=_release)
+            return _TABLE[row][tool], argocd if row == argocd else f"{argocd}, as {row}"
+    return pinned(tool), argocd_release()
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:3])
+
+
+# Argo CD release -> the kustomize and helm its repo-server runs (argocd.yaml says whence)
+_TABLE: dict[str, dict[str, str]] = yaml.safe_load(
+    (Path(__file__).with_name("argocd.yaml")).read_text()
+)
 
 
 def run(argv: t.Sequence[str], cwd: Path, deadline: float = DEADLINE) -> Ran:

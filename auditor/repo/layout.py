@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import posixpath
 import typing as t
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from auditor import render, rules
@@ -291,7 +291,9 @@ class Repository:
         """One manifest file's objects, placed on its cluster, and what is wrong in it (for
         a rendered folder, its objects as Argo CD renders them: auditor/render/)."""
         if where.source is not None:
-            made = render.build(self.tree, where.source)
+            profile = self.clusters.get(where.source.cluster)
+            argocd = profile.argocd_version if profile is not None else None
+            made = render.build(self.tree, replace(where.source, argocd=argocd))
             return Loaded(made.resources, made.findings, made.reads)
         data = self.read(where)
         return data if isinstance(data, Loaded) else parse(where, data)

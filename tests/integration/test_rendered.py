@@ -173,6 +173,61 @@ def test_with_exact_renderers_one_of_another_release_is_refused_never_clean(
     assert "KUEUE_GITOPS_RENDERERS=exact refuses" in missing[0]["message"]
 
 
+def _synced_by(repo: Path, cluster: str, argocd: str) -> None:
+    """The cluster's profile says which Argo CD release syncs it."""
+    profile = repo / f"fleet/{cluster}.yaml"
+    profile.write_text(
+        profile.read_text().replace("  kueue:\n", f"  argocd: {{version: {argocd}}}\n  kueue:\n")
+    )
+
+
+EAST_FOLDERS = ("queues/overlays/east", *(f"access/teams/{team}" for team in TEAMS))
+
+
+def test_the_renderers_follow_the_argo_cd_release_a_cluster_profile_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """east's Argo CD v3.6.2 runs kustomize v5.8.3: the pinned v5.8.1 renders, noted on east
+    only (west is synced by the pinned Argo CD v3.5.7, whose kustomize it is)."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the cache's pinned build only
+    repo = estate("kustomize", tmp_path)
+    _synced_by(repo, "east", "v3.6.2")
+    tools.find.cache_clear()
+    try:
+        code, findings = validate(repo)
+    finally:
+        tools.find.cache_clear()
+    assert code == 0  # a warning: the objects are checked
+    assert where(findings) == {
+        ("renderer-version-differs", "east", f"{folder}/kustomization.yaml", 1)
+        for folder in EAST_FOLDERS
+    }, findings
+    message = findings[0]["message"]
+    assert "kustomize v5.8.1" in message and "Argo CD v3.6.2 runs kustomize v5.8.3" in message
+
+
+def test_with_exact_renderers_a_cluster_of_another_argo_cd_needs_its_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("KUEUE_GITOPS_RENDERERS", "exact")
+    repo = estate("kustomize", tmp_path)
+    _synced_by(repo, "east", "v3.6.1")  # not listed: as v3.6.0, the nearest below it
+    tools.find.cache_clear()
+    try:
+        code, findings = validate(repo)
+    finally:
+        tools.find.cache_clear()
+    assert code == 1
+    assert where(findings) == {
+        ("renderer-unavailable", "east", f"{folder}/kustomization.yaml", 1)
+        for folder in EAST_FOLDERS
+    }, findings
+    message = findings[0]["message"]
+    assert "kustomize v5.8.3 (Argo CD v3.6.1, as v3.6.0's)" in message, message
+    assert "sandbox build" not in message  # it builds the pinned release only
+
+
 def test_a_render_that_hangs_is_a_finding_within_the_deadline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
