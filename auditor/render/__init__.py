@@ -66,6 +66,7 @@ class Source:
     # value the Application sets was written (auditor/render/locate.py).
     lines: tuple[tuple[tuple[str | int, ...], int], ...] = ()
     argocd: str | None = None  # the Argo CD release the cluster runs (its profile's), if known
+    exact_renderers: bool = False  # its profile asks for that release's renderers only
 
     @property
     def options(self) -> dict[str, t.Any]:

@@ -138,7 +138,8 @@ def execute(
     copy (each with the folder it runs in), the last of which prints the objects."""
     source = job.source
     try:
-        renderer = tools.find(job.tool, tools.exact(), source.argocd)
+        exact = tools.exact() or source.exact_renderers
+        renderer = tools.find(job.tool, exact, source.argocd)
     except tools.Unavailable as exc:
         return None, problem(RENDERER_UNAVAILABLE, str(exc), source, job.marker)
     if renderer.differs:

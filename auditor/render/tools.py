@@ -133,7 +133,7 @@ def find(tool: str, only_pinned: bool = False, argocd: str | None = None) -> Ren
     if others and not only_pinned:
         return Renderer(others[0], str(seen[others[0]]), want, by)
     found = "; ".join(f"{c} is {v or 'of an unknown release'}" for c, v in seen.items())
-    refused = f", and {EXACT_ENV}=exact refuses another release" if others else ""
+    refused = ", and exact renderers are asked for" if others else ""
     build = f"run `kueue-gitops sandbox build --tool {tool}` (needs Go), or " * (
         want == pinned(tool)
     )

@@ -291,9 +291,12 @@ class Repository:
         """One manifest file's objects, placed on its cluster, and what is wrong in it (for
         a rendered folder, its objects as Argo CD renders them: auditor/render/)."""
         if where.source is not None:
-            profile = self.clusters.get(where.source.cluster)
-            argocd = profile.argocd_version if profile is not None else None
-            made = render.build(self.tree, replace(where.source, argocd=argocd))
+            source, profile = where.source, self.clusters.get(where.source.cluster)
+            if profile is not None:  # the renderers of the Argo CD release syncing it
+                source = replace(
+                    source, argocd=profile.argocd_version, exact_renderers=profile.exact_renderers
+                )
+            made = render.build(self.tree, source)
             return Loaded(made.resources, made.findings, made.reads)
         data = self.read(where)
         return data if isinstance(data, Loaded) else parse(where, data)

@@ -170,15 +170,15 @@ def test_with_exact_renderers_one_of_another_release_is_refused_never_clean(
         "access/teams/speech/kustomization.yaml",
     }
     assert "is v5.0.0" in missing[0]["message"] and "v5.8.1" in missing[0]["message"]
-    assert "KUEUE_GITOPS_RENDERERS=exact refuses" in missing[0]["message"]
+    assert "exact renderers are asked for" in missing[0]["message"]
 
 
-def _synced_by(repo: Path, cluster: str, argocd: str) -> None:
-    """The cluster's profile says which Argo CD release syncs it."""
+def _synced_by(repo: Path, cluster: str, argocd: str, renderers: str = "any") -> None:
+    """The cluster's profile says which Argo CD release syncs it (and whether only its
+    renderers may render)."""
     profile = repo / f"fleet/{cluster}.yaml"
-    profile.write_text(
-        profile.read_text().replace("  kueue:\n", f"  argocd: {{version: {argocd}}}\n  kueue:\n")
-    )
+    said = f"  argocd: {{version: {argocd}, renderers: {renderers}}}\n"
+    profile.write_text(profile.read_text().replace("  kueue:\n", f"{said}  kueue:\n"))
 
 
 EAST_FOLDERS = ("queues/overlays/east", *(f"access/teams/{team}" for team in TEAMS))
@@ -206,13 +206,12 @@ def test_the_renderers_follow_the_argo_cd_release_a_cluster_profile_names(
     assert "kustomize v5.8.1" in message and "Argo CD v3.6.2 runs kustomize v5.8.3" in message
 
 
-def test_with_exact_renderers_a_cluster_of_another_argo_cd_needs_its_release(
+def test_a_profile_asking_for_exact_renderers_needs_its_argo_cd_release(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    monkeypatch.setenv("KUEUE_GITOPS_RENDERERS", "exact")
     repo = estate("kustomize", tmp_path)
-    _synced_by(repo, "east", "v3.6.1")  # not listed: as v3.6.0, the nearest below it
+    _synced_by(repo, "east", "v3.6.1", "exact")  # not listed: as v3.6.0, the nearest below
     tools.find.cache_clear()
     try:
         code, findings = validate(repo)
