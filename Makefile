@@ -49,6 +49,7 @@ docs: setup
 	  p = Path('docs/usage.md'); p.write_text(render.with_stage_tables(p.read_text()))"
 
 test: setup system-packages lint
+	$(BIN)/kueue-gitops sandbox build
 	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform --tool argocd --tool toxiproxy --tool kustomize --tool helm
 	$(BIN)/pytest --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR) --durations=30
 

@@ -78,13 +78,25 @@ def sandbox() -> None:
     "tools",
     multiple=True,
     type=click.Choice(sorted(TOOLS)),
-    help="Also build this peer tool from testenv/tools/ (repeatable).",
+    help="Build only this peer tool from testenv/tools/ (repeatable), nothing else.",
 )
 @pass_context
 def build(ctx: Context, tools: tuple[str, ...]) -> None:
-    """Build the pinned control plane, every pinned Kueue release (testenv/kueue-*/), kwok
-    and any --tool into the cache, unless already there."""
+    """Build into the cache, unless already there: the pinned control plane, every pinned
+    Kueue release (testenv/kueue-*/) and kwok; with --tool, only the tools named (the
+    renderers need no control plane, which takes many minutes to build)."""
     testenv = _testenv(ctx)
+    if not tools:
+        _build_control_plane(testenv)
+    for tool in tools or SANDBOX_TOOLS:
+        started = time.monotonic()
+        binary = ensure_tool(testenv, tool, TOOLS[tool], log=lambda m: click.echo(m, err=True))
+        took = time.monotonic() - started
+        click.echo(f"{tool}: ready in {took:.0f}s (cached unless just built); {binary}")
+
+
+def _build_control_plane(testenv: Path) -> None:
+    """The control plane and every pinned Kueue release, each line saying what it took."""
     was_cached = cached_toolchain(testenv).is_complete()
     started = time.monotonic()
     toolchain = ensure_built(testenv, log=lambda m: click.echo(m, err=True))
@@ -107,11 +119,6 @@ def build(ctx: Context, tools: tuple[str, ...]) -> None:
             f"Kueue {version}: ready in {took:.0f}s (built in "
             f"{releases.build_seconds(found):.0f}s); {found.root}"
         )
-    for tool in [*SANDBOX_TOOLS, *(x for x in tools if x not in SANDBOX_TOOLS)]:
-        started = time.monotonic()
-        binary = ensure_tool(testenv, tool, TOOLS[tool], log=lambda m: click.echo(m, err=True))
-        took = time.monotonic() - started
-        click.echo(f"{tool}: ready in {took:.0f}s (cached unless just built); {binary}")
 
 
 @sandbox.command("kueue-api")

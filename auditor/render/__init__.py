@@ -26,6 +26,7 @@ _RULES = rules.of(__name__)
 RENDER_FAILED = _RULES["render-failed"]
 RENDER_TIMEOUT = _RULES["render-timeout"]
 RENDERER_UNAVAILABLE = _RULES["renderer-unavailable"]
+RENDERER_DIFFERS = _RULES["renderer-version-differs"]
 REMOTE_BASE = _RULES["render-remote-base"]
 CHART_DEPENDENCY = _RULES["render-chart-dependency"]
 OUTSIDE = _RULES["render-outside-repository"]
@@ -64,6 +65,8 @@ class Source:
     # The lines of `spec` in `app`, by path within it (("helm", "parameters", 0)): where a
     # value the Application sets was written (auditor/render/locate.py).
     lines: tuple[tuple[tuple[str | int, ...], int], ...] = ()
+    argocd: str | None = None  # the Argo CD release the cluster runs (its profile's), if known
+    exact_renderers: bool = False  # its profile asks for that release's renderers only
 
     @property
     def options(self) -> dict[str, t.Any]:

@@ -37,6 +37,7 @@ def render(tree: t.Any, source: Source, kustomization: str) -> Rendered:
     text, failed = run.execute(
         job, data, lambda binary, root: _commands(binary, root, source, options)
     )
+    out.findings.extend(job.notes)
     if failed is not None:
         out.findings.append(failed)
         return out

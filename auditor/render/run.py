@@ -23,6 +23,7 @@ from auditor.render import (
     OUTSIDE,
     RENDER_FAILED,
     RENDER_TIMEOUT,
+    RENDERER_DIFFERS,
     RENDERER_UNAVAILABLE,
     Source,
     cache,
@@ -45,6 +46,7 @@ class Job:
     files: set[str] = field(default_factory=set)
     spec_key: tuple[str, ...] = ()
     findings: list[Finding] = field(default_factory=list)  # what stops it before it runs
+    notes: list[Finding] = field(default_factory=list)  # what it ran with, rendered or not
 
 
 def read_all(tree: Tree, job: Job) -> dict[str, bytes]:
@@ -136,11 +138,14 @@ def execute(
     copy (each with the folder it runs in), the last of which prints the objects."""
     source = job.source
     try:
-        binary = tools.find(job.tool)
-        version = tools.pinned(job.tool)
+        exact = tools.exact() or source.exact_renderers
+        renderer = tools.find(job.tool, exact, source.argocd)
     except tools.Unavailable as exc:
         return None, problem(RENDERER_UNAVAILABLE, str(exc), source, job.marker)
-    digest = cache.key((job.tool, version, source.path, *job.spec_key), data.items())
+    if renderer.differs:
+        job.notes.append(_differs(job, renderer))
+    binary = renderer.binary
+    digest = cache.key((job.tool, renderer.version, source.path, *job.spec_key), data.items())
     cached = cache.get(digest)
     if cached is not None:
         return cached, None
@@ -182,6 +187,19 @@ def execute(
                 )
         cache.put(digest, ran.stdout)
         return ran.stdout, None
+
+
+def _differs(job: Job, renderer: tools.Renderer) -> Finding:
+    argocd = renderer.argocd or tools.argocd_release()
+    return problem(
+        RENDERER_DIFFERS,
+        f"{job.source.path}/ was rendered by {job.tool} {renderer.version} ({renderer.binary}), "
+        f"where Argo CD {argocd} runs {job.tool} {renderer.wanted}: another release may build "
+        f"other objects. Run `kueue-gitops sandbox build --tool {job.tool}` (needs Go) or put "
+        f"{job.tool} {renderer.wanted} on PATH; {tools.EXACT_ENV}=exact renders with it only",
+        job.source,
+        job.marker,
+    )
 
 
 def _said(text: str, scratch: str) -> str:

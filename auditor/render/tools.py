@@ -1,9 +1,12 @@
-"""The renderers Argo CD's repo-server runs, kustomize and helm, found at their pinned releases.
+"""The renderers Argo CD's repo-server runs, kustomize and helm, and the releases it runs.
 
 The pins are the Go modules `testenv/tools/kustomize/` and `testenv/tools/helm/` (the releases
 the pinned Argo CD runs); `kueue-gitops sandbox build --tool kustomize --tool helm` builds them
-into the user cache. A copy on PATH is taken too, once its `version` names the same release: a
-renderer of another release may build other objects, so it is refused rather than trusted.
+into the user cache. A copy of that release is taken first (the cache's build, else PATH's);
+else a copy of another release on PATH is used, and each folder it renders carries a
+`renderer-version-differs` warning (another release may build other objects): a team's CI
+image or distribution ships the kustomize and helm it ships. With KUEUE_GITOPS_RENDERERS=exact
+only the pinned release is used, and without it a folder is `renderer-unavailable`.
 """
 
 from __future__ import annotations
@@ -20,13 +23,19 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from auditor.repo.cache import user_cache_root
 from auditor.repo.tree import MAX_FILE_BYTES
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 # In a wheel: auditor/testenv/. In a source checkout: testenv/ beside auditor/ (sandbox/pins.py).
 _PINS = (_PACKAGE / "testenv" / "tools", _PACKAGE.parent / "testenv" / "tools")
-MODULES = {"kustomize": "sigs.k8s.io/kustomize/kustomize/v5", "helm": "helm.sh/helm/v4"}
+MODULES = {
+    "kustomize": "sigs.k8s.io/kustomize/kustomize/v5",
+    "helm": "helm.sh/helm/v4",
+    "argocd": "github.com/argoproj/argo-cd/v3",  # the release whose renderers those are
+}
 VERSION_ARGS = {"kustomize": ("version",), "helm": ("version", "--short")}
 DEADLINE = 60.0  # seconds one render may take; a real one takes well under a second
 # bytes a render may print: as much as Argo CD syncs of a folder of plain manifests (and a file
@@ -62,6 +71,14 @@ def pinned(tool: str) -> str:
     raise Unavailable(f"this installation of kueue-gitops pins no {tool} (testenv/tools/{tool})")
 
 
+def argocd_release() -> str:
+    """The Argo CD release whose kustomize and helm are pinned (testenv/tools/argocd)."""
+    try:
+        return pinned("argocd")
+    except Unavailable:
+        return "(the pinned release)"
+
+
 def version_of(binary: str) -> str | None:
     """The release a renderer binary says it is (`v5.8.1`), or None when it says nothing."""
     tool = Path(binary).name
@@ -76,24 +93,78 @@ def version_of(binary: str) -> str | None:
     return found.group(0) if found else None
 
 
+EXACT_ENV = "KUEUE_GITOPS_RENDERERS"  # "exact": only the release Argo CD runs renders
+
+
+@dataclass(frozen=True)
+class Renderer:
+    """A renderer binary found, the release it says it is, and the release Argo CD runs (the
+    Argo CD release `argocd`)."""
+
+    binary: str
+    version: str
+    wanted: str
+    argocd: str = ""
+
+    @property
+    def differs(self) -> bool:
+        return self.version != self.wanted
+
+
+def exact() -> bool:
+    """Whether only the release Argo CD runs may render (KUEUE_GITOPS_RENDERERS=exact)."""
+    return os.environ.get(EXACT_ENV, "").strip().lower() == "exact"
+
+
 @functools.cache
-def find(tool: str) -> str:
-    """The path of `tool` at its pinned release: the user cache's build, else PATH's copy."""
-    want = pinned(tool)
-    built = sorted((user_cache_root() / "tools" / tool).glob(f"*/{tool}"))
+def find(tool: str, only_pinned: bool = False, argocd: str | None = None) -> Renderer:
+    """`tool` at the release Argo CD `argocd` runs (None: the pinned Argo CD), the user cache's
+    build else PATH's copy; else, unless `only_pinned` (`exact()`), PATH's copy of another
+    release, else a cached build of another."""
+    want, by = wanted(tool, argocd)
+    built = [str(b) for b in sorted((user_cache_root() / "tools" / tool).glob(f"*/{tool}"))]
     on_path = shutil.which(tool)
-    seen: list[str] = []
-    for candidate in [*(str(b) for b in built), *([on_path] if on_path else [])]:
-        got = version_of(candidate)
-        if got == want:
-            return candidate
-        seen.append(f"{candidate} is {got or 'of an unknown release'}")
-    found = f" ({'; '.join(seen)})" if seen else ""
-    raise Unavailable(
-        f"{tool} {want} is needed to render this folder as Argo CD does and none was found"
-        f"{found}: run `kueue-gitops sandbox build --tool {tool}` (needs Go), or put {tool} "
-        f"{want} on PATH"
+    seen: dict[str, str | None] = {}
+    for candidate in [*built, *([on_path] if on_path else [])]:
+        seen[candidate] = version_of(candidate)
+        if seen[candidate] == want:
+            return Renderer(candidate, want, want, by)
+    others = [c for c in sorted(seen, key=lambda c: c != on_path) if seen[c] is not None]
+    if others and not only_pinned:
+        return Renderer(others[0], str(seen[others[0]]), want, by)
+    found = "; ".join(f"{c} is {v or 'of an unknown release'}" for c, v in seen.items())
+    refused = ", and exact renderers are asked for" if others else ""
+    build = f"run `kueue-gitops sandbox build --tool {tool}` (needs Go), or " * (
+        want == pinned(tool)
     )
+    raise Unavailable(
+        f"{tool} {want} (Argo CD {by}'s) is needed to render this folder as Argo CD does and "
+        f"none was found{f' ({found})' if found else ''}{refused}: {build}put {tool} {want} "
+        "on PATH"
+    )
+
+
+def wanted(tool: str, argocd: str | None) -> tuple[str, str]:
+    """The release of `tool` Argo CD `argocd` runs (None: the pinned Argo CD), and which Argo
+    CD release says so: `argocd` itself when argocd.yaml lists it, else the nearest listed
+    release of its minor below it ("v3.4.7, as v3.4.0"), else the pinned one."""
+    if argocd:
+        got = _release(argocd)
+        major_minor = [r for r in _TABLE if _release(r)[:2] == got[:2] and _release(r) <= got]
+        if major_minor:
+            row = max(major_minor, key=_release)
+            return _TABLE[row][tool], argocd if row == argocd else f"{argocd}, as {row}"
+    return pinned(tool), argocd_release()
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:3])
+
+
+# Argo CD release -> the kustomize and helm its repo-server runs (argocd.yaml says whence)
+_TABLE: dict[str, dict[str, str]] = yaml.safe_load(
+    (Path(__file__).with_name("argocd.yaml")).read_text()
+)
 
 
 def run(argv: t.Sequence[str], cwd: Path, deadline: float = DEADLINE) -> Ran:

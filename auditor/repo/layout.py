@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import posixpath
 import typing as t
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from auditor import render, rules
@@ -291,7 +291,12 @@ class Repository:
         """One manifest file's objects, placed on its cluster, and what is wrong in it (for
         a rendered folder, its objects as Argo CD renders them: auditor/render/)."""
         if where.source is not None:
-            made = render.build(self.tree, where.source)
+            source, profile = where.source, self.clusters.get(where.source.cluster)
+            if profile is not None:  # the renderers of the Argo CD release syncing it
+                source = replace(
+                    source, argocd=profile.argocd_version, exact_renderers=profile.exact_renderers
+                )
+            made = render.build(self.tree, source)
             return Loaded(made.resources, made.findings, made.reads)
         data = self.read(where)
         return data if isinstance(data, Loaded) else parse(where, data)

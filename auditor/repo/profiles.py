@@ -100,6 +100,8 @@ class ClusterProfile:
     verify_allowed: bool = False
     trusted_subjects: tuple[str, ...] = ()  # drift does not report their RBAC powers
     kueue_version: str | None = None  # the Kueue release it runs, e.g. v0.17.0
+    argocd_version: str | None = None  # the Argo CD release syncing it: its kustomize and helm
+    exact_renderers: bool = False  # only that release's kustomize and helm may render its folders
     platform_identities: tuple[str, ...] = ()  # alone may change namespaces' admission labels
     policy_enforcement: str = "Deny"  # the admission policies' action: Deny, or Warn to roll out
     alerts: dict[str, dict[str, dict[str, t.Any]]] = field(default_factory=dict)  # name -> ranges
@@ -201,6 +203,8 @@ def cluster_profile(resource: Resource, folder: str) -> ClusterProfile:
         verify_allowed=bool(spec.get("verify", {}).get("allowed")),
         trusted_subjects=tuple(spec.get("drift", {}).get("trustedSubjects", [])),
         kueue_version=spec["kueue"].get("version"),
+        argocd_version=spec.get("argocd", {}).get("version"),
+        exact_renderers=spec.get("argocd", {}).get("renderers") == "exact",
         platform_identities=tuple(spec.get("platformIdentities", ())),
         policy_enforcement=spec.get("admissionPolicies", {}).get("enforcement", "Deny"),
         alerts=spec.get("alerts", {}),

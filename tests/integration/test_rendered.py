@@ -9,6 +9,7 @@ cluster and team; apps/ holds the ApplicationSet). Each test plants its error in
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import typing as t
@@ -23,6 +24,23 @@ from tests.conftest import run_line
 from tests.integration.rendered import ESTATES, ROOT, estate, validate, where
 
 pytestmark = pytest.mark.usefixtures("renderers")  # the pinned renderers, built
+
+
+TEAMS = ("vision", "speech")  # each team's folder syncs to both clusters
+OTHER_KUSTOMIZE = "v5.7.1"  # a minor release before the one Argo CD v3.5.7 runs
+
+
+@pytest.fixture(scope="module")
+def other_kustomize(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding only kustomize OTHER_KUSTOMIZE, built from the Go module proxy (or
+    the local module cache), as a distribution or CI image would ship another release."""
+    folder = tmp_path_factory.mktemp("other-kustomize")
+    subprocess.run(
+        ["go", "install", f"sigs.k8s.io/kustomize/kustomize/v5@{OTHER_KUSTOMIZE}"],
+        env={**os.environ, "GOBIN": str(folder)}, cwd=folder, check=True, timeout=600,
+    )  # fmt: skip
+    assert tools.version_of(str(folder / "kustomize")) == OTHER_KUSTOMIZE
+    return folder
 
 
 # --- kustomize ---------------------------------------------------------------------------------
@@ -96,7 +114,39 @@ def test_a_patch_that_matches_nothing_is_kustomizes_own_error_at_the_kustomizati
     assert "quotas.yaml" in failed[0]["message"]
 
 
-def test_a_renderer_of_another_release_is_refused_never_clean(
+def test_a_kustomize_of_another_minor_release_on_path_renders_with_a_version_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, other_kustomize: Path
+) -> None:
+    """A team's CI image ships the kustomize it ships: used, each folder it renders noted."""
+    monkeypatch.setenv("PATH", f"{other_kustomize}:/usr/bin:/bin")
+    monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "empty-cache"))
+    repo = estate("kustomize", tmp_path)
+    patch = repo / "queues/overlays/east/quotas.yaml"
+    patch.write_text(patch.read_text().replace('value: "128"', 'value: "-8"'))
+    tools.find.cache_clear()
+    try:
+        code, findings = validate(repo)
+    finally:
+        tools.find.cache_clear()
+    assert code == 1
+    assert where(findings) == {
+        ("quantity-negative", "east", "queues/overlays/east/quotas.yaml", 4),
+        *(
+            ("renderer-version-differs", cluster, f"{folder}/kustomization.yaml", 1)
+            for cluster, folder in (
+                ("east", "queues/overlays/east"),
+                ("west", "queues/overlays/west"),
+                *((c, f"access/teams/{team}") for c in ("east", "west") for team in TEAMS),
+            )
+        ),
+    }, findings
+    note = next(f for f in findings if f["rule"] == "renderer-version-differs")
+    assert note["severity"] == "warning"
+    assert "kustomize v5.7.1" in note["message"] and "runs kustomize v5.8.1" in note["message"]
+    assert "Argo CD v3.5.7" in note["message"]
+
+
+def test_with_exact_renderers_one_of_another_release_is_refused_never_clean(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = tmp_path / "bin" / "kustomize"
@@ -105,6 +155,7 @@ def test_a_renderer_of_another_release_is_refused_never_clean(
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("KUEUE_GITOPS_RENDERERS", "exact")
     tools.find.cache_clear()
     try:
         code, findings = validate(estate("kustomize", tmp_path))
@@ -119,6 +170,61 @@ def test_a_renderer_of_another_release_is_refused_never_clean(
         "access/teams/speech/kustomization.yaml",
     }
     assert "is v5.0.0" in missing[0]["message"] and "v5.8.1" in missing[0]["message"]
+    assert "exact renderers are asked for" in missing[0]["message"]
+
+
+def _synced_by(repo: Path, cluster: str, argocd: str, renderers: str = "any") -> None:
+    """The cluster's profile says which Argo CD release syncs it (and whether only its
+    renderers may render)."""
+    profile = repo / f"fleet/{cluster}.yaml"
+    said = f"  argocd: {{version: {argocd}, renderers: {renderers}}}\n"
+    profile.write_text(profile.read_text().replace("  kueue:\n", f"{said}  kueue:\n"))
+
+
+EAST_FOLDERS = ("queues/overlays/east", *(f"access/teams/{team}" for team in TEAMS))
+
+
+def test_the_renderers_follow_the_argo_cd_release_a_cluster_profile_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """east's Argo CD v3.6.2 runs kustomize v5.8.3: the pinned v5.8.1 renders, noted on east
+    only (west is synced by the pinned Argo CD v3.5.7, whose kustomize it is)."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # the cache's pinned build only
+    repo = estate("kustomize", tmp_path)
+    _synced_by(repo, "east", "v3.6.2")
+    tools.find.cache_clear()
+    try:
+        code, findings = validate(repo)
+    finally:
+        tools.find.cache_clear()
+    assert code == 0  # a warning: the objects are checked
+    assert where(findings) == {
+        ("renderer-version-differs", "east", f"{folder}/kustomization.yaml", 1)
+        for folder in EAST_FOLDERS
+    }, findings
+    message = findings[0]["message"]
+    assert "kustomize v5.8.1" in message and "Argo CD v3.6.2 runs kustomize v5.8.3" in message
+
+
+def test_a_profile_asking_for_exact_renderers_needs_its_argo_cd_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    repo = estate("kustomize", tmp_path)
+    _synced_by(repo, "east", "v3.6.1", "exact")  # not listed: as v3.6.0, the nearest below
+    tools.find.cache_clear()
+    try:
+        code, findings = validate(repo)
+    finally:
+        tools.find.cache_clear()
+    assert code == 1
+    assert where(findings) == {
+        ("renderer-unavailable", "east", f"{folder}/kustomization.yaml", 1)
+        for folder in EAST_FOLDERS
+    }, findings
+    message = findings[0]["message"]
+    assert "kustomize v5.8.3 (Argo CD v3.6.1, as v3.6.0's)" in message, message
+    assert "sandbox build" not in message  # it builds the pinned release only
 
 
 def test_a_render_that_hangs_is_a_finding_within_the_deadline(
@@ -128,7 +234,8 @@ def test_a_render_that_hangs_is_a_finding_within_the_deadline(
     hangs.parent.mkdir()
     hangs.write_text('#!/bin/sh\n[ "$1" = version ] && { echo v5.8.1; exit 0; }\nsleep 60\n')
     hangs.chmod(0o755)
-    monkeypatch.setattr(tools, "find", lambda _tool: str(hangs))
+    found = tools.Renderer(str(hangs), "v5.8.1", "v5.8.1")
+    monkeypatch.setattr(tools, "find", lambda *_: found)
     monkeypatch.setattr(tools, "DEADLINE", 1.0)
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "empty-cache"))
     code, findings = validate(estate("kustomize", tmp_path))
@@ -222,6 +329,61 @@ def test_an_unvendored_chart_dependency_is_a_finding_at_its_line(tmp_path: Path)
     }
 
 
+COMMON_QUEUE = """apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: {{ .Values.global.team | default "shared" }}-spare
+spec:
+  clusterQueue: shared
+"""
+
+
+def _local_dependency(repo: Path, repository: str) -> Path:
+    """charts/team-space depending on the chart `common` by `repository`, and charts/common,
+    a chart of the repository making a LocalQueue, not vendored in team-space's charts/."""
+    common = repo / "charts/common"
+    (common / "templates").mkdir(parents=True)
+    (common / "Chart.yaml").write_text("apiVersion: v2\nname: common\nversion: 0.3.0\n")
+    (common / "templates/spare.yaml").write_text(COMMON_QUEUE)
+    chart = repo / "charts/team-space/Chart.yaml"
+    chart.write_text(
+        chart.read_text()
+        + f"dependencies:\n  - name: common\n    version: 0.3.0\n    repository: {repository}\n"
+    )
+    return common
+
+
+def test_a_local_file_chart_dependency_is_built_as_argo_cd_builds_it(tmp_path: Path) -> None:
+    repo = estate("helm", tmp_path)
+    _local_dependency(repo, "file://../common")
+    code, findings = validate(repo)
+    assert code == 1
+    # the dependency's LocalQueue names a ClusterQueue no cluster has: found at its own line
+    missing = {f for f in where(findings) if f[0] == "lq-cluster-queue-missing"}
+    assert missing == {
+        ("lq-cluster-queue-missing", c, "charts/common/templates/spare.yaml", 6)
+        for c in ("north", "south")
+    }, findings
+    assert not [f for f in findings if f["rule"].startswith("render")], findings
+    loaded = Repository.open(repo).load()
+    south = {(r.kind, r.namespace, r.name): r for r in loaded.for_cluster("south")}
+    spare = south[("LocalQueue", "robotics", "shared-spare")]
+    assert (spare.file, spare.line) == ("charts/common/templates/spare.yaml", 2)
+    assert not (repo / "charts/team-space/charts").exists()  # built in the render's copy only
+
+
+def test_a_local_chart_dependency_out_of_the_repository_is_a_finding_at_its_line(
+    tmp_path: Path,
+) -> None:
+    repo = estate("helm", tmp_path)
+    _local_dependency(repo, "file://../../../common")
+    code, findings = validate(repo)
+    assert code == 1
+    assert {(f["rule"], f["file"], f["line"]) for f in findings} == {
+        ("render-outside-repository", "charts/team-space/Chart.yaml", 6)
+    }
+
+
 # --- the layout --------------------------------------------------------------------------------
 
 
@@ -275,7 +437,8 @@ def test_a_render_is_served_from_the_cache_until_a_file_it_reads_changes(
     repo = estate("kustomize", tmp_path)
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
     built = ensure_tool(ROOT / "testenv", "kustomize", TOOLS["kustomize"])
-    monkeypatch.setattr(tools, "find", lambda _tool: str(built))  # not this test's empty cache
+    at = tools.Renderer(str(built), tools.pinned("kustomize"), tools.pinned("kustomize"))
+    monkeypatch.setattr(tools, "find", lambda *_: at)  # not this test's empty cache
     builds: list[str] = []
     real = tools.run
 

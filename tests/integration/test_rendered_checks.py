@@ -145,7 +145,8 @@ def test_once_the_render_is_repaired_a_cached_run_reports_the_absence_again(
 ) -> None:
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
     built = ensure_tool(ROOT / "testenv", "kustomize", TOOLS["kustomize"])
-    monkeypatch.setattr(tools, "find", lambda _tool: str(built))  # not this test's empty cache
+    at = tools.Renderer(str(built), tools.pinned("kustomize"), tools.pinned("kustomize"))
+    monkeypatch.setattr(tools, "find", lambda *_: at)  # not this test's empty cache
     repo = estate("kustomize", tmp_path)
     (repo / "queues/overlays/west/admission-policies.yaml").write_text(
         "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n"

@@ -34,7 +34,8 @@ def test_a_render_printing_past_the_bound_is_a_finding_at_its_kustomization(
     floods.parent.mkdir()
     floods.write_text(f'#!/bin/sh\n[ "$1" = build ] || exit 0\n{FLOOD}\n')
     floods.chmod(0o755)
-    monkeypatch.setattr(tools, "find", lambda _tool: str(floods))
+    at = tools.Renderer(str(floods), tools.pinned("kustomize"), tools.pinned("kustomize"))
+    monkeypatch.setattr(tools, "find", lambda *_: at)
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
     repo = tmp_path / "repo"
     (repo / "team").mkdir(parents=True)
