@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import subprocess
 import sys
 import time
 import typing as t
@@ -20,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import peak_memory
 from tests.fake_apiserver import Answer, FakeApiServer, empty_list, kubeconfig
 
 CQ_API = "kueue.x-k8s.io/v1beta2"  # what gpu-prod's profile reads
@@ -55,27 +54,11 @@ def drift(repo: Path, config: Path, *clusters: str) -> Run:
     out, err = config.with_suffix(".out"), config.with_suffix(".err")
     started = time.monotonic()
     with out.open("w") as stdout, err.open("w") as stderr:
-        proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr)
-    code, rss = _waited(proc, 120)
+        ran = peak_memory.run(argv, stdout=stdout, stderr=stderr, seconds=120)
     seconds = time.monotonic() - started
     text = out.read_text()
     report = json.loads(text) if text.startswith("{") else {}
-    return Run(code, report, err.read_text(), seconds, rss)
-
-
-def _waited(proc: subprocess.Popen[bytes], seconds: float) -> tuple[int, int]:
-    """The exit code of `proc` and its peak memory in bytes (wait4 tells it of this child
-    alone), waited for up to `seconds`."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode, usage.ru_maxrss * 1024
-        time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    raise AssertionError(f"drift still ran after {seconds:g}s")
+    return Run(ran.code, report, err.read_text(), seconds, ran.peak)
 
 
 @pytest.fixture

@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 import time
 import typing as t
 from pathlib import Path
@@ -28,6 +25,7 @@ import pytest
 
 import auditor
 from auditor.sandbox.build import TOOLS, ensure_tool
+from tests import peak_memory
 from tests.conftest import run_line
 from tests.estate import copy_estate
 
@@ -157,29 +155,18 @@ class Ran(t.NamedTuple):
 def validate_alone(repo: Path) -> Ran:
     """`validate -o json` in a process of its own (capped, and stopped at DEADLINE), with the
     peak resident memory the kernel measured for it."""
-
-    def cap() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
     out = repo.parent / "report.json"
     env = {**os.environ, "PYTHONPATH": str(Path(auditor.__file__).parents[1])}  # this one
     argv = [sys.executable, "-m", "auditor", "--repo", str(repo), "validate", "--jobs", "1"]
     start = time.monotonic()
     with out.open("wb") as sink:
-        proc = subprocess.Popen(
-            [*argv, "-o", "json"], stdout=sink, stderr=subprocess.DEVNULL, env=env,
-            cwd=repo.parent, preexec_fn=cap, start_new_session=True,
+        ran = peak_memory.run(
+            [*argv, "-o", "json"], stdout=sink, stderr=subprocess.DEVNULL, seconds=DEADLINE,
+            env=env, cwd=repo.parent, address_space=ADDRESS_SPACE,
         )  # fmt: skip
-    stop = threading.Timer(DEADLINE, os.killpg, (proc.pid, signal.SIGKILL))
-    stop.start()
-    try:
-        _pid, status, usage = os.wait4(proc.pid, 0)
-    finally:
-        stop.cancel()
-    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     text = out.read_text()
     report = json.loads(text) if text.startswith("{") else None
-    return Ran(proc.returncode, report, usage.ru_maxrss / 1024, time.monotonic() - start)
+    return Ran(ran.code, report, ran.peak / 2**20, time.monotonic() - start)
 
 
 def plant_kustomize_patch(tmp_path: Path) -> tuple[Path, tuple[str, str, int]]:
