@@ -84,7 +84,11 @@ def _profile(h: Harness, start: ClusterStart, order: list[WorkloadClass]) -> dic
         "kueue": {"apiVersions": [start.values()["kueue_api_version"]], "version": h.release},
         "admissionLabel": {"key": ADMISSION[0], "value": ADMISSION[1]},
         "tenantLabel": TENANT_LABEL,
-        "platformIdentities": ["ServiceAccount argocd/argocd-application-controller"],
+        # Argo CD's sync and the administrators: the policies in Deny lock neither out
+        "platformIdentities": [
+            "ServiceAccount argocd/argocd-application-controller",
+            "Group system:masters",
+        ],
         "capacity": {FLAVOR: {RESOURCE: f"{capacity:g}"}},
         "priority": {"workloadOrder": [c.name for c in order]},
     }
