@@ -133,10 +133,19 @@ def policed(fresh_sandbox: Sandbox) -> KubeCluster:
     )
     for doc in generated():
         admin.create(doc)
-    probe = JOBS[0]
+    # Each policy reaches the API server's admission on its own: wait for a refusal by each
+    # (a queue name missing, a level not approved, a namespace labelled by someone else).
+    probes = [j for j in JOBS if j["metadata"]["name"] in ("no-queue", "unapproved-level")]
+    carol = admin.impersonating("carol", [])
     eventually(
-        lambda: on_server(admin, "POST", admin.path("batch/v1", "Job", "team-a"), probe),
-        what="the generated policies refusing a Job without a queue name",
+        lambda: (
+            all(
+                on_server(admin, "POST", admin.path("batch/v1", "Job", "team-a"), probe)
+                for probe in probes
+            )
+            and on_server(carol, "POST", carol.path("v1", "Namespace"), namespace("probe", ADMIT))
+        ),
+        what="each generated policy refusing what it is for",
         seconds=30,
     )
     return admin
