@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 from auditor.cli.main import cli
 from auditor.replay import trace
 from auditor.replay.trace import Trace, TracedWorkload
+from tests.integration import sweep_grid
 from tests.integration.lab_estate import lab_estate
 from tests.unit.conftest import Revisions
 
@@ -88,19 +89,6 @@ def test_over_two_days_the_busier_day_decides(sweep_case: Path) -> None:
     assert doc["best"]["values"]["team-a-cq a100/nvidia.com/gpu nominalQuota"] == "4"
 
 
-ESTATE_GRID = """\
-grid:
-  - clusterQueue: team-a-cq
-    flavor: a100
-    resource: nvidia.com/gpu
-    field: nominalQuota
-    values: [1, 2, 3, 4, 6]
-target:
-  tenant: team-a
-  p95WaitSeconds: 660
-"""
-
-
 @pytest.fixture(scope="module")
 def estate(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The known case on a real estate's troubles: team-c's namespace carries another tenant
@@ -123,7 +111,7 @@ def estate(tmp_path_factory: pytest.TempPathFactory) -> Path:
     c = TracedWorkload("team-c", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0)
     made = Trace("lab", {"source": "synthetic", "seconds": 3600.0, "seed": 0}, [a] * 6 + [c] * 3)
     trace.write(made, root / "day.json")
-    (root / "grid.yaml").write_text(ESTATE_GRID)
+    (root / "grid.yaml").write_text(sweep_grid.QUOTA_GRID)
     return root
 
 

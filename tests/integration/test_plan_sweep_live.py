@@ -21,20 +21,10 @@ from auditor.replay.trace import Trace, TracedWorkload
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain, nodes, releases
 from tests.conftest import own_context
+from tests.integration import sweep_grid
 from tests.integration.lab_estate import lab_estate
 from tests.unit.conftest import Revisions
 
-GRID = """\
-grid:
-  - clusterQueue: team-a-cq
-    flavor: a100
-    resource: nvidia.com/gpu
-    field: nominalQuota
-    values: [1, 2, 3, 4, 6]
-target:
-  tenant: team-a
-  p95WaitSeconds: 660
-"""
 QUOTA = "team-a-cq a100/nvidia.com/gpu nominalQuota"
 
 
@@ -55,7 +45,7 @@ def lab(
         revs.repo.close()
     work = [TracedWorkload("team-a", "batch", "low", {"nvidia.com/gpu": "1"}, 1, 0.0, 600.0)] * 6
     trace.write(Trace("lab", {"source": "synthetic", "seconds": 3600.0}, work), root / "day.json")
-    (root / "grid.yaml").write_text(GRID)
+    (root / "grid.yaml").write_text(sweep_grid.QUOTA_GRID)
     box = Sandbox(f"sweep-live-{os.getpid()}", root=sandboxes_dir)
     try:
         box.up(

@@ -3,23 +3,17 @@ the roles they bind (validate's platform-powers judges what the repository defin
 
 from __future__ import annotations
 
+import dataclasses
 import typing as t
 
 from auditor.drift import engine, reading
 from auditor.model import Resource
-from auditor.repo.profiles import ClusterProfile, TenantCluster, TenantProfile
+from auditor.repo.profiles import TenantCluster, TenantProfile
+from tests.unit.drift import objects
 
 RBAC = "rbac.authorization.k8s.io/v1"
-PROFILE = ClusterProfile(
-    name="c",
-    file="clusters/c/profile.yaml",
-    context="c",
-    owners=(),
-    kueue_api_versions=("v1beta2",),
-    admission_label=("platform.example.com/kueue", "enabled"),
-    tenant_label=None,
-    capacity={},
-    platform_identities=("Group example-org:platform",),
+PROFILE = dataclasses.replace(
+    objects.PROFILE, trusted_subjects=(), platform_identities=("Group example-org:platform",)
 )
 TEAM_A = TenantProfile(
     name="team-a",
