@@ -26,6 +26,7 @@ from auditor.render import (
     run,
     tools,
 )
+from auditor.repo import pyyaml_reader
 
 _SOURCE = re.compile(r"^# Source: (\S+)", re.M)
 BOUNDED = (CHART, "values.yaml")  # a local dependency's YAML its render reads
@@ -117,7 +118,7 @@ def _inline(options: dict[str, t.Any]) -> dict[str, t.Any]:
     if isinstance(options.get("valuesObject"), dict):
         return dict(options["valuesObject"])
     try:
-        found = yaml.safe_load(str(options.get("values") or "")) or {}
+        found = pyyaml_reader.load_one(str(options.get("values") or "")) or {}  # within budget
     except yaml.YAMLError:
         return {}
     return found if isinstance(found, dict) else {}

@@ -26,6 +26,7 @@ import yaml
 from auditor.errors import ConfigError
 from auditor.model import Finding
 from auditor.render import Source, apps, locate, marker, tool_of
+from auditor.repo import pyyaml_reader
 from auditor.repo.tree import Tree
 
 ROOT_FILE = "kueue-gitops.yaml"
@@ -45,7 +46,7 @@ def root_file(tree: Tree) -> RootFile | None:
     except (OSError, KeyError):
         return None
     try:
-        body = yaml.safe_load(data) or {}
+        body = pyyaml_reader.load_one(data.decode("utf-8", "replace")) or {}  # within budget
     except yaml.YAMLError as exc:
         raise ConfigError(f"{ROOT_FILE}: not valid YAML ({exc})") from None
     if not isinstance(body, dict) or body.get("kind") != "Layout":

@@ -204,6 +204,20 @@ def plant_application(tmp_path: Path) -> tuple[Path, tuple[str, str, int]]:
     return repo, ("yaml-too-large", "apps/extra.yaml", 1)
 
 
+def plant_application_values_text(tmp_path: Path) -> tuple[Path, tuple[str, str, int]]:
+    """The bomb inside a `values: |` string: the Application file's own budget sees a scalar."""
+    repo = estate("helm", tmp_path)
+    bomb = "".join(f"        {line}\n" for line in BOMB.splitlines())
+    (repo / "apps/extra.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\n"
+        "metadata: {name: extra, namespace: argocd}\nspec:\n  project: default\n"
+        "  destination: {name: north, namespace: nlp}\n  source:\n"
+        "    repoURL: https://git.example.com/platform.git\n    path: charts/team-space\n"
+        f"    helm:\n      values: |\n{bomb}"
+    )
+    return repo, ("render-failed", "charts/team-space/Chart.yaml", 1)  # helm refuses it too
+
+
 def plant_tenant(tmp_path: Path) -> tuple[Path, tuple[str, str, int]]:
     repo = copy_estate(tmp_path / "platform", "clusters", "tenants", "schemas")
     bad = "tenants/team-a/gpu-prod/bombs.yaml"
@@ -214,12 +228,20 @@ def plant_tenant(tmp_path: Path) -> tuple[Path, tuple[str, str, int]]:
 
 @pytest.mark.parametrize(
     "plant",
-    [plant_kustomize_patch, plant_patch_file, plant_values, plant_application, plant_tenant],
+    [
+        plant_kustomize_patch,
+        plant_patch_file,
+        plant_values,
+        plant_application,
+        plant_application_values_text,
+        plant_tenant,
+    ],
     ids=[
         "kustomize-inline-patch",
         "kustomize-patch-file",
         "helm-values",
         "application-values-object",
+        "application-values-text",
         "tenant-manifests",
     ],
 )
