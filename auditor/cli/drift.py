@@ -22,6 +22,7 @@ from auditor.cli.options import (
     one_cluster_context,
     output_format,
     pass_context,
+    renderers_mode,
 )
 from auditor.drift.preload import Preload
 from auditor.repo.profiles import ClusterProfile
@@ -60,6 +61,7 @@ atexit.register(gc.freeze)
 @cluster_deadline
 @output_format
 @metrics_output
+@renderers_mode
 @pass_context
 def drift(
     ctx: Context,
