@@ -115,6 +115,9 @@ def drift(
         with_fleet=fleet,
         processes=os.cpu_count() or 1,  # a fleet's clusters audited across the cores
     )
+    for result in report.clusters:
+        for said in result.notes:
+            ctx.note(f"cluster {result.name}: {said}")
     adoption.apply(ctx, report, partial=bool(clusters))
     emit(report, output)
     if metrics_file is not None or pushgateway:

@@ -106,7 +106,9 @@ class _FreezesMidAudit(KubeCluster):
     box: Sandbox
     lists = 0
 
-    def list(self, api_version: str, kind: str, *, page_size: int = 500) -> list[Json]:
+    def list(
+        self, api_version: str, kind: str, *, page_size: int = 500, selector: str = ""
+    ) -> list[Json]:
         items = super().list(api_version, kind, page_size=page_size)
         self.lists += 1
         if self.lists == 3:
