@@ -140,7 +140,8 @@ def execute(
     source = job.source
     try:
         exact = tools.exact(source.exact_renderers)
-        renderer = tools.find(job.tool, exact, source.argocd, job.edits)
+        argocd = tools.argocd_of(source.cluster, source.argocd)
+        renderer = tools.find(job.tool, exact, argocd, job.edits)
     except tools.Unavailable as exc:
         return None, problem(RENDERER_UNAVAILABLE, str(exc), source, job.marker)
     if renderer.differs:

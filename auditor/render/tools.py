@@ -197,6 +197,24 @@ def _candidates(tool: str, edits: bool) -> list[str]:
     return [*([on_path] if on_path else []), *built, *([kubectl] if kubectl else [])]
 
 
+_running: dict[str, str] = {}  # cluster -> the Argo CD release read running there
+
+
+def running_on(cluster: str, release: str | None) -> None:
+    """The Argo CD release read live on `cluster` (auditor/live/argocd.py; None: not known):
+    its renders follow it over the profile's argocd.version."""
+    if release:
+        _running[cluster] = release
+    else:
+        _running.pop(cluster, None)
+
+
+def argocd_of(cluster: str, profile: str | None) -> str | None:
+    """The Argo CD release whose renderers render `cluster`'s folders: the one read running
+    there, else its profile's (`profile`), else None (the pinned one, `wanted`)."""
+    return _running.get(cluster) or profile
+
+
 def wanted(tool: str, argocd: str | None) -> tuple[str, str]:
     """The release of `tool` Argo CD `argocd` runs (None: the pinned Argo CD), and which Argo
     CD release says so: `argocd` itself when argocd.yaml lists it, else the nearest listed

@@ -118,3 +118,16 @@ def test_the_flag_comes_before_the_environment_before_the_profile(
         assert tools.exact(False) is True
     finally:
         tools.choose(None)
+
+
+def test_the_argo_cd_release_read_live_comes_before_the_profiles_before_the_pinned() -> None:
+    assert tools.argocd_of("east", None) is None  # the pinned one: tools.wanted(tool, None)
+    assert tools.argocd_of("east", "v3.4.14") == "v3.4.14"
+    tools.running_on("east", "v3.6.2")
+    try:
+        assert tools.argocd_of("east", "v3.4.14") == "v3.6.2"
+        assert tools.argocd_of("west", "v3.4.14") == "v3.4.14"
+        tools.running_on("east", None)  # read again, not known: never the stale release
+        assert tools.argocd_of("east", "v3.4.14") == "v3.4.14"
+    finally:
+        tools.running_on("east", None)
