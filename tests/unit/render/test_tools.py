@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from auditor.render import tools
+from tests.conftest import run_line
 
 
 def test_the_releases_follow_the_argo_cd_release_named_else_the_pinned_one() -> None:
@@ -131,3 +132,17 @@ def test_the_argo_cd_release_read_live_comes_before_the_profiles_before_the_pinn
         assert tools.argocd_of("east", "v3.4.14") == "v3.4.14"
     finally:
         tools.running_on("east", None)
+
+
+def test_renderers_is_one_option_on_the_commands_that_render_and_a_bad_value_is_usage(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for command in ("validate", "plan", "drift", "lsp"):
+        said = run_line(["kueue-gitops", command, "--help"]).output
+        assert "--renderers [exact|any]" in said, command
+    monkeypatch.setenv(tools.EXACT_ENV, "exactly")
+    refused = run_line(["kueue-gitops", "validate"])
+    assert refused.exit_code == 2
+    assert "Invalid value for '--renderers': 'exactly' is not one of 'exact', 'any'" in (
+        refused.output
+    )
