@@ -30,8 +30,8 @@ def running(cluster: KubeCluster) -> Running:
     if not found:
         return Running(
             None,
-            f"no Deployment labelled {argocd.SELECTOR} runs on cluster {cluster.name} (Argo "
-            "CD runs in another cluster, or in another shape)",
+            f"no Deployment labelled {argocd.SELECTOR} runs there (Argo CD runs in another "
+            "cluster, or in another shape)",
         )
     releases = {_named(d): argocd.release(d) for d in found}
     known = set(releases.values()) - {None}

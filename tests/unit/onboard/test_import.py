@@ -625,7 +625,7 @@ def test_what_could_not_be_found_is_said_with_what_it_means() -> None:
     assert "clusters/gpu-a/kueue/manager-config.yaml" in config
     assert argocd.startswith(
         "Argo CD's release: no Deployment labelled app.kubernetes.io/name=argocd-repo-server "
-        "runs on cluster gpu-a (Argo CD runs in another cluster, or in another shape); "
+        "runs there (Argo CD runs in another cluster, or in another shape); "
         "clusters/gpu-a/profile.yaml names no argocd.version"
     )
     whole = read(FakeCluster(["v1beta1", "v1beta2"], holds={DEPLOYMENTS: [REPO_SERVER]}))
