@@ -2,14 +2,15 @@
 
 The pins are the Go modules `testenv/tools/kustomize/` and `testenv/tools/helm/` (the releases
 the pinned Argo CD runs); `kueue-gitops sandbox build --tool kustomize --tool helm` builds them
-into the user cache. A copy of that release is taken first (the cache's build, else PATH's);
+into the user cache. A copy of that release is taken first (PATH's, else the cache's build);
 else a copy of another release on PATH is used, and each folder it renders carries a
 `renderer-version-differs` warning (another release may build other objects): a team's CI
 image or distribution ships the kustomize and helm it ships. Where no kustomize binary is found,
 `kubectl kustomize` builds (the kustomize kubectl embeds, its release read from `kubectl version
 --client -o json`), except for a folder whose Application sets kustomize overrides, which need
-`kustomize edit`. With exact renderers (`mode`) only the release Argo CD runs is used, and
-without it a folder is `renderer-unavailable`.
+`kustomize edit`. With exact renderers (`exact`: --renderers, else KUEUE_GITOPS_RENDERERS, else
+the profile's argocd.renderers) only the release Argo CD runs is used, and without it a folder
+is `renderer-unavailable`.
 """
 
 from __future__ import annotations
