@@ -109,7 +109,7 @@ class _FreezesMidAudit(KubeCluster):
     def list(
         self, api_version: str, kind: str, *, page_size: int = 500, selector: str = ""
     ) -> list[Json]:
-        items = super().list(api_version, kind, page_size=page_size)
+        items = super().list(api_version, kind, page_size=page_size, selector=selector)
         self.lists += 1
         if self.lists == 3:
             os.killpg(_pid(self.box, "kube-apiserver"), signal.SIGSTOP)

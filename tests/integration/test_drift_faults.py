@@ -160,7 +160,7 @@ class _StopsMidAudit(KubeCluster):
     def list(
         self, api_version: str, kind: str, *, page_size: int = 500, selector: str = ""
     ) -> list[Json]:
-        items = super().list(api_version, kind, page_size=page_size)
+        items = super().list(api_version, kind, page_size=page_size, selector=selector)
         self.lists += 1
         if self.lists == 3:
             self.box.down()
