@@ -20,6 +20,7 @@ from auditor.cli.options import (
     one_cluster_context,
     output_format,
     pass_context,
+    renderers_mode,
 )
 from auditor.errors import ConfigError
 from auditor.schemas import fetch as schemas_fetch
@@ -155,6 +156,7 @@ def profile_schemas(ctx: Context) -> None:
 @cluster_deadline
 @schemas_option
 @metrics_output
+@renderers_mode
 @pass_context
 def validate(
     ctx: Context,
