@@ -1,0 +1,201 @@
+"""Asking the resident validate of a repository (auditor/lsp/resident.py), and starting one.
+
+One resident per repository (by its real path) listens on a Unix socket in the user cache
+directory: `resident/<key>.sock`, the folder 0700, the socket 0600, and each side checks that
+the other is a process of the same user (SO_PEERCRED) before it reads a byte. The client sends
+one JSON line (the protocol, the tool's identity, the repository); the resident answers one
+JSON line (its identity, pid, start time; `ok`, or `why` not), then, when ok, the pickled
+report and notes. A pickle is only read from a peer of the same user and the same identity
+(the package version and the stat of every source file: an edited checkout or another
+install is another tool), so nothing it holds comes from someone who could not already run
+code as the user.
+
+Asking never answers wrongly: no socket is "none runs" (a cold run, silently); a socket
+nobody listens on, a resident that does not answer within the deadline, one of another
+identity, or one that could not compute the report is a note, and the run is cold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+import select
+import socket
+import struct
+import subprocess
+import sys
+import time
+import typing as t
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from auditor.repo.cache import user_cache_root
+
+if t.TYPE_CHECKING:
+    from auditor.model import Report
+
+PROTOCOL = 1
+IDLE_SECONDS = 15 * 60  # a resident nobody asked for this long exits
+DEADLINE_ENV = "KUEUE_GITOPS_RESIDENT_DEADLINE"
+DEADLINE = 30.0  # seconds for an answer (an edit of a profile loads everything again)
+START_DEADLINE = 300.0  # seconds for a new resident's first load of the repository
+MAX_REQUEST = 64 * 1024
+_SOURCE = Path(__file__).resolve().parents[1]  # the auditor package
+_UCRED = struct.Struct("3i")  # pid, uid, gid
+
+
+class Refused(Exception):
+    """Why a resident's answer is not used (said as a note; the run is cold)."""
+
+
+@dataclass
+class Answer:
+    report: Report
+    notes: list[tuple[str, bool]]  # (text, minor), as a cold run says them
+    pid: int
+    started: float  # the resident's start, time.time()
+
+
+def folder() -> Path:
+    return user_cache_root() / "resident"
+
+
+def socket_path(root: Path) -> Path:
+    key = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:16]
+    return folder() / f"{key}.sock"
+
+
+def identity(source: Path = _SOURCE) -> str:
+    """The package version, the protocol and the stat of every source file: cheap enough for
+    every run, and different for any edit of the tool (its rules files too)."""
+    try:
+        version = metadata.version("kueue-gitops")
+    except metadata.PackageNotFoundError:  # pragma: no cover - a bare checkout
+        version = "unknown"
+    digest = hashlib.sha256(f"{version}\0{PROTOCOL}\0{sys.version}".encode())
+    for here, dirs, files in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json", ".yaml")):
+                info = os.stat(os.path.join(here, name))
+                digest.update(f"{here}/{name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def address(path: Path) -> t.Iterator[str]:
+    """A name for `path` short enough for a socket address (108 bytes): through the folder's
+    descriptor (/proc/self/fd/N/name) when the cache directory's path is long."""
+    if len(os.fsencode(path)) < 100:
+        yield str(path)
+        return
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{fd}/{path.name}"
+    finally:
+        os.close(fd)
+
+
+def peer(sock: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of `sock`."""
+    pid, uid, _gid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    return pid, uid
+
+
+def ask(root: Path, deadline: float | None = None) -> Answer | None:
+    """The resident's report of `root`; None when none runs. Raises Refused (a note)."""
+    path = socket_path(root)
+    if not path.exists():
+        return None
+    if deadline is None:
+        deadline = float(os.environ.get(DEADLINE_ENV) or DEADLINE)
+    ends = time.monotonic() + deadline
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(deadline)
+        try:
+            with address(path) as name:
+                sock.connect(name)
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise Refused(f"nobody answers on {path} ({why}): a stale socket") from None
+        pid, uid = peer(sock)
+        if uid != os.getuid():
+            raise Refused(f"{path} is served by another user's process (uid {uid})")
+        request = {"protocol": PROTOCOL, "identity": identity(), "root": os.path.realpath(root)}
+        data = _exchange(sock, json.dumps(request).encode() + b"\n", ends)
+    head, _, body = data.partition(b"\n")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        raise Refused(f"the resident (pid {pid}) spoke another protocol") from None
+    if header.get("identity") != request["identity"]:
+        raise Refused(f"the resident (pid {pid}) is another version of kueue-gitops")
+    if not header.get("ok"):
+        raise Refused(f"the resident (pid {pid}) did not answer: {header.get('why')}")
+    report, notes = pickle.loads(body)
+    return Answer(report, notes, pid, float(header["started"]))
+
+
+def _exchange(sock: socket.socket, request: bytes, ends: float) -> bytes:
+    """Send `request`, read the answer to its end, all before `ends` (time.monotonic())."""
+    chunks: list[bytes] = []
+    try:
+        sock.sendall(request)
+        sock.shutdown(socket.SHUT_WR)
+        while True:
+            left = ends - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            sock.settimeout(left)
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except TimeoutError:
+        raise Refused("the resident did not answer within its deadline") from None
+    except OSError as exc:
+        raise Refused(f"the resident's answer broke off ({exc.strerror or exc})") from None
+
+
+def start(root: Path, deadline: float = START_DEADLINE, idle: float = IDLE_SECONDS) -> int:
+    """Start a resident for `root` (none answers for it), and wait until it listens; its pid.
+    It is nobody's child (its first process forks it and exits), in a session of its own.
+    Raises Refused when it could not start (the reason it gave)."""
+    log = folder() / f"{socket_path(root).stem}.log"
+    make_folder()
+    read_end, write_end = os.pipe()
+    argv = [sys.executable, "-m", "auditor.lsp.resident", os.path.realpath(root)]
+    argv += ["--idle", str(idle), "--ready-fd", str(write_end)]
+    with open(log, "wb") as err:
+        subprocess.run(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+            pass_fds=(write_end,), start_new_session=True, cwd="/", check=False,
+            timeout=deadline,
+        )  # fmt: skip
+    os.close(write_end)
+    try:  # the resident writes one line when it listens; end of file: it exited
+        ready, _, _ = select.select([read_end], [], [], deadline)
+        said = os.read(read_end, 4096).decode() if ready else ""
+    finally:
+        os.close(read_end)
+    if said.startswith("ready "):
+        return int(said.split()[1])
+    why = f"it did not start within {deadline:g} s" if not ready else "no reason given"
+    reason = log.read_text(errors="replace").strip().splitlines()[-1:] or [why]
+    raise Refused(f"the resident could not start: {reason[0]}")
+
+
+def make_folder() -> Path:
+    """The sockets' folder, 0700 and the user's own (else Refused: not ours to trust)."""
+    here = folder()
+    here.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = here.stat()
+    if info.st_uid != os.getuid():
+        raise Refused(f"{here} belongs to another user")
+    if info.st_mode & 0o077:
+        here.chmod(0o700)
+    return here
