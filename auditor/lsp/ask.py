@@ -6,8 +6,8 @@ the other is a process of the same user (SO_PEERCRED) before it reads a byte. Th
 one JSON line (the protocol, the tool's identity, the repository); the resident answers one
 JSON line (its identity, pid, start time; `ok`, or `why` not), then, when ok, the pickled
 report and notes. A pickle is only read from a peer of the same user and the same identity
-(the package version and the stat of every source file: an edited checkout or another
-install is another tool), so nothing it holds comes from someone who could not already run
+(the stat of every source file of the package: an edited checkout or another install is
+another tool), so nothing it holds comes from someone who could not already run
 code as the user.
 
 Asking never answers wrongly: no socket is "none runs" (a cold run, silently); a socket
@@ -30,7 +30,6 @@ import sys
 import time
 import typing as t
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 from auditor.repo.cache import user_cache_root
@@ -70,19 +69,17 @@ def socket_path(root: Path) -> Path:
 
 
 def identity(source: Path = _SOURCE) -> str:
-    """The package version, the protocol and the stat of every source file: cheap enough for
-    every run, and different for any edit of the tool (its rules files too)."""
-    try:
-        version = metadata.version("kueue-gitops")
-    except metadata.PackageNotFoundError:  # pragma: no cover - a bare checkout
-        version = "unknown"
-    digest = hashlib.sha256(f"{version}\0{PROTOCOL}\0{sys.version}".encode())
+    """The protocol, the Python and the stat (size, mtime, inode) of every source file of the
+    package, rules files too: cheap enough for every run, and another for any edit of the tool
+    or any install of it (a reinstall writes new files)."""
+    digest = hashlib.sha256(f"{PROTOCOL}\0{sys.version}\0{source}".encode())
     for here, dirs, files in os.walk(source):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
             if name.endswith((".py", ".json", ".yaml")):
                 info = os.stat(os.path.join(here, name))
-                digest.update(f"{here}/{name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+                stamp = f"{here}/{name}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0"
+                digest.update(stamp.encode())
     return digest.hexdigest()
 
 
