@@ -272,10 +272,7 @@ def _from_resident(
             ctx.note("the resident answers a plain run of every cluster: a cold run")
         return None
     try:
-        answer = resident_ask.ask(root)
-        if answer is None and resident:
-            resident_ask.start(root)
-            answer = resident_ask.ask(root)
+        answer = resident_ask.answer(root, start_one=bool(resident))
     except resident_ask.Refused as exc:
         ctx.note(f"{exc}; a cold run")
         return None

@@ -23,6 +23,7 @@ import json
 import os
 import pickle
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -48,7 +49,12 @@ _UCRED = struct.Struct("3i")  # pid, uid, gid
 
 
 class Refused(Exception):
-    """Why a resident's answer is not used (said as a note; the run is cold)."""
+    """Why a resident's answer is not used (said as a note; the run is cold). `outdated`: the
+    pid of a resident of another version, which `--resident` replaces."""
+
+    def __init__(self, message: str, outdated: int | None = None) -> None:
+        super().__init__(message)
+        self.outdated = outdated
 
 
 @dataclass
@@ -103,6 +109,26 @@ def peer(sock: socket.socket) -> tuple[int, int]:
     return pid, uid
 
 
+def answer(root: Path, *, start_one: bool) -> Answer | None:
+    """The report of the resident of `root`, started first with `start_one` when none runs
+    (or one of another version, stopped); None: none runs. Raises Refused (a note)."""
+    if not hasattr(socket, "SO_PEERCRED"):  # no way to know who is at the other end
+        if start_one:
+            raise Refused("the resident validate needs Linux (SO_PEERCRED)")
+        return None
+    try:
+        found = ask(root)
+    except Refused as exc:
+        if not (start_one and exc.outdated):
+            raise
+        stop(exc.outdated)
+        found = None
+    if found is None and start_one:
+        start(root)
+        found = ask(root)
+    return found
+
+
 def ask(root: Path, deadline: float | None = None) -> Answer | None:
     """The resident's report of `root`; None when none runs. Raises Refused (a note)."""
     path = socket_path(root)
@@ -112,16 +138,7 @@ def ask(root: Path, deadline: float | None = None) -> Answer | None:
         deadline = float(os.environ.get(DEADLINE_ENV) or DEADLINE)
     ends = time.monotonic() + deadline
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(deadline)
-        try:
-            with address(path) as name:
-                sock.connect(name)
-        except OSError as exc:
-            why = exc.strerror or exc
-            raise Refused(f"nobody answers on {path} ({why}): a stale socket") from None
-        pid, uid = peer(sock)
-        if uid != os.getuid():
-            raise Refused(f"{path} is served by another user's process (uid {uid})")
+        pid = _connect(sock, path, deadline)
         request = {"protocol": PROTOCOL, "identity": identity(), "root": os.path.realpath(root)}
         data = _exchange(sock, json.dumps(request).encode() + b"\n", ends)
     head, _, body = data.partition(b"\n")
@@ -130,11 +147,42 @@ def ask(root: Path, deadline: float | None = None) -> Answer | None:
     except ValueError:
         raise Refused(f"the resident (pid {pid}) spoke another protocol") from None
     if header.get("identity") != request["identity"]:
-        raise Refused(f"the resident (pid {pid}) is another version of kueue-gitops")
+        raise Refused(f"the resident (pid {pid}) is another version of kueue-gitops", pid)
     if not header.get("ok"):
         raise Refused(f"the resident (pid {pid}) did not answer: {header.get('why')}")
-    report, notes = pickle.loads(body)
+    report, notes = pickle.loads(body)  # a peer of this user and this very tool: see above
     return Answer(report, notes, pid, float(header["started"]))
+
+
+def _connect(sock: socket.socket, path: Path, deadline: float) -> int:
+    """Connect to `path`; the pid of the process of this user at the other end."""
+    sock.settimeout(deadline)
+    try:
+        with address(path) as name:
+            sock.connect(name)
+    except TimeoutError:
+        raise Refused("the resident did not answer within its deadline") from None
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise Refused(f"nobody answers on {path} ({why}): a stale socket") from None
+    pid, uid = peer(sock)
+    if uid != os.getuid():
+        raise Refused(f"{path} is served by another user's process (uid {uid})")
+    return pid
+
+
+def stop(pid: int, deadline: float = 30.0) -> None:
+    """Stop the resident `pid` (SIGTERM) and wait, at most `deadline` seconds, until it has."""
+    try:
+        fd = os.pidfd_open(pid)
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        if not select.select([fd], [], [], deadline)[0]:
+            raise Refused(f"the resident (pid {pid}) of another version did not stop")
+    finally:
+        os.close(fd)
 
 
 def _exchange(sock: socket.socket, request: bytes, ends: float) -> bytes:

@@ -10,6 +10,8 @@ import os
 import pickle
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import typing as t
 from collections.abc import Callable, Iterator
@@ -19,7 +21,7 @@ import pytest
 
 from auditor.lsp import ask
 from auditor.lsp.resident import Server
-from tests.conftest import run_line
+from tests.conftest import ROOT, run_line
 from tests.estate import copy_estate
 from tests.unit.lsp import residents
 
@@ -165,6 +167,36 @@ def test_another_version_is_not_used(repo: Path) -> None:
     code, out, err = validate(repo)
     thread.join(timeout=30)
     assert "is another version of kueue-gitops; a cold run" in err, err
+    assert (code, out) == validate(repo, "--no-resident")[:2]
+
+
+def test_a_resident_of_another_install_is_not_used_and_resident_replaces_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A real resident run from another copy of the package (another install, or the checkout
+    before an edit): a plain run does not use it; --resident stops it and starts its own."""
+    other = tmp_path / "other-install"
+    shutil.copytree(ROOT / "auditor", other / "auditor", ignore=shutil.ignore_patterns("__py*"))
+    env = {**os.environ, "PYTHONPATH": str(other)}
+    started = (
+        f"from auditor.lsp import ask; print(ask.start(__import__('pathlib').Path({str(repo)!r})))"
+    )
+    old = int(
+        subprocess.run(
+            [sys.executable, "-c", started],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=residents.DEADLINE,
+        ).stdout
+    )
+    code, out, err = validate(repo)
+    assert f"the resident (pid {old}) is another version of kueue-gitops; a cold run" in err, err
+    assert (code, out) == validate(repo, "--no-resident")[:2]
+    code, out, err = validate(repo, "--resident")
+    assert residents.exited(old, 0), "the resident of the other install still runs"
+    assert "answered by the resident validate" in err and f"pid {old}" not in err, err
     assert (code, out) == validate(repo, "--no-resident")[:2]
 
 
