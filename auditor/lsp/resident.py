@@ -4,12 +4,11 @@ editors' save hooks, pre-commit and repeated CI steps.
 
     python -m auditor.lsp.resident ROOT [--idle SECONDS]
 
-Before each answer it looks at every file of the working tree (.git aside) and hands the
-session those whose stat (mtime, ctime, size, inode) changed, appeared or went away, and those
-written within the last two seconds whose bytes changed (a write within one mtime tick keeps
-the stat; git's and mypy's rule); the session computes again what depends on them. A new day
-(suppressions expire), many changed files, or a failed answer loads everything again. The
-files are looked at before the session reads them, so a write in between is seen next time.
+Before each answer it hands the session the files of the working tree (.git aside) that
+changed, appeared or went away since the last (auditor/lsp/watch.py: told by inotify, else by
+walking the tree); the session computes again what depends on them. A new day (suppressions
+expire), many changed files, or a failed answer loads everything again. The files are looked at
+before the session reads them, so a write in between is seen next time.
 
 It exits after `--idle` seconds without a question (15 minutes by default), when the
 repository's folder is gone, and on SIGTERM; one lock file per repository (holding its pid)
@@ -21,7 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import fcntl
-import hashlib
+import gc
 import json
 import os
 import pickle
@@ -34,71 +33,13 @@ import typing as t
 from pathlib import Path
 
 from auditor.errors import AuditorError
-from auditor.lsp import ask
+from auditor.lsp import ask, watch
 from auditor.model import ClusterResult, Report
-from auditor.repo.cache import RACY_NS
 from auditor.validate import engine
 from auditor.validate.session import SCHEMAS, Session
 
 TICK = 2.0  # seconds between looks at whether the repository is still there
 RELOAD_ABOVE = 200  # more changed files than this: load everything again
-Stamp = tuple[int, int, int, int]  # mtime_ns, ctime_ns, size, inode
-
-
-class Snapshot:
-    """What every file of the tree looked like when last looked at."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = str(root)
-        self.taken = 0
-        self.files: dict[str, tuple[Stamp, bytes | None]] = {}  # path -> stamp, racy digest
-
-    def look(self) -> set[str]:
-        """Look again; the paths that changed since the last look (new and gone ones too)."""
-        taken, now = time.time_ns(), self._walk()
-        changed = set(self.files) ^ set(now)
-        racy_after = taken - RACY_NS
-        for path, (stamp, _none) in now.items():
-            before = self.files.get(path)
-            digest = None
-            # Written within a tick of a look, now or last time: the bytes decide.
-            if max(stamp[0], stamp[1]) > racy_after or (before and before[1] is not None):
-                digest = _digest(os.path.join(self.root, path))
-            now[path] = (stamp, digest)
-            if before is None:
-                continue
-            if before[0] != stamp or (before[1] is not None and before[1] != digest):
-                changed.add(path)
-        self.files, self.taken = now, taken
-        return changed
-
-    def _walk(self) -> dict[str, tuple[Stamp, bytes | None]]:
-        found: dict[str, tuple[Stamp, bytes | None]] = {}
-        seen: set[tuple[int, int]] = set()  # folders by device and inode: a link loop ends
-        for here, dirs, files in os.walk(self.root, followlinks=True):
-            info = os.stat(here)
-            if (info.st_dev, info.st_ino) in seen:
-                dirs[:] = []
-                continue
-            seen.add((info.st_dev, info.st_ino))
-            dirs[:] = [d for d in dirs if d != ".git"]
-            rel = os.path.relpath(here, self.root)
-            for name in files:
-                path = name if rel == "." else f"{rel}/{name}".replace(os.sep, "/")
-                try:
-                    st = os.stat(os.path.join(here, name))
-                except OSError:
-                    continue  # a dangling link: the tree refuses it when read, as it did
-                found[path] = ((st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino), None)
-        return found
-
-
-def _digest(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).digest()
-    except OSError:
-        return None
 
 
 class Resident:
@@ -106,7 +47,7 @@ class Resident:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.snapshot = Snapshot(root)
+        self.files = watch.Files(str(root))
         self.session: Session | None = None
 
     def warm(self) -> None:
@@ -119,20 +60,26 @@ class Resident:
 
     def answer(self) -> tuple[Report, list[tuple[str, bool]]]:
         """validate's report of the working tree as it is now, and its notes."""
-        changed = self.snapshot.look()
-        session = self.session
-        try:
+        changed = self.files.look()
+        session, loaded = self.session, True
+        try:  # everything again for a new day too: suppressions may have expired
             if session is None:
                 session = Session(self.root, self.root / SCHEMAS)
             elif session.today != datetime.date.today() or len(changed) > RELOAD_ABOVE:
                 session.reload()
             else:
+                before = session.clusters
                 for path in sorted(changed):
                     session.changed(path)
+                loaded = session.clusters is not before  # the session loaded everything
         except BaseException:
             self.session = None  # half brought up to date: load everything next time
             raise
         self.session = session
+        if loaded:  # what stays loaded is not walked by the collector again (as lsp does); the
+            gc.unfreeze()  # session it replaced is, once, to free its cycles
+            gc.collect()
+            gc.freeze()
         return report_of(session)
 
 
@@ -218,6 +165,7 @@ class Server:
         return json.dumps(header).encode() + b"\n" + body
 
     def close(self) -> None:
+        self.resident.files.close()
         self.sock.close()
         self.path.unlink(missing_ok=True)
 
@@ -255,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         lock.write(f"{os.getpid()}\n")
         lock.flush()
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        gc.set_threshold(200_000, 30, 30)  # long-lived objects, next to no cycles: as validate
         server = Server(root, args.idle)
         try:
             server.resident.warm()
