@@ -99,9 +99,16 @@ def test_answers_as_a_cold_run_after_each_edit(repo: Path) -> None:
         if cold[0] == 2:  # a profile that does not parse: the resident says so, runs cold
             assert "did not answer" in warm[2] and "a cold run" in warm[2], warm[2]
         else:
-            assert "answered by the resident validate" in warm[2], f"{what}: {warm[2]}"
+            said = warm[2].splitlines()
+            assert "answered by the resident validate" in said[-1], f"{what}: {warm[2]}"
+            assert said[:-1] == cold[2].splitlines(), f"after {what}: other notes"
         seen.add((cold[0], len(json.loads(cold[1])["findings"]) if cold[0] != 2 else -1))
     assert len(seen) > 3, f"the edits should change the findings: {seen}"
+    for form in ("text", "sarif"):  # every format through the one report path
+        line = ["kueue-gitops", "--repo", str(repo), "validate", "--strict", "-o", form]
+        cold_said, warm_said = run_line([*line, "--no-resident"]), run_line(line)
+        assert "answered by the resident validate" in warm_said.stderr
+        assert (warm_said.exit_code, warm_said.stdout) == (cold_said.exit_code, cold_said.stdout)
 
 
 def test_exits_when_idle(repo: Path) -> None:
