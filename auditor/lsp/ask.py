@@ -18,6 +18,7 @@ identity, or one that could not compute the report is a note, and the run is col
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -164,11 +165,23 @@ def _connect(sock: socket.socket, path: Path, deadline: float) -> int:
         raise Refused("the resident did not answer within its deadline") from None
     except OSError as exc:
         why = exc.strerror or exc
-        raise Refused(f"nobody answers on {path} ({why}): a stale socket") from None
+        removed = "; removed" if _remove_stale(path) else ""
+        raise Refused(f"nobody answers on {path} ({why}): a stale socket{removed}") from None
     pid, uid = peer(sock)
     if uid != os.getuid():
         raise Refused(f"{path} is served by another user's process (uid {uid})")
     return pid
+
+
+def _remove_stale(path: Path) -> bool:
+    """Remove the socket `path` when no resident holds its lock (one that is starting does)."""
+    try:
+        with open(path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            path.unlink(missing_ok=True)
+            return True
+    except OSError:  # held (BlockingIOError), or not ours to touch
+        return False
 
 
 def stop(pid: int, deadline: float = 30.0) -> None:

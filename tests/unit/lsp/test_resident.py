@@ -131,8 +131,10 @@ def test_a_stale_socket_is_a_cold_run(repo: Path) -> None:
     with socket.socket(socket.AF_UNIX) as dead, ask.address(path) as name:
         dead.bind(name)  # closed without listening: nobody answers on it
     code, out, err = validate(repo)
-    assert "stale socket; a cold run" in err, err
+    assert "a stale socket; removed; a cold run" in err, err
     assert (code, out) == validate(repo, "--no-resident")[:2]
+    assert not path.exists()  # the next run is cold without a word
+    assert "resident" not in validate(repo)[2]
 
 
 def test_a_silent_resident_is_a_cold_run(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
