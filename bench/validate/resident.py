@@ -38,6 +38,14 @@ def cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def rss_mib(pid: int) -> float:
+    """The resident's resident set now (what keeping the repository loaded costs)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def stop(pid: int, deadline: float = 60.0) -> None:
     os.kill(pid, signal.SIGTERM)
     fd = os.pidfd_open(pid)
@@ -101,9 +109,11 @@ def main() -> None:
             load_before = os.getloadavg()
             runs = rounds(repo, env, binary, pid, args.rounds, objects)
             load_after = os.getloadavg()
+            held = rss_mib(pid)
         finally:
             stop(pid)
     report(runs, objects, load_before, load_after, args.rounds)
+    print(f"the resident holds {held:.0f} MiB (its resident set after the rounds)")
 
 
 def report(
