@@ -222,9 +222,7 @@ def validate(
         from auditor.live.access import connect  # offline validation never loads the client
 
     repo = ctx.repository()
-    more = clusters or server_side or no_cache or clear_cache or schemas_dir or write_baseline
-    plain = not (more or metrics_file or pushgateway)  # what the resident answers
-    answered = _from_resident(ctx, repo.root, resident, plain=plain, strict=strict)
+    answered = _from_resident(ctx, repo.root, resident, strict=strict)
     report = answered or _engine().validate(
         repo,
         _schemas_dir(ctx, schemas_dir),
@@ -260,14 +258,23 @@ def _engine() -> ModuleType:
     return importlib.import_module("auditor.validate.engine")
 
 
+# The options a resident's answer holds to (kubeconfig, context, timeout: for --server-side);
+# any other given, one added later too, makes the run cold.
+ANSWERED = frozenset(
+    ("output", "strict", "baseline_file", "jobs", "resident", "kubeconfig", "context", "timeout")
+)
+
+
 def _from_resident(
-    ctx: Context, root: Path | None, resident: bool | None, *, plain: bool, strict: bool
+    ctx: Context, root: Path | None, resident: bool | None, *, strict: bool
 ) -> Report | None:
     """The resident's report (auditor/lsp/ask.py), its notes said; None: a cold run (noted
     when a resident was there or asked for, and not used)."""
     if resident is False or root is None:
         return None
-    if not plain:
+    given = click.get_current_context()
+    default = click.core.ParameterSource.DEFAULT
+    if any(given.get_parameter_source(n) != default for n in set(given.params) - ANSWERED):
         if resident:
             ctx.note("the resident answers a plain run of every cluster: a cold run")
         return None

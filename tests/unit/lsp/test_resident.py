@@ -104,6 +104,9 @@ def test_answers_as_a_cold_run_after_each_edit(repo: Path) -> None:
             assert said[:-1] == cold[2].splitlines(), f"after {what}: other notes"
         seen.add((cold[0], len(json.loads(cold[1])["findings"]) if cold[0] != 2 else -1))
     assert len(seen) > 3, f"the edits should change the findings: {seen}"
+    for more in (["--cluster", "gpu-prod"], ["--no-cache"]):  # what it does not answer: cold
+        assert "answered by" not in validate(repo, *more)[2]
+    assert "answers a plain run of every cluster" in validate(repo, "--resident", "--no-cache")[2]
     for form in ("text", "sarif"):  # every format through the one report path
         line = ["kueue-gitops", "--repo", str(repo), "validate", "--strict", "-o", form]
         cold_said, warm_said = run_line([*line, "--no-resident"]), run_line(line)
