@@ -213,9 +213,13 @@ def test_a_livelock_at_one_instant_is_named_and_the_day_goes_on(
     base, head = doc["replay"]["base"], doc["replay"]["head"]
     assert base["livelockAt"] == [] and head["livelockAt"]
     assert head["stalledAt"] == []  # each livelock ended by its repeated state, not the cap
-    [loop] = [f for f in doc["findings"] if f["rule"] == "replay-preemption-loop"]
-    assert loop["tenant"] == "team-a" and code == 1
-    assert len(loop["cycle"]) <= 21  # twenty steps and how many follow
+    # the livelock's victim, and another of team-a's that the quota it holds through the
+    # livelock (readmitted, as on a cluster) leaves to be preempted four times
+    loops = [f for f in doc["findings"] if f["rule"] == "replay-preemption-loop"]
+    assert {f["tenant"] for f in loops} == {"team-a"} and code == 1
+    livelocked = [f for f in loops if len(f["cycle"]) > 2 * LOOP_PREEMPTIONS]
+    assert len(livelocked) == 1
+    assert len(livelocked[0]["cycle"]) <= 21  # twenty steps and how many follow
     # every Workload still ran: the day went on past each livelock
     assert all(g["neverAdmitted"] == 0 for g in head["tenants"])
 
