@@ -12,10 +12,10 @@ tests/integration/test_replay.py holds the real engine's own claims on a longer 
 
 What the simulation is given, stated here and not read from the simulation under test: the
 real replay holds each run's quota longer than the run by its latency (unsuspend, pods, the
-Job's completion, the next read), about a second of real time, which the speed turns into
-trace time (30-40 s at 30x). A cluster at 1x adds that second, not the 30 s; it is the
-compression's error, and on a busy trace it reorders a finish and an arrival that far apart,
-from which the rest of the day follows (docs/replay.md, Compression). The real engine
+Job's completion, the next read), 1.25-1.6 s of real time in the runs measured, which the
+speed turns into trace time (38-47 s at 30x). A cluster at 1x adds that second, not the 40 s:
+it is the compression's error, and on a busy trace it reorders a finish and an arrival that
+far apart, from which the rest of the day follows (docs/replay.md, Compression). The real engine
 measures it itself (auditor/replay/measured.py, hold_overhead), so the simulation replays the
 trace with each run that much longer: both engines schedule the same holds, and what is
 compared is what Kueue decides with them.
@@ -139,8 +139,8 @@ def unordered(real: SideRun) -> set[int]:
     """The Workloads submitted within the real engine's resolution (comparison.tolerance: four
     reads at the speed) of another's finish in the real replay: whether that quota was free when
     it arrived is below what the replay can order. Each finish is late by the hold's latency
-    times the speed, and the latency varies from hold to hold (1.0-2.0 s measured, 30-60 trace
-    s at 30x) where the simulation was given its median."""
+    times the speed, and the latency varies from hold to hold around the median the simulation
+    was given."""
     window = tolerance(real.speed)
     ends = [(s.index, s.finished * real.speed) for s in real.workloads if s.finished is not None]
     return {
