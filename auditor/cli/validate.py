@@ -130,6 +130,15 @@ def profile_schemas(ctx: Context) -> None:
 )
 @output_format
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    type=click.Choice(validate_engine.STAGES),
+    help="Report only this stage (repeatable): schema (API versions, schemas and CEL rules, "
+    "kubeconform's scope: no policy check runs) or policy (the policy checks' findings). "
+    "What reading the repository finds is always reported.",
+)
 @baseline_options
 @click.option(
     "--server-side",
@@ -161,6 +170,7 @@ def validate(
     clusters: tuple[str, ...],
     output: str,
     strict: bool,
+    only: tuple[str, ...],
     baseline_file: Path | None,
     write_baseline: bool,
     server_side: bool,
@@ -222,6 +232,7 @@ def validate(
         detail=ctx.detail,
         jobs=jobs,
         cache=not no_cache,
+        only=only,
     )
     adoption.apply(ctx, report, partial=bool(clusters))
     emit(report, output)

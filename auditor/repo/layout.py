@@ -196,7 +196,7 @@ class Repository:
         findings: list[Finding] = []
         for name in clusters:
             self._plan_folder(placed, findings, f"{CLUSTERS}/{name}", cluster=name, tenant=None)
-        for tenant in sorted(self.tenants):
+        for tenant in self.tenant_names():  # their folders: the profiles need not be read
             base = f"{TENANTS}/{tenant}"
             files = self.tree.files(base)  # one walk of the tenant folder, then split by cluster
             for sub in self.tree.subfolders(base):

@@ -58,6 +58,7 @@ def validate(
     detail: Note | None = None,
     jobs: int | None = None,
     cache: bool = False,
+    only: t.Collection[str] = (),
 ) -> Report:
     """Validate the clusters' objects, the clusters shared among processes when there are
     cores to spare (auditor/speed/parallel.py; `jobs`: how many), each cluster one plain function.
@@ -66,16 +67,21 @@ def validate(
     contract, schema and CEL findings) is kept in the user cache directory and served again
     while the file, its cluster's schemas and the tool are unchanged (auditor/repo/cache.py);
     the policy checks run again only when what they read changed (validate/kept.py).
+
+    `only`: the STAGES to report (reading the repository is always judged); without `policy`
+    the policy checks do not run, nor are the tenants' profiles they read.
     """
     names = clusters or sorted(repo.clusters)
     require_schemas(repo, schemas, names)
     tool = packs.tool(repo, cache)
-    if tool is not None:
+    policy = not only or POLICY in only
+    if tool is not None and policy:
         cached.tenants(repo, tool)
-    repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
+    if policy:
+        repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
     placed, layout = repo.plan(names)  # one walk of the tree for every cluster
     found = layout_findings(repo, layout, names)
-    job = functools.partial(_cluster_job, repo, schemas, tool, placed, server_side)
+    job = functools.partial(_cluster_job, repo, schemas, tool, placed, server_side, policy)
     # A dry run holds a client's connections, a git revision a `git cat-file` process: neither
     # survives a fork, so those clusters are judged one after another here.
     forkable = server_side is None and repo.root is not None
@@ -86,8 +92,18 @@ def validate(
         for message, minor in notes:  # minor: what every run says, shown on asking (-v)
             ((detail if minor else note) or (lambda _m: None))(message)
         report.clusters.append(result)
-    report.findings = collected(found)
+    report.findings = collected(f for f in found if of_stages(f, only))
     return report
+
+
+SCHEMA, POLICY = "schema", "policy"
+STAGES = (SCHEMA, POLICY)  # what `validate --only` may name: stages of auditor.rules.STAGES
+
+
+def of_stages(finding: Finding, only: t.Collection[str]) -> bool:
+    """Whether `finding` is reported when only the stages `only` are (none named: every
+    stage); what reading the repository finds (stage `input`) always is."""
+    return not only or finding.rule.stage in only or finding.rule.stage == "input"
 
 
 def layout_findings(
@@ -142,12 +158,14 @@ def _cluster_job(
     tool: str | None,
     placed: list[Placed],
     server_side: Connector | None,
+    policy: bool,
     name: str,
 ) -> ClusterOutcome:
-    """One cluster's outcome, its files loaded (through its cache pack, when on) and judged."""
+    """One cluster's outcome, its files loaded (through its cache pack, when on) and judged
+    (by the policy checks too, with `policy`)."""
     pack = packs.of_cluster(repo, schemas, name, tool)
     mine = [where for where in placed if where.cluster == name]
-    outcome = _guarded(repo, schemas, name, server_side, mine, pack)
+    outcome = _guarded(repo, schemas, name, server_side, mine, pack, policy=policy)
     if pack is not None:
         pack.save()
     return outcome
@@ -167,12 +185,14 @@ def _guarded(
     server_side: Connector | None,
     placed: list[Placed],
     cache: repo_cache.FileCache | None = None,
+    *,
+    policy: bool = True,
 ) -> ClusterOutcome:
     """One cluster's outcome; a bug while judging it makes that cluster incomplete (exit 3),
     named in the report, and leaves the other clusters' findings standing."""
     try:
         with processing(f"validating cluster {name}"):
-            return _cluster(repo, schemas, name, server_side, placed, cache)
+            return _cluster(repo, schemas, name, server_side, placed, cache, policy=policy)
     except AuditorError:
         raise
     except Exception as exc:
@@ -187,10 +207,12 @@ def _cluster(
     server_side: Connector | None,
     placed: list[Placed],
     cache: repo_cache.FileCache | None = None,
+    *,
+    policy: bool = True,
 ) -> ClusterOutcome:
     """Load, validate and check one cluster's files (`placed`), each served from the cluster's
-    cache pack while unchanged; dry-run on ask. Suppressions apply to every finding of the
-    cluster."""
+    cache pack while unchanged; the policy checks too, with `policy`; dry-run on ask.
+    Suppressions apply to every finding of the cluster."""
     notes: list[tuple[str, bool]] = []  # (message, minor)
     profile = repo.cluster(name)
     loaded = cached.load_placed(repo, placed, {name: cache} if cache is not None else {})
@@ -220,19 +242,34 @@ def _cluster(
                 False,
             )
         )
-    unrendered = any(f.rule.id in render.UNRENDERED for f in findings)
-    context = checks.CheckContext(
-        repo, profile, tuple(sound), repo.tenants, invalid=invalid, unrendered=unrendered
-    )
-    findings.extend(checks.run(context) if cache is None else kept.run(context, resources, cache))
+    if policy:
+        findings.extend(_policy(repo, profile, sound, invalid, findings, resources, cache))
     result = ClusterResult(name, schemas=validator.catalog.source.to_json())
     if server_side is not None:
         findings.extend(
             _dry_run(server_side, profile, resources, result, lambda m: notes.append((m, False)))
         )
     accepted = suppressions.of_cluster(profile, resources)
-    suppressions.apply(findings, accepted, context.today)
+    suppressions.apply(findings, accepted, datetime.date.today())
     return result, findings, notes
+
+
+def _policy(
+    repo: Repository,
+    profile: ClusterProfile,
+    sound: list[Resource],
+    invalid: dict[ResourceKey, Finding],
+    found: list[Finding],
+    resources: list[Resource],
+    cache: repo_cache.FileCache | None,
+) -> list[Finding]:
+    """The policy checks' findings on the sound objects (`found`: the cluster's findings so
+    far, which say whether a folder went unrendered)."""
+    unrendered = any(f.rule.id in render.UNRENDERED for f in found)
+    context = checks.CheckContext(
+        repo, profile, tuple(sound), repo.tenants, invalid=invalid, unrendered=unrendered
+    )
+    return checks.run(context) if cache is None else kept.run(context, resources, cache)
 
 
 def _source_note(name: str, found: SchemaCatalog) -> tuple[str, bool]:
