@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import typing as t
 from pathlib import Path
 
 import click
@@ -22,8 +23,10 @@ from auditor.cli.options import (
     pass_context,
 )
 from auditor.errors import ConfigError
-from auditor.schemas import fetch as schemas_fetch
 from auditor.validate import engine as validate_engine
+
+if t.TYPE_CHECKING:  # `schemas fetch` alone needs it (and the client's errors it imports)
+    from auditor.schemas import fetch as schemas_fetch
 
 
 def _schemas_dir(ctx: Context, given: Path | None) -> Path:
@@ -78,6 +81,8 @@ def fetch(
     Kueue release's CRDs on the pinned Kubernetes, started for the fetch and stopped after it
     (the package's own set, written into the repository).
     """
+    from auditor.schemas import fetch as schemas_fetch
+
     profile = ctx.repository().cluster(cluster)
     if release is None:
         from auditor.live.access import connect  # the Kubernetes client only when it is read

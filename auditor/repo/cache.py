@@ -29,7 +29,6 @@ import time
 import types
 import typing as t
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 FORMAT = 2  # bump when what a pack holds changes shape or meaning
@@ -62,6 +61,8 @@ def clear() -> Path:
 def tool_key(source: Path = _SOURCE) -> str:
     """The package version, the cache format and a hash of every source file of `auditor` (its
     rules files too: a finding pickles as a reference to its rule's declaration)."""
+    from importlib import metadata  # ~0.03 s of imports: only a run with the cache
+
     try:
         version = metadata.version("kueue-gitops")
     except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout

@@ -21,8 +21,6 @@ from auditor import render, rules
 from auditor.errors import AuditorError, ClusterAccessError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
 from auditor.kueue import release as kueue_release
-from auditor.live import apierrors
-from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
 from auditor.repo import cache as repo_cache
 from auditor.repo import cached, suppressions
@@ -43,8 +41,6 @@ SERVER_SIDE_REJECTED = _RULES["server-side-rejected"]
 log = logging.getLogger(__name__)
 Connector = t.Callable[[ClusterProfile], "KubeCluster"]
 Note = t.Callable[[str], None]
-# The refusals that mean "the server judged the object and said no"; others mean we could not ask.
-JUDGED = (apierrors.BadRequest, apierrors.Invalid, apierrors.WebhookDenied, apierrors.Unfitting)
 
 
 def validate(
@@ -317,7 +313,10 @@ def why_invalid(found: list[Finding]) -> Finding:
 
 def judged(exc: ClusterAccessError) -> bool:
     """Whether the API server refused the object itself (as opposed to failing to answer)."""
-    return isinstance(exc, JUDGED)
+    from auditor.live import apierrors  # only a dry run meets one: its imports off other runs
+
+    refusals = (apierrors.BadRequest, apierrors.Invalid, apierrors.WebhookDenied)
+    return isinstance(exc, (*refusals, apierrors.Unfitting))
 
 
 def _dry_run(
@@ -328,6 +327,9 @@ def _dry_run(
     say: Note,
 ) -> list[Finding]:
     """Server-side apply with dryRun=All, in sync order; rejections become findings."""
+    from auditor.live import apierrors
+    from auditor.live import apply as live_apply
+
     findings: list[Finding] = []
     created = {r.name for r in resources if r.kind == "Namespace"}
     waiting: list[str] = []
