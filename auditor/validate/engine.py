@@ -30,7 +30,7 @@ from auditor.schemas import catalog
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
 from auditor.speed import packs, parallel
-from auditor.validate import checks, kept
+from auditor.validate import kept
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -75,6 +75,7 @@ def validate(
         cached.tenants(repo, tool)
     if policy:
         repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
+        from auditor.validate import checks  # noqa: F401 - loaded before the fork, inherited
     placed, layout = repo.plan(names)  # one walk of the tree for every cluster
     found = layout_findings(repo, layout, names)
     job = functools.partial(_cluster_job, repo, schemas, tool, placed, server_side, policy)
@@ -261,6 +262,8 @@ def _policy(
 ) -> list[Finding]:
     """The policy checks' findings on the sound objects (`found`: the cluster's findings so
     far, which say whether a folder went unrendered)."""
+    from auditor.validate import checks  # the policy stage's alone: --only schema never loads it
+
     unrendered = any(f.rule.id in render.UNRENDERED for f in found)
     context = checks.CheckContext(
         repo, profile, tuple(sound), repo.tenants, invalid=invalid, unrendered=unrendered
