@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import stat
 import typing as t
 from pathlib import Path
@@ -70,6 +71,9 @@ class WorkTree:
         # Files the walk reached through real folders only: `read` opens them without
         # resolving every step of the path again (a third of reading a large repository).
         self._plain: set[str] = set()
+        # Folders `subfolders` found real (no link on the way from the root): a file directly
+        # in one (a tenant's profile, read before any walk) is opened the same way.
+        self._real: set[str] = set()
 
     def _path(self, rel: str) -> Path:
         return self.root / rel
@@ -166,7 +170,7 @@ class WorkTree:
         if refused is not None:
             raise refused
         full = os.path.join(self.root, path)
-        if path in self._plain:
+        if path in self._plain or posixpath.dirname(path) in self._real:
             data = self._read_plain(path, full)
             if data is not None:
                 return data
@@ -212,9 +216,15 @@ class WorkTree:
     def subfolders(self, folder: str) -> list[str]:
         try:  # scandir knows most entries' types without a stat each (thousands of tenants)
             with os.scandir(self._path(folder)) as entries:
-                return sorted(e.name for e in entries if not e.name.startswith(".") and e.is_dir())
+                found = [e for e in entries if not e.name.startswith(".") and e.is_dir()]
         except (NotADirectoryError, FileNotFoundError):
             return []
+        top = os.path.normpath(os.path.join(self.root, folder))
+        if os.path.realpath(top) == top:  # reached through real folders: so are its own
+            rel = os.path.relpath(top, self.root).replace(os.sep, "/")
+            inside = "" if rel == "." else f"{rel}/"
+            self._real.update(inside + e.name for e in found if not e.is_symlink())
+        return sorted(e.name for e in found)
 
 
 def _read_bounded(fd: int, size: int) -> bytes:
