@@ -220,7 +220,8 @@ class Repository:
                         files=[p for p in files if p.startswith(inside)],
                     )
             for path in files:
-                if posixpath.dirname(path) == base and posixpath.basename(path) != PROFILE_FILE:
+                head, _, name = path.rpartition("/")  # posixpath's, without its calls
+                if head == base and name != PROFILE_FILE:
                     findings.append(
                         Finding(
                             STRAY_MANIFEST,
@@ -340,7 +341,7 @@ def _rendered_folders(paths: list[str]) -> dict[str, str]:
     """The folders among `paths` that kustomize or Helm builds, each with its marker file."""
     out: dict[str, str] = {}
     for path in paths:
-        if posixpath.basename(path) in RENDER_MARKERS:
+        if path.rpartition("/")[2] in RENDER_MARKERS:  # the basename
             out.setdefault(posixpath.dirname(path), path)
     return out
 

@@ -78,15 +78,24 @@ class WorkTree:
     def _path(self, rel: str) -> Path:
         return self.root / rel
 
+    def _located(self, folder: str) -> tuple[str, str]:
+        """`folder`'s absolute path (normalized) and its POSIX path below the root: a plain
+        relative path (`tenants/a`, as the loader names folders, thousands a run) as it is,
+        any other through normpath and relpath."""
+        plain = folder and folder[0] != "/" and folder[-1] != "/" and "//" not in folder
+        if plain and "/." not in f"/{folder}" and os.sep == "/":
+            return f"{self._inside}{folder}", folder
+        top = os.path.normpath(os.path.join(self.root, folder))
+        return top, os.path.relpath(top, self.root).replace(os.sep, "/")
+
     def _within(self, real: str) -> bool:
         return real == str(self.root) or real.startswith(self._inside)
 
     def files(self, folder: str, suffixes: tuple[str, ...] = MANIFEST_SUFFIXES) -> list[str]:
         """The files below `folder` whose names end in one of `suffixes` (("",): every file,
         as a renderer reads a chart's templates and helpers)."""
-        top = os.path.normpath(os.path.join(self.root, folder))
-        real = os.path.realpath(top)
-        rel = os.path.relpath(top, self.root).replace(os.sep, "/")
+        top, rel = self._located(folder)
+        real = top if rel in self._real else os.path.realpath(top)  # known real: no lstats
         if not self._within(real):
             return [
                 self._refuse(rel, SymlinkOutside(f"{rel} leads to {real}, outside the repository"))
@@ -219,9 +228,8 @@ class WorkTree:
                 found = [e for e in entries if not e.name.startswith(".") and e.is_dir()]
         except (NotADirectoryError, FileNotFoundError):
             return []
-        top = os.path.normpath(os.path.join(self.root, folder))
-        if os.path.realpath(top) == top:  # reached through real folders: so are its own
-            rel = os.path.relpath(top, self.root).replace(os.sep, "/")
+        top, rel = self._located(folder)
+        if rel in self._real or os.path.realpath(top) == top:  # real: so are its own folders
             inside = "" if rel == "." else f"{rel}/"
             self._real.update(inside + e.name for e in found if not e.is_symlink())
         return sorted(e.name for e in found)
