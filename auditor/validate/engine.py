@@ -26,7 +26,7 @@ from auditor.repo import cache as repo_cache
 from auditor.repo import cached, suppressions
 from auditor.repo.layout import Placed, Repository
 from auditor.repo.profiles import ClusterProfile
-from auditor.schemas import catalog
+from auditor.schemas import catalog, cel
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
 from auditor.speed import packs, parallel
@@ -82,6 +82,8 @@ def validate(
     # A dry run holds a client's connections, a git revision a `git cat-file` process: neither
     # survives a fork, so those clusters are judged one after another here.
     forkable = server_side is None and repo.root is not None
+    if forkable and parallel.processes(jobs, len(names)) > 1:
+        cel.warm()  # once here, inherited: each worker would load it (~0.1 s) for its CRDs' rules
     results = parallel.run(job, names, jobs=jobs if forkable else 1)
     report = Report("validate", strict=strict)
     for result, findings, notes in results:
