@@ -28,10 +28,12 @@ from auditor.cli.options import (
 from auditor.errors import ConfigError
 from auditor.lsp import ask as resident_ask
 from auditor.model import Report
-from auditor.schemas import fetch as schemas_fetch
+from auditor.rules import VALIDATE_STAGES
 
-if t.TYPE_CHECKING:
+if t.TYPE_CHECKING:  # `schemas fetch` alone needs fetch (and the client's errors it imports)
     from types import ModuleType
+
+    from auditor.schemas import fetch as schemas_fetch
 
 
 def _schemas_dir(ctx: Context, given: Path | None) -> Path:
@@ -86,6 +88,8 @@ def fetch(
     Kueue release's CRDs on the pinned Kubernetes, started for the fetch and stopped after it
     (the package's own set, written into the repository).
     """
+    from auditor.schemas import fetch as schemas_fetch
+
     profile = ctx.repository().cluster(cluster)
     if release is None:
         from auditor.live.access import connect  # the Kubernetes client only when it is read
@@ -138,6 +142,15 @@ def profile_schemas(ctx: Context) -> None:
 )
 @output_format
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    type=click.Choice(VALIDATE_STAGES),
+    help="Report only this stage (repeatable): schema (API versions, schemas and CEL rules, "
+    "kubeconform's scope: no policy check runs) or policy (the policy checks' findings). "
+    "What reading the repository finds is always reported.",
+)
 @baseline_options
 @click.option(
     "--server-side",
@@ -176,6 +189,7 @@ def validate(
     clusters: tuple[str, ...],
     output: str,
     strict: bool,
+    only: tuple[str, ...],
     baseline_file: Path | None,
     write_baseline: bool,
     server_side: bool,
@@ -243,6 +257,7 @@ def validate(
         detail=ctx.detail,
         jobs=jobs,
         cache=not no_cache,
+        only=only,
     )
     adoption.apply(ctx, report, partial=bool(clusters))
     emit(report, output)

@@ -19,14 +19,16 @@ rename); a pack that cannot be read is ignored and rebuilt, never an error.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import pickle
 import shutil
+import sys
 import tempfile
 import time
+import types
 import typing as t
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 FORMAT = 2  # bump when what a pack holds changes shape or meaning
@@ -59,6 +61,8 @@ def clear() -> Path:
 def tool_key(source: Path = _SOURCE) -> str:
     """The package version, the cache format and a hash of every source file of `auditor` (its
     rules files too: a finding pickles as a reference to its rule's declaration)."""
+    from importlib import metadata  # ~0.03 s of imports: only a run with the cache
+
     try:
         version = metadata.version("kueue-gitops")
     except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
@@ -227,3 +231,30 @@ def _prune(folder: Path, days: int = STALE_DAYS) -> None:
         return
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
+
+
+CODE_FOLDER = "validators"  # compiled validators' code (the manifests' too: schemas/validator.py)
+
+
+def kept_code(key: str, generate: t.Callable[[], str], name: str) -> types.CodeType:
+    """The code object of `generate()`'s Python source, kept in the user cache by the SHA-256
+    of `key` (what the source is made from) and of Python's version: generating and compiling
+    a validator costs milliseconds to tenths of a second, loading kept code about one. Written
+    under a temporary name and renamed; a file that cannot be read or written is generated
+    again, never an error."""
+    digest = hashlib.sha256(f"{sys.version}\0{key}".encode()).hexdigest()
+    path = user_cache_root() / CODE_FOLDER / f"{digest}.marshal"
+    try:
+        return t.cast(types.CodeType, marshal.loads(path.read_bytes()))
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    code = compile(generate(), f"<{name} {digest[:12]}>", "exec")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "wb") as f:
+            f.write(marshal.dumps(code))
+        os.replace(temp, path)
+    except OSError:
+        pass  # a read-only or full cache directory: compiled again next time
+    return code
