@@ -1,4 +1,4 @@
-"""Time an overloaded day through `plan --replay --engine sim` (issue 38's goal: 120 s base+head).
+"""Time an overloaded day through `plan replay --engine sim` (issue 38's goal: 120 s base+head).
 
 The frozen test estate (tests/data/estate) in a scratch git repository; the head halves team-a's
 a100 GPUs on gpu-staging (4 -> 2). `trace generate --cluster gpu-staging --workloads 10000
