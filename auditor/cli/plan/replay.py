@@ -106,8 +106,7 @@ def replay(ctx: Context, /, trace_file: Path, **given: t.Any) -> None:  # the op
         _refuse_for_live(asked)
         result, cluster = _from_now(ctx, trace_file, asked)
     else:
-        for name in ("run_for", "kubeconfig", "context", "timeout"):
-            _refuse_given(name, "is for the live cluster's queues: give --live too")
+        _refuse_given("run_for", "is for the live cluster's Workloads: give --live too")
         result, cluster = _from_empty(ctx, trace_file, asked)
     _write_timeline(ctx, result, asked.timeline_file)
     options.report(cluster, result, asked.output)
