@@ -21,7 +21,7 @@ from auditor.errors import ConfigError
 
 
 @click.command(cls=options.Verb)
-@options.path_argument("job_file")
+@options.path_argument("job_file", "FILE")
 @options.cluster("The live cluster it is submitted to.", required=True)
 @options.head("The revision whose Kueue configuration the cluster runs.")
 @options.run_for(

@@ -69,10 +69,10 @@ def run_for(help: str) -> t.Callable[[F], F]:
     )
 
 
-def path_argument(name: str) -> t.Callable[[F], F]:
+def path_argument(name: str, metavar: str) -> t.Callable[[F], F]:
     """A file the verb reads (a trace, a grid, a Job); a missing one is the reader's clear
     error, naming it, rather than click's."""
-    return click.argument(name, type=click.Path(dir_okay=False, path_type=Path))
+    return click.argument(name, metavar=metavar, type=click.Path(dir_okay=False, path_type=Path))
 
 
 class Answer(Section, t.Protocol):

@@ -43,7 +43,7 @@ class Asked:
 
 
 @click.command(cls=options.Verb)
-@options.path_argument("trace_file")
+@options.path_argument("trace_file", "TRACE")
 @options.base
 @options.head()
 @options.cluster("The cluster to replay (default: the trace's).")

@@ -25,7 +25,7 @@ Access = tuple[str | None, str | None, float]
 
 
 @click.command(cls=options.Verb)
-@options.path_argument("grid_file")
+@options.path_argument("grid_file", "GRID")
 @click.option(
     "--trace",
     "trace_file",
