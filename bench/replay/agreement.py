@@ -215,8 +215,8 @@ def main() -> None:
                  "--out", str(trace)],
                 check=True, cwd=ROOT, capture_output=True,
             )  # fmt: skip
-            plan = ["plan", "--base", "HEAD~1", "--head", "HEAD", "--cluster", CLUSTER,
-                    "--replay", str(trace), "-o", "json"]  # fmt: skip
+            plan = ["plan", "replay", str(trace), "--base", "HEAD~1", "--head", "HEAD",
+                    "--cluster", CLUSTER, "-o", "json"]  # fmt: skip
             simulated, sim_took = _run(repo, *plan, "--engine", "sim")
             if args.real_from:
                 real, real_took = (
