@@ -260,18 +260,18 @@ kueue-gitops --repo "$REPLAY" trace generate --cluster gpu-staging --workloads 2
   --median-run 900 --seed 11 --tenant team-a:batch-low:0.65 --tenant team-b:batch-standard:0.35 \
   --out "$REPLAY/../trace.json"
 started=$(date +%s.%N)
-kueue-gitops --repo "$REPLAY" plan --base HEAD~1 --head HEAD --cluster gpu-staging \
-  --replay "$REPLAY/../trace.json" --engine sim || echo "(plan --replay --engine sim exited $?: a tenant waits longer)"
+kueue-gitops --repo "$REPLAY" plan replay "$REPLAY/../trace.json" --base HEAD~1 --head HEAD \
+  --cluster gpu-staging --engine sim || echo "(plan replay --engine sim exited $?: a tenant waits longer)"
 sim_took=$(python -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$started")
 started=$(date +%s.%N)
-kueue-gitops --repo "$REPLAY" plan --base HEAD~1 --head HEAD --cluster gpu-staging \
-  --replay "$REPLAY/../trace.json" --engine kueue --speed 40 || echo "(plan --replay --engine kueue exited $?: a tenant waits longer)"
+kueue-gitops --repo "$REPLAY" plan replay "$REPLAY/../trace.json" --base HEAD~1 --head HEAD \
+  --cluster gpu-staging --engine kueue --speed 40 || echo "(plan replay --engine kueue exited $?: a tenant waits longer)"
 real_took=$(python -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$started")
 echo "base+head, the same trace and change: --engine sim ${sim_took}s, --engine kueue ${real_took}s"
 
 step "the simulated day and the fleet as pictures (-o html: one self-contained page each)"
-kueue-gitops --repo "$REPLAY" plan --base HEAD~1 --head HEAD --cluster gpu-staging \
-  --replay "$REPLAY/../trace.json" --engine sim --timeline "$REPORTS/replay-day.csv" -o html \
+kueue-gitops --repo "$REPLAY" plan replay "$REPLAY/../trace.json" --base HEAD~1 --head HEAD \
+  --cluster gpu-staging --engine sim --timeline "$REPORTS/replay-day.csv" -o html \
   > "$REPORTS/replay.html" || true
 echo "the replay's page: $REPORTS/replay.html (its day as rows: $REPORTS/replay-day.csv)"
 echo "the fleet's page:  $REPORTS/fleet.html"

@@ -32,13 +32,17 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "kueue-gitops drift --cluster gpu-prod -o json > drift.json",
         "KUBECONFIG=prod.yaml:staging.yaml kueue-gitops drift --metrics-file drift.prom",
     ),
-    "plan": (
-        "kueue-gitops plan --base origin/main",
-        "kueue-gitops plan --base origin/main --live -o markdown > plan.md",
-        "kueue-gitops plan --base origin/main --replay trace.json --speed 30 --cluster gpu-staging",
-        "kueue-gitops plan --live --cluster gpu-staging --job train.yaml",
-        "kueue-gitops plan --sweep grid.yaml --replay trace.json --cluster gpu-staging",
+    "plan diff": (
+        "kueue-gitops plan diff --base origin/main",
+        "kueue-gitops plan diff --base origin/main --live -o markdown > plan.md",
     ),
+    "plan replay": (
+        "kueue-gitops plan replay trace.json --base origin/main --cluster gpu-staging",
+        "kueue-gitops plan replay trace.json --base origin/main --engine kueue --speed 30",
+        "kueue-gitops plan replay trace.json --base origin/main --live --cluster gpu-staging",
+    ),
+    "plan job": ("kueue-gitops plan job train.yaml --cluster gpu-staging",),
+    "plan sweep": ("kueue-gitops plan sweep grid.yaml --trace trace.json --cluster gpu-staging",),
     "trace generate": (
         "kueue-gitops trace generate --cluster gpu-staging --workloads 40 --hours 1 --seed 7 "
         "--out trace.json",

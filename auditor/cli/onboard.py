@@ -465,7 +465,7 @@ def _adopted_next(clusters: list[str], repo_url: str) -> str:
         "each cluster profile until nothing running is refused (docs/boundaries.md)\n"
         f"  kueue-gitops tenant add TEAM --cluster {first} --owner @ORG/TEAM --group GROUP "
         "--quota FLAVOR.RESOURCE=N   # bound and named as the imported tenants are\n"
-        "  kueue-gitops plan --base origin/main --live   # on the branch, before the pull "
+        "  kueue-gitops plan diff --base origin/main --live   # on the branch, before the pull "
         "request\n"
         f"  kueue-gitops generate argocd --repo-url {repo_url} | kubectl apply --server-side "
         "-n argocd -f -   # once, after the merge: Argo CD syncs the repository"

@@ -52,12 +52,15 @@ class Context:
 
     def write_incomplete(self, error: str) -> None:
         """After a crash: the report the command would have written, marked incomplete."""
-        if self.reporting is None or self.reporting.command.name is None:
+        if self.reporting is None:
             return
-        params = self.reporting.params
+        command, params = self.reporting.command, self.reporting.params
+        name = getattr(command, "report_name", command.name)  # `plan diff` reports as `plan`
+        if name is None:
+            return
         named = params.get("clusters") or [params[k] for k in ("cluster",) if params.get(k)]
         report = Report(
-            self.reporting.command.name,
+            str(name),
             clusters=[ClusterResult(c, "incomplete", [error]) for c in named or ["(all)"]],
         )
         with contextlib.suppress(OutputError):  # stdout is what failed: the error says so

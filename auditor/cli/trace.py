@@ -1,4 +1,4 @@
-"""`kueue-gitops trace`: make a workload trace for `plan --replay`, synthetic or recorded."""
+"""`kueue-gitops trace`: make a workload trace for `plan replay`, synthetic or recorded."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def tenant_mix(raw: str) -> synthetic.TenantMix:
 
 @click.group()
 def trace() -> None:
-    """Workload traces for `plan --replay`: generate a synthetic one, or record a cluster's."""
+    """Workload traces for `plan replay`: generate a synthetic one, or record a cluster's."""
 
 
 def _trace_file(command: str) -> t.Callable[[F], F]:
@@ -187,7 +187,7 @@ def import_(
     cluster: str | None,
     out_dir: Path,
 ) -> None:
-    """Kueue's own performance harness as an estate and a trace for `plan --replay`.
+    """Kueue's own performance harness as an estate and a trace for `plan replay`.
 
     Reads the configuration's generator.yaml (cohorts, ClusterQueues, quotas, Workload classes
     and their timing) from the pinned Kueue module and writes one cluster (its profile, flavor,

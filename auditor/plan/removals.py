@@ -3,9 +3,9 @@
 Argo CD deletes what a sync prunes. A deleted LocalQueue strands the Jobs pending in it, a deleted
 ClusterQueue evicts everything it admitted, and a deleted namespace takes its Jobs with it; the
 platform never deletes queues or pending Jobs through a sync. Offline, each such removal is an
-error at the line the object had in base. `plan --live` weighs it (auditor/plan/live.py): a queue
-that still holds Workloads gets plan-removes-queue-in-use, with their count, instead; an idle one
-keeps this error, saying it holds none now.
+error at the line the object had in base. `plan diff --live` weighs it (auditor/plan/live.py): a
+queue that still holds Workloads gets plan-removes-queue-in-use, with their count, instead; an idle
+one keeps this error, saying it holds none now.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def findings(plan: ClusterPlan) -> t.Iterator[Finding]:
 
 
 def weigh(found: list[Finding], cluster: str, change: Change, live: list[Finding]) -> None:
-    """After `plan --live` judged a change: the offline removal error of the same object gives way
-    to a live finding about it, or says that the object holds nothing now."""
+    """After `plan diff --live` judged a change: the offline removal error of the same object gives
+    way to a live finding about it, or says that the object holds nothing now."""
     key = change.key
     for finding in [f for f in found if f.rule is PLAN_REMOVES_QUEUE and f.cluster == cluster]:
         if (finding.kind, finding.namespace, finding.name) != (key.kind, key.namespace, key.name):

@@ -1,4 +1,4 @@
-"""What the nodes hold, against which a simulated point's quotas are judged (`plan --sweep`): the
+"""What the nodes hold, against which a simulated point's quotas are judged (`plan sweep`): the
 capacity the cluster profile declares, or the Ready nodes read from the live cluster. The sum of
 a flavor's quotas is auditor/kueue/capacity.py's, as validate's capacity-exceeded adds it up; the
 simulation itself admits on quota alone, so a point beyond the nodes is one no cluster runs."""

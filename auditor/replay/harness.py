@@ -1,4 +1,4 @@
-"""Kueue's performance harness (auditor/sandbox/harness.py) as a trace for `plan --replay`: each
+"""Kueue's performance harness (auditor/sandbox/harness.py) as a trace for `plan replay`: each
 Workload class named by its priority class (the estate's WorkloadPriorityClass of that name)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A simulation started from a live cluster as it is now, through Kueue's own scheduler (the
-simulation, testenv/kueuesim): `plan --job FILE --live`, this Job submitted now — admitted when,
+simulation, testenv/kueuesim): `plan job FILE`, this Job submitted now — admitted when,
 on which flavor, whom it would preempt, or why never (docs/replay.md, "This Job, now") — and
-`plan --live --replay`, a change merged now (auditor/replay/revisions.py, `plan_from_live`).
+`plan replay --live`, a change merged now (auditor/replay/revisions.py, `plan_from_live`).
 
 The start is the cluster's Workloads, read once: those admitted, holding the quota Kueue gave
 them since their own admission time, each running for what remains of `run_for` (the expected run

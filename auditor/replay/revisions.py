@@ -139,7 +139,7 @@ def plan_by_simulation(
 ) -> Comparison:
     """Each side once through the simulator built against the Kueue its cluster profile names,
     both at once (deterministic: a second run gives the same answer). From a live `start`
-    (`plan --live --replay`), both sides begin with the cluster's Workloads as they are now and
+    (`plan replay --live`), both sides begin with the cluster's Workloads as they are now and
     the trace's arrive after them. Raises SimulationUnavailable for a release the simulator
     cannot link."""
     from auditor.sandbox.kueuesim import ensure_sim  # the Go build, only when simulating
@@ -208,6 +208,6 @@ def _holds_where(repo: Repository, cluster: str, start: LiveStart, rev: str) -> 
         if held not in queues:
             raise ConfigError(
                 f"cluster {cluster}: {name} holds quota in ClusterQueue {held}, which {rev} "
-                "removes; a live start cannot place it (plan --live without --replay reports the "
+                "removes; a live start cannot place it (plan diff --live reports the "
                 "removal)"
             )

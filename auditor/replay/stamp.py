@@ -176,7 +176,7 @@ class SimulatedComparison(Comparison):
     """A comparison by simulation, with each side's stamp in the report's `replay.simulated`."""
 
     stamps: dict[str, Stamp] = field(default_factory=dict)
-    # `plan --live --replay`: the live start both sides began from (LiveStart.summary)
+    # `plan replay --live`: the live start both sides began from (LiveStart.summary)
     live: dict[str, t.Any] | None = None
 
     def replay_json(self) -> dict[str, t.Any]:

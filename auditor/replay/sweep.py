@@ -1,4 +1,4 @@
-"""`plan --sweep`: traces through Kueue's own scheduler (the simulation) on every point of a
+"""`plan sweep`: traces through Kueue's own scheduler (the simulation) on every point of a
 grid of alternatives to a revision, toward a target; the frontier, and the smallest change that
 meets the target (docs/replay.md, "Sweeps toward a target").
 

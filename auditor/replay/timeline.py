@@ -1,7 +1,7 @@
 """A replay's day as data: per LocalQueue and side, what ran, waited, was admitted and preempted.
 
 The one function that turns a replay's Workloads into series over the trace's time (`build`):
-`plan --replay --timeline FILE` writes it as CSV or JSON Lines, the report carries it in its
+`plan replay --timeline FILE` writes it as CSV or JSON Lines, the report carries it in its
 `replay.timeline` section, and the HTML report and the pull-request comment draw their charts
 from that section. Samples are taken every `step` trace seconds (at most MAX_SAMPLES over the
 day): `running`, `pending` and `gpus` are the state at the sample's instant, `admitted` and

@@ -59,12 +59,12 @@ def enforcement_note(profile: ClusterProfile) -> str:
     if profile.policy_enforcement == admission.DENY:
         return (
             f"the policies of {profile.name} refuse what breaks a boundary ({where}: Deny); "
-            "`kueue-gitops plan --live` names what a change to them would refuse today (a "
+            "`kueue-gitops plan diff --live` names what a change to them would refuse today (a "
             f"cluster that already runs work starts in Warn: {ROLLOUT_DOC})"
         )
     return (
         f"the policies of {profile.name} only warn and audit ({where}: Warn): nothing is refused "
-        "yet. Once `kueue-gitops plan --live` shows they would refuse no running work and no "
+        "yet. Once `kueue-gitops plan diff --live` shows they would refuse no running work and no "
         f"platform identity, set it to Deny in a change of its own ({ROLLOUT_DOC}, 'Rolling the "
         "policies out')"
     )

@@ -1,4 +1,4 @@
-"""`plan --job FILE --live` for people: when the Job would be admitted, where, whom it would
+"""`plan job FILE` for people: when the Job would be admitted, where, whom it would
 preempt, or why never; then what changed on the cluster until then."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ if t.TYPE_CHECKING:  # renderers read a forecast's shape; they do not depend on 
 def text(f: Forecast, stream: t.TextIO) -> None:
     where = f"{f.job.namespace}/{f.job.local_queue}"
     stream.write(
-        f"plan --job — {f.cluster}: the Job in {where} submitted now, simulated through Kueue "
+        f"plan job — {f.cluster}: the Job in {where} submitted now, simulated through Kueue "
         f"{f.release or '?'}'s scheduler from the cluster as it is\n"
     )
     if f.admitted_at is None:

@@ -325,7 +325,7 @@ def markdown(c: Comparison, stream: t.TextIO) -> None:
     day = day_chart(c)
     if day:
         stream.write(
-            day + " All the day's charts, with their numbers: `plan --replay ... -o html` "
+            day + " All the day's charts, with their numbers: `plan replay ... -o html` "
             "(the pull-request workflow keeps it as the run's `replays-html` artifact).\n\n"
         )
     stamped = "".join(f"- {cell(line)}\n" for line in stamp_lines(c))

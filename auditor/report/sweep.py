@@ -1,4 +1,4 @@
-"""`plan --sweep` for people: the grid's points as a table (the frontier marked), the target, and
+"""`plan sweep` for people: the grid's points as a table (the frontier marked), the target, and
 the smallest change that meets it."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _apart(s: Sweep) -> list[str]:
 
 
 def text(s: Sweep, stream: t.TextIO) -> None:
-    stream.write(f"plan --sweep — {_headline(s)}\n{_target(s)}\n{_now(s)}\n{_capacity(s)}\n\n")
+    stream.write(f"plan sweep — {_headline(s)}\n{_target(s)}\n{_now(s)}\n{_capacity(s)}\n\n")
     table = _rows(s)
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     for r in table:

@@ -37,17 +37,17 @@ View = t.Callable[[Report, t.TextIO], None]
 
 
 def _replayed(report: Report) -> bool:
-    """`plan --replay`'s section is a replay comparison (it says so), not a Plan."""
+    """`plan replay`'s section is a replay comparison (it says so), not a Plan."""
     return getattr(report.section, "section_kind", None) == "replay"
 
 
 def _swept(report: Report) -> bool:
-    """`plan --sweep`'s section is a sweep over a grid (it says so)."""
+    """`plan sweep`'s section is a sweep over a grid (it says so)."""
     return getattr(report.section, "section_kind", None) == "sweep"
 
 
 def _plan_text(report: Report, stream: t.TextIO) -> None:
-    if getattr(report.section, "section_kind", None) == "job":  # plan --job: a forecast
+    if getattr(report.section, "section_kind", None) == "job":  # plan job: a forecast
         forecast.text(t.cast("Forecast", report.section), stream)
     elif _swept(report):
         sweep.text(t.cast("Sweep", report.section), stream)

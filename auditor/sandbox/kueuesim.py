@@ -5,7 +5,7 @@ the Go module that pins that release: testenv/ for the control plane's Kueue, an
 testenv/kueue-<version>/ for another (as testenv/kueueapi is). The binary is cached by the hash
 of that module's go.mod and go.sum, the simulator's source and the Go version. A release without
 the kueue.x-k8s.io/v1beta2 API the simulator is written against (v0.9.1) cannot be simulated:
-SimulationUnavailable says so, and `plan --replay` falls back to `--engine kueue`.
+SimulationUnavailable says so, and `plan replay` falls back to `--engine kueue`.
 
 Without Go, the simulator comes compiled: the companion distribution kueue-gitops-sim (the extra
 `kueue-gitops[sim]`, packages/kueue-gitops-sim/) carries one binary per supported release,
@@ -48,7 +48,7 @@ MANIFEST = "manifest.json"  # in the companion package: release -> binary and it
 
 class SimulationUnavailable(SandboxError):
     """This Kueue release cannot be simulated. The message says why, not what to do instead:
-    `plan --replay` falls back to the real engine itself; --live, --job and --sweep cannot."""
+    `plan replay` falls back to the real engine itself; `replay --live`, `job`, `sweep` cannot."""
 
 
 def module_for(testenv: Path, version: str | None) -> Path:

@@ -2,7 +2,7 @@
 
 For each harness configuration (`trace import --kueue-harness NAME`: the estate and the trace,
 read from the pinned Kueue module), one side runs through `kueuesim` (Kueue's own scheduler on a
-logical clock, as `plan --replay --engine sim` runs each side). Printed: the real seconds the
+logical clock, as `plan replay --engine sim` runs each side). Printed: the real seconds the
 side took, the simulator's peak memory (its max RSS) and scheduling cycles, then per Workload
 class the Workloads admitted of those submitted, the mean time to admission (from submission to
 the first admission) and the evictions its Workloads suffered, the mean time beside the

@@ -1,7 +1,7 @@
 """Does the simulation agree with the real Kueue? (issue 28 item 5)
 
 Three traces on gpu-staging, each replayed through the demo's change (team-a's a100 GPUs
-halved, `scripts/demo.sh`), base and head: once with `plan --replay --engine sim` and with
+halved, `scripts/demo.sh`), base and head: once with `plan replay --engine sim` and with
 `--engine kueue --repeat N` (3 by default, each run a fresh sandbox). Per trace, side and
 tenant it prints:
 
@@ -117,7 +117,7 @@ def _run(repo: Path, *args: str) -> tuple[dict[str, t.Any], float]:
 
 
 def _replay(document: dict[str, t.Any]) -> dict[str, t.Any]:
-    """The replay section of `plan --replay -o json` (a findings report with one section)."""
+    """The replay section of `plan replay -o json` (a findings report with one section)."""
     if "replay" in document:
         return t.cast(dict[str, t.Any], document["replay"])
     for section in document.get("sections", []):
@@ -215,8 +215,8 @@ def main() -> None:
                  "--out", str(trace)],
                 check=True, cwd=ROOT, capture_output=True,
             )  # fmt: skip
-            plan = ["plan", "--base", "HEAD~1", "--head", "HEAD", "--cluster", CLUSTER,
-                    "--replay", str(trace), "-o", "json"]  # fmt: skip
+            plan = ["plan", "replay", str(trace), "--base", "HEAD~1", "--head", "HEAD",
+                    "--cluster", CLUSTER, "-o", "json"]  # fmt: skip
             simulated, sim_took = _run(repo, *plan, "--engine", "sim")
             if args.real_from:
                 real, real_took = (

@@ -1,4 +1,4 @@
-"""Time an overloaded day through `plan --replay --engine sim` (issue 38's goal: 120 s base+head).
+"""Time an overloaded day through `plan replay --engine sim` (issue 38's goal: 120 s base+head).
 
 The frozen test estate (tests/data/estate) in a scratch git repository; the head halves team-a's
 a100 GPUs on gpu-staging (4 -> 2). `trace generate --cluster gpu-staging --workloads 10000
@@ -75,8 +75,8 @@ def main() -> None:
         ensure_sim(ROOT / "testenv", Repository.open(repo).cluster("gpu-staging").kueue_version)
         before = _load()
         started = time.monotonic()
-        done = _cli(repo, "plan", "--base", "HEAD~1", "--head", "HEAD", "--cluster",
-                    "gpu-staging", "--replay", str(day))  # fmt: skip
+        done = _cli(repo, "plan", "replay", str(day), "--base", "HEAD~1", "--head", "HEAD",
+                    "--cluster", "gpu-staging")  # fmt: skip
         took = time.monotonic() - started
         # the largest process this script waited for, the simulators included (KiB on Linux)
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024

@@ -1,8 +1,8 @@
-"""Time `plan --replay --engine sim`: a day's synthetic trace of 1k, 10k and 50k Workloads.
+"""Time `plan replay --engine sim`: a day's synthetic trace of 1k, 10k and 50k Workloads.
 
 For each size, a trace over 24 h (`trace generate`'s generator: the cluster's tenants and
 priorities, a diurnal curve and bursts) runs through the simulator built against the cluster's
-pinned Kueue, base and head at once as `plan --replay` runs them (base and head are the same
+pinned Kueue, base and head at once as `plan replay` runs them (base and head are the same
 revision here: the time a pull request's check takes). Printed per size: Workloads, Kueue's
 scheduling cycles per side, wall seconds for base+head, Workloads per wall second (both sides'),
 the simulator's peak memory (its max RSS, the larger side), and the ratio to Kueue's own

@@ -35,9 +35,14 @@ def parses(argv: list[str]) -> None:
 
 
 def test_every_command_is_reached() -> None:
-    assert {"validate", "drift", "plan", "tenant add", "cluster add", "github drift-issue"} <= set(
-        COMMANDS
-    )
+    assert {
+        "validate",
+        "drift",
+        "plan diff",
+        "tenant add",
+        "cluster add",
+        "github drift-issue",
+    } <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("path", sorted(COMMANDS))

@@ -37,7 +37,7 @@ def test_the_committed_policies_are_what_the_profiles_generate(repo_copy: Path) 
     ]
     assert out.splitlines()[1::2] == [  # each cluster's line says what its policies do
         f"  the policies of {c} refuse what breaks a boundary (spec.admissionPolicies."
-        f"enforcement in clusters/{c}/profile.yaml: Deny); `kueue-gitops plan --live` names "
+        f"enforcement in clusters/{c}/profile.yaml: Deny); `kueue-gitops plan diff --live` names "
         "what a change to them would refuse today (a cluster that already runs work starts in "
         "Warn: docs/boundaries.md)"
         for c in clusters

@@ -100,7 +100,7 @@ def test_the_plan_page_shows_each_quota_cell_base_to_head(tmp_path: Path) -> Non
         head = revs.commit("team-a's CPU cut")
     finally:
         revs.repo.close()
-    argv = ["--repo", str(tmp_path), "plan", "--base", base, "--head", head]
+    argv = ["--repo", str(tmp_path), "plan", "diff", "--base", base, "--head", head]
     as_json = CliRunner().invoke(cli, [*argv, "-o", "json"])
     as_html = CliRunner().invoke(cli, [*argv, "-o", "html"])
     assert as_json.exit_code == as_html.exit_code, as_html.stderr
@@ -338,7 +338,7 @@ BUSY = ["team-b/train-0", "team-b/train-1", "team-b/train-2", livestart.JOB_NAME
 
 def _forecast(events: dict[int, list[Doc]], pending: str | None = None) -> livestart.Forecast:
     """The simulator's output for three of team-b's Workloads running now and the Job, read as
-    `plan --live --job` reads it."""
+    `plan job` reads it."""
     start = livestart.LiveStart(BUSY, [{}, {}, {}, {}])
     out = {"workloads": [{"index": i, "events": events.get(i, [])} for i in range(len(BUSY))]}
     out["workloads"][3] |= {"pendingReason": pending} if pending else {}

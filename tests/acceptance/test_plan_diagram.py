@@ -92,7 +92,17 @@ def test_the_plan_comment_draws_each_touched_cohort_tree_before_and_after(
         cohorts.write("---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\n")
         cohorts.write("metadata: {name: ai-burst}\nspec: {parentName: example-org}\n")
     head = revs.commit("more gpus for team-a; staging queues move to ai-burst")
-    argv = ["kueue-gitops", "--repo", str(revs.root), "plan", "--base", "base", "--head", head]
+    argv = [
+        "kueue-gitops",
+        "--repo",
+        str(revs.root),
+        "plan",
+        "diff",
+        "--base",
+        "base",
+        "--head",
+        head,
+    ]
     result = run_line([*argv, "-o", "markdown"])
     assert result.exit_code in (0, 1), result.output
     blocks = mermaid_blocks(result.output)

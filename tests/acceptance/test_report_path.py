@@ -15,7 +15,8 @@ from auditor.rules.render import CATALOGUE_FORMATS
 from tests.conftest import run_line
 
 REPORTING = {
-    "validate", "drift", "plan", "codeowners", "verify", "upgrade-check", "preemptions",
+    "validate", "drift", "plan diff", "plan replay", "plan job", "plan sweep",
+    "codeowners", "verify", "upgrade-check", "preemptions",
     "status", "hold", "resume", "sandbox apply", "github drift-issue", "github pr-comment",
     "github ensure-pr",
 }  # fmt: skip

@@ -56,9 +56,9 @@ def lab(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["--live", "--cluster", "lab", "--job", "job.yaml"],
-        ["--sweep", "grid.yaml", "--replay", "day.json", "--cluster", "lab"],
-        ["--base", "HEAD", "--replay", "day.json", "--cluster", "lab", "--engine", "sim"],
+        ["job", "job.yaml", "--cluster", "lab"],
+        ["sweep", "grid.yaml", "--trace", "day.json", "--cluster", "lab"],
+        ["replay", "day.json", "--base", "HEAD", "--cluster", "lab", "--engine", "sim"],
     ],
     ids=["job", "sweep", "replay-sim"],
 )

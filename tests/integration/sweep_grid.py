@@ -1,4 +1,4 @@
-"""The constructed case plan --sweep is held to."""
+"""The constructed case plan sweep is held to."""
 
 from __future__ import annotations
 

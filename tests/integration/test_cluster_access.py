@@ -134,7 +134,7 @@ def test_context_with_several_clusters_is_a_usage_error(
     for argv in (
         ["drift", "--context", "gpu-prod"],
         ["drift", "--context", "gpu-prod", "--cluster", "gpu-prod", "--cluster", "gpu-staging"],
-        ["plan", "--base", "HEAD", "--live", "--context", "gpu-prod"],
+        ["plan", "diff", "--base", "HEAD", "--live", "--context", "gpu-prod"],
         ["validate", "--server-side", "--context", "gpu-prod"],
     ):
         result = run_line(

@@ -1,4 +1,4 @@
-"""`plan --job FILE --live`: the simulation started from a real cluster predicts what the real Kueue
+"""`plan job FILE`: the simulation started from a real cluster predicts what the real Kueue
 then does with the Job. A sandbox runs Kueue v0.19.2 with kwok nodes on an inline estate
 (tests/integration/lab_estate.py): team-a and team-b, 4 a100 GPUs each, one cohort, reclaim Any.
 team-b runs six 1-GPU low-priority Jobs, admitted one second apart, so two borrow team-a's GPUs,
@@ -57,8 +57,8 @@ def test_the_forecast_names_the_admission_and_the_victims_the_real_kueue_then_ch
     admin = box.connect()
     job = run.job(BIG, 100, 1.0)
     (root / "job.yaml").write_text(yaml.safe_dump(job))
-    argv = ["--repo", str(root), "plan", "--live", *own_context(box.kubeconfig), "--cluster",
-            "lab", "--job", str(root / "job.yaml"), "-o", "json"]  # fmt: skip
+    argv = ["--repo", str(root), "plan", "job", str(root / "job.yaml"),
+            *own_context(box.kubeconfig), "--cluster", "lab", "-o", "json"]  # fmt: skip
     result = CliRunner().invoke(cli, argv, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     said = json.loads(result.stdout)["job"]

@@ -1,4 +1,4 @@
-"""`plan --live` against a real kube-apiserver holding Workloads whose status this test writes.
+"""`plan diff --live` against a real kube-apiserver holding Workloads whose status this test writes.
 
 No Kueue runs here: the test writes each Workload's admission and conditions itself, in the
 shape Kueue's scheduler writes them, so that admission times are fixed to the second and the
@@ -160,6 +160,7 @@ def live_plan(revs: Revisions, box: Sandbox, *extra: str) -> tuple[int, dict[str
             "--repo",
             str(revs.root),
             "plan",
+            "diff",
             "--base",
             "base",
             "--head",
@@ -256,6 +257,7 @@ def test_markdown_comment_shows_the_live_findings(revs: Revisions, busy_cluster:
             "--repo",
             str(revs.root),
             "plan",
+            "diff",
             "--base",
             "base",
             "--head",
@@ -289,6 +291,7 @@ def test_unreachable_cluster_is_incomplete_never_clean(
             "--repo",
             str(revs.root),
             "plan",
+            "diff",
             "--base",
             "base",
             "--head",

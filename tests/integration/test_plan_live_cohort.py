@@ -1,4 +1,4 @@
-"""`plan --live` weighs a cut of a Cohort's own quota against what a real Kueue admitted.
+"""`plan diff --live` weighs a cut of a Cohort's own quota against what a real Kueue admitted.
 
 gpu-staging's tree: example-org (a pool of 1 a100 GPU) above ai-shared, which holds team-a-cq
 (4 GPUs, lends 2, may borrow 2) and team-b-cq (3 GPUs, lends 1). Team-a's Jobs fill its quota,
@@ -81,7 +81,17 @@ def _plan_cut(repo_copy: Path, box: Sandbox) -> tuple[int, dict[str, t.Any]]:
         head = revs.commit("the org-wide pool goes")
     finally:
         revs.repo.close()
-    argv = ["kueue-gitops", "--repo", str(repo_copy), "plan", "--base", base, "--head", head]
+    argv = [
+        "kueue-gitops",
+        "--repo",
+        str(repo_copy),
+        "plan",
+        "diff",
+        "--base",
+        base,
+        "--head",
+        head,
+    ]
     argv += ["--live", *own_context(box.kubeconfig), "--cluster", "gpu-staging"]
     result = run_line([*argv, "-o", "json"])
     return result.exit_code, json.loads(result.output)
@@ -146,7 +156,17 @@ def test_the_live_plan_and_the_clusters_drift_open_as_pages_with_the_reports_dat
     revs = git.Repo(repo_copy)
     base, head = revs.commit("HEAD~1").hexsha, revs.head.commit.hexsha
     revs.close()
-    argv = ["kueue-gitops", "--repo", str(repo_copy), "plan", "--base", base, "--head", head]
+    argv = [
+        "kueue-gitops",
+        "--repo",
+        str(repo_copy),
+        "plan",
+        "diff",
+        "--base",
+        base,
+        "--head",
+        head,
+    ]
     argv += ["--live", *own_context(kueue_sandbox.kubeconfig), "--cluster", "gpu-staging"]
     page = run_line([*argv, "-o", "html"])
     assert page.exit_code == code

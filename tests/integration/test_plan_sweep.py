@@ -1,4 +1,4 @@
-"""`plan --sweep`: a grid of alternatives simulated through Kueue's own scheduler (v0.19.2, pinned)
+"""`plan sweep`: a grid of alternatives simulated through Kueue's own scheduler (v0.19.2, pinned)
 on a constructed case whose answer is known. team-a alone, 2 a100 GPUs; six 1-GPU Workloads at
 once, 10 minutes each: with Q GPUs they run in ceil(6/Q) waves, so the p95 wait (the sixth's) is
 (ceil(6/Q) - 1) waves of 600 s (plus the release's 1 s requeue batch per wave), and a p95 of at
@@ -22,7 +22,7 @@ from tests.unit.conftest import Revisions
 
 
 def sweep(root: Path, grid: str, fmt: str) -> Result:
-    argv = ["--repo", str(root), "plan", "--sweep", str(root / grid), "--replay",
+    argv = ["--repo", str(root), "plan", "sweep", str(root / grid), "--trace",
             str(root / "day.json"), "--cluster", "lab", "-o", fmt]  # fmt: skip
     return CliRunner().invoke(cli, argv, catch_exceptions=False)
 

@@ -1,4 +1,4 @@
-"""`plan --sweep --live`: what the nodes hold is read from the live cluster, not the profile. A
+"""`plan sweep --live`: what the nodes hold is read from the live cluster, not the profile. A
 sandbox (Kueue v0.19.2 with its kube-controller-manager, which makes kwok's nodes schedulable)
 runs nodes holding 4 a100 GPUs, while the repository's profile of `lab` says 16. team-a (1 GPU)
 and team-c (1 GPU, lent in the cohort), six 1-GPU Workloads of team-a at once: two waves (p95 <=
@@ -60,7 +60,7 @@ def lab(
 
 
 def sweep(root: Path, *extra: str) -> dict[str, t.Any]:
-    argv = ["--repo", str(root), "plan", "--sweep", str(root / "grid.yaml"), "--replay",
+    argv = ["--repo", str(root), "plan", "sweep", str(root / "grid.yaml"), "--trace",
             str(root / "day.json"), "--cluster", "lab", "-o", "json", *extra]  # fmt: skip
     result = CliRunner().invoke(cli, argv, catch_exceptions=False)
     assert result.exit_code == 0, result.output

@@ -1,4 +1,4 @@
-"""The offline evaluator `plan --live` judges the admission policies with (auditor.schemas.vap)
+"""The offline evaluator `plan diff --live` judges the admission policies with (auditor.schemas.vap)
 agrees with a real API server: the estate's policies, as generated, in Deny on a sandbox; the
 same Jobs and namespace requests sent to both; each refused by both, with the same message, or
 by neither. Requests go as server-side dry runs (admission runs, nothing is stored)."""
@@ -217,7 +217,7 @@ def test_namespace_labels_are_refused_to_the_same_identities(policed: KubeCluste
 def test_plan_live_names_the_running_jobs_deny_would_refuse_and_the_server_agrees(
     fresh_sandbox: Sandbox, repo_copy: Path
 ) -> None:
-    """An adopter's flip from Warn to Deny: `plan --live` names the running Job the policies
+    """An adopter's flip from Warn to Deny: `plan diff --live` names the running Job the policies
     would refuse; once they deny on the cluster, the API server refuses that Job, as named."""
     admin = fresh_sandbox.connect()
     repo = Repository.open(ESTATE)
@@ -238,7 +238,7 @@ def test_plan_live_names_the_running_jobs_deny_would_refuse_and_the_server_agree
     head = revs.commit("policies in Deny")
     revs.repo.close()
     result = run_line(
-        ["kueue-gitops", "--repo", str(revs.root), "plan", "--base", base, "--head", head,
+        ["kueue-gitops", "--repo", str(revs.root), "plan", "diff", "--base", base, "--head", head,
          "--live", *own_context(fresh_sandbox.kubeconfig), "--cluster", "gpu-prod", "-o", "json"]
     )  # fmt: skip
     doc = json.loads(result.output)

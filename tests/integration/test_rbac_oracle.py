@@ -224,7 +224,7 @@ def test_drift_reports_exactly_the_watched_powers_sar_allows(oracle: Oracle) -> 
 
 def test_plan_reports_exactly_the_watched_powers_sar_allows_as_gained(oracle: Oracle) -> None:
     result = run_line(
-        ["kueue-gitops", "--repo", str(oracle.revisions.root), "plan", "--base", "HEAD~1",
+        ["kueue-gitops", "--repo", str(oracle.revisions.root), "plan", "diff", "--base", "HEAD~1",
          "--head", "HEAD", "--cluster", CLUSTER, "-o", "json"]
     )  # fmt: skip
     changes = [c for c in json.loads(result.stdout)["changes"] if c["category"] == "rbac"]

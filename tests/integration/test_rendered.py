@@ -323,7 +323,7 @@ def test_plan_on_a_commit_changing_an_overlay_shows_the_quota_change_at_the_patc
     patch = repo / "queues/overlays/east/quotas.yaml"
     patch.write_text(patch.read_text().replace('value: "128"', 'value: "96"'))
     git("commit", "-q", "-am", "east: less CPU for vision")
-    result = run_line(["kueue-gitops", "--repo", str(repo), "plan", "--base", "HEAD~1"])
+    result = run_line(["kueue-gitops", "--repo", str(repo), "plan", "diff", "--base", "HEAD~1"])
     assert result.exit_code == 0, result.output
     assert "ClusterQueue vision: standard cpu nominalQuota 128 → 96 (-32)" in result.output
     assert "(queues/overlays/east/quotas.yaml:4)" in result.output

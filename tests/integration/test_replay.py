@@ -1,4 +1,4 @@
-"""`plan --replay --engine kueue`: a synthetic trace through the real Kueue on kwok's nodes,
+"""`plan replay --engine kueue`: a synthetic trace through the real Kueue on kwok's nodes,
 base → head (the simulation, the default engine, is tests/integration/test_replay_sim.py).
 
 gpu-staging's tree: team-a-cq (4 a100 GPUs, lends 2, may borrow 2) and team-b-cq (3, lends 1)
@@ -73,8 +73,8 @@ def revisions(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[tuple[Path
 
 
 def _replay(root: Path, base: str, head: str) -> Doc:
-    argv = ["--repo", str(root), "plan", "--base", base, "--head", head, "--cluster",
-            "gpu-staging", "--replay", str(root / "trace.json"), "--engine", "kueue",
+    argv = ["--repo", str(root), "plan", "replay", str(root / "trace.json"), "--base", base,
+            "--head", head, "--cluster", "gpu-staging", "--engine", "kueue",
             "--speed", str(SPEED)]  # fmt: skip
     result = CliRunner().invoke(cli, [*argv, "-o", "json"], catch_exceptions=False)
     assert result.exit_code in (0, 1), result.stderr

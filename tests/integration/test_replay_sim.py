@@ -1,4 +1,4 @@
-"""`plan --replay --engine sim`: traces through Kueue's own scheduler, built from the pinned
+"""`plan replay --engine sim`: traces through Kueue's own scheduler, built from the pinned
 release each cluster profile names (gpu-prod: v0.17.0 in testenv/, gpu-staging: v0.19.2 in
 testenv/kueue-v0.19.2/), on a logical clock. No sandbox: the simulator is a Go program linking
 that release's scheduler, preemptor, caches and workload handlers (docs/replay.md).
@@ -122,8 +122,8 @@ def repo(
 
 def run(repo: tuple[str, Path, dict[str, str]], head: str, traced: str) -> tuple[int, str]:
     cluster, root, shas = repo
-    argv = ["--repo", str(root), "plan", "--base", shas["base"], "--head", shas[head],
-            "--cluster", cluster, "--replay", str(root / traced), "-o", "json"]  # fmt: skip
+    argv = ["--repo", str(root), "plan", "replay", str(root / traced), "--base", shas["base"],
+            "--head", shas[head], "--cluster", cluster, "-o", "json"]  # fmt: skip
     result = CliRunner().invoke(cli, argv, catch_exceptions=False)
     assert result.exit_code in (0, 1), result.stderr
     return result.exit_code, result.stdout
@@ -232,8 +232,8 @@ def test_the_day_as_rows_and_as_a_page_agree_with_the_report(
     repo: tuple[str, Path, dict[str, str]], tmp_path: Path
 ) -> None:
     cluster, root, shas = repo
-    argv = ["--repo", str(root), "plan", "--base", shas["base"], "--head", shas["halved"],
-            "--cluster", cluster, "--replay", str(root / "busy.json")]  # fmt: skip
+    argv = ["--repo", str(root), "plan", "replay", str(root / "busy.json"), "--base",
+            shas["base"], "--head", shas["halved"], "--cluster", cluster]  # fmt: skip
     as_json = CliRunner().invoke(
         cli, [*argv, "--timeline", str(tmp_path / "day.csv"), "-o", "json"]
     )

@@ -49,8 +49,8 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
 
 def plan(repo: tuple[Path, str, str], fmt: str) -> str:
     root, base, head = repo
-    argv = ["--repo", str(root), "plan", "--base", base, "--head", head, "--cluster", "lab",
-            "--replay", str(root / "t.json"), "-o", fmt]  # fmt: skip
+    argv = ["--repo", str(root), "plan", "replay", str(root / "t.json"), "--base", base,
+            "--head", head, "--cluster", "lab", "-o", fmt]  # fmt: skip
     result = CliRunner().invoke(cli, argv, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result.stdout

@@ -3,8 +3,8 @@ released as 9.9.9 (tests/installed.py) and kueue-gitops-sim's built by its own b
 one release, v0.19.2 (`make dist` builds every supported release; one keeps the test's cost
 small), installed with `pip install --find-links DIST 'kueue-gitops[sim]'` into a fresh
 virtualenv, the dependencies from the index. Run with no Go on PATH, the installed command
-forecasts a Job against a sandbox running Kueue v0.19.2 (`plan --live --job`), sweeps and
-replays (`plan --sweep`, `plan --replay --engine sim`) on the same estate."""
+forecasts a Job against a sandbox running Kueue v0.19.2 (`plan job`), sweeps and
+replays (`plan sweep`, `plan replay --engine sim`) on the same estate."""
 
 from __future__ import annotations
 
@@ -113,8 +113,8 @@ def box(toolchain: Toolchain, estate: Path, sandboxes_dir: Path) -> t.Iterator[S
 def test_the_installed_simulator_forecasts_a_job_on_a_live_cluster_without_go(
     kg: Path, estate: Path, box: Sandbox
 ) -> None:
-    argv = [str(kg), "--repo", str(estate), "plan", "--live", *own_context(box.kubeconfig),
-            "--cluster", "lab", "--job", str(estate / "job.yaml"), "-o", "json"]  # fmt: skip
+    argv = [str(kg), "--repo", str(estate), "plan", "job", str(estate / "job.yaml"),
+            *own_context(box.kubeconfig), "--cluster", "lab", "-o", "json"]  # fmt: skip
     done = run(argv, estate, env=without_go(kg))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "building" not in done.stderr  # the wheel's binary, nothing built
@@ -128,8 +128,8 @@ def test_the_installed_simulator_forecasts_a_job_on_a_live_cluster_without_go(
 @pytest.mark.parametrize(
     "mode",
     [
-        ["--sweep", "grid.yaml", "--replay", "day.json"],
-        ["--base", "HEAD", "--replay", "day.json", "--engine", "sim"],
+        ["sweep", "grid.yaml", "--trace", "day.json"],
+        ["replay", "day.json", "--base", "HEAD", "--engine", "sim"],
     ],
     ids=["sweep", "replay-sim"],
 )

@@ -1,4 +1,4 @@
-"""`plan --sweep --on ray`: the sweep's simulations as tasks on a real Ray cluster, which this
+"""`plan sweep --on ray`: the sweep's simulations as tasks on a real Ray cluster, which this
 module starts (`ray start --head` on loopback, two CPUs, no dashboard, token authentication)
 and stops. The report must be the local run's, byte for byte, on the constructed case of
 tests/integration/test_plan_sweep.py (whose known answer is a quota of 3).
@@ -118,8 +118,8 @@ def _in_group(pgid: int) -> list[str]:
 def sweep(kg: Path, root: Path, fmt: str, *on: str, env: dict[str, str] | None = None) -> str:
     """The user's command, in a session of its own (its processes, and any it leaves, in its
     process group); its report (stdout)."""
-    argv = [str(kg), "--repo", str(root), "plan", "--sweep",
-            str(root / "grid.yaml"), "--replay", str(root / "day.json"), "--cluster", "lab",
+    argv = [str(kg), "--repo", str(root), "plan", "sweep",
+            str(root / "grid.yaml"), "--trace", str(root / "day.json"), "--cluster", "lab",
             "-o", fmt, *on]  # fmt: skip
     base = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
     base.pop("RAY_ADDRESS", None)
@@ -139,7 +139,7 @@ def sweep(kg: Path, root: Path, fmt: str, *on: str, env: dict[str, str] | None =
 
 
 def test_without_the_extra_the_command_says_which_to_install(base_install: Path) -> None:
-    done = run([str(base_install), "plan", "--sweep", "g.yaml", "--replay", "t.json", "--on",
+    done = run([str(base_install), "plan", "sweep", "g.yaml", "--trace", "t.json", "--on",
                 "ray"], base_install.parent)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "--on ray needs the 'ray' extra (Ray's client): pip install 'kueue-gitops[ray]'" in (

@@ -6,10 +6,10 @@ group that may update ClusterQueues, a borrowingLimit over what the cohort lends
 Jobs admitted. Then, with the released wheel in an empty git repository, as a platform team
 would: import (the live cluster left as it is) → validate names the planted problems and nothing
 invented → a baseline → the tool's own next steps (adopt: Argo CD, alerts, CODEOWNERS; the
-admission policies; `tenant add`) → validate clean → `plan --live` names what the policies would
-refuse in Deny before the flip → the real Argo CD syncs the repository → every team's Job still
-submits and is admitted, cluster-admin and the sync identity may create and relabel a tenant
-namespace, a tenant may not, and the new tenant's Job is admitted.
+admission policies; `tenant add`) → validate clean → `plan diff --live` names what the policies
+would refuse in Deny before the flip → the real Argo CD syncs the repository → every team's Job
+still submits and is admitted, cluster-admin and the sync identity may create and relabel a
+tenant namespace, a tenant may not, and the new tenant's Job is admitted.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def test_import_then_the_tools_own_next_steps_keep_the_estate_working(
     kg("codeowners", "--check")
     commit("tenant audio")
 
-    # Deny is a reviewed step; plan --live names what it would refuse before the flip.
+    # Deny is a reviewed step; plan diff --live names what it would refuse before the flip.
     # As import's review line asks: the identity this Argo CD syncs as (its cluster secret's
     # user) joins the platform's, then the policies deny.
     profile = repo / "clusters/gpu-a/profile.yaml"
@@ -162,13 +162,15 @@ def test_import_then_the_tools_own_next_steps_keep_the_estate_working(
     nlp.write_text(yaml.safe_dump(spec, sort_keys=False))
     kg("generate", "policies")
     commit("deny, nlp trimmed")
-    trimmed = found("plan", "--live", "--base", "HEAD~1", "--cluster", "gpu-a", *access)
+    trimmed = found("plan", "diff", "--live", "--base", "HEAD~1", "--cluster", "gpu-a", *access)
     refusing = [f for f in trimmed if f["rule"] == "plan-policy-refuses"]
     assert any("research-low" in f["message"] and "nlp" in f["message"] for f in refusing), trimmed
     nlp.write_text(approved)
     kg("generate", "policies")
     commit("deny")
-    planned = found("plan", "--live", "--base", "HEAD~2", "--cluster", "gpu-a", *access, code=0)
+    planned = found(
+        "plan", "diff", "--live", "--base", "HEAD~2", "--cluster", "gpu-a", *access, code=0
+    )
     assert [f for f in planned if f["rule"] == "plan-policy-refuses"] == [], planned
     kg("validate", "--baseline", BASELINE)
 

@@ -263,8 +263,8 @@ def test_adding_a_reporter_is_a_module_and_one_registry_entry(copy: Copy) -> Non
     lines = done.stdout.splitlines()
     assert lines[0] == "status\tfindings"
     assert lines[1:] == ["yaml-syntax\tclusters/c1/broken.yaml\t2"]  # the end of the stream
-    for command in ("drift", "plan", "status", "verify"):  # every reporting command's -o
-        helped = copy.run(command, "--help")
+    for command in ("drift", "plan diff", "status", "verify"):  # every reporting command's -o
+        helped = copy.run(*command.split(), "--help")
         assert "tsv" in helped.stdout, command
 
 

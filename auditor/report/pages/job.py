@@ -1,4 +1,4 @@
-"""`plan --job FILE --live`: the answer first (when the Job is admitted, on which ClusterQueue
+"""`plan job FILE`: the answer first (when the Job is admitted, on which ClusterQueue
 and flavors, whom it preempts, or why never), then the timeline that leads there: each Workload
 that changes until then, a row of the chart, its admissions, preemptions and finishes as marks
 on the time axis. Read from the report's `job` section (auditor/replay/livestart.py)."""

@@ -1,4 +1,4 @@
-"""`plan --replay`: the simulated day, base and head: GPUs in use per tenant, waits as
+"""`plan replay`: the simulated day, base and head: GPUs in use per tenant, waits as
 distributions, preemptions on the timeline (livelocks marked) and the cohort tree."""
 
 from __future__ import annotations

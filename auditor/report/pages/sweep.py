@@ -1,4 +1,4 @@
-"""`plan --sweep`: the answer first (the target, and the recommended change with what it
+"""`plan sweep`: the answer first (the target, and the recommended change with what it
 yields), then the frontier: every point's change against the target tenant's p95 wait, the
 frontier and the recommended point drawn large. Read from the report's `sweep` section as
 auditor/replay/sweep.py writes it."""

@@ -193,7 +193,7 @@ def _cohort_borrowing(holders: list[Resource], forest: cohorts.Forest) -> t.Iter
 
 def _capacity(ctx: CheckContext, holders: list[Resource]) -> t.Iterator[Finding]:
     """The nominal quotas of a flavor on a cluster fit the capacity its profile declares
-    (auditor/kueue/capacity.py adds them up, for `plan --sweep` too)."""
+    (auditor/kueue/capacity.py adds them up, for `plan sweep` too)."""
     profile = ctx.cluster
 
     def held(flavor: str, resource: str) -> Quantity:

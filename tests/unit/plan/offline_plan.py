@@ -12,5 +12,7 @@ CQS = "clusters/gpu-prod/clusterqueues.yaml"
 
 
 def plan(revs: Revisions, *args: str) -> tuple[int, t.Any]:
-    result = run_line(["kueue-gitops", "--repo", str(revs.root), "plan", *args, "-o", "json"])
+    result = run_line(
+        ["kueue-gitops", "--repo", str(revs.root), "plan", "diff", *args, "-o", "json"]
+    )
     return result.exit_code, json.loads(result.output) if result.output.startswith("{") else result

@@ -24,7 +24,17 @@ def removal(revs: Revisions) -> tuple[Revisions, str, int]:
 
 
 def plan(revs: Revisions, head: str, output: str, base: str = "base") -> tuple[int, str]:
-    argv = ["kueue-gitops", "--repo", str(revs.root), "plan", "--base", base, "--head", head]
+    argv = [
+        "kueue-gitops",
+        "--repo",
+        str(revs.root),
+        "plan",
+        "diff",
+        "--base",
+        base,
+        "--head",
+        head,
+    ]
     result = run_line([*argv, "-o", output])
     return result.exit_code, result.stdout
 

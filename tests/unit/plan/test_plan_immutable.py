@@ -24,7 +24,17 @@ spec:
 
 
 def plan(revs: Revisions, base: str, head: str) -> tuple[int, t.Any]:
-    argv = ["kueue-gitops", "--repo", str(revs.root), "plan", "--base", base, "--head", head]
+    argv = [
+        "kueue-gitops",
+        "--repo",
+        str(revs.root),
+        "plan",
+        "diff",
+        "--base",
+        base,
+        "--head",
+        head,
+    ]
     result = run_line([*argv, "-o", "json"])
     return result.exit_code, json.loads(result.stdout) if result.stdout else result
 
@@ -125,7 +135,7 @@ def test_without_the_clusters_schemas_at_head_the_packaged_ones_of_its_release_d
     assert "the package's Kueue v0.17.0 schemas" in finding["message"]
     revs.edit("clusters/gpu-prod/profile.yaml", "version: v0.17.0", "version: v0.16.9")
     head = revs.commit("a release the package does not carry")
-    result = run_line(["kueue-gitops", "--repo", str(revs.root), "plan", "--base", "base",
+    result = run_line(["kueue-gitops", "--repo", str(revs.root), "plan", "diff", "--base", "base",
                        "--head", head])  # fmt: skip
     assert result.exit_code == 2
     assert "schemas/gpu-prod/ is not in" in result.stderr

@@ -153,6 +153,7 @@ def test_repository_in_a_subfolder_of_the_git_repository(revs: Revisions) -> Non
             "--repo",
             str(sub),
             "plan",
+            "diff",
             "--base",
             base,
             "--head",
@@ -194,6 +195,7 @@ def test_markdown_is_one_comment_with_a_marker_and_a_quota_table(revs: Revisions
             "--repo",
             str(revs.root),
             "plan",
+            "diff",
             "--base",
             "base",
             "--head",
@@ -225,7 +227,7 @@ def test_text_output_names_each_change_and_its_file(revs: Revisions) -> None:
     revs.edit(CQS, "cohortName: ai-shared", "cohortName: other")
     head = revs.commit("move")
     result = run_line(
-        ["kueue-gitops", "--repo", str(revs.root), "plan", "--base", "base", "--head", head]
+        ["kueue-gitops", "--repo", str(revs.root), "plan", "diff", "--base", "base", "--head", head]
     )
     assert result.exit_code == 0
     assert "ClusterQueue team-a-cq moves from cohort ai-shared to other" in result.output
@@ -253,18 +255,28 @@ def test_broken_manifest_at_head_is_a_finding_with_file_and_line(revs: Revisions
 
 
 def test_unknown_revision_and_cluster_are_usage_errors(revs: Revisions) -> None:
-    bad = run_line(["kueue-gitops", "--repo", str(revs.root), "plan", "--base", "nope"])
+    bad = run_line(["kueue-gitops", "--repo", str(revs.root), "plan", "diff", "--base", "nope"])
     assert bad.exit_code == 2
     assert "unknown git revision 'nope'" in bad.stderr
     cluster = run_line(
-        ["kueue-gitops", "--repo", str(revs.root), "plan", "--base", "base", "--cluster", "moon"]
+        [
+            "kueue-gitops",
+            "--repo",
+            str(revs.root),
+            "plan",
+            "diff",
+            "--base",
+            "base",
+            "--cluster",
+            "moon",
+        ]
     )
     assert cluster.exit_code == 2
     assert "no cluster 'moon'" in cluster.stderr
 
 
 def test_not_a_git_repository_is_a_usage_error(repo_copy: t.Any) -> None:
-    result = run_line(["kueue-gitops", "--repo", str(repo_copy), "plan", "--base", "HEAD"])
+    result = run_line(["kueue-gitops", "--repo", str(repo_copy), "plan", "diff", "--base", "HEAD"])
     assert result.exit_code == 2
     assert "is not inside a git repository" in result.stderr
 

@@ -1,5 +1,5 @@
-"""`plan --live` says what the admission policies a change adds or tightens would refuse of what
-runs now: running Jobs by their queue and priority labels, and who may relabel namespaces.
+"""`plan diff --live` says what the admission policies a change adds or tightens would refuse of
+what runs now: running Jobs by their queue and priority labels, and who may relabel namespaces.
 
 The cluster is a fake of our own reader interface (`list`); the policies are the estate's, as
 generated, evaluated offline (tests/integration/test_policy_agreement.py holds the evaluator to

@@ -137,8 +137,9 @@ def test_the_argo_cd_release_read_live_comes_before_the_profiles_before_the_pinn
 def test_renderers_is_one_option_on_the_commands_that_render_and_a_bad_value_is_usage(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for command in ("validate", "plan", "drift", "lsp"):
-        said = run_line(["kueue-gitops", command, "--help"]).output
+    plan_verbs = [["plan", verb] for verb in ("diff", "replay", "job", "sweep")]
+    for command in (["validate"], *plan_verbs, ["drift"], ["lsp"]):
+        said = run_line(["kueue-gitops", *command, "--help"]).output
         assert "--renderers [exact|any]" in said, command
     monkeypatch.setenv(tools.EXACT_ENV, "exactly")
     refused = run_line(["kueue-gitops", "validate"])

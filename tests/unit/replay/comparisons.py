@@ -67,7 +67,7 @@ def two_sided_timeline() -> timeline.Timeline:
 
 
 def comparison() -> Comparison:
-    """The two sides as `plan --replay` reports them, with their timeline."""
+    """The two sides as `plan replay` reports them, with their timeline."""
     base, head = sim_side("base", preempt=False), sim_side("head", preempt=True)
     return Comparison(
         "gpu-prod",

@@ -1,4 +1,4 @@
-"""`plan --live --replay`'s pure parts: the cluster's Workloads merged with a trace's arrivals in
+"""`plan replay --live`'s pure parts: the cluster's Workloads merged with a trace's arrivals in
 the simulation's order, and both revisions started from that one start, with waits counted from
 it. The simulator process is faked here (it is run against the real Kueue in
 tests/integration/test_live_replay.py)."""

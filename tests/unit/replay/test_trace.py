@@ -56,7 +56,7 @@ def test_plan_replay_with_a_missing_or_broken_trace_exits_2(tmp_path: Path) -> N
     (tmp_path / "broken.json").write_text("{")
     for name, says in (("missing.json", "cannot read the trace"), ("broken.json", "not JSON")):
         result = run_line(
-            ["kueue-gitops", "plan", "--base", "HEAD", "--replay", str(tmp_path / name)]
+            ["kueue-gitops", "plan", "replay", str(tmp_path / name), "--base", "HEAD"]
         )
         assert result.exit_code == 2 and says in result.stderr
 
@@ -65,7 +65,7 @@ def test_a_speed_beyond_the_measured_bound_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     trace.write(synthetic.generate("gpu-staging", MIX, workloads=1, hours=1, seed=1), path)
     result = run_line(
-        ["kueue-gitops", "plan", "--base", "HEAD", "--replay", str(path), "--speed", "500"]
+        ["kueue-gitops", "plan", "replay", str(path), "--base", "HEAD", "--speed", "500"]
     )
     assert result.exit_code == 2 and "--speed 500 is outside (0, 60]" in result.stderr
 
@@ -75,6 +75,6 @@ def test_a_repeat_beyond_five_is_refused(tmp_path: Path) -> None:
     trace.write(synthetic.generate("gpu-staging", MIX, workloads=1, hours=1, seed=1), path)
     for repeat in ("0", "6"):
         result = run_line(
-            ["kueue-gitops", "plan", "--base", "HEAD", "--replay", str(path), "--repeat", repeat]
+            ["kueue-gitops", "plan", "replay", str(path), "--base", "HEAD", "--repeat", repeat]
         )
         assert result.exit_code == 2 and f"--repeat {repeat} is outside [1, 5]" in result.stderr

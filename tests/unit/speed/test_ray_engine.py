@@ -1,4 +1,4 @@
-"""`plan --sweep --on ray`: what a user sees before any simulation runs: the extra missing
+"""`plan sweep --on ray`: what a user sees before any simulation runs: the extra missing
 (exit 2, the install line), a Ray cluster that cannot be reached or does not answer as one
 (exit 3, its address, within the deadline), an engine that does not exist (exit 2). The
 runs on a real Ray cluster are tests/integration/test_sweep_ray.py."""
@@ -20,8 +20,8 @@ from auditor.cli.main import cli
 
 
 def plan(tmp_path: Path, *on: str) -> Result:
-    argv = ["--repo", str(tmp_path), "plan", "--sweep", str(tmp_path / "grid.yaml"),
-            "--replay", str(tmp_path / "day.json"), *on]  # fmt: skip
+    argv = ["--repo", str(tmp_path), "plan", "sweep", str(tmp_path / "grid.yaml"),
+            "--trace", str(tmp_path / "day.json"), *on]  # fmt: skip
     return CliRunner().invoke(cli, argv)
 
 
@@ -76,8 +76,8 @@ def test_a_port_that_does_not_answer_as_ray_is_exit_3_at_the_deadline(tmp_path: 
         "import sys, auditor.speed.ray as r; r.CONNECT_DEADLINE = 3.0\n"
         "from auditor.cli.main import main; sys.argv[0] = 'kueue-gitops'; main()"
     )
-    argv = [sys.executable, "-c", code, "--repo", str(tmp_path), "plan", "--sweep",
-            str(tmp_path / "grid.yaml"), "--replay", str(tmp_path / "day.json"),
+    argv = [sys.executable, "-c", code, "--repo", str(tmp_path), "plan", "sweep",
+            str(tmp_path / "grid.yaml"), "--trace", str(tmp_path / "day.json"),
             "--on", f"ray=127.0.0.1:{port}"]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     try:
@@ -113,7 +113,7 @@ def test_an_engine_it_cannot_use_is_refused(tmp_path: Path, on: list[str], says:
 
 def test_on_without_a_sweep_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        cli, ["--repo", str(tmp_path), "plan", "--base", "HEAD~1", "--on", "ray"]
+        cli, ["--repo", str(tmp_path), "plan", "diff", "--base", "HEAD~1", "--on", "ray"]
     )
     assert result.exit_code == 2
-    assert "--on ray runs a sweep's simulations: give --sweep GRID too" in result.output
+    assert "No such option '--on'" in result.output
