@@ -253,7 +253,23 @@ def report(results: list[SizeResult], repeat: int) -> None:
             + " | ".join(f"{c:.2f}" for c in cells)
             + f" | {audit / raw:.2f}x |"
         )
+    runs(results)
     print("\ngoals: drift / raw LISTs <= 1.5x; kubectl diff / drift >= 10x")
+
+
+def runs(results: list[SizeResult]) -> None:
+    """Every run, not only the medians: on a busy machine one run's ratio says little."""
+    print("\neach run, wall / CPU seconds (raw LISTs and drift ran one after the other):")
+    print("| tenant namespaces | run | raw LISTs | drift | drift / raw, wall | drift / raw, CPU |")
+    print("|" + "---|" * 6)
+    for r in results:
+        pairs = zip(r.samples["raw LISTs"], r.samples["drift"], strict=True)
+        for i, (raw, dr) in enumerate(pairs, 1):
+            print(
+                f"| {r.tenants:,} | {i} | {raw.wall:.2f} s / {raw.cpu:.2f} s "
+                f"| {dr.wall:.2f} s / {dr.cpu:.2f} s | {dr.wall / raw.wall:.2f}x "
+                f"| {dr.cpu / raw.cpu:.2f}x |"
+            )
 
 
 def main() -> None:
