@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import gc
 from pathlib import Path
 
 import click
@@ -188,12 +186,6 @@ def validate(
     With --baseline FILE, the findings recorded in FILE (by --write-baseline) fail nothing:
     the way to adopt the tool on a repository that has findings already (docs/usage.md).
     """
-    # A run builds hundreds of thousands of long-lived objects and next to no cycles: the
-    # collector's default pace (every 700 allocations) costs about a tenth of a cached run.
-    click.get_current_context().call_on_close(
-        functools.partial(gc.set_threshold, *gc.get_threshold())
-    )
-    gc.set_threshold(200_000, 30, 30)
     adoption = Adoption.given(baseline_file, write_baseline, "validate")
     if clear_cache:
         from auditor.repo.cache import clear

@@ -31,7 +31,7 @@ from auditor.repo.profiles import ClusterProfile
 from auditor.schemas import catalog
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
-from auditor.speed import packs, parallel
+from auditor.speed import collector, packs, parallel
 from auditor.validate import checks, kept
 
 if t.TYPE_CHECKING:
@@ -47,6 +47,7 @@ Note = t.Callable[[str], None]
 JUDGED = (apierrors.BadRequest, apierrors.Invalid, apierrors.WebhookDenied, apierrors.Unfitting)
 
 
+@collector.seldom_during  # many long-lived objects, few cycles (speed/collector.py)
 def validate(
     repo: Repository,
     schemas: Path,
