@@ -107,7 +107,7 @@ def in_process(box: Sandbox, repo: Path, kinds: list[tuple[str, str]]) -> dict[s
     live = reading.read(box.connect(), kinds)
     read = time.perf_counter() - started
     started = time.perf_counter()
-    found = engine.compare_cluster(profile, desired, live, reading.LiveSchemas(None, live.crds))
+    found = engine.compare_cluster(engine.RepoSide(profile, desired), live)
     compare = time.perf_counter() - started
     assert found == [], found[:3]
     return {"raw LISTs": lists, "load repo": load, "read": read, "compare": compare}

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.drift import engine
+from auditor.drift import audit as drift
 from auditor.errors import ClusterAccessError
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
@@ -392,7 +392,7 @@ def test_removing_queues_from_the_repo_deletes_nothing_and_argo_cd_says_so(
         assert admin.get(KUEUE, "Workload", workload["metadata"]["name"], "team-a")
 
         # Our drift audit of that commit: the queues are unmanaged, and it says Argo CD keeps them.
-        report = engine.audit(audited(argo.work, tmp_path), ["gpu-prod"], argo.connect)
+        report = drift.audit(audited(argo.work, tmp_path), ["gpu-prod"], argo.connect)
         queues = {
             (f.kind, f.name): f for f in report.findings if f.kind in ("LocalQueue", "ClusterQueue")
         }
@@ -433,7 +433,7 @@ def test_a_quota_change_pushed_is_synced_and_drift_is_clean_after(
         found = argo.synced_at(commit, [app])[app]
         assert found["status"]["operationState"]["phase"] == "Succeeded"
         assert _live_a100_quota(argo.host.connect()) == "20" != before
-        report = engine.audit(audited(argo.work, tmp_path), sorted(argo.boxes), argo.connect)
+        report = drift.audit(audited(argo.work, tmp_path), sorted(argo.boxes), argo.connect)
         assert [f.message for f in report.findings] == []
         assert report.exit_code == 0
     finally:
@@ -451,7 +451,7 @@ def test_drift_names_the_application_and_says_argo_cd_will_not_heal_what_it_cann
     try:
         compared = argocd_control.compare_now(argo.host, [app])
         assert argocd_control.sync_status(compared[app])[0] == "Synced"
-        report = engine.audit(audited(ESTATE, tmp_path), ["gpu-prod"], argo.connect)
+        report = drift.audit(audited(ESTATE, tmp_path), ["gpu-prod"], argo.connect)
         [held] = [f for f in report.findings if f.name == "team-a-cq"]
         assert held.rule.id == "drift-stop-policy"
         assert held.extra["argocd"] == {
