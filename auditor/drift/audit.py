@@ -76,9 +76,8 @@ def audit(
 def _read(connect: Connector, comparing: comparer.Comparer, profile: ClusterProfile) -> Live:
     """Everything drift reads of one cluster, each kind put to the comparison as it ends."""
     name = profile.name
-    live = read_cluster(
-        connect(profile), lambda: comparing.early()[name], lambda k: comparing.put((name, k))
-    )
+    plan, send = lambda: comparing.early()[name], lambda k: comparing.put((name, k))
+    live = read_cluster(connect(profile), profile, plan, send)
     if not live.stopped and live.cluster is not None:
         live.applications = argocd.read_applications(live.cluster)
     return live

@@ -27,12 +27,13 @@ from auditor.drift import capacity, crds, findings, metadata, powers, tenants, u
 from auditor.drift.reading import (
     CRD,
     NODES,
+    SELECTOR_KINDS,
     Listed,
     Live,
     LiveSchemas,
     Planned,
     key_of,
-    kinds_to_read,
+    plan,
 )
 from auditor.errors import internal_error, processing
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
@@ -42,8 +43,6 @@ from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas.catalog import SchemaCatalog
 
 log = logging.getLogger(__name__)
-# Kinds whose live objects say which labels are read (metadata.readers), besides the CRDs.
-SELECTOR_KINDS = ("ClusterQueue", "ClusterRole", *metadata.ADMISSION_POLICY_KINDS)
 
 
 @dataclass
@@ -67,24 +66,6 @@ class RepoSide:
             self.by_kind.setdefault(resource.kind, []).append(resource)
         self.owned = findings.kueue_owned(self.profile, self.desired)
         self.plan = plan(self.profile, self.desired)
-
-
-def plan(profile: ClusterProfile, desired: list[Resource]) -> list[Planned]:
-    """The kinds to LIST, in order: the CRDs and the selector kinds first (every kind's
-    comparison needs them), then the watched kinds, the Nodes and the repo's other kinds."""
-    kinds = [*kinds_to_read(profile, desired), NODES]
-    first = [CRD, *((v, k) for v, k in kinds if k in SELECTOR_KINDS)]
-    ordered = [*first, *(kind for kind in kinds if kind not in first)]
-    return [Planned(v, k, _written_in(desired, v, k)) for v, k in ordered]
-
-
-def _written_in(
-    desired: list[Resource], api_version: str, kind: str
-) -> tuple[tuple[str, str], ...]:
-    """The version the repository writes `kind` in, when not `api_version`: read instead when
-    the cluster does not serve `api_version` (v0.9.1's Cohort: v1alpha1)."""
-    other = sorted({r.api_version for r in desired if r.kind == kind} - {api_version})
-    return ((other[0], kind),) if other else ()
 
 
 @dataclass(frozen=True)
