@@ -10,10 +10,11 @@ name in `needs`:
   read (ClusterQueue, ClusterRole, admission policies: auditor/drift/metadata.py);
 - RBAC powers and the tenants' need the four RBAC kinds; capacity, the Nodes; CRD drift, the
   CRDs.
-`plan` reads the context first, so each other kind is compared as soon as its LIST ends. The
-findings are sorted once, at the end (`finish`): the order never depends on when a kind came.
-How the kinds reach the fold (the same fold, in a child process while this one reads) is
-auditor/drift/audit.py's and auditor/speed/stream.py's; this module does no I/O.
+The read plan (drift/reading.py) puts the context first, so each other kind is compared as
+soon as its LIST ends. The findings are sorted once, at the end (`finish`): their order never
+depends on when a kind came. How the kinds reach the fold (the same fold, in a child process
+while this one reads) is auditor/drift/audit.py's and auditor/speed/stream.py's; this module
+does no I/O.
 """
 
 from __future__ import annotations

@@ -126,6 +126,8 @@ class _Child:
     def __init__(self, pid: int, to_child: int, from_child: int) -> None:
         self.pid, self.to_child, self.from_child = pid, to_child, from_child
         self.dead = False
+        self._early: tuple[t.Any] | None = None
+        self._told = False  # whether its early answer was read
 
     @classmethod
     def start(cls, work: Work[t.Any, t.Any, t.Any, t.Any]) -> _Child:
@@ -143,7 +145,9 @@ class _Child:
         return cls(pid, down_write, up_read)
 
     def early(self) -> tuple[t.Any] | None:
-        return self._receive()
+        if not self._told:
+            self._early, self._told = self._receive(), True
+        return self._early
 
     def send(self, message: t.Any) -> None:
         if self.dead:
@@ -156,6 +160,7 @@ class _Child:
     def result(self) -> tuple[t.Any] | None:
         with contextlib.suppress(OSError):
             os.close(self.to_child)  # the end of the messages
+        self.early()  # sent first, asked for or not
         got = self._receive()
         with contextlib.suppress(OSError):
             os.close(self.from_child)

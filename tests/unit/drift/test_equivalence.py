@@ -14,6 +14,7 @@ import pytest
 from auditor.drift import audit as drift
 from auditor.drift import comparer, engine, reading
 from auditor.k8s.objects import Json
+from auditor.live.credentials import ContextMissing
 from auditor.model import Finding, Report
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
@@ -93,6 +94,21 @@ def test_a_bug_in_one_clusters_comparison_is_that_clusters_error(
         "(a bug in kueue-gitops; -v shows the traceback)"
     ]
     assert {f.cluster for f in report.findings} == {"gpu-prod"}
+
+
+def test_no_cluster_reached_each_is_incomplete_the_childs_plan_never_asked_for(
+    repo_copy: Path,
+) -> None:
+    def connect(profile: ClusterProfile) -> RepoAsLive:
+        raise ContextMissing(f"cluster {profile.name}: no context")
+
+    repo = Repository.open(repo_copy)
+    comparing = comparer.start(repo, CLUSTERS, None, fork=True)
+    report = drift.audit(repo, CLUSTERS, connect, comparing=comparing)
+    assert [(c.status, c.errors) for c in report.clusters] == [
+        ("incomplete", [f"cluster {name}: no context"]) for name in CLUSTERS
+    ]
+    assert report.findings == []
 
 
 def test_a_child_that_fails_leaves_this_process_to_compare(

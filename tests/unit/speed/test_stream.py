@@ -53,6 +53,12 @@ def test_a_forked_stream_gives_what_this_process_gives_in_the_messages_order() -
     assert {here[0], *(pid for pid, _ in here[1:])} == {os.getpid()}
 
 
+def test_the_result_without_the_early_answer_asked_for() -> None:
+    fed = stream.Stream(Summing(), fork=True)
+    got = fed.result()
+    assert got[0] != os.getpid() and got[1:] == []  # the child's, its early answer passed by
+
+
 def test_a_child_that_crashes_leaves_the_work_to_this_process() -> None:
     forked, _, got = _fed(Summing(crash_at=2, parent=os.getpid()), [1, 2, 3], fork=True)
     assert forked and got == [os.getpid(), *((os.getpid(), m) for m in (1, 2, 3))]
