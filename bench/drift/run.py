@@ -254,7 +254,30 @@ def report(results: list[SizeResult], repeat: int) -> None:
             + f" | {audit / raw:.2f}x |"
         )
     runs(results)
+    readme(results)
     print("\ngoals: drift / raw LISTs <= 1.5x; kubectl diff / drift >= 10x")
+
+
+def readme(results: list[SizeResult]) -> None:
+    """The lines bench/README.md takes (medians; wall, then CPU, of raw LISTs and drift)."""
+    print("\nfor bench/README.md:")
+    print("| tenant namespaces | raw LISTs | drift | ratio | kubectl diff |")
+    print("|---|---|---|---|---|")
+    for r in results:
+        raw, dr, kd = (r.median(n, "wall") for n in ("raw LISTs", "drift", "kubectl diff"))
+        raw_cpu, dr_cpu = r.median("raw LISTs", "cpu"), r.median("drift", "cpu")
+        ratio = f"**{dr / raw:.2f}x**" if dr and raw else "-"
+        cpu = f" ({dr_cpu / raw_cpu:.2f}x CPU)" if dr_cpu and raw_cpu else ""
+        slower = f"{kd / dr:.1f}x slower than drift" if kd and dr else "-"
+        print(
+            f"| {r.tenants:,} | {cell(raw, '.2f')} s / {cell(raw_cpu, '.2f')} CPU-s "
+            f"| {cell(dr, '.2f')} s / {cell(dr_cpu, '.2f')} CPU-s | {ratio}{cpu} | {slower} |"
+        )
+    for r in results:
+        print(
+            f"`--no-cache` took {cell(r.median('drift --no-cache', 'wall'), '.2f')} s at "
+            f"{r.tenants:,}; load average {r.load[0]:.1f} to {r.load[1]:.1f}."
+        )
 
 
 def runs(results: list[SizeResult]) -> None:
