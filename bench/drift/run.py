@@ -288,6 +288,13 @@ def readme(results: list[SizeResult]) -> None:
             f"`--no-cache` took {cell(r.median('drift --no-cache', 'wall'), '.2f')} s at "
             f"{r.tenants:,}; load average {r.load[0]:.1f} to {r.load[1]:.1f}."
         )
+        if AGAINST in r.samples:
+            wall, cpu = r.median(AGAINST, "wall"), r.median(AGAINST, "cpu")
+            raw = r.median("raw LISTs", "wall")
+            print(
+                f"--against at {r.tenants:,}: {cell(wall, '.2f')} s / {cell(cpu, '.2f')} CPU-s"
+                f" ({cell(wall / raw if wall and raw else None, '.2f')}x the raw LISTs)."
+            )
 
 
 def runs(results: list[SizeResult]) -> None:
