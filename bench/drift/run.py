@@ -289,11 +289,11 @@ def readme(results: list[SizeResult]) -> None:
             f"{r.tenants:,}; load average {r.load[0]:.1f} to {r.load[1]:.1f}."
         )
         if AGAINST in r.samples:
-            wall, cpu = r.median(AGAINST, "wall"), r.median(AGAINST, "cpu")
-            raw = r.median("raw LISTs", "wall")
+            wall, seconds = r.median(AGAINST, "wall"), r.median(AGAINST, "cpu")
+            lists = r.median("raw LISTs", "wall")
             print(
-                f"--against at {r.tenants:,}: {cell(wall, '.2f')} s / {cell(cpu, '.2f')} CPU-s"
-                f" ({cell(wall / raw if wall and raw else None, '.2f')}x the raw LISTs)."
+                f"--against at {r.tenants:,}: {cell(wall, '.2f')} s / {cell(seconds, '.2f')} "
+                f"CPU-s ({cell(wall / lists if wall and lists else None, '.2f')}x the raw LISTs)."
             )
 
 
