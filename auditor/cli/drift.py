@@ -19,6 +19,7 @@ from auditor.cli.options import (
     one_cluster_context,
     output_format,
     pass_context,
+    renderers_mode,
 )
 from auditor.drift import comparer
 from auditor.repo.profiles import ClusterProfile
@@ -53,6 +54,7 @@ if t.TYPE_CHECKING:
 @cluster_deadline
 @output_format
 @metrics_output
+@renderers_mode
 @pass_context
 def drift(
     ctx: Context,
@@ -97,6 +99,9 @@ def drift(
         return connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
 
     report = audit(repo, names, reach, schemas_root=schemas, comparing=comparing, with_fleet=fleet)
+    for result in report.clusters:
+        for said in result.notes:
+            ctx.note(f"cluster {result.name}: {said}")
     adoption.apply(ctx, report, partial=bool(clusters))
     emit(report, output)
     if metrics_file is not None or pushgateway:

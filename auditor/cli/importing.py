@@ -15,6 +15,7 @@ from auditor.errors import AuditorError, ConfigError
 from auditor.kueue import admission
 from auditor.onboard import DNS_LABEL, rendered
 from auditor.onboard import estate as onboard_estate
+from auditor.render import tools
 from auditor.repo.layout import UNOWNED, find_root
 from auditor.repo.profiles import export_schemas
 
@@ -144,6 +145,7 @@ def import_command(
         cluster, kubeconfig=kubeconfig, context=context or cluster, limits=Limits(deadline=timeout)
     )
     estate = importing.read_estate(live, kueue_version)
+    tools.running_on(cluster, estate.argocd_version)  # its folders render as that Argo CD does
     fetched = importing.fetched_schemas(live)
     fetched.cluster = cluster
     options = onboard_estate.Options(

@@ -26,6 +26,7 @@ from auditor.drift import argocd, comparer, fleet
 from auditor.drift.reading import CRD, Live, read_cluster
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import Json, ResourceKey
+from auditor.live import argocd as live_argocd
 from auditor.live.credentials import ContextMissing, PluginFailed
 from auditor.live.kube import KubeCluster
 from auditor.model import ClusterResult, Finding, Report
@@ -80,6 +81,8 @@ def _read(connect: Connector, comparing: comparer.Comparer, profile: ClusterProf
     live = read_cluster(connect(profile), profile, plan, send)
     if not live.stopped and live.cluster is not None:
         live.applications = argocd.read_applications(live.cluster)
+        live.argocd = live_argocd.running(live.cluster)
+        comparing.put((name, live.argocd))
     return live
 
 
@@ -112,6 +115,8 @@ def _outcome(
         outcome.versions = fleet.versions(got.crds)
     if got.errors:
         result.status, result.errors = "incomplete", got.errors
+    if got.argocd is not None and got.argocd.version is None:
+        result.notes.append(argocd.release_unread(profile, got.argocd))
     outcome.findings, error = compared
     if error is not None:  # one cluster's bug must not hide the others' drift
         result.status = "incomplete"

@@ -30,8 +30,9 @@ from auditor.speed import packs, stream
 if t.TYPE_CHECKING:
     from auditor.drift import engine
     from auditor.drift.shapes import Compiled
+    from auditor.live.argocd import Running
 
-Message = tuple[str, Listed]  # a cluster's name, one kind's LIST
+Message = tuple[str, "Listed | Running"]  # a cluster's name, one kind's LIST or its Argo CD
 Plans = dict[str, list[Planned]]  # each cluster's kinds to read, in order
 Compared = tuple[list[Finding], str | None]  # a cluster's findings, or its bug's error
 Result = tuple[list[Finding], dict[str, Compared]]  # the repository's own findings beside
@@ -93,8 +94,11 @@ class RepoSide(stream.Work[Prepared, Message, Plans, Result]):
         return {name: c.side.plan for name, c in state.comparisons.items()}
 
     def take(self, state: Prepared, message: Message) -> None:
-        name, listed = message
-        state.comparisons[name].add(listed)
+        name, read = message
+        if isinstance(read, Listed):
+            state.comparisons[name].add(read)
+        else:
+            state.comparisons[name].argocd(read)
 
     def finish(self, state: Prepared) -> Result:
         return state.loaded, {n: c.findings() for n, c in state.comparisons.items()}

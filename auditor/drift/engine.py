@@ -9,7 +9,7 @@ name in `needs`:
   context: the CRDs (schemas for defaults) and the kinds whose selectors say which labels are
   read (ClusterQueue, ClusterRole, admission policies: auditor/drift/metadata.py);
 - RBAC powers and the tenants' need the four RBAC kinds; capacity, the Nodes; CRD drift, the
-  CRDs.
+  CRDs; the Argo CD release the profile names, the release read running (`argocd`, last).
 The read plan (drift/reading.py) puts the context first, so each other kind is compared as
 soon as its LIST ends. The findings are sorted once, at the end (`finish`): their order never
 depends on when a kind came. How the kinds reach the fold (the same fold, in a child process
@@ -24,7 +24,7 @@ import logging
 import typing as t
 from dataclasses import dataclass, field
 
-from auditor.drift import capacity, crds, findings, metadata, powers, tenants, unread
+from auditor.drift import argocd, capacity, crds, findings, metadata, powers, tenants, unread
 from auditor.drift.reading import (
     CRD,
     NODES,
@@ -42,6 +42,9 @@ from auditor.model import Finding, Resource
 from auditor.repo import suppressions
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 from auditor.schemas.catalog import SchemaCatalog
+
+if t.TYPE_CHECKING:
+    from auditor.live.argocd import Running
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +76,7 @@ class RepoSide:
 class Part:
     """One part of a cluster's comparison: what it is, and the kinds it needs read first."""
 
-    what: str  # "objects", "rbac", "capacity" or "crds"
+    what: str  # "objects", "rbac", "capacity", "crds" or "argocd"
     kind: str | None
     needs: frozenset[str]
 
@@ -109,6 +112,10 @@ class Comparison:
         for part in ready:
             self._run(part)
 
+    def argocd(self, running: Running) -> None:
+        """Take the Argo CD release read running: compared with the profile's at once."""
+        self._run(Part("argocd", None, frozenset()), running)
+
     def findings(self) -> tuple[list[Finding], str | None]:
         """Every finding, sorted (the parts left: their kinds unread); or the first bug's
         one-line error, with only the refused objects' findings."""
@@ -123,12 +130,15 @@ class Comparison:
                 self.error = internal_error(exc)
         return sorted(self.side.refused, key=order), self.error
 
-    def _run(self, part: Part) -> None:
+    def _run(self, part: Part, running: Running | None = None) -> None:
         if self.error is not None:
             return
         try:
             with processing(f"comparing cluster {self.side.profile.name}"):
-                self.found.extend(compare_part(self, part))
+                if part.what == "argocd":
+                    self.found.extend(argocd.release_drift(self.side.profile, running))
+                else:
+                    self.found.extend(compare_part(self, part))
         except Exception as exc:  # one cluster's bug must not hide the others' drift
             log.debug("comparing cluster %s failed", self.side.profile.name, exc_info=True)
             self.error = internal_error(exc)
@@ -252,6 +262,8 @@ def compare_cluster(side: RepoSide, live: Live) -> list[Finding]:
     comparison = Comparison(side)
     for listed in listed_of(live, side.plan):
         comparison.add(listed)
+    if live.argocd is not None:
+        comparison.argocd(live.argocd)
     found, error = comparison.findings()
     if error is not None:
         raise RuntimeError(error)

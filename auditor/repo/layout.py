@@ -291,15 +291,20 @@ class Repository:
         """One manifest file's objects, placed on its cluster, and what is wrong in it (for
         a rendered folder, its objects as Argo CD renders them: auditor/render/)."""
         if where.source is not None:
-            source, profile = where.source, self.clusters.get(where.source.cluster)
-            if profile is not None:  # the renderers of the Argo CD release syncing it
-                source = replace(
-                    source, argocd=profile.argocd_version, exact_renderers=profile.exact_renderers
-                )
-            made = render.build(self.tree, source)
+            made = render.build(self.tree, self.synced(where.source))
             return Loaded(made.resources, made.findings, made.reads)
         data = self.read(where)
         return data if isinstance(data, Loaded) else parse(where, data)
+
+    def synced(self, source: render.Source) -> render.Source:
+        """`source` as its cluster's Argo CD renders it: the release its profile names (and
+        whether only that release's renderers may render it)."""
+        profile = self.clusters.get(source.cluster)
+        if profile is None:
+            return source
+        return replace(
+            source, argocd=profile.argocd_version, exact_renderers=profile.exact_renderers
+        )
 
     def read(self, where: Placed) -> bytes | Loaded:
         """A manifest file's bytes, or (as a Loaded) the finding that it cannot be read."""

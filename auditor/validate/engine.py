@@ -198,29 +198,12 @@ def _cluster(
     findings = [f for f in loaded.findings if f.cluster == name]  # the loader names each's
     resources = loaded.for_cluster(name)
     validator = validator_of(repo, schemas, name)
-    notes.append(_source_note(name, validator.catalog))
     verdicts = kept.verdicts(resources, functools.partial(judge, validator, cluster=name), cache)
     for verdict in verdicts:
         validator.remember(verdict)
         findings.extend(verdict.findings)
     sound, invalid = sorted_out(resources, verdicts)
-    if validator.skipped:
-        notes.append(
-            (
-                f"{name}: {len(validator.skipped)} CEL transition rule(s) (oldSelf) not checked "
-                "by validate: they judge a change to an object, which `plan` checks",
-                True,
-            )
-        )
-    if validator.unsupported:
-        notes.append(
-            (
-                f"{name}: {len(validator.unsupported)} CEL rule(s) not checked offline: they "
-                "need a function the offline evaluator lacks, e.g. "
-                f"{sorted(validator.unsupported)[0]}",
-                False,
-            )
-        )
+    notes += cluster_notes(name, validator.catalog, validator.skipped, validator.unsupported)
     unrendered = any(f.rule.id in render.UNRENDERED for f in findings)
     context = checks.CheckContext(
         repo, profile, tuple(sound), repo.tenants, invalid=invalid, unrendered=unrendered
@@ -234,6 +217,31 @@ def _cluster(
     accepted = suppressions.of_cluster(profile, resources)
     suppressions.apply(findings, accepted, context.today)
     return result, findings, notes
+
+
+def cluster_notes(
+    name: str, found: SchemaCatalog, skipped: t.Collection[object], unsupported: t.Collection[str]
+) -> list[tuple[str, bool]]:
+    """What a run says of cluster `name`: its schemas' source, the CEL rules it left out."""
+    notes = [_source_note(name, found)]
+    if skipped:
+        notes.append(
+            (
+                f"{name}: {len(skipped)} CEL transition rule(s) (oldSelf) not checked "
+                "by validate: they judge a change to an object, which `plan` checks",
+                True,
+            )
+        )
+    if unsupported:
+        notes.append(
+            (
+                f"{name}: {len(unsupported)} CEL rule(s) not checked offline: they "
+                "need a function the offline evaluator lacks, e.g. "
+                f"{sorted(unsupported)[0]}",
+                False,
+            )
+        )
+    return notes
 
 
 def _source_note(name: str, found: SchemaCatalog) -> tuple[str, bool]:

@@ -144,10 +144,12 @@ def test_each_kind_is_compared_in_the_child_while_the_next_ones_are_read(
     repo = Repository.open(repo_copy)
 
     class Holding(RepoAsLive):
-        def list(self, api_version: str, kind: str, *, page_size: int = 500) -> list[Json]:
+        def list(
+            self, api_version: str, kind: str, *, page_size: int = 500, selector: str = ""
+        ) -> list[Json]:
             if "Namespace" in self.asked and kind != "Namespace":
                 _wait_for(said, " Namespace\n", within=8)
-            return super().list(api_version, kind, page_size=page_size)
+            return super().list(api_version, kind, page_size=page_size, selector=selector)
 
     def connect(profile: ClusterProfile) -> Holding:
         return Holding(profile.name, live_objects(repo, profile.name))
