@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
-import gc
-import os
 import typing as t
 from pathlib import Path
 
@@ -24,15 +21,11 @@ from auditor.cli.options import (
     pass_context,
     renderers_mode,
 )
-from auditor.drift.preload import Preload
+from auditor.drift import comparer
 from auditor.repo.profiles import ClusterProfile
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
-
-# What a drift run read stays alive until the process ends; the collector's last pass over it
-# at exit would cost ~0.1 s of a 6,000-object run, and frees nothing the exit does not.
-atexit.register(gc.freeze)
 
 
 @click.command()
@@ -95,26 +88,17 @@ def drift(
     names = list(clusters) or sorted(repo.clusters)
     for name in names:
         repo.cluster(name)  # an unknown cluster is a usage error, before anything starts
-    # The manifests load from the cache while the clusters are read, or else in a forked child
-    # while this process imports the Kubernetes client and the engine (auditor/drift/preload.py).
-    loading = Preload.start(repo, names, cache=not no_cache)
-    from auditor.drift import engine
+    # The repository side starts before this process imports the Kubernetes client: loaded,
+    # prepared and compared apart from the readers' interpreter (auditor/drift/comparer.py).
+    schemas = repo.root / "schemas" if repo.root else None
+    comparing = comparer.start(repo, names, schemas, cache=not no_cache)
+    from auditor.drift.audit import audit
     from auditor.live.access import connect
 
     def reach(profile: ClusterProfile) -> KubeCluster:
         return connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
 
-    schemas = repo.root / "schemas" if repo.root else None
-    report = engine.audit(
-        repo,
-        names,
-        reach,
-        schemas_root=schemas,
-        load=loading.result,
-        caches=loading.caches,
-        with_fleet=fleet,
-        processes=os.cpu_count() or 1,  # a fleet's clusters audited across the cores
-    )
+    report = audit(repo, names, reach, schemas_root=schemas, comparing=comparing, with_fleet=fleet)
     for result in report.clusters:
         for said in result.notes:
             ctx.note(f"cluster {result.name}: {said}")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import gc
 import importlib
 import time
 import typing as t
@@ -222,12 +220,6 @@ def validate(
     the report a cold run makes, after looking at what changed; a plain run asks one that
     runs, and says so (docs/usage.md).
     """
-    # A run builds hundreds of thousands of long-lived objects and next to no cycles: the
-    # collector's default pace (every 700 allocations) costs about a tenth of a cached run.
-    click.get_current_context().call_on_close(
-        functools.partial(gc.set_threshold, *gc.get_threshold())
-    )
-    gc.set_threshold(200_000, 30, 30)
     adoption = Adoption.given(baseline_file, write_baseline, "validate")
     if clear_cache:
         from auditor.repo.cache import clear

@@ -1,13 +1,16 @@
-"""What drift reads of one cluster: one paginated LIST per kind (auditor/live/reading.py).
-
-The kinds whose unmanaged objects matter are read first (while the repository loads), then the
-repository's other kinds. The schemas drift normalizes with come from the
-committed catalog first, the live CRDs second.
+"""What drift reads of one cluster: one paginated LIST per kind (auditor/live/reading.py), in
+the order the comparison's plan says (auditor/drift/engine.py), each kind handed on as its LIST
+ends (`read_cluster`). The schemas drift normalizes with come from the committed catalog first,
+the live CRDs second.
 """
 
 from __future__ import annotations
 
-from auditor.drift.normalize import Schema
+import itertools
+import typing as t
+from dataclasses import dataclass
+
+from auditor.drift.metadata import ADMISSION_POLICY_KINDS
 from auditor.k8s.objects import RBAC_API, RBAC_KINDS, SCHEDULING_API, Json
 from auditor.live.reading import CRD as CRD
 from auditor.live.reading import NODES as NODES
@@ -19,6 +22,32 @@ from auditor.model import Resource
 from auditor.repo.profiles import ClusterProfile
 from auditor.schemas.catalog import SchemaCatalog
 
+if t.TYPE_CHECKING:  # the repository side imports this before the client (drift/comparer.py)
+    from auditor.drift.normalize import Schema
+    from auditor.live.kube import KubeCluster
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One kind's LIST as the comparison takes it: its objects, None when not read."""
+
+    kind: str
+    items: list[Json] | None
+    not_served: str | None = None  # why the cluster serves no such kind (items: [])
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A kind to LIST, in the version tried first, then the one the repo writes it in."""
+
+    api_version: str
+    kind: str
+    instead: tuple[tuple[str, str], ...] = ()  # read when the first is not served
+
+
+# Kinds whose live objects say which labels are read (drift/metadata.py), besides the CRDs:
+# every kind's comparison needs them, so they are read first.
+SELECTOR_KINDS = ("ClusterQueue", "ClusterRole", *ADMISSION_POLICY_KINDS)
 KUEUE_KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
 
 
@@ -68,3 +97,63 @@ def kinds_to_read(profile: ClusterProfile, desired: list[Resource]) -> list[tupl
             seen.add(resource.kind)
             kinds.append((resource.api_version, resource.kind))
     return [*kinds, CRD]
+
+
+def plan(profile: ClusterProfile, desired: list[Resource]) -> list[Planned]:
+    """The kinds to LIST, in order: the CRDs and the selector kinds first (every kind's
+    comparison needs them), then the watched kinds, the Nodes and the repo's other kinds."""
+    kinds = [*kinds_to_read(profile, desired), NODES]
+    first = [CRD, *((v, k) for v, k in kinds if k in SELECTOR_KINDS)]
+    ordered = [*first, *(kind for kind in kinds if kind not in first)]
+    return [Planned(v, k, _written_in(desired, v, k)) for v, k in ordered]
+
+
+def _written_in(
+    desired: list[Resource], api_version: str, kind: str
+) -> tuple[tuple[str, str], ...]:
+    """The version the repository writes `kind` in, when not `api_version`: read instead when
+    the cluster does not serve `api_version` (v0.9.1's Cohort: v1alpha1)."""
+    other = sorted({r.api_version for r in desired if r.kind == kind} - {api_version})
+    return ((other[0], kind),) if other else ()
+
+
+def read_cluster(
+    cluster: KubeCluster,
+    profile: ClusterProfile,
+    planned: t.Callable[[], list[Planned]],
+    send: t.Callable[[Listed], None],
+) -> Live:
+    """Every kind `planned` gives read, each sent on as its LIST ends. What needs no
+    repository (the CRDs, the selector kinds the profile watches) is read while the plan, which
+    does, is made."""
+    live, done = Live(cluster=cluster), set()
+    ahead = [p for p in plan(profile, []) if p.kind in (CRD[1], *SELECTOR_KINDS)]
+    for kind in [*ahead, *planned()]:
+        if kind.kind not in done:
+            done.add(kind.kind)
+            read_kind(cluster, live, kind, send, planned)
+    return live
+
+
+def read_kind(
+    cluster: KubeCluster,
+    live: Live,
+    planned: Planned,
+    send: t.Callable[[Listed], None],
+    plan_of: t.Callable[[], list[Planned]],
+) -> None:
+    """One kind's LIST; when the cluster does not serve it so, in the version the repository
+    writes it in (the plan's `instead`: v0.9.1's Cohort is v1alpha1)."""
+    before, kind = len(live.objects), planned.kind
+    read(cluster, [(planned.api_version, kind)], live)
+    if kind in live.not_served:
+        instead = next((p.instead for p in plan_of() if p.kind == kind), planned.instead)
+        read_instead(cluster, live, list(instead))
+    items: list[Json] | None = None
+    if kind == CRD[1]:
+        items = live.crds
+    elif kind == NODES[1]:
+        items = live.nodes
+    else:  # its objects are the last added (each key holds its kind: none replaced)
+        items = list(itertools.islice(live.objects.values(), before, None))
+    send(Listed(kind, items if kind in live.read else None, live.not_served.get(kind)))

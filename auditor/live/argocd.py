@@ -6,11 +6,14 @@ import records it in the cluster's profile; drift holds the profile to it."""
 
 from __future__ import annotations
 
+import typing as t
 from dataclasses import dataclass
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s import argocd
-from auditor.live.kube import KubeCluster
+
+if t.TYPE_CHECKING:  # drift's repository side imports Running before the client (drift/comparer.py)
+    from auditor.live.kube import KubeCluster
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ class ContextMissing(ConfigError):
 
 class PluginFailed(ConfigError):
     """The context's exec credential plugin failed, did not answer in time, or is not there:
-    one cluster's problem in a run over several (auditor/drift/engine.py), exit 2 alone."""
+    one cluster's problem in a run over several (auditor/drift/audit.py), exit 2 alone."""
 
 
 def from_kubeconfig(

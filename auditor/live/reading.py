@@ -8,13 +8,16 @@ does import.
 
 from __future__ import annotations
 
+import typing as t
 from dataclasses import dataclass, field
 
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import CRD_API, Json, ResourceKey, group_of
 from auditor.live.apierrors import DeadlineExceeded, KindNotServed, NotKubernetes, Unreachable
-from auditor.live.argocd import Running
-from auditor.live.kube import KubeCluster
+
+if t.TYPE_CHECKING:  # drift's repository side imports this before the client (drift/comparer.py)
+    from auditor.live.argocd import Running
+    from auditor.live.kube import KubeCluster
 
 CRD = (CRD_API, "CustomResourceDefinition")
 NODES = ("v1", "Node")  # what the flavors' nodes hold; kept apart from the objects

@@ -16,14 +16,15 @@ is not for here (`processes` says 1):
   exactly as it would without the fork, and nothing is lost.
 
 The caller's work must not start threads that outlive it, nor depend on which process runs it.
-This module imports nothing heavy: drift forks its loader before it imports the Kubernetes
-client (auditor/drift/preload.py).
+This module imports nothing heavy: drift forks its repository side before it imports the
+Kubernetes client (auditor/drift/comparer.py).
 
 Runs of a program (an executable, its flags, what it reads on stdin: a sweep's simulations) can
 also go beyond this machine: `engine` is the one place that says where a batch of them runs,
 on the local cores (through `run`) by default, or as Ray tasks (auditor/speed/ray.py) when
 asked; either way each run's `Finished` comes back in the runs' order, so what the caller makes
-of them is the same bytes.
+of them is the same bytes. A run itself is auditor/speed/programs.py's, which both engines
+import (neither imports the other's module: an import-linter contract).
 """
 
 from __future__ import annotations
@@ -33,15 +34,15 @@ import gc
 import os
 import pickle
 import signal
-import subprocess
 import sys
-import time
 import typing as t
 from dataclasses import dataclass
-from pathlib import Path
 
 from auditor.errors import ConfigError
 from auditor.live import forking
+from auditor.speed.programs import Finished as Finished
+from auditor.speed.programs import Program as Program
+from auditor.speed.programs import execute as execute
 
 I = t.TypeVar("I")  # noqa: E741 - an item
 R = t.TypeVar("R")  # its result
@@ -170,41 +171,6 @@ def _collect(child: _Child) -> list[t.Any] | None:
     except Exception:
         return None
     return t.cast(list[t.Any], got) if len(got) == len(child.indexes) else None
-
-
-@dataclass(frozen=True)
-class Program:
-    """One run of an executable: all an engine needs to carry it elsewhere."""
-
-    binary: Path
-    args: tuple[str, ...]
-    stdin: str
-    timeout: float  # real seconds; the run is stopped past them
-
-
-@dataclass(frozen=True)
-class Finished:
-    returncode: int | None  # None: stopped at its timeout
-    stdout: str
-    stderr: str
-    seconds: float
-
-
-def execute(program: Program) -> Finished:
-    """`program` run here, to its end or its timeout."""
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(
-            [str(program.binary), *program.args],
-            input=program.stdin,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=program.timeout,
-        )
-    except subprocess.TimeoutExpired:  # run() has killed it
-        return Finished(None, "", "", time.monotonic() - started)
-    return Finished(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
 
 
 class Engine(t.Protocol):

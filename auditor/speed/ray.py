@@ -30,7 +30,7 @@ import typing as t
 from pathlib import Path
 
 from auditor.errors import ClusterAccessError, ConfigError, SandboxError
-from auditor.speed.parallel import Finished, Program
+from auditor.speed.programs import Finished, Program
 
 CONNECT_DEADLINE = 30.0  # seconds to reach a Ray cluster and join it as a driver
 # Ray warns that a join from another thread leaves SIGTERM alone: as it should, it is ours.

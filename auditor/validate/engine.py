@@ -29,7 +29,7 @@ from auditor.repo.profiles import ClusterProfile
 from auditor.schemas import catalog, cel
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
-from auditor.speed import packs, parallel
+from auditor.speed import collector, packs, parallel
 from auditor.validate import kept
 
 if t.TYPE_CHECKING:
@@ -43,6 +43,7 @@ Connector = t.Callable[[ClusterProfile], "KubeCluster"]
 Note = t.Callable[[str], None]
 
 
+@collector.seldom_during  # many long-lived objects, few cycles (speed/collector.py)
 def validate(
     repo: Repository,
     schemas: Path,

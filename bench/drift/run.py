@@ -11,6 +11,7 @@ the same manifests:
                  runs it: the repository served from validate's cache (auditor/repo/cache.py)
   drift --no-cache    the same without the cache: the repository parsed (in the forked
                  loader, auditor/drift/preload.py), as every run did before
+  drift (--against)   with --against DIR, `drift` from that checkout, in turn with ours
   kubectl diff   `kubectl diff --server-side` over the same manifests (kubectl built from
                  k8s.io/kubernetes/cmd/kubectl at the control plane's version), for sizes up to
                  --kubectl-max only (it makes a dry-run apply and a GET per object)
@@ -20,6 +21,7 @@ the ratios, and the machine's load average while each size ran.
 
     .venv/bin/python bench/drift/run.py [--sizes 2000] [--cluster-queues 50] [--repeat 3]
     .venv/bin/python bench/drift/run.py --sizes 500,2000,10000
+    .venv/bin/python bench/drift/run.py --repeat 8 --kubectl-max 0 --against /tmp/main-checkout
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from auditor.sandbox.build import TOOLS, ensure_tool
 from bench.drift.generate import ROOT, SOURCE, generate, manifests_only
 
 CLUSTER = SOURCE
+AGAINST = "drift (--against)"
 
 RAW_LISTS = """
 import sys
@@ -68,7 +71,7 @@ class Sample:
     mib: float
 
 
-def measure(argv: list[str], expect: set[int]) -> Sample:
+def measure(argv: list[str], expect: set[int], env: dict[str, str] | None = None) -> Sample:
     """Wall seconds, CPU seconds and peak RSS (MiB) of one process.
 
     GNU time reports the peak: a child forked from this (large) process would otherwise count
@@ -81,6 +84,7 @@ def measure(argv: list[str], expect: set[int]) -> Sample:
             capture_output=True,
             text=True,
             check=False,
+            env={**os.environ, **(env or {})},
         )
         took = time.perf_counter() - started
         if proc.returncode not in expect:
@@ -107,7 +111,7 @@ def in_process(box: Sandbox, repo: Path, kinds: list[tuple[str, str]]) -> dict[s
     live = reading.read(box.connect(), kinds)
     read = time.perf_counter() - started
     started = time.perf_counter()
-    found = engine.compare_cluster(profile, desired, live, reading.LiveSchemas(None, live.crds))
+    found = engine.compare_cluster(engine.RepoSide(profile, desired), live)
     compare = time.perf_counter() - started
     assert found == [], found[:3]
     return {"raw LISTs": lists, "load repo": load, "read": read, "compare": compare}
@@ -177,6 +181,9 @@ def run_size(
         ),
     }
     runs["drift --no-cache"] = ([*runs["drift"][0], "--no-cache"], {0})
+    other = {"PYTHONPATH": str(args.against)} if args.against else None
+    if other:  # the same command from another checkout, in the same sitting: a paired before
+        runs[AGAINST] = runs["drift"]
     if tenants <= args.kubectl_max:
         manifests = manifests_only(repo, work / f"manifests-{tenants}")
         kubectl = ensure_tool(ROOT / "testenv", "kubectl", TOOLS["kubectl"], log=print)
@@ -195,10 +202,13 @@ def run_size(
             {0, 1},
         )
     measure(*runs["drift"])  # untimed: fills the cache, as the scheduled run before did
+    if other:
+        measure(*runs[AGAINST], other)
     before = os.getloadavg()[0]
     for _ in range(args.repeat):
         for name, (argv, expect) in runs.items():
-            result.samples.setdefault(name, []).append(measure(argv, expect))
+            env = other if name == AGAINST else None
+            result.samples.setdefault(name, []).append(measure(argv, expect, env))
         result.phases.append(in_process(box, repo, kinds))
     result.load = (before, os.getloadavg()[0])
     return result
@@ -253,7 +263,54 @@ def report(results: list[SizeResult], repeat: int) -> None:
             + " | ".join(f"{c:.2f}" for c in cells)
             + f" | {audit / raw:.2f}x |"
         )
+    runs(results)
+    readme(results)
     print("\ngoals: drift / raw LISTs <= 1.5x; kubectl diff / drift >= 10x")
+
+
+def readme(results: list[SizeResult]) -> None:
+    """The lines bench/README.md takes (medians; wall, then CPU, of raw LISTs and drift)."""
+    print("\nfor bench/README.md:")
+    print("| tenant namespaces | raw LISTs | drift | ratio | kubectl diff |")
+    print("|---|---|---|---|---|")
+    for r in results:
+        raw, dr, kd = (r.median(n, "wall") for n in ("raw LISTs", "drift", "kubectl diff"))
+        raw_cpu, dr_cpu = r.median("raw LISTs", "cpu"), r.median("drift", "cpu")
+        ratio = f"**{dr / raw:.2f}x**" if dr and raw else "-"
+        cpu = f" ({dr_cpu / raw_cpu:.2f}x CPU)" if dr_cpu and raw_cpu else ""
+        slower = f"{kd / dr:.1f}x slower than drift" if kd and dr else "-"
+        print(
+            f"| {r.tenants:,} | {cell(raw, '.2f')} s / {cell(raw_cpu, '.2f')} CPU-s "
+            f"| {cell(dr, '.2f')} s / {cell(dr_cpu, '.2f')} CPU-s | {ratio}{cpu} | {slower} |"
+        )
+    for r in results:
+        print(
+            f"`--no-cache` took {cell(r.median('drift --no-cache', 'wall'), '.2f')} s at "
+            f"{r.tenants:,}; load average {r.load[0]:.1f} to {r.load[1]:.1f}."
+        )
+        if AGAINST in r.samples:
+            wall, seconds = r.median(AGAINST, "wall"), r.median(AGAINST, "cpu")
+            lists = r.median("raw LISTs", "wall")
+            print(
+                f"--against at {r.tenants:,}: {cell(wall, '.2f')} s / {cell(seconds, '.2f')} "
+                f"CPU-s ({cell(wall / lists if wall and lists else None, '.2f')}x the raw LISTs)."
+            )
+
+
+def runs(results: list[SizeResult]) -> None:
+    """Every run, not only the medians: on a busy machine one run's ratio says little."""
+    print("\neach run, wall / CPU seconds (raw LISTs and drift ran one after the other):")
+    print("| tenant namespaces | run | raw LISTs | drift | drift / raw, wall | drift / raw, CPU |")
+    print("|" + "---|" * 6)
+    for r in results:
+        for name in ("drift", AGAINST) if AGAINST in r.samples else ("drift",):
+            pairs = zip(r.samples["raw LISTs"], r.samples[name], strict=True)
+            for i, (raw, dr) in enumerate(pairs, 1):
+                print(
+                    f"| {r.tenants:,} | {i}{'' if name == 'drift' else ' (--against)'} "
+                    f"| {raw.wall:.2f} s / {raw.cpu:.2f} s | {dr.wall:.2f} s / {dr.cpu:.2f} s "
+                    f"| {dr.wall / raw.wall:.2f}x | {dr.cpu / raw.cpu:.2f}x |"
+                )
 
 
 def main() -> None:
@@ -269,6 +326,12 @@ def main() -> None:
         type=int,
         default=2000,
         help="run kubectl diff only up to this many tenant namespaces (default 2000)",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="also time drift from this checkout (its PYTHONPATH), run for run beside ours: "
+        "before and after in one sitting, under the same load",
     )
     args = parser.parse_args()
     sizes = sorted({args.tenants} if args.tenants else {int(s) for s in args.sizes.split(",")})

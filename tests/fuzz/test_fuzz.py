@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, seed, settings
 
 from auditor.cli.main import cli
-from auditor.drift import engine
+from auditor.drift import audit as drift
 from auditor.repo.layout import Repository
 from tests.conftest import assert_report
 from tests.estate import copy_estate
@@ -117,7 +117,7 @@ def judge_drift(ws: Workspace, corruption: Corruption) -> None:
     cluster = cluster_of(corruption.file)
     try:
         repo = Repository.open(ws.repo)
-        report = engine.audit(
+        report = drift.audit(
             repo,
             [cluster],
             lambda p: RepoAsLive(p.name, ws.live[p.name]),

@@ -215,8 +215,8 @@ def test_kueue_writes_the_workers_sum_as_its_own_and_drift_accepts_it(
     for r in resources:
         if r.kind != "ConfigMap":
             read.objects[r.key] = admin.get(r.api_version, r.kind, r.name, r.namespace)
-    crds = admin.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-    found = engine.compare_cluster(profile, resources, read, reading.LiveSchemas(None, crds))
+    read.crds = admin.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    found = engine.compare_cluster(engine.RepoSide(profile, resources), read)
     owned = [f for f in found if f.rule.id == "drift-controller-owned"]
     assert {f.path for f in owned} >= {
         "spec.resourceGroups[0].flavors[default].resources[cpu].nominalQuota",

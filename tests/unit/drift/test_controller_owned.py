@@ -48,7 +48,7 @@ def audit(text: str, version: str, **spec: t.Any) -> Report:
     live.read = {k for _, k in reading.kinds_to_read(profile(version), desired)}
     for r in desired:
         live.objects[r.key] = summed(r.body, "kueue", **spec) if r is queue else r.body
-    found = engine.compare_cluster(profile(version), desired, live, reading.LiveSchemas(None, []))
+    found = engine.compare_cluster(engine.RepoSide(profile(version), desired), live)
     return Report("drift", found)
 
 

@@ -11,7 +11,7 @@ from tests.unit.drift.objects import PROFILE, RBAC, live_of, obj
 
 def compare(desired: list[dict[str, t.Any]], live: reading.Live) -> list[tuple[t.Any, ...]]:
     resources = [Resource(body=b, file="clusters/c/x.yaml", line=1, cluster="c") for b in desired]
-    found = engine.compare_cluster(PROFILE, resources, live, reading.LiveSchemas(None, []))
+    found = engine.compare_cluster(engine.RepoSide(PROFILE, resources), live)
     return [(f.rule.id, f.change, f.kind, f.name) for f in found]
 
 
@@ -46,9 +46,9 @@ def test_unmanaged_objects_that_matter() -> None:
     )
     assert compare([], live) == [
         ("drift-admission-label", "unmanaged", "Namespace", "rogue"),
-        ("drift-flavor", "unmanaged", "ResourceFlavor", "spare"),
         ("drift-priority", "unmanaged", "PriorityClass", "urgent"),
-    ]
+        ("drift-flavor", "unmanaged", "ResourceFlavor", "spare"),
+    ]  # live-only objects (no file) by kind, in engine.order
 
 
 def test_an_unread_kind_is_never_reported_missing_or_clean() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from auditor.drift import engine
+from auditor.drift.audit import audit
 from auditor.live.credentials import ContextMissing
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
@@ -33,7 +34,7 @@ def test_a_cluster_without_a_kubeconfig_context_is_incomplete_and_the_other_audi
             raise ContextMissing("cluster gpu-prod: no context gpu-prod of kc")
         return RepoAsLive(profile.name, staging)
 
-    report = engine.audit(repo, ["gpu-prod", "gpu-staging"], connect)
+    report = audit(repo, ["gpu-prod", "gpu-staging"], connect)
     assert [(c.name, c.status, c.errors) for c in report.clusters] == [
         ("gpu-prod", "incomplete", ["cluster gpu-prod: no context gpu-prod of kc"]),
         ("gpu-staging", "ok", []),
@@ -43,7 +44,7 @@ def test_a_cluster_without_a_kubeconfig_context_is_incomplete_and_the_other_audi
 
 def test_a_deadline_passed_mid_read_names_every_kind_left_unread(repo: Repository) -> None:
     cluster = RepoAsLive("gpu-prod", live_objects(repo, "gpu-prod"), reads=3)
-    report = engine.audit(repo, ["gpu-prod"], lambda _p: cluster)
+    report = audit(repo, ["gpu-prod"], lambda _p: cluster)
     [result] = report.clusters
     assert result.status == "incomplete" and report.exit_code == 3
     read, failed = cluster.asked[:3], cluster.asked[3]
@@ -52,7 +53,7 @@ def test_a_deadline_passed_mid_read_names_every_kind_left_unread(repo: Repositor
     head, rest = result.errors[1].split(": ", 1)  # every kind left unread, on one line
     assert len(result.errors) == 2 and head == "LIST not attempted (the cluster's deadline passed)"
     unread = rest.split(", ")
-    assert {"ClusterQueue", "LocalQueue", "CustomResourceDefinition"} <= set(unread)
+    assert {"Namespace", "RoleBinding", "LocalQueue", "Node"} <= set(unread)
     assert not set(read) & set(unread)
     assert [f for f in report.findings if f.kind not in read] == []
 
@@ -60,20 +61,18 @@ def test_a_deadline_passed_mid_read_names_every_kind_left_unread(repo: Repositor
 def test_a_bug_while_comparing_one_cluster_leaves_the_others_drift_reported(
     repo: Repository, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = engine.compare_objects
+    real = engine.compare_kind
 
-    def compare(profile: ClusterProfile, *args: t.Any) -> t.Any:
-        if profile.name == "gpu-prod":
+    def compare(comparison: engine.Comparison, kind: str) -> t.Any:
+        if comparison.side.profile.name == "gpu-prod":
             raise KeyError("spec")
-        return real(profile, *args)
+        return real(comparison, kind)
 
-    monkeypatch.setattr(engine, "compare_objects", compare)
+    monkeypatch.setattr(engine, "compare_kind", compare)
     staging = live_objects(repo, "gpu-staging")
     staging = [o for o in staging if o["kind"] != "LocalQueue"]  # drift to be reported
     objects = {"gpu-prod": live_objects(repo, "gpu-prod"), "gpu-staging": staging}
-    report = engine.audit(
-        repo, ["gpu-prod", "gpu-staging"], lambda p: RepoAsLive(p.name, objects[p.name])
-    )
+    report = audit(repo, ["gpu-prod", "gpu-staging"], lambda p: RepoAsLive(p.name, objects[p.name]))
     prod, stage = report.clusters
     assert prod.status == "incomplete" and stage.status == "ok"
     assert prod.errors == [
@@ -91,7 +90,7 @@ def test_a_malformed_repo_object_is_a_finding_not_a_crash(repo_copy: Path) -> No
     live = live_objects(Repository.open(repo_copy), "gpu-staging")
     text = path.read_text()
     path.write_text(text[: text.index("  annotations:")] + "  annotations: note\n")
-    report = engine.audit(
+    report = audit(
         Repository.open(repo_copy),
         ["gpu-staging"],
         lambda p: RepoAsLive(p.name, live),

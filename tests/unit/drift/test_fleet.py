@@ -13,8 +13,10 @@ from importlib import resources
 from pathlib import Path
 
 import jsonschema
+import pytest
 
-from auditor.drift import engine
+from auditor.drift import audit as drift
+from auditor.drift import comparer, engine
 from auditor.k8s.objects import CRD_API, KUEUE_GROUP, Json
 from auditor.kueue import release
 from auditor.live.credentials import ContextMissing
@@ -57,7 +59,7 @@ def audit(repo_copy: Path, fleet: bool) -> t.Any:
         objects = live_objects(repo, profile.name) + crds_of(profile.kueue_version)
         return RepoAsLive(profile.name, objects)
 
-    return engine.audit(repo, ALL, connect, with_fleet=fleet)
+    return drift.audit(repo, ALL, connect, with_fleet=fleet)
 
 
 def test_the_fleet_summary_and_the_clusters_behind(repo_copy: Path) -> None:
@@ -101,11 +103,11 @@ def test_without_fleet_drift_is_as_it_was(repo_copy: Path) -> None:
     assert report.findings == []
 
 
-def test_a_fleet_audited_in_forked_workers_is_reported_as_in_one_process(
-    repo_copy: Path, tmp_path: Path
+def test_a_fleet_compared_in_a_child_is_reported_as_in_one_process(
+    repo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The clusters in worker processes (drift's command runs one per core): the same report,
-    byte for byte, drift and a cluster down included, in the same order."""
+    """The comparisons in a forked child (as the drift command runs them) while this process
+    reads: the same report, byte for byte, drift and a cluster down included, in one order."""
     repo = Repository.open(repo_copy)
     objects = {name: live_objects(repo, name) for name in ALL}
     gone = objects["gpu-staging"].pop(2)  # drift: missing there
@@ -135,30 +137,36 @@ def test_a_fleet_audited_in_forked_workers_is_reported_as_in_one_process(
             },
         }
     )
-    connected = tmp_path / "pids"
+    compared = tmp_path / "pids"
+    real = engine.compare_kind
+
+    def compare_kind(comparison: engine.Comparison, kind: str) -> t.Any:
+        with compared.open("a") as f:  # which process compared
+            f.write(f"{os.getpid()}\n")
+        return real(comparison, kind)
+
+    monkeypatch.setattr(engine, "compare_kind", compare_kind)
 
     def connect(profile: ClusterProfile) -> KubeCluster:
-        with connected.open("a") as f:  # which process connected
-            f.write(f"{os.getpid()}\n")
         if profile.name == "gpu-prod":
             raise ContextMissing("cluster gpu-prod: no context gpu-prod of kc")
         assert profile.kueue_version
         return RepoAsLive(profile.name, objects[profile.name] + crds_of(profile.kueue_version))
 
-    def text(processes: int) -> str:
-        report = engine.audit(
-            Repository.open(repo_copy), ALL, connect, with_fleet=True, processes=processes
-        )
+    def text(fork: bool) -> str:
+        repo = Repository.open(repo_copy)
+        comparing = comparer.start(repo, ALL, None, fork=fork)
+        assert comparing.forked is fork
+        report = drift.audit(repo, ALL, connect, with_fleet=True, comparing=comparing)
         out = io.StringIO()
         REPORTER_BY_NAME["json"](report, out)
         return out.getvalue()
 
-    alone = text(1)
-    assert set(connected.read_text().split()) == {str(os.getpid())}
-    connected.unlink()
-    forked = text(2)
-    workers = set(connected.read_text().split())
-    assert len(workers) == 2 and str(os.getpid()) not in workers  # two worker processes
+    alone = text(False)
+    assert set(compared.read_text().split()) == {str(os.getpid())}
+    compared.unlink()
+    forked = text(True)
+    assert len(pids := set(compared.read_text().split())) == 1 and str(os.getpid()) not in pids
     assert forked == alone
     got = json.loads(alone)
     assert [c["status"] for c in got["clusters"]] == ["ok", "incomplete", "ok"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.drift import engine, reading
+from auditor.drift import engine
 from auditor.model import Finding, Resource
 from tests.unit.drift.objects import PROFILE, live_of, obj
 
@@ -34,7 +34,7 @@ def ns(name: str, labels: dict[str, str], annotations: dict[str, str] | None = N
 
 def findings(desired: list[t.Any], *live: t.Any) -> list[Finding]:
     resources = [Resource(body=b, file="clusters/c/x.yaml", line=1, cluster="c") for b in desired]
-    return engine.compare_cluster(PROFILE, resources, live_of(*live), reading.LiveSchemas(None, []))
+    return engine.compare_cluster(engine.RepoSide(PROFILE, resources), live_of(*live))
 
 
 def test_a_label_and_an_annotation_the_repo_never_sets_and_nothing_reads_are_not_drift() -> None:

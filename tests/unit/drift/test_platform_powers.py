@@ -47,9 +47,8 @@ def platform_findings(
     for o in live:
         state.objects[reading.key_of(o)] = o
     desired = [Resource(body=b, file="clusters/c/leads.yaml", line=1, cluster="c") for b in repo]
-    found = engine.compare_cluster(
-        PROFILE, desired, state, reading.LiveSchemas(None, []), {"team-a": TEAM_A}
-    )
+    side = engine.RepoSide(PROFILE, desired, tenants={"team-a": TEAM_A})
+    found = engine.compare_cluster(side, state)
     return [
         (f.name or "", f.file, f.message)
         for f in found

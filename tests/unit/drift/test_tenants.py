@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typing as t
 
-from auditor.drift import engine, reading
+from auditor.drift import engine
 from auditor.model import Resource
 from auditor.repo.profiles import TenantCluster, TenantProfile
 from tests.unit.drift.objects import PROFILE, RBAC, live_of, obj
@@ -32,9 +32,7 @@ def ops(rules: list[dict[str, t.Any]]) -> dict[str, t.Any]:
 def tenant_findings(live_role: dict[str, t.Any]) -> list[tuple[str, str | None, int | None, str]]:
     repo = [Resource(body=BINDING, file="clusters/c/rbac.yaml", line=7, cluster="c")]
     live = live_of(BINDING, live_role)
-    found = engine.compare_cluster(
-        PROFILE, repo, live, reading.LiveSchemas(None, []), {"team-a": TEAM_A}
-    )
+    found = engine.compare_cluster(engine.RepoSide(PROFILE, repo, tenants={"team-a": TEAM_A}), live)
     return [(f.rule.id, f.file, f.line, f.message) for f in found if "tenant" in f.rule.id]
 
 
@@ -57,9 +55,7 @@ def test_a_harmless_live_role_gives_no_finding() -> None:
 def test_without_tenant_profiles_nothing_is_a_tenant() -> None:
     patch = [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]}]
     repo = [Resource(body=BINDING, file="clusters/c/rbac.yaml", line=7, cluster="c")]
-    found = engine.compare_cluster(
-        PROFILE, repo, live_of(BINDING, ops(patch)), reading.LiveSchemas(None, [])
-    )
+    found = engine.compare_cluster(engine.RepoSide(PROFILE, repo), live_of(BINDING, ops(patch)))
     assert [f for f in found if f.rule.id == "rbac-tenant-power-granted"] == []
 
 
@@ -84,9 +80,7 @@ def edit_findings(live_edit_rules: list[dict[str, t.Any]]) -> list[str]:
     """drift's tenant findings right after an import of tenants bound to the built-in edit."""
     repo = [Resource(body=EDITORS, file="tenants/team-a/c/rbac.yaml", line=1, cluster="c")]
     live = live_of(EDITORS, obj(RBAC, "ClusterRole", "edit", rules=live_edit_rules))
-    found = engine.compare_cluster(
-        PROFILE, repo, live, reading.LiveSchemas(None, []), {"team-a": TEAM_A}
-    )
+    found = engine.compare_cluster(engine.RepoSide(PROFILE, repo, tenants={"team-a": TEAM_A}), live)
     return [f.message for f in found if f.rule.id == "rbac-tenant-power-granted"]
 
 

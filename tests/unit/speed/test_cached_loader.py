@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.drift import preload
+from auditor.drift import comparer
 from auditor.model import Finding
 from auditor.repo import cached
 from auditor.repo.cache import FileCache
@@ -114,12 +114,12 @@ def test_an_edited_file_is_read_again(root: Path) -> None:
 
 def test_drift_reads_the_packs_validate_filled(root: Path) -> None:
     """validate and drift open each cluster's pack one way (auditor/speed/packs.py): a drift
-    after a validate loads every file from it, without forking a loader."""
+    after a validate loads every file from it (in drift's repository side, drift/comparer.py)."""
     validate(Repository.open(root), root / "schemas", cache=True)
-    [pack] = preload.file_caches(Repository.open(root), [CLUSTER]).values()
+    caches = comparer.file_caches(Repository.open(root), [CLUSTER])
+    [pack] = caches.values()
     assert sorted(pack.old) == sorted(
         f"clusters/{CLUSTER}/{name}" for name in ("broken.yaml", "no-name.yaml", "queues.yaml")
     )
-    loading = preload.Preload.start(Repository.open(root), [CLUSTER], cache=True)
-    assert not loading.forked  # every pack holds entries: loaded here, from them
-    assert shown(loading.result()) == shown(Repository.open(root).load([CLUSTER]))
+    loaded = cached.load(Repository.open(root), [CLUSTER], caches)
+    assert shown(loaded) == shown(Repository.open(root).load([CLUSTER]))

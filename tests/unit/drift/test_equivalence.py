@@ -1,0 +1,167 @@
+"""Drift's comparison as the command runs it (each kind put to a forked child as its LIST
+ends, auditor/speed/stream.py) finds what `engine.compare_cluster` finds over the whole read,
+in this process: the same findings in the same order, a bug the same cluster's error."""
+
+from __future__ import annotations
+
+import os
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from auditor.drift import audit as drift
+from auditor.drift import comparer, engine, reading
+from auditor.k8s.objects import Json
+from auditor.live.credentials import ContextMissing
+from auditor.model import Finding, Report
+from auditor.repo.layout import Repository
+from auditor.repo.profiles import ClusterProfile
+from tests.estate import ESTATE
+from tests.unit.drift.repo_as_live import RepoAsLive, live_objects
+
+CLUSTERS = ["gpu-prod", "gpu-staging"]
+
+
+def _drifted(repo: Repository, name: str) -> list[Json]:
+    """The cluster's objects with drift: one missing, one changed, one extra."""
+    objects = live_objects(repo, name)
+    del objects[3]
+    queue = next(o for o in objects if o["kind"] == "LocalQueue")
+    queue["spec"]["clusterQueue"] = "changed"
+    extra = {
+        "apiVersion": repo.cluster(name).kueue_api,
+        "kind": "Cohort",
+        "metadata": {"name": "x"},
+    }
+    return [*objects, extra]
+
+
+def _audited(repo_copy: Path, fork: bool) -> Report:
+    repo = Repository.open(repo_copy)
+    objects = {name: _drifted(repo, name) for name in CLUSTERS}
+    comparing = comparer.start(repo, CLUSTERS, ESTATE / "schemas", fork=fork)
+    assert comparing.forked is fork  # this machine has two cores: the child is forked
+    return drift.audit(
+        repo, CLUSTERS, lambda p: RepoAsLive(p.name, objects[p.name]), comparing=comparing
+    )
+
+
+def _sequential(repo_copy: Path) -> list[Finding]:
+    """engine.compare_cluster over each cluster's whole read, its repository side made here."""
+    repo = Repository.open(repo_copy)
+    work = comparer.RepoSide(repo, CLUSTERS, ESTATE / "schemas", cache=False)
+    prepared = work.prepare()
+    found = list(prepared.loaded)
+    for name in CLUSTERS:
+        side = prepared.comparisons[name].side
+        live = reading.read(
+            RepoAsLive(name, _drifted(repo, name)), [(p.api_version, p.kind) for p in side.plan]
+        )
+        found += engine.compare_cluster(side, live)
+    return found
+
+
+def _shown(found: t.Iterable[Finding]) -> list[dict[str, t.Any]]:
+    return [f.to_json() for f in found]
+
+
+def test_compared_in_a_child_as_the_lists_arrive_is_compare_cluster(repo_copy: Path) -> None:
+    forked, here = _audited(repo_copy, True), _audited(repo_copy, False)
+    assert _shown(forked.findings) == _shown(here.findings) == _shown(_sequential(repo_copy))
+    assert {f.change for f in forked.findings} >= {"missing", "modified", "unmanaged"}
+    assert [c.status for c in forked.clusters] == ["ok", "ok"]
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_a_bug_in_one_clusters_comparison_is_that_clusters_error(
+    repo_copy: Path, fork: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = engine.compare_kind
+
+    def compare_kind(comparison: engine.Comparison, kind: str) -> list[Finding]:
+        if comparison.side.profile.name == "gpu-staging" and kind == "LocalQueue":
+            raise KeyError(kind)
+        return real(comparison, kind)
+
+    monkeypatch.setattr(engine, "compare_kind", compare_kind)
+    report = _audited(repo_copy, fork)
+    prod, staging = report.clusters
+    assert (prod.status, staging.status) == ("ok", "incomplete")
+    assert staging.errors == [
+        "internal error while comparing cluster gpu-staging: KeyError: 'LocalQueue' "
+        "(a bug in kueue-gitops; -v shows the traceback)"
+    ]
+    assert {f.cluster for f in report.findings} == {"gpu-prod"}
+
+
+def test_no_cluster_reached_each_is_incomplete_the_childs_plan_never_asked_for(
+    repo_copy: Path,
+) -> None:
+    def connect(profile: ClusterProfile) -> RepoAsLive:
+        raise ContextMissing(f"cluster {profile.name}: no context")
+
+    repo = Repository.open(repo_copy)
+    comparing = comparer.start(repo, CLUSTERS, None, fork=True)
+    report = drift.audit(repo, CLUSTERS, connect, comparing=comparing)
+    assert [(c.status, c.errors) for c in report.clusters] == [
+        ("incomplete", [f"cluster {name}: no context"]) for name in CLUSTERS
+    ]
+    assert report.findings == []
+
+
+def test_a_child_that_fails_leaves_this_process_to_compare(
+    repo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent, real = os.getpid(), engine.Comparison.findings
+
+    def findings(self: engine.Comparison) -> t.Any:
+        if os.getpid() != parent:
+            os._exit(9)  # a crash, as a killed child
+        return real(self)
+
+    monkeypatch.setattr(engine.Comparison, "findings", findings)
+    assert _shown(_audited(repo_copy, True).findings) == _shown(_sequential(repo_copy))
+
+
+def test_each_kind_is_compared_in_the_child_while_the_next_ones_are_read(
+    repo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cluster holds each LIST after the Namespaces until the child says it compared the
+    Namespaces: a comparison after the last LIST would never come (the run would stop at the
+    cluster's 9 s deadline, its kinds unread)."""
+    said = tmp_path / "compared"
+    real = engine.compare_kind
+
+    def compare_kind(comparison: engine.Comparison, kind: str) -> list[Finding]:
+        found = real(comparison, kind)
+        with said.open("a") as out:
+            out.write(f"{os.getpid()} {kind}\n")
+        return found
+
+    monkeypatch.setattr(engine, "compare_kind", compare_kind)
+    repo = Repository.open(repo_copy)
+
+    class Holding(RepoAsLive):
+        def list(
+            self, api_version: str, kind: str, *, page_size: int = 500, selector: str = ""
+        ) -> list[Json]:
+            if "Namespace" in self.asked and kind != "Namespace":
+                _wait_for(said, " Namespace\n", within=8)
+            return super().list(api_version, kind, page_size=page_size, selector=selector)
+
+    def connect(profile: ClusterProfile) -> Holding:
+        return Holding(profile.name, live_objects(repo, profile.name))
+
+    comparing = comparer.start(repo, ["gpu-prod"], None, fork=True)
+    report = drift.audit(repo, ["gpu-prod"], connect, comparing=comparing)
+    assert report.clusters[0].status == "ok" and report.findings == []
+    assert str(os.getpid()) not in said.read_text()  # compared in the child only
+
+
+def _wait_for(path: Path, text: str, within: float) -> None:
+    deadline = time.monotonic() + within
+    while not (path.exists() and text in path.read_text()):
+        assert time.monotonic() < deadline, f"{text.strip()} not compared within {within} s"
+        time.sleep(0.01)

@@ -1,0 +1,111 @@
+"""The stream seam: work fed message by message to a forked child gives what the same work in
+this process gives; a child that fails leaves all of it to this process, errors and all; no
+fork while another thread runs. And the reading threads: each item's outcome, in order."""
+
+from __future__ import annotations
+
+import os
+import threading
+import typing as t
+
+import pytest
+
+from auditor.speed import stream, threads
+
+
+class Summing(stream.Work[list[t.Any], t.Any, int, list[t.Any]]):
+    """The state: the preparing pid, then (pid, message) for each message taken."""
+
+    def __init__(self, crash_at: t.Any = None, parent: int = 0) -> None:
+        self.crash_at, self.parent = crash_at, parent
+
+    def prepare(self) -> list[t.Any]:
+        return [os.getpid()]
+
+    def early(self, state: list[t.Any]) -> int:
+        return 41
+
+    def take(self, state: list[t.Any], message: t.Any) -> None:
+        if message == self.crash_at and os.getpid() != self.parent:
+            os._exit(9)  # a crash, as a killed child
+        state.append((os.getpid(), message))
+
+    def finish(self, state: list[t.Any]) -> list[t.Any]:
+        if state[-1] == (os.getpid(), "refuse"):
+            raise ValueError("refused")
+        return state
+
+
+def _fed(work: Summing, messages: list[t.Any], *, fork: bool) -> tuple[bool, int, list[t.Any]]:
+    fed = stream.Stream(work, fork=fork)
+    early = fed.early()
+    for message in messages:
+        fed.put(message)
+    return fed.forked, early, fed.result()
+
+
+def test_a_forked_stream_gives_what_this_process_gives_in_the_messages_order() -> None:
+    forked, early, got = _fed(Summing(), [1, 2, 3], fork=True)
+    _, _, here = _fed(Summing(), [1, 2, 3], fork=False)
+    assert forked and early == 41
+    assert [m for _, m in got[1:]] == [m for _, m in here[1:]] == [1, 2, 3]
+    assert {got[0], *(pid for pid, _ in got[1:])} == {got[0]} != {os.getpid()}
+    assert {here[0], *(pid for pid, _ in here[1:])} == {os.getpid()}
+
+
+def test_the_result_without_the_early_answer_asked_for() -> None:
+    fed = stream.Stream(Summing(), fork=True)
+    got = fed.result()
+    assert got[0] != os.getpid() and got[1:] == []  # the child's, its early answer passed by
+
+
+def test_a_child_that_crashes_leaves_the_work_to_this_process() -> None:
+    forked, _, got = _fed(Summing(crash_at=2, parent=os.getpid()), [1, 2, 3], fork=True)
+    assert forked and got == [os.getpid(), *((os.getpid(), m) for m in (1, 2, 3))]
+
+
+def test_a_message_that_does_not_pickle_is_worked_on_here() -> None:
+    lock = threading.Lock()
+    forked, _, got = _fed(Summing(), [1, lock], fork=True)
+    assert forked and got == [os.getpid(), (os.getpid(), 1), (os.getpid(), lock)]
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_an_error_in_the_work_surfaces_as_in_process(fork: bool) -> None:
+    with pytest.raises(ValueError, match="refused"):
+        _fed(Summing(), [1, "refuse"], fork=fork)
+
+
+def test_no_fork_while_another_thread_runs() -> None:
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        forked, _, got = _fed(Summing(), [1], fork=True)
+    finally:
+        stop.set()
+        thread.join()
+    assert not forked and got == [os.getpid(), (os.getpid(), 1)]
+
+
+class Refused(Exception):
+    pass
+
+
+def test_each_items_outcome_in_order_a_caught_error_among_them() -> None:
+    together = threading.Barrier(3, timeout=10)  # passed only when all three run at once
+
+    def work(item: int) -> int:
+        together.wait()
+        if item == 2:
+            raise Refused("two")
+        return item * 10
+
+    got = threads.each(work, [1, 2, 3], (Refused,))
+    assert got[::2] == [10, 30] and isinstance(got[1], Refused)
+
+    def refuse(item: int) -> int:
+        raise Refused(str(item))
+
+    with pytest.raises(Refused):  # not among those caught: raised here
+        threads.each(refuse, [2], (KeyError,))
