@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from auditor.repo.cache import user_cache_root
+from auditor import cache
 from auditor.repo.tree import MAX_FILE_BYTES
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -122,7 +122,7 @@ def find(tool: str, only_pinned: bool = False, argocd: str | None = None) -> Ren
     build else PATH's copy; else, unless `only_pinned` (`exact()`), PATH's copy of another
     release, else a cached build of another."""
     want, by = wanted(tool, argocd)
-    built = [str(b) for b in sorted((user_cache_root() / "tools" / tool).glob(f"*/{tool}"))]
+    built = [str(b) for b in sorted((cache.area("tools") / tool).glob(f"*/{tool}"))]
     on_path = shutil.which(tool)
     seen: dict[str, str | None] = {}
     for candidate in [*built, *([on_path] if on_path else [])]:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from auditor import cache
 from auditor.k8s import quantity as k8s_quantity
-from auditor.repo.cache import user_cache_root
 
 if t.TYPE_CHECKING:  # celpy and lark load on the first rule evaluated: ~0.1 s of imports
     import celpy
@@ -108,17 +108,17 @@ def _parser() -> lark.Lark:
     from celpy.celparser import CELParser
 
     grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
-    folder = user_cache_root() / "cel"
-    final = folder / f"lark-{lark.__version__}-celpy-{metadata.version('cel-python')}.cache"
-    cache: str | bool = str(final)
+    folder = cache.area("cel")
+    final = folder / f"{cache.key(lark.__version__, metadata.version('cel-python'))[:32]}.lark"
+    kept: str | bool = str(final)
     temp: Path | None = None
     try:
         if not final.exists():
             folder.mkdir(parents=True, exist_ok=True)
             temp = folder / f".{final.name}.{os.getpid()}"
-            cache = str(temp)
+            kept = str(temp)
     except OSError:
-        cache = False  # no cache directory: analyse the grammar every time
+        kept = False  # no cache directory: analyse the grammar every time
     parser = lark.Lark(
         grammar,
         parser="lalr",
@@ -130,7 +130,7 @@ def _parser() -> lark.Lark:
         maybe_placeholders=False,
         priority="invert",
         tree_class=lark.Tree,
-        cache=cache,
+        cache=kept,
     )
     if temp is not None:
         with contextlib.suppress(OSError):
