@@ -22,13 +22,13 @@ from pathlib import Path
 
 from auditor import cache
 from auditor.k8s import quantity as k8s_quantity
+from auditor.k8s.objects import FieldPath
 
 if t.TYPE_CHECKING:  # celpy and lark load on the first rule evaluated: ~0.1 s of imports
     import celpy
     import lark
 
 Schema = dict[str, t.Any]
-Path_ = tuple[str | int, ...]
 ANY = "*"  # a location step over every list item or map value
 
 
@@ -50,7 +50,7 @@ class Rule:
 
 @dataclass(frozen=True)
 class Violation:
-    path: Path_
+    path: FieldPath
     message: str
     rule: str
 
@@ -190,8 +190,8 @@ def _default(schema: Schema, value: t.Any) -> None:
 
 
 def _at(
-    value: t.Any, location: tuple[str, ...], path: Path_ = ()
-) -> t.Iterator[tuple[Path_, t.Any]]:
+    value: t.Any, location: tuple[str, ...], path: FieldPath = ()
+) -> t.Iterator[tuple[FieldPath, t.Any]]:
     if value is None:
         return
     if not location:
@@ -270,7 +270,7 @@ def verdict(rule: Rule, value_json: str, old_json: str | None = None) -> str | N
     return rule.message
 
 
-def field_steps(field_path: str | None) -> Path_:
+def field_steps(field_path: str | None) -> FieldPath:
     if not field_path:
         return ()
     return tuple(p for p in field_path.replace("[", ".").replace("]", "").split(".") if p)

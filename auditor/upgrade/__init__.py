@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import tempfile
 import typing as t
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from auditor import kueue, rules
@@ -221,20 +221,7 @@ def _repo(profile: ClusterProfile, resources: list[Resource], target: Bundle) ->
         message = f.message.replace("cluster target", f"Kueue {release}").replace(
             "is deprecated on", "is deprecated by"
         )
-        out.append(
-            Finding(
-                rule,
-                message,
-                cluster=profile.name,
-                api_version=f.api_version,
-                kind=f.kind,
-                namespace=f.namespace,
-                name=f.name,
-                file=f.file,
-                line=f.line,
-                path=f.path,
-            )
-        )
+        out.append(replace(f, rule=rule, message=message, cluster=profile.name))
     return out
 
 
