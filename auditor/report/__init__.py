@@ -18,14 +18,6 @@ from auditor.report import github, json_, junit, markdown, sarif, text, views
 Reporter = t.Callable[[Report, t.TextIO], None]
 
 
-def _viewed(generic: Reporter, chosen: dict[str, views.View]) -> Reporter:
-    def write(report: Report, stream: t.TextIO) -> None:
-        view = chosen.get(report.command) if report.section is not None else None
-        (view or generic)(report, stream)
-
-    return write
-
-
 def _html(report: Report, stream: t.TextIO) -> None:
     from auditor.report import html  # draws with pygal: imported only when a page is asked for
 
@@ -33,9 +25,9 @@ def _html(report: Report, stream: t.TextIO) -> None:
 
 
 REPORTER_BY_NAME: dict[str, Reporter] = {
-    "text": _viewed(text.write, views.TEXT),
+    "text": views.viewed(text.write, views.TEXT),
     "json": json_.write,
-    "markdown": _viewed(markdown.write, views.MARKDOWN),
+    "markdown": views.viewed(markdown.write, views.MARKDOWN),
     "sarif": sarif.write,
     "junit": junit.write,
     "github": github.write,
