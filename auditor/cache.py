@@ -34,6 +34,7 @@ class Area:
     what: str  # for `cache clean`'s listing
     limit: int | None = None  # bytes; past it, the least recently written files go
     build: bool = False  # removed only by `cache clean --builds`
+    cleaned: bool = True  # False: its owner removes it (a running sandbox's certificates)
 
 
 AREAS = {
@@ -47,7 +48,7 @@ AREAS = {
         Area("tools", "kustomize, Helm and Argo CD at their pinned releases", build=True),
         Area("kueue", "Kueue releases' sources and CRDs", build=True),
         Area("kueuesim", "the simulator, per Kueue release", build=True),
-        Area("sandboxes", "sandboxes' state (a running one's too)", build=True),
+        Area("sandboxes", "sandboxes' state: `sandbox down` removes it", cleaned=False),
         Area("mermaid", "the tests' mermaid parser", build=True),
     )
 }
@@ -176,14 +177,17 @@ class Freed:
 
 
 def clean(builds: bool = False, dry_run: bool = False) -> list[Freed]:
-    """Remove every area but the builds (with `builds`, those too); with `dry_run`, only say
-    what would go. Only the declared areas, each a real folder directly under the root: a
-    symbolic link, or anything else under the root, is left where it is."""
+    """Remove every area but the builds (with `builds`, those too) and the sandboxes' state (a
+    running sandbox's: `sandbox down` removes it); with `dry_run`, only say what would go.
+    Only the declared areas, each a real folder directly under the root: a symbolic link, or
+    anything else under the root, is left where it is."""
     top = root()
     freed = []
     for declared in AREAS.values():
         folder = top / declared.name
-        if (declared.build and not builds) or folder.is_symlink() or not folder.is_dir():
+        if not declared.cleaned or (declared.build and not builds):
+            continue
+        if folder.is_symlink() or not folder.is_dir():
             continue
         size = sum(e.size for e in entries(declared.name))
         if not dry_run:

@@ -16,8 +16,8 @@ def cache_group() -> None:
 @click.option(
     "--builds",
     is_flag=True,
-    help="Remove the builds too (Kubernetes, Kueue, the simulator, the pinned tools, the "
-    "sandboxes' state: about twenty minutes to build again).",
+    help="Remove the builds too (Kubernetes, Kueue, the simulator, the pinned tools: about "
+    "twenty minutes to build again). The sandboxes' state is `sandbox down`'s, never removed.",
 )
 @click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
 def clean(builds: bool, dry_run: bool) -> None:

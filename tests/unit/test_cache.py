@@ -92,6 +92,7 @@ def test_a_write_holds_its_area_to_the_declared_limit(
 def _filled(root: Path) -> None:
     for area in ("render", "validate", "validators", "testenv", "tools", "kueuesim", "kueue"):
         _aged(root / area / "entry", 0, 10)
+    _aged(root / "sandboxes" / "east" / "state.json", 0, 10)  # `sandbox down`'s to remove
     _aged(root / "someone-else" / "keep", 0, 10)
 
 
@@ -103,13 +104,13 @@ def test_clean_removes_the_caches_and_keeps_the_builds(root: Path) -> None:
     _filled(root)
     freed = cache.clean()
     assert sorted(f.area.name for f in freed) == ["render", "validate", "validators"]
-    assert _left(root) == ["kueue", "kueuesim", "someone-else", "testenv", "tools"]
+    assert _left(root) == ["kueue", "kueuesim", "sandboxes", "someone-else", "testenv", "tools"]
 
 
 def test_clean_removes_the_builds_only_when_asked(root: Path) -> None:
     _filled(root)
     cache.clean(builds=True)
-    assert _left(root) == ["someone-else"]  # nothing but the cache's own areas
+    assert _left(root) == ["sandboxes", "someone-else"]  # only the cache's own, never a sandbox
 
 
 def test_clean_never_follows_a_link_out_of_the_root(root: Path, tmp_path: Path) -> None:
@@ -128,12 +129,13 @@ def test_cache_clean_lists_what_it_frees_and_a_dry_run_removes_nothing(root: Pat
     dry = CliRunner().invoke(cli, ["cache", "clean", "--dry-run"])
     assert dry.exit_code == 0, dry.output
     assert _left(root) == [
-        "kueue", "kueuesim", "render", "someone-else", "testenv", "tools", "validate", "validators"
+        "kueue", "kueuesim", "render", "sandboxes", "someone-else", "testenv", "tools", "validate",
+        "validators",
     ]  # fmt: skip
     listed = [line.split()[2] for line in dry.output.splitlines() if "MiB  " in line]
     assert listed == [str(root / a) for a in ("validate", "render", "validators")]
     assert "would free" in dry.output and "--builds removes them" in dry.output
     done = CliRunner().invoke(cli, ["cache", "clean", "--builds"])
     assert done.exit_code == 0, done.output
-    assert _left(root) == ["someone-else"]
+    assert _left(root) == ["sandboxes", "someone-else"]
     assert done.output.count("MiB  ") == 7
