@@ -40,10 +40,6 @@ JUSTIFIED = {
     "auditor/replay/timeline.py:build": "auditor/replay is reworked in a parallel change",
     "auditor/sandbox/controlplane.py:up": "starts etcd, the API server, the controllers in "
     "order with one cleanup on any failure; only the integration tests run it",
-    "auditor/validate/checks/localqueue_target.py:check": "one pass over the LocalQueues with "
-    "each finding beside the reading that raises it",
-    "auditor/validate/checks/multikueue.py:_workers": "one pass over a manager's workers with "
-    "each finding beside the reading that raises it",
 }
 
 
