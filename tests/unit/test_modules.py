@@ -21,7 +21,6 @@ LIMIT = 60  # lines from `def` to the function's end, its docstring not counted
 
 # The __init__.py that still hold logic, each with why (a move of its own, issue 47).
 INIT_LOGIC = {
-    "auditor/render/__init__.py": "Source and build, imported as render.X at forty places",
     "auditor/validate/checks/__init__.py": "the check context, imported from the package by "
     "every check module (95 places) beside the registry the recipe edits",
     "auditor/report/__init__.py": "the registry's html entry imports pygal only when asked",
