@@ -19,6 +19,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 import typing as t
 from dataclasses import dataclass
 from importlib import metadata
@@ -95,6 +96,8 @@ def read(path: Path) -> bytes | None:
 
 
 _trimmed: set[str] = set()  # the areas this process has held to their limit
+TRIM_EVERY = 3600  # seconds: an area is measured at most this often (6000 packs: ~0.5 s)
+STAMP = ".{}.measured"  # beside the areas: its mtime is when area {} was last measured
 
 
 def write(path: Path, data: bytes) -> bool:
@@ -113,10 +116,26 @@ def write(path: Path, data: bytes) -> bool:
     except OSError:
         return False
     name = _area_of(path)
-    if name is not None and name not in _trimmed:  # once a process: a scan is not free
+    if name is not None and name not in _trimmed:
         _trimmed.add(name)
-        trim(name)
+        _trim_now_and_then(name)
     return True
+
+
+def _trim_now_and_then(name: str) -> None:
+    """Hold area `name` to its limit when no process did in the last TRIM_EVERY seconds: a
+    validate run that writes one pack should not pay for measuring thousands."""
+    stamp = root() / STAMP.format(name, name)
+    try:
+        if time.time() - stamp.stat().st_mtime < TRIM_EVERY:
+            return
+    except OSError:
+        pass  # never measured
+    try:
+        stamp.touch()  # the area exists (a write just made it): so does the root
+    except OSError:
+        return
+    trim(name)
 
 
 def _area_of(path: Path) -> str | None:

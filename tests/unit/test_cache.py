@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,24 @@ def test_a_write_holds_its_area_to_the_declared_limit(
         _aged(cache.area("render") / "ab" / f"{age}.yaml", age, 100)
     cache.write(cache.area("render") / "ab" / "new.yaml", b"y" * 100)
     assert sorted(p.name for p in (cache.area("render") / "ab").iterdir()) == ["2.yaml", "new.yaml"]
+
+
+def test_an_area_is_measured_at_most_once_an_hour_across_processes(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(cache.AREAS, "render", cache.Area("render", "test", limit=150))
+    folder = cache.area("render") / "ab"
+    cache.write(folder / "first.yaml", b"y" * 100)  # measured: the area is under its limit
+    for age in range(3):
+        _aged(folder / f"{age}.yaml", age, 100)
+    monkeypatch.setattr(cache, "_trimmed", set())  # another process, within the hour
+    cache.write(folder / "second.yaml", b"y" * 10)
+    assert len(list(folder.iterdir())) == 5  # not measured again: nothing removed
+    past = time.time() - cache.TRIM_EVERY - 1
+    os.utime(root / cache.STAMP.format("render", "render"), (past, past))
+    monkeypatch.setattr(cache, "_trimmed", set())  # a process an hour later
+    cache.write(folder / "third.yaml", b"y" * 10)
+    assert sorted(p.name for p in folder.iterdir()) == ["first.yaml", "second.yaml", "third.yaml"]
 
 
 def _filled(root: Path) -> None:
