@@ -15,6 +15,7 @@ for by name (`cache clean --builds`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -22,7 +23,6 @@ import tempfile
 import time
 import typing as t
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 ROOT_ENV = "KUEUE_GITOPS_CACHE"
@@ -50,6 +50,7 @@ AREAS = {
         Area("kueue", "Kueue releases' sources and CRDs", build=True),
         Area("kueuesim", "the simulator, per Kueue release", build=True),
         Area("sandboxes", "sandboxes' state: `sandbox down` removes it", cleaned=False),
+        Area("resident", "the resident validate's socket and lock", cleaned=False),
         Area("mermaid", "the tests' mermaid parser", build=True),
     )
 }
@@ -69,8 +70,11 @@ def area(name: str) -> Path:
     return root() / AREAS[name].name
 
 
+@functools.cache
 def version() -> str:
     """The installed tool's version, part of every key."""
+    from importlib import metadata  # ~0.03 s of imports: only a run that keeps something
+
     try:
         return metadata.version("kueue-gitops")
     except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout

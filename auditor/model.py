@@ -267,6 +267,7 @@ class ClusterResult:
     # Where the schemas that judged it came from (validate): catalog.Source.to_json().
     schemas: dict[str, str] | None = None
     throttled: float = 0.0  # seconds its API server made us wait (429, Retry-After)
+    notes: list[str] = field(default_factory=list)  # what was not checked, said on stderr
 
     def to_json(self) -> dict[str, t.Any]:
         out: dict[str, t.Any] = {"name": self.name, "status": self.status, "errors": self.errors}

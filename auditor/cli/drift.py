@@ -22,6 +22,7 @@ from auditor.cli.options import (
     one_cluster_context,
     output_format,
     pass_context,
+    renderers_mode,
 )
 from auditor.drift.preload import Preload
 from auditor.repo.profiles import ClusterProfile
@@ -60,6 +61,7 @@ atexit.register(gc.freeze)
 @cluster_deadline
 @output_format
 @metrics_output
+@renderers_mode
 @pass_context
 def drift(
     ctx: Context,
@@ -113,6 +115,9 @@ def drift(
         with_fleet=fleet,
         processes=os.cpu_count() or 1,  # a fleet's clusters audited across the cores
     )
+    for result in report.clusters:
+        for said in result.notes:
+            ctx.note(f"cluster {result.name}: {said}")
     adoption.apply(ctx, report, partial=bool(clusters))
     emit(report, output)
     if metrics_file is not None or pushgateway:

@@ -16,6 +16,7 @@ from auditor.kueue import admission
 from auditor.onboard import estate as onboard_estate
 from auditor.onboard import rendered
 from auditor.onboard.files import DNS_LABEL
+from auditor.render import tools
 from auditor.repo.layout import UNOWNED, find_root
 from auditor.repo.profiles import export_schemas
 
@@ -145,6 +146,7 @@ def import_command(
         cluster, kubeconfig=kubeconfig, context=context or cluster, limits=Limits(deadline=timeout)
     )
     estate = importing.read_estate(live, kueue_version)
+    tools.running_on(cluster, estate.argocd_version)  # its folders render as that Argo CD does
     fetched = importing.fetched_schemas(live)
     fetched.cluster = cluster
     options = onboard_estate.Options(

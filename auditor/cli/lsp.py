@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from auditor.cli.options import Context, pass_context
+from auditor.cli.options import Context, pass_context, renderers_mode
 from auditor.errors import ConfigError
 
 EXTRA = "pip install 'kueue-gitops[lsp]'"
@@ -27,6 +27,7 @@ EXTRA = "pip install 'kueue-gitops[lsp]'"
     help="The baseline validate --baseline is given (a relative FILE is from the repository's "
     "root): the findings it holds are shown as hints.",
 )
+@renderers_mode
 @pass_context
 def lsp(ctx: Context, schemas_dir: Path | None, baseline_file: Path | None) -> None:
     """A Language Server on stdin and stdout: validate's findings as you type.

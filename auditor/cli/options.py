@@ -15,6 +15,7 @@ import click
 
 from auditor.cli import signals
 from auditor.model import ClusterResult, Report
+from auditor.render import tools
 from auditor.repo import baseline
 from auditor.repo.layout import Repository
 from auditor.repo.outfile import OutputError, to_stdout
@@ -245,6 +246,25 @@ def cluster_deadline(func: F) -> F:
         metavar="SECONDS",
         help="Seconds each cluster may take in all; what is unread by then makes the run "
         "incomplete (exit 3). Each request also gives up after 5s to connect, 30s to answer.",
+    )(func)
+
+
+def _renderers(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    tools.choose(value.lower() if value else None)  # None: not given, the profile decides
+
+
+def renderers_mode(func: F) -> F:
+    """--renderers exact|any: whether only the kustomize and helm releases the cluster's Argo
+    CD runs may render (over $KUEUE_GITOPS_RENDERERS, over the profile's argocd.renderers)."""
+    return click.option(
+        "--renderers",
+        type=click.Choice(tools.MODES, case_sensitive=False),
+        envvar=tools.EXACT_ENV,
+        expose_value=False,
+        callback=_renderers,
+        help="exact: only the kustomize and helm of the release the cluster's Argo CD runs may "
+        "render (else the folder is renderer-unavailable); any: another release renders, noted "
+        f"(default: ${tools.EXACT_ENV}, else each cluster profile's argocd.renderers, else any).",
     )(func)
 
 

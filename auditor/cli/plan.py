@@ -15,6 +15,7 @@ from auditor.cli.options import (
     one_cluster_context,
     output_format,
     pass_context,
+    renderers_mode,
 )
 from auditor.errors import ConfigError
 from auditor.live.access import connect
@@ -118,6 +119,7 @@ from auditor.repo.layout import find_root
     ".jsonl): time, side, queue, tenant, running, pending, admitted, preempted, gpus.",
 )
 @output_format
+@renderers_mode
 @pass_context
 def plan(
     ctx: Context,

@@ -13,7 +13,6 @@ whole (`held`). A second signal ends the process at once.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 import sys
@@ -62,7 +61,8 @@ def _on_signal(signum: int, _frame: object) -> None:
     if _STATE.received is not None:
         leave(128 + signum)  # asked twice: now
     _STATE.received = signum
-    for child in multiprocessing.active_children():
+    processes = sys.modules.get("multiprocessing")  # its children exist once it is imported
+    for child in processes.active_children() if processes is not None else ():
         with contextlib.suppress(OSError, AttributeError):
             child.terminate()
     if not _STATE.holding:

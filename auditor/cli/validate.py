@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import functools
 import gc
+import importlib
+import time
+import typing as t
 from pathlib import Path
 
 import click
@@ -20,10 +23,17 @@ from auditor.cli.options import (
     one_cluster_context,
     output_format,
     pass_context,
+    renderers_mode,
 )
 from auditor.errors import ConfigError
-from auditor.schemas import fetch as schemas_fetch
-from auditor.validate import engine as validate_engine
+from auditor.lsp import ask as resident_ask
+from auditor.model import Report
+from auditor.rules import VALIDATE_STAGES
+
+if t.TYPE_CHECKING:  # `schemas fetch` alone needs fetch (and the client's errors it imports)
+    from types import ModuleType
+
+    from auditor.schemas import fetch as schemas_fetch
 
 
 def _schemas_dir(ctx: Context, given: Path | None) -> Path:
@@ -78,6 +88,8 @@ def fetch(
     Kueue release's CRDs on the pinned Kubernetes, started for the fetch and stopped after it
     (the package's own set, written into the repository).
     """
+    from auditor.schemas import fetch as schemas_fetch
+
     profile = ctx.repository().cluster(cluster)
     if release is None:
         from auditor.live.access import connect  # the Kubernetes client only when it is read
@@ -130,6 +142,15 @@ def profile_schemas(ctx: Context) -> None:
 )
 @output_format
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    type=click.Choice(VALIDATE_STAGES),
+    help="Report only this stage (repeatable): schema (API versions, schemas and CEL rules, "
+    "kubeconform's scope: no policy check runs) or policy (the policy checks' findings). "
+    "What reading the repository finds is always reported.",
+)
 @baseline_options
 @click.option(
     "--server-side",
@@ -151,16 +172,24 @@ def profile_schemas(ctx: Context) -> None:
     is_flag=True,
     help="Remove every cached validate result first (this run fills the cache again).",
 )
+@click.option(
+    "--resident/--no-resident",
+    default=None,
+    help="Ask this repository's resident validate, starting one if none runs (it exits after "
+    "15 idle minutes); --no-resident: never ask one. Default: ask one that runs.",
+)
 @cluster_access
 @cluster_deadline
 @schemas_option
 @metrics_output
+@renderers_mode
 @pass_context
 def validate(
     ctx: Context,
     clusters: tuple[str, ...],
     output: str,
     strict: bool,
+    only: tuple[str, ...],
     baseline_file: Path | None,
     write_baseline: bool,
     server_side: bool,
@@ -173,6 +202,7 @@ def validate(
     schemas_dir: Path | None,
     metrics_file: Path | None,
     pushgateway: str | None,
+    resident: bool | None,
 ) -> None:
     """Schemas, CEL rules, the API version contract and the policy checks, offline.
 
@@ -187,6 +217,10 @@ def validate(
 
     With --baseline FILE, the findings recorded in FILE (by --write-baseline) fail nothing:
     the way to adopt the tool on a repository that has findings already (docs/usage.md).
+
+    A resident validate (--resident starts one) keeps the repository loaded and answers with
+    the report a cold run makes, after looking at what changed; a plain run asks one that
+    runs, and says so (docs/usage.md).
     """
     # A run builds hundreds of thousands of long-lived objects and next to no cycles: the
     # collector's default pace (every 700 allocations) costs about a tenth of a cached run.
@@ -204,7 +238,8 @@ def validate(
         from auditor.live.access import connect  # offline validation never loads the client
 
     repo = ctx.repository()
-    report = validate_engine.validate(
+    answered = _from_resident(ctx, repo.root, resident, strict=strict)
+    report = answered or _engine().validate(
         repo,
         _schemas_dir(ctx, schemas_dir),
         clusters=list(clusters) or None,
@@ -222,6 +257,7 @@ def validate(
         detail=ctx.detail,
         jobs=jobs,
         cache=not no_cache,
+        only=only,
     )
     adoption.apply(ctx, report, partial=bool(clusters))
     emit(report, output)
@@ -232,3 +268,43 @@ def validate(
             report, metrics_file=metrics_file, pushgateway=pushgateway, partial=bool(clusters)
         )
     exit_for(report)
+
+
+def _engine() -> ModuleType:
+    """The validate pipeline, imported for a cold run only (a resident's answer needs none)."""
+    return importlib.import_module("auditor.validate.engine")
+
+
+# The options a resident's answer holds to (kubeconfig, context, timeout: for --server-side);
+# any other given, one added later too, makes the run cold.
+ANSWERED = frozenset(
+    ("output", "strict", "baseline_file", "jobs", "resident", "kubeconfig", "context", "timeout")
+)
+
+
+def _from_resident(
+    ctx: Context, root: Path | None, resident: bool | None, *, strict: bool
+) -> Report | None:
+    """The resident's report (auditor/lsp/ask.py), its notes said; None: a cold run (noted
+    when a resident was there or asked for, and not used)."""
+    if resident is False or root is None:
+        return None
+    given = click.get_current_context()
+    default = click.core.ParameterSource.DEFAULT
+    if any(given.get_parameter_source(n) != default for n in set(given.params) - ANSWERED):
+        if resident:
+            ctx.note("the resident answers a plain run of every cluster: a cold run")
+        return None
+    try:
+        answer = resident_ask.answer(root, start_one=bool(resident))
+    except resident_ask.Refused as exc:
+        ctx.note(f"{exc}; a cold run")
+        return None
+    if answer is None:
+        return None
+    for message, minor in answer.notes:
+        (ctx.detail if minor else ctx.note)(message)
+    age = max(time.time() - answer.started, 0.0)
+    ctx.note(f"answered by the resident validate (pid {answer.pid}, up {age / 60:.0f} min)")
+    answer.report.strict = strict
+    return answer.report

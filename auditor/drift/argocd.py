@@ -14,12 +14,19 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass
 
+from auditor import rules
 from auditor.errors import ClusterAccessError
+from auditor.k8s import argocd
 from auditor.k8s.objects import Json, ResourceKey, group_of
 from auditor.model import Finding
+from auditor.render import tools
+from auditor.repo.profiles import ClusterProfile
 
 if t.TYPE_CHECKING:
+    from auditor.live.argocd import Running
     from auditor.live.kube import KubeCluster
+
+ARGOCD_VERSION_DIFFERS = rules.of(__name__)["argocd-version-differs"]
 
 API = "argoproj.io/v1alpha1"
 TRACKING_ID = "argocd.argoproj.io/tracking-id"
@@ -149,3 +156,45 @@ def name_applications(
             continue
         finding.extra["argocd"] = found.to_json()
         finding.message += f"; {found.sentence()}"
+
+
+def release_drift(profile: ClusterProfile, running: Running | None) -> list[Finding]:
+    """argocd-version-differs when the cluster runs another Argo CD release than its profile's
+    argocd.version (naming none: the pinned one its folders are rendered as)."""
+    if running is None or running.version is None:
+        return []
+    named = argocd.normal(profile.argocd_version or "")
+    assumed = named or tools.argocd_release()
+    if assumed == running.version:
+        return []
+    said = (
+        f"its profile's argocd.version is {named}"
+        if named
+        else f"its profile names no argocd.version, so the pinned Argo CD {assumed} is assumed"
+    )
+    renders = {tool: (tools.wanted(tool, assumed)[0], tools.wanted(tool, running.version)[0])
+               for tool in ("kustomize", "helm")}  # fmt: skip
+    changed = [f"{tool} {want} where it runs {runs}" for tool, (want, runs) in renders.items()
+               if want != runs]  # fmt: skip
+    effect = (
+        f"its folders are rendered with {' and '.join(changed)}"
+        if changed
+        else "both run the same kustomize and helm, so the renders are the same"
+    )
+    return [
+        Finding(
+            ARGOCD_VERSION_DIFFERS,
+            f"cluster {profile.name} runs Argo CD {running.version} ({running.said}), but "
+            f"{said}: {effect}. Set argocd.version: {running.version} in {profile.file}",
+            cluster=profile.name,
+            file=profile.file,
+            line=1,
+            extra={"argocd": {"profile": named, "running": running.version}},
+        )
+    ]
+
+
+def release_unread(profile: ClusterProfile, running: Running) -> str:
+    """What drift says when the Argo CD release running could not be read."""
+    named = profile.argocd_version or f"none: the pinned {tools.argocd_release()} is assumed"
+    return f"its Argo CD release is not checked ({running.said}); its profile's is {named}"

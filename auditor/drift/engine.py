@@ -53,6 +53,7 @@ from auditor.drift.reading import (
 )
 from auditor.errors import ClusterAccessError, ConfigError, internal_error
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
+from auditor.live import argocd as live_argocd
 from auditor.live.credentials import ContextMissing, PluginFailed
 from auditor.live.kube import KubeCluster
 from auditor.model import ClusterResult, Finding, Report, Resource
@@ -277,6 +278,8 @@ def _outcome(
         outcome.versions = fleet.versions(got.crds)
     if got.errors:
         result.status, result.errors = "incomplete", got.errors
+    if got.argocd is not None and got.argocd.version is None:
+        result.notes.append(argocd.release_unread(profile, got.argocd))
     outcome.findings.extend(side.refused)
     parts.insert(2, rbac or [])  # objects, RBAC, the rest: compare_cluster's order
     failed = [p for p in parts if isinstance(p, str)]
@@ -368,6 +371,7 @@ def _read_cluster(
     read_instead(cluster, live, sorted(written))
     if not live.stopped:
         live.applications = argocd.read_applications(cluster)
+        live.argocd = live_argocd.running(cluster)
     return live
 
 
@@ -476,8 +480,9 @@ def compare_rbac(
 def compare_rest(
     profile: ClusterProfile, desired: list[Resource], live: Live, schemas: LiveSchemas
 ) -> list[Finding]:
-    """The flavors' capacity against the nodes, the CRDs against the committed schemas."""
-    found: list[Finding] = []
+    """The flavors' capacity against the nodes, the CRDs against the committed schemas, the
+    Argo CD release the profile names against the one running."""
+    found: list[Finding] = argocd.release_drift(profile, live.argocd)
     if NODES[1] in live.read:
         found.extend(capacity.drift(profile, desired, live.nodes))
     # Against committed schemas only: the package's set says what a release serves, not what

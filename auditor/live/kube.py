@@ -261,13 +261,18 @@ class KubeCluster:
 
     # -- verbs --------------------------------------------------------------------------------
 
-    def list(self, api_version: str, kind: str, *, page_size: int = PAGE_SIZE) -> list[Json]:
-        """Every object of a kind, across namespaces, in pages; never one GET per object."""
+    def list(
+        self, api_version: str, kind: str, *, page_size: int = PAGE_SIZE, selector: str = ""
+    ) -> list[Json]:
+        """Every object of a kind (with labels matching `selector`, when given), across
+        namespaces, in pages; never one GET per object."""
         path = self.path(api_version, kind)
         items: list[Json] = []
         token: str | None = None
         while True:
             query: list[tuple[str, t.Any]] = [("limit", page_size)]
+            if selector:
+                query.append(("labelSelector", selector))
             if token:
                 query.append(("continue", token))
             what = f"LIST {kind}"

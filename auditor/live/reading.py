@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from auditor.errors import ClusterAccessError
 from auditor.k8s.objects import CRD_API, Json, ResourceKey, group_of
 from auditor.live.apierrors import DeadlineExceeded, KindNotServed, NotKubernetes, Unreachable
+from auditor.live.argocd import Running
 from auditor.live.kube import KubeCluster
 
 CRD = (CRD_API, "CustomResourceDefinition")
@@ -32,6 +33,7 @@ class Live:
     cluster: KubeCluster | None = None
     errors: list[str] = field(default_factory=list)
     applications: list[Json] = field(default_factory=list)  # Argo CD's, when it runs here
+    argocd: Running | None = None  # the Argo CD release it runs (live/argocd.py), once read
     # identities the repository may define in a file that did not load (drift/unread.py)
     unread: dict[ResourceKey, str] = field(default_factory=dict)
 

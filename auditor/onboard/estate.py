@@ -155,6 +155,7 @@ class Estate:
     nodes: list[Json] = field(default_factory=list)
     workloads: list[Json] = field(default_factory=list)  # Workloads and Jobs: what tenants run
     controller: str | None = None  # Kueue's identity, e.g. ServiceAccount kueue-system/kueue-...
+    argocd_version: str | None = None  # the Argo CD release running there, when one was read
     unread: list[str] = field(default_factory=list)  # what was not found, and what that means
 
     def of(self, kind: str) -> list[Json]:
@@ -446,6 +447,8 @@ def _cluster_profile(
     }
     if options.rule.label:
         spec["tenantLabel"] = options.rule.label
+    if estate.argocd_version:  # its renderers are the ones validate renders with
+        spec["argocd"] = {"version": estate.argocd_version}
     # the cluster runs work: its policies warn until a reviewed change sets Deny
     spec["admissionPolicies"] = {"enforcement": starting_enforcement(runs_work=True)}
     spec["capacity"] = capacity(estate)

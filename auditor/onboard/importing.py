@@ -28,6 +28,7 @@ from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_KINDS, SCHEDULING_AP
 from auditor.kueue import CONTROLLER, NAMESPACE, release, versions
 from auditor.kueue import config as kueue_config
 from auditor.live.apierrors import NotFound
+from auditor.live.argocd import running
 from auditor.live.kube import KubeCluster
 from auditor.live.reading import CRD, NODES, Live, read, read_instead
 from auditor.onboard import staging
@@ -114,6 +115,13 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
             "jobs it manages, fair sharing off); if Kueue runs with another configuration, "
             f"write it in clusters/{cluster.name}/kueue/manager-config.yaml"
         )
+    argocd = running(cluster)
+    if argocd.version is None:
+        unread.append(
+            f"Argo CD's release: {argocd.said}; clusters/{cluster.name}/profile.yaml names no "
+            "argocd.version, so its folders render with the pinned Argo CD's kustomize and helm: "
+            "write the release that syncs it there"
+        )
     return Estate(
         cluster.name,
         version,
@@ -124,6 +132,7 @@ def read_estate(cluster: KubeCluster, kueue_version: str | None = None) -> Estat
         workloads=workloads,
         controller=controller,
         unread=unread,
+        argocd_version=argocd.version,
     )
 
 

@@ -47,7 +47,7 @@ def split(root: Path, cluster: str, files: dict[str, str]) -> tuple[dict[str, st
     for source in (p.source for p in placed if p.source is not None):
         mine = {path: keep.pop(path) for path in list(keep) if inside(path, source.path)}
         if mine:
-            out.append(compare(repository.tree, source, mine))
+            out.append(compare(repository.tree, repository.synced(source), mine))
     return keep, out
 
 

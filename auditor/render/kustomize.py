@@ -12,7 +12,16 @@ from pathlib import Path
 import yaml
 
 from auditor.model import Resource
-from auditor.render import KUSTOMIZATIONS, REMOTE_BASE, Rendered, Source, locate, problem, run
+from auditor.render import (
+    KUSTOMIZATIONS,
+    REMOTE_BASE,
+    Rendered,
+    Source,
+    locate,
+    problem,
+    run,
+    tools,
+)
 from auditor.repo import pyyaml_reader
 
 ORIGIN = "config.kubernetes.io/origin"
@@ -34,6 +43,7 @@ def render(tree: t.Any, source: Source, kustomization: str) -> Rendered:
         return out  # a remote base, a path out of the repository, YAML past the limits
     options = source.options.get("kustomize") or {}
     job.spec_key = (source.spec,)
+    job.edits = bool(_edits([], options))
     text, failed = run.execute(
         job, data, lambda binary, root: _commands(binary, root, source, options)
     )
@@ -189,10 +199,19 @@ def _commands(
     binary: str, root: Path, source: Source, options: dict[str, t.Any]
 ) -> list[tuple[list[str], Path]]:
     """Argo CD's edits of the Application's overrides (run in the folder, as `kustomize edit`
-    wants), then the build with origins."""
+    wants), then the build with origins (`kubectl kustomize`, when kubectl renders: it is
+    chosen only for a folder without overrides, tools.find)."""
     folder = root / source.path
+    _with_origins(folder)
+    if Path(binary).name == tools.KUBECTL:
+        return [([binary, "kustomize", str(folder)], root)]
+    edits = _edits([binary, "edit"], options)
+    return [*((e, folder) for e in edits), ([binary, "build", str(folder)], root)]
+
+
+def _edits(edit: list[str], options: dict[str, t.Any]) -> list[list[str]]:
+    """The `kustomize edit` commands that apply the Application's kustomize overrides."""
     edits: list[list[str]] = []
-    edit = [binary, "edit"]
     if options.get("namePrefix"):
         edits.append([*edit, "set", "nameprefix", "--", str(options["namePrefix"])])
     if options.get("nameSuffix"):
@@ -214,8 +233,7 @@ def _commands(
         edits.append([*edit, "set", "namespace", "--", str(options["namespace"])])
     if options.get("components"):
         edits.append([*edit, "add", "component", *(str(c) for c in options["components"])])
-    _with_origins(folder)
-    return [*((e, folder) for e in edits), ([binary, "build", str(folder)], root)]
+    return edits
 
 
 def _with_origins(folder: Path) -> None:

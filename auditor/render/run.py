@@ -47,6 +47,7 @@ class Job:
     spec_key: tuple[str, ...] = ()
     findings: list[Finding] = field(default_factory=list)  # what stops it before it runs
     notes: list[Finding] = field(default_factory=list)  # what it ran with, rendered or not
+    edits: bool = False  # it applies the Application's overrides (`kustomize edit`)
 
 
 def read_all(tree: Tree, job: Job) -> dict[str, bytes]:
@@ -138,8 +139,9 @@ def execute(
     copy (each with the folder it runs in), the last of which prints the objects."""
     source = job.source
     try:
-        exact = tools.exact() or source.exact_renderers
-        renderer = tools.find(job.tool, exact, source.argocd)
+        exact = tools.exact(source.exact_renderers)
+        argocd = tools.argocd_of(source.cluster, source.argocd)
+        renderer = tools.find(job.tool, exact, argocd, job.edits)
     except tools.Unavailable as exc:
         return None, problem(RENDERER_UNAVAILABLE, str(exc), source, job.marker)
     if renderer.differs:
@@ -191,12 +193,13 @@ def execute(
 
 def _differs(job: Job, renderer: tools.Renderer) -> Finding:
     argocd = renderer.argocd or tools.argocd_release()
+    by = "the kustomize of kubectl" if renderer.kubectl else job.tool
     return problem(
         RENDERER_DIFFERS,
-        f"{job.source.path}/ was rendered by {job.tool} {renderer.version} ({renderer.binary}), "
+        f"{job.source.path}/ was rendered by {by} {renderer.version} ({renderer.binary}), "
         f"where Argo CD {argocd} runs {job.tool} {renderer.wanted}: another release may build "
         f"other objects. Run `kueue-gitops sandbox build --tool {job.tool}` (needs Go) or put "
-        f"{job.tool} {renderer.wanted} on PATH; {tools.EXACT_ENV}=exact renders with it only",
+        f"{job.tool} {renderer.wanted} on PATH; --renderers exact renders with it only",
         job.source,
         job.marker,
     )

@@ -2,16 +2,21 @@
 
 The pins are the Go modules `testenv/tools/kustomize/` and `testenv/tools/helm/` (the releases
 the pinned Argo CD runs); `kueue-gitops sandbox build --tool kustomize --tool helm` builds them
-into the user cache. A copy of that release is taken first (the cache's build, else PATH's);
+into the user cache. A copy of that release is taken first (PATH's, else the cache's build);
 else a copy of another release on PATH is used, and each folder it renders carries a
 `renderer-version-differs` warning (another release may build other objects): a team's CI
-image or distribution ships the kustomize and helm it ships. With KUEUE_GITOPS_RENDERERS=exact
-only the pinned release is used, and without it a folder is `renderer-unavailable`.
+image or distribution ships the kustomize and helm it ships. Where no kustomize binary is found,
+`kubectl kustomize` builds (the kustomize kubectl embeds, its release read from `kubectl version
+--client -o json`), except for a folder whose Application sets kustomize overrides, which need
+`kustomize edit`. With exact renderers (`exact`: --renderers, else KUEUE_GITOPS_RENDERERS, else
+the profile's argocd.renderers) only the release Argo CD runs is used, and without it a folder
+is `renderer-unavailable`.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import resource
@@ -36,7 +41,12 @@ MODULES = {
     "helm": "helm.sh/helm/v4",
     "argocd": "github.com/argoproj/argo-cd/v3",  # the release whose renderers those are
 }
-VERSION_ARGS = {"kustomize": ("version",), "helm": ("version", "--short")}
+KUBECTL = "kubectl"  # `kubectl kustomize` builds as `kustomize build` does
+VERSION_ARGS = {
+    "kustomize": ("version",),
+    "helm": ("version", "--short"),
+    KUBECTL: ("version", "--client", "-o", "json"),
+}
 DEADLINE = 60.0  # seconds one render may take; a real one takes well under a second
 # bytes a render may print: as much as Argo CD syncs of a folder of plain manifests (and a file
 # the tree reads, auditor/repo/tree.py); a chart looping without end is stopped at it
@@ -80,7 +90,8 @@ def argocd_release() -> str:
 
 
 def version_of(binary: str) -> str | None:
-    """The release a renderer binary says it is (`v5.8.1`), or None when it says nothing."""
+    """The release a renderer binary says it is (`v5.8.1`), or None when it says nothing; for
+    kubectl, the release of the kustomize it embeds."""
     tool = Path(binary).name
     try:
         ran = subprocess.run(
@@ -89,11 +100,26 @@ def version_of(binary: str) -> str | None:
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None
-    found = re.search(r"v\d+\.\d+\.\d+", ran.stdout)
+    said = ran.stdout
+    if tool == KUBECTL:
+        said = embedded_kustomize(said) or ""
+    found = re.search(r"v\d+\.\d+\.\d+", said)
     return found.group(0) if found else None
 
 
-EXACT_ENV = "KUEUE_GITOPS_RENDERERS"  # "exact": only the release Argo CD runs renders
+def embedded_kustomize(version_json: str) -> str | None:
+    """The kustomize release `kubectl version --client -o json` names (kustomizeVersion)."""
+    try:
+        said = json.loads(version_json)
+    except ValueError:
+        return None
+    found = said.get("kustomizeVersion") if isinstance(said, dict) else None
+    return found if isinstance(found, str) and found else None
+
+
+EXACT_ENV = "KUEUE_GITOPS_RENDERERS"  # "exact": only the release Argo CD runs renders; "any"
+MODES = ("exact", "any")
+_chosen: list[str | None] = [None]  # the command's --renderers, over the environment's
 
 
 @dataclass(frozen=True)
@@ -110,26 +136,41 @@ class Renderer:
     def differs(self) -> bool:
         return self.version != self.wanted
 
+    @property
+    def kubectl(self) -> bool:
+        """Whether this is `kubectl kustomize` (no `kustomize edit`)."""
+        return Path(self.binary).name == KUBECTL
 
-def exact() -> bool:
-    """Whether only the release Argo CD runs may render (KUEUE_GITOPS_RENDERERS=exact)."""
-    return os.environ.get(EXACT_ENV, "").strip().lower() == "exact"
+
+def choose(mode: str | None) -> None:
+    """The running command's --renderers (exact or any; None: not given)."""
+    _chosen[0] = mode
+
+
+def exact(profile: bool = False) -> bool:
+    """Whether only the release Argo CD runs may render: the command's --renderers, else
+    KUEUE_GITOPS_RENDERERS, else the cluster profile's `argocd.renderers` (`profile`)."""
+    for said in (_chosen[0], os.environ.get(EXACT_ENV)):
+        mode = (said or "").strip().lower()
+        if mode in MODES:
+            return mode == "exact"
+    return profile
 
 
 @functools.cache
-def find(tool: str, only_pinned: bool = False, argocd: str | None = None) -> Renderer:
+def find(
+    tool: str, only_pinned: bool = False, argocd: str | None = None, edits: bool = False
+) -> Renderer:
     """`tool` at the release Argo CD `argocd` runs (None: the pinned Argo CD), the user cache's
-    build else PATH's copy; else, unless `only_pinned` (`exact()`), PATH's copy of another
-    release, else a cached build of another."""
+    build else PATH's copy (else, for kustomize, PATH's kubectl embedding it, unless the render
+    `edits` the kustomization); else, unless `only_pinned` (`exact()`), another release in that
+    order of preference."""
     want, by = wanted(tool, argocd)
-    built = [str(b) for b in sorted((cache.area("tools") / tool).glob(f"*/{tool}"))]
-    on_path = shutil.which(tool)
-    seen: dict[str, str | None] = {}
-    for candidate in [*built, *([on_path] if on_path else [])]:
-        seen[candidate] = version_of(candidate)
-        if seen[candidate] == want:
+    seen = {c: version_of(c) for c in _candidates(tool, edits)}
+    for candidate, version in seen.items():
+        if version == want:
             return Renderer(candidate, want, want, by)
-    others = [c for c in sorted(seen, key=lambda c: c != on_path) if seen[c] is not None]
+    others = [c for c, v in seen.items() if v is not None]
     if others and not only_pinned:
         return Renderer(others[0], str(seen[others[0]]), want, by)
     found = "; ".join(f"{c} is {v or 'of an unknown release'}" for c, v in seen.items())
@@ -137,11 +178,42 @@ def find(tool: str, only_pinned: bool = False, argocd: str | None = None) -> Ren
     build = f"run `kueue-gitops sandbox build --tool {tool}` (needs Go), or " * (
         want == pinned(tool)
     )
+    edit = (
+        " (kubectl kustomize cannot apply the Application's kustomize overrides: it has no "
+        "`kustomize edit`)" * (edits and tool == "kustomize" and bool(shutil.which(KUBECTL)))
+    )
     raise Unavailable(
         f"{tool} {want} (Argo CD {by}'s) is needed to render this folder as Argo CD does and "
-        f"none was found{f' ({found})' if found else ''}{refused}: {build}put {tool} {want} "
-        "on PATH"
+        f"none was found{f' ({found})' if found else ''}{refused}{edit}: {build}put {tool} "
+        f"{want} on PATH"
     )
+
+
+def _candidates(tool: str, edits: bool) -> list[str]:
+    """The binaries that may render with `tool`, most preferred first among one release: PATH's
+    copy, the cache's builds, then (kustomize, without edits) PATH's kubectl."""
+    built = [str(b) for b in sorted((cache.area("tools") / tool).glob(f"*/{tool}"))]
+    on_path = shutil.which(tool)
+    kubectl = shutil.which(KUBECTL) if tool == "kustomize" and not edits else None
+    return [*([on_path] if on_path else []), *built, *([kubectl] if kubectl else [])]
+
+
+_running: dict[str, str] = {}  # cluster -> the Argo CD release read running there
+
+
+def running_on(cluster: str, release: str | None) -> None:
+    """The Argo CD release read live on `cluster` (auditor/live/argocd.py; None: not known):
+    its renders follow it over the profile's argocd.version."""
+    if release:
+        _running[cluster] = release
+    else:
+        _running.pop(cluster, None)
+
+
+def argocd_of(cluster: str, profile: str | None) -> str | None:
+    """The Argo CD release whose renderers render `cluster`'s folders: the one read running
+    there, else its profile's (`profile`), else None (the pinned one, `wanted`)."""
+    return _running.get(cluster) or profile
 
 
 def wanted(tool: str, argocd: str | None) -> tuple[str, str]:

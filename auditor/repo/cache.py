@@ -20,10 +20,13 @@ error.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import pickle
 import shutil
+import sys
 import time
+import types
 import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,3 +206,23 @@ def _prune(folder: Path, days: int = STALE_DAYS) -> None:
         return
     for path in stale:
         shutil.rmtree(path, ignore_errors=True)
+
+
+CODE_FOLDER = "validators"  # compiled validators' code (the manifests' too: schemas/validator.py)
+
+
+def kept_code(key: str, generate: t.Callable[[], str], name: str) -> types.CodeType:
+    """The code object of `generate()`'s Python source, kept in the user cache (its
+    `validators` area, auditor/cache.py) by the hash of `key` (what the source is made from)
+    and of Python's version: generating and compiling a validator costs milliseconds to tenths
+    of a second, loading kept code about one. A file that cannot be read or written is
+    generated again, never an error."""
+    digest = cache.key(sys.version, key)
+    path = cache.area(CODE_FOLDER) / f"{digest}.marshal"
+    try:
+        return t.cast(types.CodeType, marshal.loads(cache.read(path) or b""))
+    except (ValueError, EOFError, TypeError):
+        pass
+    code = compile(generate(), f"<{name} {digest[:12]}>", "exec")
+    cache.write(path, marshal.dumps(code))
+    return code

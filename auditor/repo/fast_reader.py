@@ -10,6 +10,8 @@ explicit keys, carriage returns, a string that YAML 1.1 would read as another ty
 duplicate key, a document that is not a mapping, one nested deeper than MAX_DEPTH, a file
 large enough to hold MAX_NODES nodes. The JSON keeps no lines: a document's line is its
 first line of content, found in the text (lines of fields are derived later, by PyYAML).
+Whether a string YAML 1.1 reads otherwise is quoted (`"1"`, `"@org/team"`) is decided from
+the file's bytes, and only when they cannot tell, from rapidyaml's tree node by node.
 
 The loader (auditor/repo/manifests.py) asks it first; tests/unit/speed/ hold it to PyYAML.
 """
@@ -55,6 +57,12 @@ _CANDIDATE = re.compile(r'"([yYnNtTfFoO\-+0-9.<~=][^"\\]*)"')
 # A JSON string starting with a character no plain YAML scalar may start with: rapidyaml reads
 # `]x: 1` as a key, PyYAML refuses it (quoted, `"]x": 1`, both read it alike)
 _INDICATOR_FIRST = re.compile(r'(?:^|[\[{,:])\s*"([\[\]{},#|>\'@`][^"\\]*)"')
+# Where _INDICATOR_FIRST may match: a quote before an indicator no closing quote precedes, or
+# before one a closing quote may precede (`"a"]`) when whitespace or `[{,:` comes before it
+# (each match of _INDICATOR_FIRST but one at the text's start, asked apart, is one of these)
+_INDICATOR_GATE = re.compile(r'"(?:[\[{#|>\'@`]|[\]},](?<=[\s\[{,:]"[\]},]))')
+_PLAIN_BEFORE = frozenset(b" \n[{,:")
+_PLAIN_AFTER = frozenset(b" \n:,[]{}#\t\r")
 _MARKER = re.compile(rb"^---(?=[ \n]|$)([^\n]*)", re.M)
 _FAST_MAX_BYTES = 2 * MAX_NODES  # a node is at least two bytes (`[1,1,...`)
 _RESOLVER = yaml.resolver.Resolver()
@@ -86,22 +94,42 @@ class _Counted:
         return mapping
 
 
-def _document(tree: t.Any, doc: int) -> t.Any:
-    """Document `doc` of rapidyaml's `tree` as PyYAML would read its YAML, or _NotPlain."""
+def _document(tree: t.Any, doc: int) -> tuple[t.Any, set[str]]:
+    """Document `doc` of rapidyaml's `tree` as PyYAML would read its YAML (or _NotPlain), and
+    the strings in it that PyYAML would read otherwise, or refuse, were they plain (`"1"`,
+    `"yes"`, `"@org/team"`): `documents` asks whether any of them is plain in the file."""
     text = _ryml.emit_json(tree, doc)
     _COUNTED.keys = 0
     body = _DECODER.decode(text)
     if _COUNTED.keys != text.count('":'):  # a duplicate key (or a string holding `":`)
         raise _NotPlain
-    others = {s for s in set(_CANDIDATE.findall(text)) if _tag(s) != STR_TAG}
-    if others and _plain_among(tree, doc, others):
-        raise _NotPlain  # `yes`, `~`, `012` unquoted: YAML 1.1 reads another type
-    odd = set(_INDICATOR_FIRST.findall(text))
-    if odd and _plain_among(tree, doc, odd):
-        raise _NotPlain  # PyYAML's path says where the stray indicator is
+    suspects = {s for s in set(_CANDIDATE.findall(text)) if _tag(s) != STR_TAG}
+    if _INDICATOR_GATE.search(text) is not None or text.lstrip()[:1] == '"':
+        suspects.update(_INDICATOR_FIRST.findall(text))  # a stray indicator, should it be plain
     if text.count("{") + text.count("[") > MAX_DEPTH and _height(body) > MAX_DEPTH:
         raise _NotPlain
-    return body
+    return body, suspects
+
+
+def _maybe_plain(data: bytes, strings: set[str]) -> bool:
+    """Whether a plain scalar of the file `data` may be one of `strings`: False when each
+    string's first word (up to a space: a plain scalar folds its lines into spaces) occurs in
+    the bytes only where no plain scalar begins or ends (`"1"`, `t00001`, `cq-10`), so none is
+    plain. A plain scalar begins at a line's start or after a space or `[{,:`, and ends at a
+    line's end or before a space or `:,]}`; a byte check in C, where asking rapidyaml's tree of
+    every node (`_plain_among`) is a Python call per node."""
+    size = len(data)
+    for text in strings:
+        word = text.split(" ", 1)[0].encode()
+        at = data.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if (at == 0 or data[at - 1] in _PLAIN_BEFORE) and (
+                end == size or data[end] in _PLAIN_AFTER
+            ):
+                return True
+            at = data.find(word, at + 1)
+    return False
 
 
 def _plain_among(tree: t.Any, doc: int, strings: set[str]) -> bool:
@@ -121,6 +149,15 @@ def _plain_among(tree: t.Any, doc: int, strings: set[str]) -> bool:
             stack.append(child)
             child = tree.next_sibling(child)
     return False
+
+
+def _any_plain(tree: t.Any, data: bytes, suspected: list[tuple[int, set[str]]]) -> bool:
+    """Whether a document of rapidyaml's `tree` holds one of its suspect strings plain: the
+    file's bytes (`data`) answer for most files, the tree (node by node) for the others."""
+    every = set().union(*(strings for _doc, strings in suspected))
+    return _maybe_plain(data, every) and any(
+        _plain_among(tree, doc, strings) for doc, strings in suspected
+    )
 
 
 def _height(value: t.Any) -> int:
@@ -220,8 +257,11 @@ def documents(data: bytes) -> list[tuple[int, int, dict[str, t.Any]]] | None:
         if len(docs) != len(starts):
             return None
         out: list[tuple[int, int, dict[str, t.Any]]] = []
+        suspected: list[tuple[int, set[str]]] = []
         for index, (doc, line) in enumerate(zip(docs, starts, strict=True)):
-            body = _document(tree, doc)
+            body, suspects = _document(tree, doc)
+            if suspects:
+                suspected.append((doc, suspects))
             if line is None:
                 if body is not None:
                     return None
@@ -229,6 +269,8 @@ def documents(data: bytes) -> list[tuple[int, int, dict[str, t.Any]]] | None:
             if body.__class__ is not dict:
                 return None  # a list or a scalar: PyYAML's path says so
             out.append((index, line, body))
+        if suspected and _any_plain(tree, data, suspected):
+            return None  # `yes`, `~`, `012` unquoted, or a stray indicator: PyYAML's path
         return out
     except Exception:  # rapidyaml's parse errors, _NotPlain, JSON it wrote that is not JSON
         return None

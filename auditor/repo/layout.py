@@ -149,9 +149,14 @@ class Repository:
     @property
     def tenants(self) -> dict[str, TenantProfile]:
         if self._tenants is None:
-            with manifests.quiet():
-                self._tenants = {name: self.tenant(name) for name in self.tenant_names()}
+            names = self.tenant_names()
+            self._tenants = dict(zip(names, self.tenant_profiles(names), strict=True))
         return self._tenants
+
+    def tenant_profiles(self, names: list[str]) -> list[TenantProfile]:
+        """The profiles of the tenants `names`, in that order."""
+        with manifests.quiet():
+            return [self.tenant(name) for name in names]
 
     def tenant_names(self) -> list[str]:
         if self.root_file and self.root_file.tenants:
@@ -167,9 +172,10 @@ class Repository:
         """A tenant's profile, from its file's bytes (`data`, or read from the tree)."""
         return tenant_profile(self._profile("", data, self.tenant_file(name)), name)
 
-    def use_tenants(self, tenants: dict[str, TenantProfile], fingerprint: str) -> None:
-        """The tenants' profiles, as a layer around the repository found them (the cache),
-        and the SHA-256 of their files' names and bytes."""
+    def use_tenants(self, tenants: dict[str, TenantProfile], fingerprint: str | None) -> None:
+        """The tenants' profiles, as a layer around the repository found them (the cache, or
+        processes sharing the reading), and the SHA-256 of their files' names and bytes (None:
+        not known)."""
         self._tenants, self.tenants_fingerprint = tenants, fingerprint
 
     def forget(self) -> None:
@@ -196,7 +202,7 @@ class Repository:
         findings: list[Finding] = []
         for name in clusters:
             self._plan_folder(placed, findings, f"{CLUSTERS}/{name}", cluster=name, tenant=None)
-        for tenant in sorted(self.tenants):
+        for tenant in self.tenant_names():  # their folders: the profiles need not be read
             base = f"{TENANTS}/{tenant}"
             files = self.tree.files(base)  # one walk of the tenant folder, then split by cluster
             for sub in self.tree.subfolders(base):
@@ -220,7 +226,8 @@ class Repository:
                         files=[p for p in files if p.startswith(inside)],
                     )
             for path in files:
-                if posixpath.dirname(path) == base and posixpath.basename(path) != PROFILE_FILE:
+                head, _, name = path.rpartition("/")  # posixpath's, without its calls
+                if head == base and name != PROFILE_FILE:
                     findings.append(
                         Finding(
                             STRAY_MANIFEST,
@@ -291,15 +298,20 @@ class Repository:
         """One manifest file's objects, placed on its cluster, and what is wrong in it (for
         a rendered folder, its objects as Argo CD renders them: auditor/render/)."""
         if where.source is not None:
-            source, profile = where.source, self.clusters.get(where.source.cluster)
-            if profile is not None:  # the renderers of the Argo CD release syncing it
-                source = replace(
-                    source, argocd=profile.argocd_version, exact_renderers=profile.exact_renderers
-                )
-            made = render.build(self.tree, source)
+            made = render.build(self.tree, self.synced(where.source))
             return Loaded(made.resources, made.findings, made.reads)
         data = self.read(where)
         return data if isinstance(data, Loaded) else parse(where, data)
+
+    def synced(self, source: render.Source) -> render.Source:
+        """`source` as its cluster's Argo CD renders it: the release its profile names (and
+        whether only that release's renderers may render it)."""
+        profile = self.clusters.get(source.cluster)
+        if profile is None:
+            return source
+        return replace(
+            source, argocd=profile.argocd_version, exact_renderers=profile.exact_renderers
+        )
 
     def read(self, where: Placed) -> bytes | Loaded:
         """A manifest file's bytes, or (as a Loaded) the finding that it cannot be read."""
@@ -340,7 +352,7 @@ def _rendered_folders(paths: list[str]) -> dict[str, str]:
     """The folders among `paths` that kustomize or Helm builds, each with its marker file."""
     out: dict[str, str] = {}
     for path in paths:
-        if posixpath.basename(path) in RENDER_MARKERS:
+        if path.rpartition("/")[2] in RENDER_MARKERS:  # the basename
             out.setdefault(posixpath.dirname(path), path)
     return out
 

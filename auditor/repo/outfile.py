@@ -18,7 +18,6 @@ import contextlib
 import errno
 import io
 import os
-import secrets
 import stat
 import sys
 import typing as t
@@ -84,7 +83,7 @@ def _in_place(path: Path, raw: bytes) -> None:
 
 
 def _aside_then_moved(target: Path, raw: bytes, exclusive: bool) -> None:
-    aside = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
+    aside = target.with_name(f".{target.name}.{os.urandom(4).hex()}.partial")
     fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import stat
 import typing as t
 from pathlib import Path
@@ -70,9 +71,22 @@ class WorkTree:
         # Files the walk reached through real folders only: `read` opens them without
         # resolving every step of the path again (a third of reading a large repository).
         self._plain: set[str] = set()
+        # Folders `subfolders` found real (no link on the way from the root): a file directly
+        # in one (a tenant's profile, read before any walk) is opened the same way.
+        self._real: set[str] = set()
 
     def _path(self, rel: str) -> Path:
         return self.root / rel
+
+    def _located(self, folder: str) -> tuple[str, str]:
+        """`folder`'s absolute path (normalized) and its POSIX path below the root: a plain
+        relative path (`tenants/a`, as the loader names folders, thousands a run) as it is,
+        any other through normpath and relpath."""
+        plain = folder and folder[0] != "/" and folder[-1] != "/" and "//" not in folder
+        if plain and "/." not in f"/{folder}" and os.sep == "/":
+            return f"{self._inside}{folder}", folder
+        top = os.path.normpath(os.path.join(self.root, folder))
+        return top, os.path.relpath(top, self.root).replace(os.sep, "/")
 
     def _within(self, real: str) -> bool:
         return real == str(self.root) or real.startswith(self._inside)
@@ -80,9 +94,8 @@ class WorkTree:
     def files(self, folder: str, suffixes: tuple[str, ...] = MANIFEST_SUFFIXES) -> list[str]:
         """The files below `folder` whose names end in one of `suffixes` (("",): every file,
         as a renderer reads a chart's templates and helpers)."""
-        top = os.path.normpath(os.path.join(self.root, folder))
-        real = os.path.realpath(top)
-        rel = os.path.relpath(top, self.root).replace(os.sep, "/")
+        top, rel = self._located(folder)
+        real = top if rel in self._real else os.path.realpath(top)  # known real: no lstats
         if not self._within(real):
             return [
                 self._refuse(rel, SymlinkOutside(f"{rel} leads to {real}, outside the repository"))
@@ -166,7 +179,7 @@ class WorkTree:
         if refused is not None:
             raise refused
         full = os.path.join(self.root, path)
-        if path in self._plain:
+        if path in self._plain or posixpath.dirname(path) in self._real:
             data = self._read_plain(path, full)
             if data is not None:
                 return data
@@ -212,9 +225,14 @@ class WorkTree:
     def subfolders(self, folder: str) -> list[str]:
         try:  # scandir knows most entries' types without a stat each (thousands of tenants)
             with os.scandir(self._path(folder)) as entries:
-                return sorted(e.name for e in entries if not e.name.startswith(".") and e.is_dir())
+                found = [e for e in entries if not e.name.startswith(".") and e.is_dir()]
         except (NotADirectoryError, FileNotFoundError):
             return []
+        top, rel = self._located(folder)
+        if rel in self._real or os.path.realpath(top) == top:  # real: so are its own folders
+            inside = "" if rel == "." else f"{rel}/"
+            self._real.update(inside + e.name for e in found if not e.is_symlink())
+        return sorted(e.name for e in found)
 
 
 def _read_bounded(fd: int, size: int) -> bytes:

@@ -10,28 +10,41 @@ entry below.
 
 from __future__ import annotations
 
+import importlib
 import typing as t
 
 from auditor.model import Report
-from auditor.report import github, json_, junit, markdown, sarif, text, views
 
 Reporter = t.Callable[[Report, t.TextIO], None]
 
 
-def _html(report: Report, stream: t.TextIO) -> None:
-    from auditor.report import html  # draws with pygal: imported only when a page is asked for
+def _format(module: str, viewed: str | None = None) -> Reporter:
+    """The writer of auditor.report.`module`, imported when a report is written in its format
+    (a command pays for its own format only: the views of plan, status and the ledger, JUnit's
+    XML and pygal's charts are a tenth of a second of imports); with `viewed`, the command's
+    view of that name in auditor/report/views.py writes a report that carries a section."""
 
-    html.write(report, stream)
+    def write(report: Report, stream: t.TextIO) -> None:
+        if viewed is not None and report.section is not None:
+            from auditor.report import views
+
+            view = getattr(views, viewed).get(report.command)
+            if view is not None:
+                view(report, stream)
+                return
+        importlib.import_module(f"auditor.report.{module}").write(report, stream)
+
+    return write
 
 
 REPORTER_BY_NAME: dict[str, Reporter] = {
-    "text": views.viewed(text.write, views.TEXT),
-    "json": json_.write,
-    "markdown": views.viewed(markdown.write, views.MARKDOWN),
-    "sarif": sarif.write,
-    "junit": junit.write,
-    "github": github.write,
-    "html": _html,  # one self-contained page with charts (docs/html-report.md)
+    "text": _format("text", viewed="TEXT"),
+    "json": _format("json_"),
+    "markdown": _format("markdown", viewed="MARKDOWN"),
+    "sarif": _format("sarif"),
+    "junit": _format("junit"),
+    "github": _format("github"),
+    "html": _format("html"),  # one self-contained page with charts (docs/html-report.md)
 }
 
 __all__ = ["REPORTER_BY_NAME", "Reporter"]

@@ -98,14 +98,3 @@ MARKDOWN: dict[str, View] = {
     "plan": _plan_markdown,
     "preemptions": _ledger_markdown,
 }
-
-
-def viewed(generic: View, chosen: dict[str, View]) -> View:
-    """A reporter that shows a report with a section through its command's view in `chosen`,
-    and any other report through `generic`."""
-
-    def write(report: Report, stream: t.TextIO) -> None:
-        view = chosen.get(report.command) if report.section is not None else None
-        (view or generic)(report, stream)
-
-    return write

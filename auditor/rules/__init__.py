@@ -16,12 +16,21 @@ from auditor.rules.declarations import (
     get,
     of,
 )
-from auditor.rules.rule import DOCS_URL, REPO_URL, STAGES, Example, Rule, Severity
+from auditor.rules.rule import (
+    DOCS_URL,
+    REPO_URL,
+    STAGES,
+    VALIDATE_STAGES,
+    Example,
+    Rule,
+    Severity,
+)
 
 __all__ = [
     "DOCS_URL",
     "REPO_URL",
     "STAGES",
+    "VALIDATE_STAGES",
     "Declared",
     "Example",
     "Rule",

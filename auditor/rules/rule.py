@@ -40,6 +40,8 @@ STAGES: dict[str, tuple[str, str]] = {
     "github": ("GitHub steps", "`kueue-gitops github`, as the workflows run it."),
     "ownership": ("Code ownership", "`codeowners --check`."),
 }
+# The stages `validate` runs beside reading the repository (`input`): what `--only` names.
+VALIDATE_STAGES = ("schema", "policy")
 
 
 class Severity(enum.StrEnum):

@@ -87,6 +87,12 @@ def collect(
     return rules
 
 
+def warm() -> None:
+    """Load the evaluator (celpy, lark and the CEL parser) now, before a fork: the processes
+    that evaluate rules then share one load."""
+    _environment()
+
+
 @functools.cache
 def _environment() -> celpy.Environment:
     """celpy's environment, built on first use; its parser from lark's cache (below)."""

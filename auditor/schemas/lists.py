@@ -53,6 +53,8 @@ def _json(value: t.Any, sort_keys: bool = False) -> str:
 def _lists(
     schema: Json, value: t.Any, path: FieldPath
 ) -> t.Iterator[tuple[FieldPath, Json, list[t.Any]]]:
+    if not _holds_unique(schema):  # no set or map list below: nothing to find (most objects)
+        return
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         others = schema.get("additionalProperties")
@@ -66,3 +68,21 @@ def _lists(
         if isinstance(items, dict):
             for i, sub in enumerate(value):
                 yield from _lists(items, sub, (*path, i))
+
+
+_HOLDS: dict[int, tuple[Json, bool]] = {}  # id(schema node) -> (the node, whether it holds one)
+
+
+def _holds_unique(schema: Json) -> bool:
+    """Whether a set or map list is at or below `schema` along the paths the walk follows
+    (asked once per schema node: the schemas live for the run)."""
+    known = _HOLDS.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    below = [*(schema.get("properties") or {}).values()]
+    below += [schema.get("additionalProperties"), schema.get("items")]
+    holds = schema.get("x-kubernetes-list-type") in ("set", "map") or any(
+        isinstance(node, dict) and _holds_unique(node) for node in below
+    )
+    _HOLDS[id(schema)] = (schema, holds)
+    return holds

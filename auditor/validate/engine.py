@@ -21,18 +21,16 @@ from auditor import render, rules
 from auditor.errors import AuditorError, ClusterAccessError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
 from auditor.kueue import release as kueue_release
-from auditor.live import apierrors
-from auditor.live import apply as live_apply
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
 from auditor.repo import cache as repo_cache
 from auditor.repo import cached, suppressions
 from auditor.repo.layout import Placed, Repository
 from auditor.repo.profiles import ClusterProfile
-from auditor.schemas import catalog
+from auditor.schemas import catalog, cel
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator, Verdict
 from auditor.speed import packs, parallel
-from auditor.validate import checks, kept
+from auditor.validate import kept
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -43,8 +41,6 @@ SERVER_SIDE_REJECTED = _RULES["server-side-rejected"]
 log = logging.getLogger(__name__)
 Connector = t.Callable[[ClusterProfile], "KubeCluster"]
 Note = t.Callable[[str], None]
-# The refusals that mean "the server judged the object and said no"; others mean we could not ask.
-JUDGED = (apierrors.BadRequest, apierrors.Invalid, apierrors.WebhookDenied, apierrors.Unfitting)
 
 
 def validate(
@@ -58,6 +54,7 @@ def validate(
     detail: Note | None = None,
     jobs: int | None = None,
     cache: bool = False,
+    only: t.Collection[str] = (),
 ) -> Report:
     """Validate the clusters' objects, the clusters shared among processes when there are
     cores to spare (auditor/speed/parallel.py; `jobs`: how many), each cluster one plain function.
@@ -66,19 +63,29 @@ def validate(
     contract, schema and CEL findings) is kept in the user cache directory and served again
     while the file, its cluster's schemas and the tool are unchanged (auditor/repo/cache.py);
     the policy checks run again only when what they read changed (validate/kept.py).
+
+    `only`: the STAGES to report (reading the repository is always judged); without `policy`
+    the policy checks do not run, nor are the tenants' profiles they read.
     """
     names = clusters or sorted(repo.clusters)
     require_schemas(repo, schemas, names)
     tool = packs.tool(repo, cache)
-    if tool is not None:
-        cached.tenants(repo, tool)
-    repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
-    placed, layout = repo.plan(names)  # one walk of the tree for every cluster
-    found = layout_findings(repo, layout, names)
-    job = functools.partial(_cluster_job, repo, schemas, tool, placed, server_side)
+    policy = not only or POLICY in only
     # A dry run holds a client's connections, a git revision a `git cat-file` process: neither
     # survives a fork, so those clusters are judged one after another here.
     forkable = server_side is None and repo.root is not None
+    if policy:
+        if tool is not None:
+            cached.tenants(repo, tool)
+        elif forkable:
+            shared_tenants(repo, jobs)
+        repo.tenants  # noqa: B018 - parsed once here, inherited by every worker
+        from auditor.validate import checks  # noqa: F401 - loaded before the fork, inherited
+    placed, layout = repo.plan(names)  # one walk of the tree for every cluster
+    found = layout_findings(repo, layout, names)
+    job = functools.partial(_cluster_job, repo, schemas, tool, placed, server_side, policy)
+    if forkable and parallel.processes(jobs, len(names)) > 1:
+        cel.warm()  # once here, inherited: each worker would load it (~0.1 s) for its CRDs' rules
     results = parallel.run(job, names, jobs=jobs if forkable else 1)
     report = Report("validate", strict=strict)
     for result, findings, notes in results:
@@ -86,8 +93,35 @@ def validate(
         for message, minor in notes:  # minor: what every run says, shown on asking (-v)
             ((detail if minor else note) or (lambda _m: None))(message)
         report.clusters.append(result)
-    report.findings = collected(found)
+    report.findings = collected(f for f in found if of_stages(f, only))
     return report
+
+
+SHARED_TENANTS = 400  # fewer profiles are read here sooner than a fork and a pickle take
+
+
+def shared_tenants(repo: Repository, jobs: int | None) -> None:
+    """The tenants' profiles read by two processes when there are many (~0.1 ms each: 1,700
+    are 0.2 s on one core, before the clusters' work is shared); a half comes back pickled.
+    A broken profile is the error it is here: parallel.run reads a failed child's half again
+    in this process."""
+    names = repo.tenant_names()
+    if len(names) < SHARED_TENANTS:
+        return
+    halves = [names[0::2], names[1::2]]
+    read = parallel.run(repo.tenant_profiles, halves, jobs=jobs)
+    found = {profile.name: profile for half in read for profile in half}
+    repo.use_tenants({name: found[name] for name in names}, None)
+
+
+STAGES = rules.VALIDATE_STAGES  # what `validate --only` may name: stages of rules.STAGES
+POLICY = "policy"
+
+
+def of_stages(finding: Finding, only: t.Collection[str]) -> bool:
+    """Whether `finding` is reported when only the stages `only` are (none named: every
+    stage); what reading the repository finds (stage `input`) always is."""
+    return not only or finding.rule.stage in only or finding.rule.stage == "input"
 
 
 def layout_findings(
@@ -142,12 +176,14 @@ def _cluster_job(
     tool: str | None,
     placed: list[Placed],
     server_side: Connector | None,
+    policy: bool,
     name: str,
 ) -> ClusterOutcome:
-    """One cluster's outcome, its files loaded (through its cache pack, when on) and judged."""
+    """One cluster's outcome, its files loaded (through its cache pack, when on) and judged
+    (by the policy checks too, with `policy`)."""
     pack = packs.of_cluster(repo, schemas, name, tool)
     mine = [where for where in placed if where.cluster == name]
-    outcome = _guarded(repo, schemas, name, server_side, mine, pack)
+    outcome = _guarded(repo, schemas, name, server_side, mine, pack, policy=policy)
     if pack is not None:
         pack.save()
     return outcome
@@ -167,12 +203,14 @@ def _guarded(
     server_side: Connector | None,
     placed: list[Placed],
     cache: repo_cache.FileCache | None = None,
+    *,
+    policy: bool = True,
 ) -> ClusterOutcome:
     """One cluster's outcome; a bug while judging it makes that cluster incomplete (exit 3),
     named in the report, and leaves the other clusters' findings standing."""
     try:
         with processing(f"validating cluster {name}"):
-            return _cluster(repo, schemas, name, server_side, placed, cache)
+            return _cluster(repo, schemas, name, server_side, placed, cache, policy=policy)
     except AuditorError:
         raise
     except Exception as exc:
@@ -187,52 +225,79 @@ def _cluster(
     server_side: Connector | None,
     placed: list[Placed],
     cache: repo_cache.FileCache | None = None,
+    *,
+    policy: bool = True,
 ) -> ClusterOutcome:
     """Load, validate and check one cluster's files (`placed`), each served from the cluster's
-    cache pack while unchanged; dry-run on ask. Suppressions apply to every finding of the
-    cluster."""
+    cache pack while unchanged; the policy checks too, with `policy`; dry-run on ask.
+    Suppressions apply to every finding of the cluster."""
     notes: list[tuple[str, bool]] = []  # (message, minor)
     profile = repo.cluster(name)
     loaded = cached.load_placed(repo, placed, {name: cache} if cache is not None else {})
     findings = [f for f in loaded.findings if f.cluster == name]  # the loader names each's
     resources = loaded.for_cluster(name)
     validator = validator_of(repo, schemas, name)
-    notes.append(_source_note(name, validator.catalog))
     verdicts = kept.verdicts(resources, functools.partial(judge, validator, cluster=name), cache)
     for verdict in verdicts:
         validator.remember(verdict)
         findings.extend(verdict.findings)
     sound, invalid = sorted_out(resources, verdicts)
-    if validator.skipped:
-        notes.append(
-            (
-                f"{name}: {len(validator.skipped)} CEL transition rule(s) (oldSelf) not checked "
-                "by validate: they judge a change to an object, which `plan` checks",
-                True,
-            )
-        )
-    if validator.unsupported:
-        notes.append(
-            (
-                f"{name}: {len(validator.unsupported)} CEL rule(s) not checked offline: they "
-                "need a function the offline evaluator lacks, e.g. "
-                f"{sorted(validator.unsupported)[0]}",
-                False,
-            )
-        )
-    unrendered = any(f.rule.id in render.UNRENDERED for f in findings)
-    context = checks.CheckContext(
-        repo, profile, tuple(sound), repo.tenants, invalid=invalid, unrendered=unrendered
-    )
-    findings.extend(checks.run(context) if cache is None else kept.run(context, resources, cache))
+    notes += cluster_notes(name, validator.catalog, validator.skipped, validator.unsupported)
+    if policy:
+        findings.extend(_policy(repo, profile, sound, invalid, findings, resources, cache))
     result = ClusterResult(name, schemas=validator.catalog.source.to_json())
     if server_side is not None:
         findings.extend(
             _dry_run(server_side, profile, resources, result, lambda m: notes.append((m, False)))
         )
     accepted = suppressions.of_cluster(profile, resources)
-    suppressions.apply(findings, accepted, context.today)
+    suppressions.apply(findings, accepted, datetime.date.today())
     return result, findings, notes
+
+
+def _policy(
+    repo: Repository,
+    profile: ClusterProfile,
+    sound: list[Resource],
+    invalid: dict[ResourceKey, Finding],
+    found: list[Finding],
+    resources: list[Resource],
+    cache: repo_cache.FileCache | None,
+) -> list[Finding]:
+    """The policy checks' findings on the sound objects (`found`: the cluster's findings so
+    far, which say whether a folder went unrendered)."""
+    from auditor.validate import checks  # the policy stage's alone: --only schema never loads it
+
+    unrendered = any(f.rule.id in render.UNRENDERED for f in found)
+    context = checks.CheckContext(
+        repo, profile, tuple(sound), repo.tenants, invalid=invalid, unrendered=unrendered
+    )
+    return checks.run(context) if cache is None else kept.run(context, resources, cache)
+
+
+def cluster_notes(
+    name: str, found: SchemaCatalog, skipped: t.Collection[object], unsupported: t.Collection[str]
+) -> list[tuple[str, bool]]:
+    """What a run says of cluster `name`: its schemas' source, the CEL rules it left out."""
+    notes = [_source_note(name, found)]
+    if skipped:
+        notes.append(
+            (
+                f"{name}: {len(skipped)} CEL transition rule(s) (oldSelf) not checked "
+                "by validate: they judge a change to an object, which `plan` checks",
+                True,
+            )
+        )
+    if unsupported:
+        notes.append(
+            (
+                f"{name}: {len(unsupported)} CEL rule(s) not checked offline: they "
+                "need a function the offline evaluator lacks, e.g. "
+                f"{sorted(unsupported)[0]}",
+                False,
+            )
+        )
+    return notes
 
 
 def _source_note(name: str, found: SchemaCatalog) -> tuple[str, bool]:
@@ -280,7 +345,10 @@ def why_invalid(found: list[Finding]) -> Finding:
 
 def judged(exc: ClusterAccessError) -> bool:
     """Whether the API server refused the object itself (as opposed to failing to answer)."""
-    return isinstance(exc, JUDGED)
+    from auditor.live import apierrors  # only a dry run meets one: its imports off other runs
+
+    refusals = (apierrors.BadRequest, apierrors.Invalid, apierrors.WebhookDenied)
+    return isinstance(exc, (*refusals, apierrors.Unfitting))
 
 
 def _dry_run(
@@ -291,6 +359,9 @@ def _dry_run(
     say: Note,
 ) -> list[Finding]:
     """Server-side apply with dryRun=All, in sync order; rejections become findings."""
+    from auditor.live import apierrors
+    from auditor.live import apply as live_apply
+
     findings: list[Finding] = []
     created = {r.name for r in resources if r.kind == "Namespace"}
     waiting: list[str] = []

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from auditor.model import Finding, Resource
 from auditor.repo.cache import FileCache
 from auditor.schemas.validator import Verdict
-from auditor.validate import checks
 
-if t.TYPE_CHECKING:
+if t.TYPE_CHECKING:  # the checks load with the policy stage (validate --only schema runs none)
+    from auditor.validate import checks
     from auditor.validate.checks.protocol import Check
 
 
@@ -68,6 +68,8 @@ class Kept:
 def run(ctx: checks.CheckContext, resources: list[Resource], cache: FileCache) -> list[Finding]:
     """Every check's findings on `ctx`'s cluster, each served from `cache` while what it read
     is unchanged. `resources`: every object of the cluster as loaded (sound or not)."""
+    from auditor.validate import checks
+
     inputs = _Inputs(ctx, resources, cache)
     out: list[Finding] = []
     for module in checks.CHECKS.values():
@@ -83,6 +85,8 @@ def _one(
         digest = inputs.digest(kept.reads)
         if digest is not None and digest == kept.digest:
             return t.cast(list[Finding], pickle.loads(kept.findings))
+    from auditor.validate import checks
+
     found, reads = checks.run_noting(module, ctx)
     digest = inputs.digest(reads)
     if digest is not None and not reads.loads:

@@ -145,7 +145,7 @@ func (s *sim) notePreemption(victim, by int) {
 	}
 	state := fmt.Sprintf("%d>%d:%s", by, victim, held.String())
 	if s.heldNow[state] {
-		s.livelock = true
+		s.livelock, s.victim = true, victim
 	}
 	s.heldNow[state] = true
 }

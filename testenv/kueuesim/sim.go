@@ -75,10 +75,11 @@ type sim struct {
 	// entry order puts the Workload that borrows less ahead of a borrowing preemptor), at one
 	// instant, without end. The preemptions of this instant, and the sets of quota holders seen
 	// after a repeated one, find it: a state seen twice at one instant recurs forever, as the code
-	// deciding is deterministic.
+	// deciding is deterministic. The instant ends with the victim readmitted (clock.go).
 	preemptedNow map[[2]int]int
 	heldNow      map[string]bool
 	livelock     bool
+	victim       int       // the livelock's victim
 	livelocked   []float64 // the instants a livelock ended
 }
 

@@ -23,9 +23,12 @@ import yaml
 from auditor.drift import engine
 from auditor.errors import ClusterAccessError
 from auditor.live.kube import KubeCluster
+from auditor.render import tools
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
 from auditor.sandbox import Sandbox, Toolchain, argocd, argocd_control
+from auditor.sandbox.build import ARGOCD_MODULE, module_dir
+from tests.conftest import own_context, run_line
 from tests.estate import ESTATE
 from tests.integration.conftest import repo_kueue_config
 from tests.integration.waiting import eventually
@@ -467,3 +470,59 @@ def test_drift_names_the_application_and_says_argo_cd_will_not_heal_what_it_cann
         )
     finally:
         admin.patch(KUEUE, "ClusterQueue", "team-a-cq", {"spec": {"stopPolicy": None}})
+
+
+def upstream_repo_server(testenv: Path) -> Json:
+    """The argocd-repo-server Deployment of the pinned Argo CD's own install.yaml (read from
+    its Go module) as an install applies it, scaled to none: the sandbox runs Argo CD's daemons
+    as processes, and what drift and import read is the Deployment."""
+    install = module_dir(testenv, "tools/argocd", ARGOCD_MODULE) / "manifests" / "install.yaml"
+    for doc in yaml.safe_load_all(install.read_text()):
+        if doc and (doc["kind"], doc["metadata"]["name"]) == ("Deployment", "argocd-repo-server"):
+            doc["metadata"]["namespace"] = argocd.NAMESPACE
+            doc["spec"]["replicas"] = 0
+            return t.cast(Json, doc)
+    raise AssertionError(f"{install} holds no argocd-repo-server Deployment")
+
+
+def test_drift_and_import_read_the_argo_cd_release_its_repo_server_runs(
+    argo: Argo, toolchain: Toolchain, tmp_path: Path
+) -> None:
+    """No repo-server Deployment (the sandbox's daemons are processes): not checked, and drift
+    says so. With the pinned release's own: a profile naming v3.4.14 is warned, with what
+    differs in the renders; import writes the release into the profile it makes."""
+    repo = tmp_path / "repo"
+    audited(ESTATE, repo)
+    report = engine.audit(Repository.open(repo), ["gpu-prod"], argo.connect)
+    assert "argocd-version-differs" not in {f.rule.id for f in report.findings}
+    [note] = report.clusters[0].notes
+    assert note.startswith(
+        "its Argo CD release is not checked (no Deployment labelled "
+        "app.kubernetes.io/name=argocd-repo-server runs there (Argo CD runs in another cluster"
+    ), note
+    admin = argo.host.connect()
+    admin.apply(upstream_repo_server(toolchain.testenv), manager="kueue-gitops-test")
+    try:
+        profile = repo / "clusters/gpu-prod/profile.yaml"
+        said = profile.read_text().replace("  kueue:\n", "  argocd: {version: v3.4.14}\n  kueue:\n")
+        profile.write_text(said)
+        report = engine.audit(Repository.open(repo), ["gpu-prod"], argo.connect)
+        [differs] = [f for f in report.findings if f.rule.id == "argocd-version-differs"]
+        assert differs.message.startswith(
+            "cluster gpu-prod runs Argo CD v3.5.7 (the image of Deployment "
+            "argocd/argocd-repo-server), but its profile's argocd.version is v3.4.14: its "
+            "folders are rendered with helm v3.19.4 where it runs v4.2.1."
+        ), differs.message
+        assert (differs.file, report.clusters[0].notes) == ("clusters/gpu-prod/profile.yaml", [])
+        imported = tmp_path / "imported"
+        done = run_line(
+            ["kueue-gitops", "--repo", str(imported), "import", "--cluster", "gpu-prod",
+             "--tenants-by", "queue", "--kueue-version", "v0.17.0",  # Kueue is a process too
+             *own_context(argo.host.kubeconfig)]
+        )  # fmt: skip
+        assert done.exit_code == 0, done.output
+        written = yaml.safe_load((imported / "clusters/gpu-prod/profile.yaml").read_text())
+        assert written["spec"]["argocd"] == {"version": "v3.5.7"}
+    finally:
+        tools.running_on("gpu-prod", None)  # import's, for this process's later renders
+        admin.delete("apps/v1", "Deployment", "argocd-repo-server", argocd.NAMESPACE)

@@ -9,6 +9,7 @@ cluster and team; apps/ holds the ApplicationSet). Each test plants its error in
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -171,6 +172,67 @@ def test_with_exact_renderers_one_of_another_release_is_refused_never_clean(
     }
     assert "is v5.0.0" in missing[0]["message"] and "v5.8.1" in missing[0]["message"]
     assert "exact renderers are asked for" in missing[0]["message"]
+
+
+@pytest.fixture(scope="module")
+def kubectl_alone(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A folder holding only a real kubectl (PATH's, else built from the pinned Kubernetes
+    module), and the kustomize release it embeds, as `kubectl version` says it."""
+    real = shutil.which("kubectl") or ensure_tool(
+        ROOT / "testenv", "kubectl", TOOLS["kubectl"], log=print
+    )
+    folder = tmp_path_factory.mktemp("kubectl-alone")
+    (folder / "kubectl").symlink_to(Path(real).resolve())
+    said = subprocess.run(
+        [str(folder / "kubectl"), "version", "--client", "-o", "json"],
+        capture_output=True, text=True, check=True, timeout=30,
+    )  # fmt: skip
+    return folder, json.loads(said.stdout)["kustomizeVersion"]
+
+
+def test_with_no_kustomize_binary_kubectl_kustomize_renders_with_a_version_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kubectl_alone: tuple[Path, str]
+) -> None:
+    """A distribution's kubectl, no kustomize: the overlays render (their objects checked, the
+    note naming kubectl's kustomize); the teams' folders, whose Application sets kustomize
+    overrides (`kustomize edit`, which kubectl lacks), are unavailable, never clean."""
+    folder, embedded = kubectl_alone
+    assert embedded != "v5.8.1"  # of another release than Argo CD v3.5.7's, else no note
+    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
+    monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "empty-cache"))
+    assert shutil.which("kustomize") is None
+    repo = estate("kustomize", tmp_path)
+    patch = repo / "queues/overlays/east/quotas.yaml"
+    patch.write_text(patch.read_text().replace('value: "128"', 'value: "-8"'))
+    tools.find.cache_clear()
+    try:
+        code, findings = validate(repo)
+        exact = run_line(
+            ["kueue-gitops", "--repo", str(repo), "validate", "--renderers", "exact", "-o", "json"]
+        )
+    finally:
+        tools.find.cache_clear()
+    assert code == 1
+    assert where(findings) == {
+        ("quantity-negative", "east", "queues/overlays/east/quotas.yaml", 4),
+        *(
+            ("renderer-version-differs", c, f"queues/overlays/{c}/kustomization.yaml", 1)
+            for c in ("east", "west")
+        ),
+        *(
+            ("renderer-unavailable", c, f"access/teams/{team}/kustomization.yaml", 1)
+            for c in ("east", "west")
+            for team in TEAMS
+        ),
+    }, findings
+    note = next(f for f in findings if f["rule"] == "renderer-version-differs")
+    assert f"the kustomize of kubectl {embedded} ({folder}/kubectl)" in note["message"]
+    assert "Argo CD v3.5.7 runs kustomize v5.8.1" in note["message"]
+    refused = next(f for f in findings if f["rule"] == "renderer-unavailable")
+    assert "it has no `kustomize edit`" in refused["message"]
+    refusals = json.loads(exact.stdout)["findings"]  # nothing rendered: nothing clean
+    assert (exact.exit_code, {f["rule"] for f in refusals}) == (1, {"renderer-unavailable"})
+    assert len(refusals) == 6, refusals
 
 
 def _synced_by(repo: Path, cluster: str, argocd: str, renderers: str = "any") -> None:

@@ -22,7 +22,10 @@ from click.testing import CliRunner
 
 from auditor.cli.main import cli
 from auditor.replay import synthetic, trace
+from auditor.replay.sim import prepare, simulate
 from auditor.replay.trace import Trace, TracedWorkload
+from auditor.repo.gitsource import revision
+from auditor.sandbox.kueuesim import ensure_sim
 from tests.conftest import ROOT
 from tests.estate import copy_estate
 from tests.html_pages import opened
@@ -213,9 +216,13 @@ def test_a_livelock_at_one_instant_is_named_and_the_day_goes_on(
     base, head = doc["replay"]["base"], doc["replay"]["head"]
     assert base["livelockAt"] == [] and head["livelockAt"]
     assert head["stalledAt"] == []  # each livelock ended by its repeated state, not the cap
-    [loop] = [f for f in doc["findings"] if f["rule"] == "replay-preemption-loop"]
-    assert loop["tenant"] == "team-a" and code == 1
-    assert len(loop["cycle"]) <= 21  # twenty steps and how many follow
+    # the livelock's victim, and another of team-a's that the quota it holds through the
+    # livelock (readmitted, as on a cluster) leaves to be preempted four times
+    loops = [f for f in doc["findings"] if f["rule"] == "replay-preemption-loop"]
+    assert {f["tenant"] for f in loops} == {"team-a"} and code == 1
+    livelocked = [f for f in loops if len(f["cycle"]) > 2 * LOOP_PREEMPTIONS]
+    assert len(livelocked) == 1
+    assert len(livelocked[0]["cycle"]) <= 21  # twenty steps and how many follow
     # every Workload still ran: the day went on past each livelock
     assert all(g["neverAdmitted"] == 0 for g in head["tenants"])
 
@@ -255,3 +262,37 @@ def test_the_day_as_rows_and_as_a_page_agree_with_the_report(
     assert figures["gpus-in-use"]["data"]["times"] == day["times"]
     assert figures["preemptions"]["data"]["preemptions"] == day["preemptions"]
     assert any(p["preemptor"] == "team-b" for p in day["preemptions"])  # team-b reclaims
+
+
+@pytest.mark.parametrize("repo", ["gpu-staging"], indirect=True)
+def test_a_livelocks_victim_holds_its_quota_while_it_lasts(
+    repo: tuple[str, Path, dict[str, str]],
+) -> None:
+    # The reclaim trace's livelock on the halved head (the test above). On a cluster each round
+    # of the loop waits for the victim's pods to stop, and the victim is readmitted within a
+    # cycle: it holds its quota nearly all the time. The simulation's instant ends in that
+    # state, not with the quota idle until the next event (issue 45).
+    cluster, root, shas = repo
+    mixes = [
+        synthetic.TenantMix("team-a", "batch", 0.6, {"batch-low": 1.0}),
+        synthetic.TenantMix("team-b", "batch", 0.4, {"batch-standard": 1.0}),
+    ]
+    made = synthetic.generate(
+        cluster, mixes, workloads=30, hours=0.5, seed=12, bursts=2, median_run=300
+    )
+    with revision(root, shas["halved"]) as at:
+        binary, release = ensure_sim(ROOT / "testenv", at.cluster(cluster).kueue_version)
+        [side] = [prepare(binary, release, at, cluster, made, label="head")]
+    run = simulate([side], made)["head"]
+    assert run.livelocks
+    instants = set(run.livelocks)
+    victims = {p.victim for p in run.preemption_log if p.at in instants}
+    assert victims
+    for at_ in run.livelocks:
+        holding = [
+            i
+            for i in victims
+            for start, end in run.workloads[i].held
+            if start <= at_ and (end is None or end > at_)
+        ]
+        assert holding, f"no victim holds its quota after the livelock at {at_} s"

@@ -23,7 +23,7 @@ LIMIT = 60  # lines from `def` to the function's end, its docstring not counted
 INIT_LOGIC = {
     "auditor/validate/checks/__init__.py": "the check context, imported from the package by "
     "every check module (95 places) beside the registry the recipe edits",
-    "auditor/report/__init__.py": "the registry's html entry imports pygal only when asked",
+    "auditor/report/__init__.py": "the registry's lazy writers: a command imports its format only",
 }
 
 # path:function -> why it stays longer than LIMIT

@@ -17,7 +17,9 @@ class RepoAsLive(KubeCluster):
         self.name, self.objects, self.reads, self.limits = name, objects, reads, Limits(deadline=9)
         self.asked: list[str] = []
 
-    def list(self, api_version: str, kind: str, *, page_size: int = 500) -> list[Json]:
+    def list(
+        self, api_version: str, kind: str, *, page_size: int = 500, selector: str = ""
+    ) -> list[Json]:
         self.asked.append(kind)
         if self.reads is not None and len(self.asked) > self.reads:
             raise DeadlineExceeded(f"cluster {self.name}: LIST {kind} not done: the 9s deadline")

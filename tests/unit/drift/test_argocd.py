@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import typing as t
 
 from auditor import rules
 from auditor.drift import argocd
 from auditor.k8s.objects import ResourceKey
+from auditor.live.argocd import Running
 from auditor.model import Finding
+from tests.unit.drift.objects import PROFILE
 
 CQ = ResourceKey("kueue.x-k8s.io", "ClusterQueue", None, "team-a-cq")
 
@@ -114,3 +117,39 @@ def test_an_object_no_application_tracks_is_left_as_it_is() -> None:
     found = named([app("other", "Synced", [])], live())
     assert "argocd" not in found.extra
     assert "Argo CD" not in found.message
+
+
+# --- the Argo CD release the profile names against the one running ---------------------------
+
+
+def test_a_profile_naming_another_argo_cd_release_than_runs_is_a_warning_at_it() -> None:
+    profile = dataclasses.replace(PROFILE, argocd_version="v3.4.14")
+    running = Running("v3.6.2", "the image of Deployment argocd/argocd-repo-server")
+    [found] = argocd.release_drift(profile, running)
+    assert (found.rule.id, str(found.severity), found.cluster, found.file) == (
+        "argocd-version-differs", "warning", "c", "clusters/c/profile.yaml"
+    )  # fmt: skip
+    assert found.message == (
+        "cluster c runs Argo CD v3.6.2 (the image of Deployment argocd/argocd-repo-server), but "
+        "its profile's argocd.version is v3.4.14: its folders are rendered with kustomize "
+        "v5.8.1 where it runs v5.8.3 and helm v3.19.4 where it runs v4.3.2. Set "
+        "argocd.version: v3.6.2 in clusters/c/profile.yaml"
+    )
+    assert argocd.release_drift(profile, Running("v3.4.14", "")) == []
+    assert argocd.release_drift(profile, Running(None, "no Deployment")) == []
+    assert argocd.release_drift(profile, None) == []  # not read (the cluster stopped answering)
+
+
+def test_a_profile_naming_none_is_held_to_the_pinned_release() -> None:
+    assert argocd.release_drift(PROFILE, Running("v3.5.7", "")) == []  # the pinned one
+    [found] = argocd.release_drift(PROFILE, Running("v3.5.0", "its image"))
+    assert "names no argocd.version, so the pinned Argo CD v3.5.7 is assumed" in found.message
+    assert "both run the same kustomize and helm, so the renders are the same" in found.message
+
+
+def test_an_unread_release_is_a_note_naming_what_the_profile_says() -> None:
+    said = argocd.release_unread(PROFILE, Running(None, "no Deployment labelled X runs"))
+    assert said == (
+        "its Argo CD release is not checked (no Deployment labelled X runs); its profile's is "
+        "none: the pinned v3.5.7 is assumed"
+    )

@@ -397,6 +397,18 @@ def test_profiles_derive_from_what_is_live() -> None:
     }
 
 
+def test_the_profile_names_the_argo_cd_release_read_and_none_unread() -> None:
+    """Its renderers are the ones validate renders the cluster's folders with."""
+    read = estate()
+    read.argocd_version = "v3.4.14"
+    [cluster] = docs(onboard_estate.files(read, OPTIONS, {}).files["clusters/gpu-a/profile.yaml"])
+    assert cluster["spec"]["argocd"] == {"version": "v3.4.14"}
+    [unread] = docs(
+        onboard_estate.files(estate(), OPTIONS, {}).files["clusters/gpu-a/profile.yaml"]
+    )
+    assert "argocd" not in unread["spec"]  # never guessed
+
+
 def test_a_second_cluster_joins_the_tenant_profile() -> None:
     first = onboard_estate.files(estate(), OPTIONS, {})
     [profile] = docs(first.files["tenants/team-a/profile.yaml"])
@@ -555,7 +567,7 @@ class FakeCluster:
             return {"metadata": {"namespace": namespace}, "spec": {"template": {"spec": pod}}}
         return {"metadata": {"name": name, "namespace": namespace}, "data": {}}
 
-    def list(self, api: str, kind: str) -> list[dict[str, t.Any]]:
+    def list(self, api: str, kind: str, selector: str = "") -> list[dict[str, t.Any]]:
         if self.fail is not None and kind == "ClusterRole":
             raise self.fail
         if kind in {k for _, k in self.holds} and (api, kind) not in self.holds:
@@ -602,7 +614,7 @@ def test_what_could_not_be_found_is_said_with_what_it_means() -> None:
     fake = FakeCluster(["v1beta1", "v1beta2"], absent={"Deployment", "ConfigMap"})
     found = importing.read_estate(t.cast(KubeCluster, fake), "v0.19.2")
     assert found.kueue_version == "v0.19.2" and found.controller is None
-    deployment, config = found.unread
+    deployment, config, argocd = found.unread
     assert deployment.startswith(
         "no Deployment kueue-system/kueue-controller-manager: the Kueue release is "
         "--kueue-version's (v0.19.2) and Kueue's own ServiceAccount is unknown"
@@ -611,7 +623,38 @@ def test_what_could_not_be_found_is_said_with_what_it_means() -> None:
         "no ConfigMap kueue-system/kueue-manager-config: Kueue's Configuration was not imported"
     )
     assert "clusters/gpu-a/kueue/manager-config.yaml" in config
-    assert read(FakeCluster(["v1beta1", "v1beta2"])).unread == []
+    assert argocd.startswith(
+        "Argo CD's release: no Deployment labelled app.kubernetes.io/name=argocd-repo-server "
+        "runs there (Argo CD runs in another cluster, or in another shape); "
+        "clusters/gpu-a/profile.yaml names no argocd.version"
+    )
+    whole = read(FakeCluster(["v1beta1", "v1beta2"], holds={DEPLOYMENTS: [REPO_SERVER]}))
+    assert (whole.unread, whole.argocd_version) == ([], "v3.5.7")
+
+
+DEPLOYMENTS = ("apps/v1", "Deployment")
+# upstream install.yaml's repo-server (v3.5.7), as the API server returns it
+REPO_SERVER = {
+    "metadata": {
+        "name": "argocd-repo-server",
+        "namespace": "argocd",
+        "labels": {
+            "app.kubernetes.io/component": "repo-server",
+            "app.kubernetes.io/name": "argocd-repo-server",
+            "app.kubernetes.io/part-of": "argocd",
+        },
+    },
+    "spec": {
+        "template": {
+            "spec": {
+                "initContainers": [{"name": "copyutil", "image": "quay.io/argoproj/argocd:v3.5.7"}],
+                "containers": [
+                    {"name": "argocd-repo-server", "image": "quay.io/argoproj/argocd:v3.5.7"}
+                ],
+            }
+        }
+    },
+}
 
 
 def test_a_kind_the_preferred_version_does_not_serve_is_read_where_it_is_served() -> None:
@@ -899,5 +942,6 @@ def test_the_summary_says_what_is_unowned_proposed_and_not_found(
     assert [line.split(":")[1].strip() for line in lines if line.startswith("not found:")] == [
         "no Deployment kueue-system/kueue-controller-manager",
         "no ConfigMap kueue-system/kueue-manager-config",
+        "Argo CD's release",
     ]
     assert (tmp_path / "clusters/gpu-a/unowned/scratch.yaml").is_file()
