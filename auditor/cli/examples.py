@@ -77,6 +77,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "sandbox env": ('eval "$(kueue-gitops sandbox env)"',),
     "sandbox status": ("kueue-gitops sandbox status",),
     "sandbox down": ("kueue-gitops sandbox down --all",),
+    "cache clean": (
+        "kueue-gitops cache clean --dry-run",
+        "kueue-gitops cache clean --builds",
+    ),
     "sandbox kueue-api": ("kueue-gitops sandbox kueue-api --write",),
     "rules": ("kueue-gitops rules", "kueue-gitops rules -o markdown > docs/rules.md"),
     "explain": ("kueue-gitops explain capacity-exceeded",),

@@ -13,8 +13,9 @@ from auditor import kueue
 from auditor.cli.options import Context, cluster_access, cluster_deadline, pass_context
 from auditor.errors import AuditorError, ConfigError
 from auditor.kueue import admission
-from auditor.onboard import DNS_LABEL, rendered
 from auditor.onboard import estate as onboard_estate
+from auditor.onboard import rendered
+from auditor.onboard.files import DNS_LABEL
 from auditor.render import tools
 from auditor.repo.layout import UNOWNED, find_root
 from auditor.repo.profiles import export_schemas

@@ -63,6 +63,7 @@ COMMANDS = {
     "init": "auditor.cli.onboard:init",
     "import": "auditor.cli.importing:import_command",
     "trace": "auditor.cli.trace:trace",
+    "cache": "auditor.cli.cache:cache_group",
 }
 
 

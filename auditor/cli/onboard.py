@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from auditor import codeowners, onboard
+from auditor import codeowners
 from auditor.cli.options import Context, pass_context
 from auditor.errors import ConfigError
-from auditor.onboard import adopt, start
+from auditor.onboard import adopt, files, new_cluster, new_tenant, start
 from auditor.repo import boundaries
 from auditor.repo.layout import CLUSTERS, Repository
 from auditor.repo.profiles import exported_schemas, owner_problem
@@ -24,7 +24,7 @@ def _root(ctx: Context) -> tuple[Repository, Path]:
     return repo, repo.root
 
 
-def _regenerate(plan: onboard.Plan, root: Path, clusters: list[str]) -> list[str]:
+def _regenerate(plan: files.Plan, root: Path, clusters: list[str]) -> list[str]:
     """Add CODEOWNERS and the admission policies of `clusters` to `plan`, made from the
     repository as it will be once the plan is written (before anything is): what they
     regenerate."""
@@ -39,7 +39,7 @@ def _regenerate(plan: onboard.Plan, root: Path, clusters: list[str]) -> list[str
     return regenerated
 
 
-def _write(plan: onboard.Plan, root: Path, clusters: list[str]) -> tuple[list[str], list[str]]:
+def _write(plan: files.Plan, root: Path, clusters: list[str]) -> tuple[list[str], list[str]]:
     """Regenerate, then write everything at once: what was written, and what regenerated."""
     regenerated = _regenerate(plan, root, clusters)
     written = plan.write(root)
@@ -110,7 +110,7 @@ def tenant() -> None:
     metavar="CLUSTERROLE",
     help="The ClusterRole its group is bound to in its namespace (one the cluster defines). "
     "Default: the one the repository's tenants are bound to, else "
-    f"{onboard.SUBMITTER_ROLE}.",
+    f"{new_tenant.SUBMITTER_ROLE}.",
 )
 @pass_context
 def tenant_add(
@@ -137,13 +137,13 @@ def tenant_add(
     it has already, is refused before anything is written (exit 2).
     """
     repo, root = _root(ctx)
-    plan = onboard.tenant(
+    plan = new_tenant.tenant(
         repo,
         name,
         list(dict.fromkeys(clusters)),
         list(owners),
         group,
-        [onboard.Quota.parse(q) for q in quotas],
+        [new_tenant.Quota.parse(q) for q in quotas],
         cohort,
         role,
         shared,
@@ -208,7 +208,7 @@ def cluster_add(
             raise click.UsageError(
                 "--kueue-version and --capacity are for a cluster without --like"
             )
-        plan = onboard.cluster(repo, name, like, kube_context)
+        plan = new_cluster.cluster(repo, name, like, kube_context)
         then = (
             "adjust its profile's capacity and kueue version, run "
             f"`kueue-gitops schemas fetch --cluster {name}` once it is reachable"
@@ -229,14 +229,14 @@ def cluster_add(
             context=kube_context,
             capacity=_capacity(capacity),
         )
-        plan = onboard.Plan(start.cluster_files(made), {})
+        plan = files.Plan(start.cluster_files(made), {})
         then = (
             f"validate judges it by the package's schemas of Kueue {version}; run "
             f"`kueue-gitops schemas fetch --cluster {name}` once it is reachable to match it "
             "exactly"
         )
-    plan.replace |= onboard.with_destinations(root, name, like)
-    if onboard.PROJECTS not in plan.replace:
+    plan.replace |= new_cluster.with_destinations(root, name, like)
+    if files.PROJECTS not in plan.replace:
         ctx.note(
             f"argocd/projects.yaml has no destinations to add {name}'s beside: Argo CD may not "
             f"sync clusters/{name}/ until its AppProject names it (`kueue-gitops init --adopt "
@@ -246,8 +246,8 @@ def cluster_add(
     _report(written, regenerated, f"cluster {name}: {then}, then commit")
 
 
-def _capacity(given: tuple[str, ...]) -> tuple[onboard.Quota, ...]:
-    return tuple(onboard.Quota.parse(q, "--capacity") for q in given or start.DEFAULT_CAPACITY)
+def _capacity(given: tuple[str, ...]) -> tuple[new_tenant.Quota, ...]:
+    return tuple(new_tenant.Quota.parse(q, "--capacity") for q in given or start.DEFAULT_CAPACITY)
 
 
 def _released_version(ctx: Context) -> str:
@@ -374,7 +374,7 @@ def init(
     start.check_release(version)
     cells = _capacity(capacity)
     label = _label(admission_label)
-    if not onboard.DNS_LABEL.fullmatch(cohort):
+    if not files.DNS_LABEL.fullmatch(cohort):
         raise ConfigError(f"--cohort {cohort!r} must be a DNS label (it names a Cohort)")
     owners = owners or (_guessed_owner(ctx, repo_url),)
     starts = [
@@ -448,7 +448,7 @@ def _adopt(ctx: Context, root: Path, repo_url: str, revision: str) -> None:
     _report(written, regenerated, _adopted_next(sorted(repo.clusters), repo_url))
 
 
-def _regenerate_owners(plan: onboard.Plan, root: Path) -> list[str]:
+def _regenerate_owners(plan: files.Plan, root: Path) -> list[str]:
     plan.replace[codeowners.FILE] = codeowners.render(plan.pending(root))
     return [codeowners.FILE]
 

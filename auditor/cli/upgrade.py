@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from auditor import upgrade
 from auditor.cli.options import (
     Context,
     cluster_access,
@@ -18,7 +17,7 @@ from auditor.cli.options import (
 )
 from auditor.live.access import connect
 from auditor.sandbox import ensure_built, pins, releases
-from auditor.upgrade import bundle
+from auditor.upgrade import bundle, readiness
 
 _RELEASE = re.compile(r"v[0-9]+\.[0-9]+\.[0-9]+")
 
@@ -73,5 +72,5 @@ def upgrade_check(
     loaded = repo.load([cluster])
     live = connect(profile, kubeconfig=kubeconfig, context=context, deadline=timeout)
     tenants = [repo.tenants[name] for name in sorted(repo.tenants)]
-    checked = upgrade.check(live, profile, loaded.for_cluster(cluster), tenants, target)
+    checked = readiness.check(live, profile, loaded.for_cluster(cluster), tenants, target)
     finish(checked.report, output)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from auditor import verify as auditor_verify
 from auditor.cli.options import Context, cluster_access, finish, output_format, pass_context
 from auditor.live.access import connect
 from auditor.repo import boundaries
+from auditor.verify import verification
 
 
 @click.command()
@@ -43,13 +43,13 @@ def verify(
     """
     repo = ctx.repository()
     profile = repo.cluster(cluster)
-    auditor_verify.ensure_allowed(profile)  # before any connection is made
+    verification.ensure_allowed(profile)  # before any connection is made
     tenants = [repo.tenants[name] for name in sorted(repo.tenants)]
     declared = boundaries.boundaries(
         profile, repo.tenants, repo.load([cluster]).for_cluster(cluster)
     )
     live = connect(profile, kubeconfig=kubeconfig, context=context)
-    result = auditor_verify.run(
+    result = verification.run(
         live,
         profile,
         tenants,

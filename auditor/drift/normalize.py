@@ -24,15 +24,16 @@ from auditor.k8s.authored import CORE_DEFAULTS as CORE_DEFAULTS
 from auditor.k8s.authored import KUEUE_FINALIZER as KUEUE_FINALIZER
 from auditor.k8s.authored import LAST_APPLIED as LAST_APPLIED
 from auditor.k8s.authored import NAMESPACE_NAME_LABEL as NAMESPACE_NAME_LABEL
-from auditor.k8s.objects import RBAC_GROUP, Json
+from auditor.k8s.objects import RBAC_GROUP, FieldPath, Json
 from auditor.kueue import config as kueue_config
 
 # Quantity fields when no schema says so (the schema's int-or-string marker wins when present).
 from auditor.kueue.quota import QUANTITY_FIELDS as QUANTITY_FIELDS
 from auditor.repo import pyyaml_reader
 
+Path = FieldPath  # the drift modules' name for it (auditor/k8s/objects.py)
+
 Schema = dict[str, t.Any]
-Path = tuple[str | int, ...]
 
 ARGOCD_INSTANCE = "app.kubernetes.io/instance"
 ARGOCD_PREFIX = "argocd.argoproj.io/"

@@ -1,5 +1,5 @@
 """RBAC drift judged by the powers it gives (auditor.k8s.rbac): a subject holding a watched
-power live that neither the repository, the API server's bootstrap policy (k8s/baseline), nor
+power live that neither the repository, the API server's bootstrap policy (k8s/confinement), nor
 the cluster profile's `drift.trustedSubjects` explains is an `rbac-power` finding at the binding
 that grants it, with the grant path (binding -> role -> rule).
 
@@ -16,7 +16,7 @@ import typing as t
 
 from auditor import rules
 from auditor.drift.reading import key_of
-from auditor.k8s import baseline, platform, rbac
+from auditor.k8s import confinement, platform, rbac
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
@@ -70,7 +70,7 @@ def unexplained_powers(
 
 
 def _role_or_baseline(obj: Json) -> bool:
-    return obj.get("kind") in ("Role", "ClusterRole") or baseline.bootstrap(obj)
+    return obj.get("kind") in ("Role", "ClusterRole") or confinement.bootstrap(obj)
 
 
 def platform_granted(
@@ -86,8 +86,8 @@ def platform_granted(
     live_roles = [o for o in rbac_live if _is_role(o) and key_of(o) not in repo]
     live_names = {key_of(o).name for o in live_roles if o.get("kind") == "ClusterRole"}
     written = [r.body for r in repo.values()]
-    as_live = rbac.Policy([*written, *live_roles, *baseline.builtin_roles(defined | live_names)])
-    as_validated = rbac.Policy([*written, *baseline.builtin_roles(defined)])
+    as_live = rbac.Policy([*written, *live_roles, *confinement.builtin_roles(defined | live_names)])
+    as_validated = rbac.Policy([*written, *confinement.builtin_roles(defined)])
     confined = [
         platform.Tenant(tp.group, tp.clusters[profile.name].namespaces)
         for tp in tenants.values()

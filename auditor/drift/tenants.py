@@ -4,13 +4,14 @@ the roles it binds.
 rbac-power reports powers the repository does not give; a repository binding to a role it does
 not define (a built-in one, or one installed by hand) is taken as that role is live, so what it
 gives is trusted there. Here each repository binding is resolved with the live definitions of the
-roles the repository leaves out, and a subject reaching a tenant (auditor.k8s.baseline) that holds
-a power beyond the baseline is reported at the binding's file and line.
+roles the repository leaves out, and a subject reaching a tenant (auditor.k8s.confinement) that
+holds a power beyond the baseline is reported at the binding's file and line.
 
-A power validate already sees the repository grant (a built-in role taken as auditor.k8s.baseline
-defines it: validate's rbac-builtin-role and rbac-tenant-power) is not reported again: it is no
-difference between the repository and the cluster, and one finding in one place (validate's,
-which a baseline can accept) says it. Only what the live roles give beyond that is drift's.
+A power validate already sees the repository grant (a built-in role taken as
+auditor.k8s.confinement defines it: validate's rbac-builtin-role and rbac-tenant-power) is not
+reported again: it is no difference between the repository and the cluster, and one finding in
+one place (validate's, which a baseline can accept) says it. Only what the live roles give beyond
+that is drift's.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor import rules
-from auditor.k8s import baseline, rbac
+from auditor.k8s import confinement, rbac
 from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
@@ -42,21 +43,25 @@ def granted(
     names = {r.name for r in repo.values() if r.kind == "ClusterRole"} | {
         str((o.get("metadata") or {}).get("name")) for o in roles if o.get("kind") == "ClusterRole"
     }
-    policy = rbac.Policy([*(r.body for r in repo.values()), *roles, *baseline.builtin_roles(names)])
+    policy = rbac.Policy(
+        [*(r.body for r in repo.values()), *roles, *confinement.builtin_roles(names)]
+    )
     defined = {r.name for r in repo.values() if r.kind == "ClusterRole"}
-    as_validated = rbac.Policy([*(r.body for r in repo.values()), *baseline.builtin_roles(defined)])
-    seen = {(g.subject, g.power) for g in as_validated.grants(baseline.WATCHED)}
+    as_validated = rbac.Policy(
+        [*(r.body for r in repo.values()), *confinement.builtin_roles(defined)]
+    )
+    seen = {(g.subject, g.power) for g in as_validated.grants(confinement.WATCHED)}
     confined = [
         (tenant.name, tenant.group, tenant.clusters[profile.name].namespaces)
         for tenant in tenants.values()
         if profile.name in tenant.clusters
     ]
     found: dict[tuple[ResourceKey, rbac.Subject], list[tuple[str, rbac.Grant]]] = {}
-    for grant in policy.grants(baseline.WATCHED):
+    for grant in policy.grants(confinement.WATCHED):
         if rbac.within(seen, grant.subject, grant.power):
             continue  # validate names it where the repository grants it
         for name, group, namespaces in confined:
-            if baseline.reaches(grant.subject, group, namespaces) and baseline.beyond(
+            if confinement.reaches(grant.subject, group, namespaces) and confinement.beyond(
                 grant.power, namespaces
             ):
                 found.setdefault((key_of(grant.binding.body), grant.subject), []).append(

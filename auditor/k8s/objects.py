@@ -6,6 +6,7 @@ import typing as t
 from dataclasses import dataclass
 
 Json = dict[str, t.Any]  # a Kubernetes object or any part of one, as decoded from YAML or JSON
+FieldPath = tuple[str | int, ...]  # a field inside one: keys and list indexes, outermost first
 
 CRD_API = "apiextensions.k8s.io/v1"
 ADMISSION_API = "admissionregistration.k8s.io/v1"

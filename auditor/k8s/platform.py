@@ -7,14 +7,14 @@ platform's identities hold these powers on purpose (a cluster profile's `platfor
 Argo CD's sync, the platform team, the break-glass administrators); anyone else holding one can
 change the estate without a pull request. validate judges the repository's RBAC by this, drift
 the roles the repository binds as the cluster defines them. The tenants' own subjects are judged
-by auditor.k8s.baseline (the tenant baseline), so they are left out here: one finding, one place.
+by auditor.k8s.confinement (the tenant baseline), so they are left out here: one finding, one place.
 """
 
 from __future__ import annotations
 
 import typing as t
 
-from auditor.k8s import baseline, rbac
+from auditor.k8s import confinement, rbac
 from auditor.k8s.objects import KUEUE_GROUP, SCHEDULING_GROUP
 
 VERBS = ("create", "update", "patch", "delete")
@@ -39,7 +39,7 @@ def outsider(subject: rbac.Subject, identities: t.Collection[str], tenants: list
     whose powers the tenant baseline judges."""
     if subject in ALWAYS or str(subject) in identities:
         return False
-    return not any(baseline.reaches(subject, group, ns) for group, ns in tenants)
+    return not any(confinement.reaches(subject, group, ns) for group, ns in tenants)
 
 
 def over_platform(power: rbac.Power, tenants: list[Tenant]) -> bool:
@@ -58,7 +58,7 @@ def grants(
     return [
         g
         for g in policy.grants(WATCHED)
-        if not baseline.bootstrap(g.binding.body)
+        if not confinement.bootstrap(g.binding.body)
         and outsider(g.subject, identities, tenants)
         and over_platform(g.power, tenants)
     ]

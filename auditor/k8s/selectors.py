@@ -13,10 +13,10 @@ import typing as t
 from dataclasses import dataclass
 
 from auditor.k8s.names import label_errors, label_value_errors, qualified_name_errors
+from auditor.k8s.objects import FieldPath
 
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 WITH_VALUES = ("In", "NotIn")  # the other two take none
-Path = tuple[str | int, ...]  # a field inside the selector
 
 
 class SelectorError(ValueError):
@@ -54,7 +54,7 @@ class Selector:
         )
 
 
-def problems(raw: t.Any) -> t.Iterator[tuple[Path, str]]:
+def problems(raw: t.Any) -> t.Iterator[tuple[FieldPath, str]]:
     """Why the API server rejects the selector `raw`, each at its field inside the selector and
     in the server's words; nothing for a valid or a nil selector."""
     if raw is None:
@@ -72,7 +72,7 @@ def problems(raw: t.Any) -> t.Iterator[tuple[Path, str]]:
     for key, why in label_errors(labels):
         yield ("matchLabels", key), why
     for i, expr in enumerate(exprs):
-        at: Path = ("matchExpressions", i)
+        at: FieldPath = ("matchExpressions", i)
         if not isinstance(expr, dict):
             yield at, "each matchExpression is a mapping"
             continue

@@ -24,10 +24,10 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass
 
-from auditor.k8s.objects import Json
+from auditor.k8s.objects import FieldPath, Json
 from auditor.k8s.quantity import ZERO
 from auditor.kueue import cohorts
-from auditor.kueue.quota import BORROWING, NOMINAL, Path, cell_of, resource_groups
+from auditor.kueue.quota import BORROWING, NOMINAL, cell_of, resource_groups
 
 # What the pods of an ordinary Job ask for: every container names cpu and memory requests (or
 # gets them from a LimitRange), and Kueue sums them into the Workload's request.
@@ -42,7 +42,7 @@ class Blocked:
 
     resource: str
     covered: bool  # False: in no resource group; True: covered, but 0 everywhere
-    path: Path  # where to point: its resource group, or the resourceGroups
+    path: FieldPath  # where to point: its resource group, or the resourceGroups
 
 
 def ignored(resource: str, config: Json | None, strategy_gate: bool | None) -> bool:

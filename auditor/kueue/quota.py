@@ -12,7 +12,7 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass
 
-from auditor.k8s.objects import Json
+from auditor.k8s.objects import FieldPath, Json
 from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
 
 NOMINAL = "nominalQuota"
@@ -34,7 +34,6 @@ STATUS_FIELDS = (RESERVATION, USAGE)
 ORDERED_FLAVORS = ("spec", "resourceGroups", "*", "flavors")
 
 Cell = tuple[str, str]  # (flavor, resource)
-Path = tuple[str | int, ...]
 
 
 def _list(value: t.Any) -> list[t.Any]:
@@ -54,7 +53,7 @@ class ResourceGroup:
     flavors: list[t.Any]  # entries as written (a malformed one may be no mapping)
 
     @property
-    def path(self) -> Path:
+    def path(self) -> FieldPath:
         return ("spec", "resourceGroups", self.index)
 
 
@@ -65,7 +64,7 @@ class QuotaCell:
     flavor: str
     resource: str
     fields: Json
-    path: Path  # of the entry: spec.resourceGroups[g].flavors[f].resources[r]
+    path: FieldPath  # of the entry: spec.resourceGroups[g].flavors[f].resources[r]
 
     @property
     def cell(self) -> Cell:
@@ -140,7 +139,7 @@ class UsageCell:
     flavor: str
     resource: str
     fields: Json
-    path: Path  # status.<field>[f].resources[r]
+    path: FieldPath  # status.<field>[f].resources[r]
 
     def quantity(self, name: str = "total") -> Quantity:
         raw = self.fields.get(name)

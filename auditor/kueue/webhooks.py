@@ -31,13 +31,12 @@ import yaml
 from auditor import rules
 from auditor.k8s import selectors
 from auditor.k8s.names import label_errors, label_value_errors, qualified_name_errors
-from auditor.k8s.objects import Json
+from auditor.k8s.objects import FieldPath, Json
 from auditor.k8s.quantity import ZERO, Quantity, QuantityError, parse
 from auditor.kueue import cohorts
 from auditor.kueue.quota import QUOTA_FIELDS, cells, resource_groups
 from auditor.kueue.release import Release, get, known
 
-Path = tuple[str | int, ...]
 RULES = rules.of(__name__)  # declared beside this module, in webhooks.rules.yaml
 QUANTITY_NEGATIVE = RULES["quantity-negative"]
 FAIR_SHARING_WEIGHT_TINY = RULES["fair-sharing-weight-tiny"]
@@ -66,7 +65,7 @@ LIMITS = ("flavors", "coveredResources", "flavorResourcePairs")
 @dataclass(frozen=True)
 class Violation:
     rule: rules.Rule
-    path: Path
+    path: FieldPath
     message: str
 
 
@@ -150,7 +149,7 @@ def _quantities(obj: Json, release: Release) -> t.Iterator[Violation]:
                 yield Violation(QUANTITY_NEGATIVE, (*cell.path, name), f"{value}: {negative}")
     weight = _dict(_dict(obj.get("spec")).get("fairSharing")).get("weight")
     value = _quantity(weight) if weight is not None else None
-    path: Path = ("spec", "fairSharing", "weight")
+    path: FieldPath = ("spec", "fairSharing", "weight")
     if value is not None and value < ZERO:
         yield Violation(QUANTITY_NEGATIVE, path, f"{value}: {negative}")
     elif value is not None and ZERO < value <= parse("1n"):
@@ -167,7 +166,7 @@ def _names(obj: Json) -> t.Iterator[Violation]:
 
 def _totals(obj: Json, release: Release) -> t.Iterator[Violation]:
     groups = list(resource_groups(obj))
-    at: Path = ("spec", "resourceGroups")
+    at: FieldPath = ("spec", "resourceGroups")
     counted = {
         "flavors": [(at, sum(len(g.flavors) for g in groups))],
         "coveredResources": [(at, sum(len(g.covered) for g in groups))],
@@ -270,5 +269,5 @@ def _flavor(obj: Json) -> t.Iterator[Violation]:
     for i, toleration in enumerate(_list(spec.get("tolerations"))):
         key = str(_dict(toleration).get("key") or "")
         for why in qualified_name_errors(key) if key else ():
-            at: Path = ("spec", "tolerations", i, "key")
+            at: FieldPath = ("spec", "tolerations", i, "key")
             yield Violation(FLAVOR_LABELS_INVALID, at, f"{key!r}: {why}")

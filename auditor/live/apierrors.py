@@ -20,6 +20,7 @@ real kube-apiserver answers.
 from __future__ import annotations
 
 import contextlib
+import copy
 import email.utils
 import json
 import re
@@ -84,6 +85,14 @@ class ApiError(ClusterAccessError):
         self.reason = reason  # the Status object's reason; "" when the answer had none
         self.details = dict(details or {})  # the Status object's details (name, kind, causes)
         self.retry_after = retry_after  # seconds the answer asked to wait, if it did
+
+    def reworded(self, message: str, *, cluster: str | None = None) -> t.Self:
+        """The same answer (its class, code, reason, details, the server's words) told in
+        `message`: a copy, so a field added above is never dropped by a caller's rebuild."""
+        out = copy.copy(self)
+        out.args = (message,)
+        out.cluster = self.cluster if cluster is None else cluster
+        return out
 
 
 class BadRequest(ApiError):

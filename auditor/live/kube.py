@@ -186,16 +186,10 @@ class KubeCluster:
         return self.request("GET", path, what=what)
 
     def _still_throttled(self, exc: Throttled) -> Throttled:
-        return Throttled(
+        return exc.reworded(
             f"{exc} (still throttled after waiting {self.throttled:g}s in all as the server "
             "asked, within the cluster's deadline)",
             cluster=self.name,
-            action=exc.action,
-            code=exc.code,
-            reason=exc.reason,
-            details=exc.details,
-            retry_after=exc.retry_after,
-            said=exc.said,
         )
 
     def _remaining(self) -> float:

@@ -34,7 +34,7 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.repo.cache import user_cache_root
+from auditor import cache
 
 if t.TYPE_CHECKING:
     from auditor.model import Report
@@ -67,7 +67,7 @@ class Answer:
 
 
 def folder() -> Path:
-    return user_cache_root() / "resident"
+    return cache.area("resident")
 
 
 def socket_path(root: Path) -> Path:

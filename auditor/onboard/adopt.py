@@ -19,7 +19,9 @@ import yaml
 from auditor.errors import ConfigError
 from auditor.k8s.objects import group_of
 from auditor.model import Resource
-from auditor.onboard import PROJECTS, Plan, app_project, start
+from auditor.onboard import start
+from auditor.onboard.files import PROJECTS, Plan
+from auditor.onboard.new_tenant import app_project
 from auditor.repo.layout import CLUSTERS, TENANTS, Repository
 
 ALERTS = "alerts.yaml"

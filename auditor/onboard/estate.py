@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 import yaml
 
 from auditor.errors import ConfigError
-from auditor.k8s import baseline, quantity, rbac
+from auditor.k8s import confinement, quantity, rbac
 from auditor.k8s.authored import Schema, authored
 from auditor.k8s.objects import RBAC_KINDS, Json, group_of
 from auditor.kueue import admission, quota
@@ -40,7 +40,7 @@ from auditor.kueue import capacity as kueue_capacity
 from auditor.kueue import config as kueue_config
 from auditor.kueue.admission import starting_enforcement
 from auditor.kueue.workloads import priority_class
-from auditor.onboard import DNS_LABEL, PRUNE_GUARD, modeline
+from auditor.onboard.files import DNS_LABEL, PRUNE_GUARD, modeline
 from auditor.onboard.keyorder import ordered
 from auditor.repo.layout import CLUSTERS, TENANTS, UNOWNED
 from auditor.repo.profiles import PROFILE_FILE
@@ -341,13 +341,13 @@ def _rbac(estate: Estate, tenant_namespaces: set[str]) -> tuple[list[Json], list
     bindings: dict[tuple[str, str | None, str], Json] = {}
     for grant in rbac.grants(objects):
         body = grant.binding.body
-        if not baseline.bootstrap(body) and str(grant.subject) not in trusted:
+        if not confinement.bootstrap(body) and str(grant.subject) not in trusted:
             bindings[(str(body.get("kind")), _namespace(body), _name(body))] = body
     for body in objects:
         if (
             body.get("kind") == "RoleBinding"
             and _namespace(body) in tenant_namespaces
-            and not baseline.bootstrap(body)
+            and not confinement.bootstrap(body)
         ):
             bindings[("RoleBinding", _namespace(body), _name(body))] = body
     dangling = []
@@ -360,7 +360,7 @@ def _rbac(estate: Estate, tenant_namespaces: set[str]) -> tuple[list[Json], list
         if role is None:
             # It grants nothing today, and whatever a role of that name grants once made.
             dangling.append(f"{body.get('kind')} {_where(body)} binds {kind} {ref.get('name')}")
-        elif not baseline.bootstrap(role):
+        elif not confinement.bootstrap(role):
             wanted[key] = role
     if dangling:
         raise ConfigError(

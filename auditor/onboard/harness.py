@@ -18,7 +18,9 @@ import typing as t
 
 import yaml
 
+from auditor.k8s.objects import KUEUE_GROUP
 from auditor.k8s.quantity import parse
+from auditor.kueue.quota import BORROWING, NOMINAL
 from auditor.onboard.start import ClusterStart, render
 from auditor.repo.layout import CLUSTERS
 from auditor.repo.profiles import PROFILE_FILE
@@ -37,7 +39,7 @@ def estate(h: Harness, cluster: str, today: dt.date) -> dict[str, str]:
     `generate policies` makes them from these). `today` dates the preemption evidence."""
     start = ClusterStart(cluster, OWNERS, h.release, admission=ADMISSION, tenant_label=TENANT_LABEL)
     values = start.values()
-    api = f"kueue.x-k8s.io/{values['kueue_api_version']}"
+    api = f"{KUEUE_GROUP}/{values['kueue_api_version']}"
     origin = (
         f"# From Kueue {h.release}'s performance harness {h.name!r} (kueue-gitops trace import).\n"
     )
@@ -103,9 +105,9 @@ def _profile(h: Harness, start: ClusterStart, order: list[WorkloadClass]) -> dic
 
 
 def _cluster_queue(q: Queue, api: str, today: dt.date) -> dict[str, t.Any]:
-    resource: dict[str, t.Any] = {"name": RESOURCE, "nominalQuota": q.nominal}
+    resource: dict[str, t.Any] = {"name": RESOURCE, NOMINAL: q.nominal}
     if q.borrowing_limit is not None:
-        resource["borrowingLimit"] = q.borrowing_limit
+        resource[BORROWING] = q.borrowing_limit
     preemption = {
         k: v
         for k, v in (

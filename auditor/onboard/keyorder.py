@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import typing as t
 
+from auditor.kueue.quota import QUOTA_FIELDS
+
 # Under which field (None: a whole object) a mapping's keys go in which order.
 ORDERS: dict[str | None, tuple[str, ...]] = {
     None: ("apiVersion", "kind", "metadata"),
@@ -19,7 +21,7 @@ ORDERS: dict[str | None, tuple[str, ...]] = {
     "roleRef": ("apiGroup", "kind", "name"),
     "subjects": ("kind", "name", "namespace", "apiGroup"),
     "resourceGroups": ("coveredResources", "flavors"),
-    "resources": ("name", "nominalQuota", "borrowingLimit", "lendingLimit"),
+    "resources": ("name", *QUOTA_FIELDS),
     "nodeTaints": ("key", "operator", "value", "effect"),
     "tolerations": ("key", "operator", "value", "effect", "tolerationSeconds"),
     "matchExpressions": ("key", "operator", "values"),

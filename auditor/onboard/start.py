@@ -23,7 +23,8 @@ from auditor import rules
 from auditor.errors import ConfigError
 from auditor.k8s.objects import KUEUE_GROUP
 from auditor.kueue import config as kueue_config
-from auditor.onboard import DNS_LABEL, Plan, Quota
+from auditor.onboard.files import DNS_LABEL, Plan
+from auditor.onboard.new_tenant import Quota
 from auditor.repo.layout import CLUSTERS
 from auditor.repo.profiles import PROFILE_FILE
 

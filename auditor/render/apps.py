@@ -18,6 +18,7 @@ import re
 import typing as t
 
 from auditor import rules
+from auditor.k8s.objects import FieldPath
 from auditor.model import Finding
 from auditor.render import Source, locate
 from auditor.repo import pyyaml_reader
@@ -60,8 +61,8 @@ def sources(tree: t.Any, clusters: t.Collection[str]) -> tuple[list[Source], lis
                 continue
             seen = True
             try:
-                apps: list[tuple[Params, dict[locate.Path_, int]]] = [(body, {})]
-                root: locate.Path_ = ("spec",)
+                apps: list[tuple[Params, dict[FieldPath, int]]] = [(body, {})]
+                root: FieldPath = ("spec",)
                 if kind == "ApplicationSet":
                     apps = _generated(tree, body, clusters, doc.lines)
                     root = ("spec", "template", "spec")
@@ -78,7 +79,7 @@ def _name(body: dict[str, t.Any]) -> str:
     return str((body.get("metadata") or {}).get("name", "?"))
 
 
-def _spec_lines(doc: locate.Doc, root: locate.Path_) -> dict[locate.Path_, int]:
+def _spec_lines(doc: locate.Doc, root: FieldPath) -> dict[FieldPath, int]:
     """The lines of an Application's spec (an ApplicationSet's template's), by path within it;
     a literal block's text (`values: |`) from the line after its key (locate.BLOCK)."""
     out = {p[len(root) :]: n for p, n in doc.lines.items() if p[: len(root)] == root}
@@ -88,7 +89,7 @@ def _spec_lines(doc: locate.Doc, root: locate.Path_) -> dict[locate.Path_, int]:
     return out
 
 
-def _source_lines(spec_lines: dict[locate.Path_, int], at: locate.Path_) -> tuple[t.Any, ...]:
+def _source_lines(spec_lines: dict[FieldPath, int], at: FieldPath) -> tuple[t.Any, ...]:
     """The lines of one source of the spec (`source` or `sources[i]`), by path within it."""
     return tuple(sorted(((p[len(at) :], n) for p, n in spec_lines.items()
                          if p[: len(at)] == at and len(p) > len(at)), key=str))  # fmt: skip
@@ -99,7 +100,7 @@ def _of(
     app: dict[str, t.Any],
     file: str,
     clusters: t.Collection[str],
-    spec_lines: dict[locate.Path_, int] | None = None,
+    spec_lines: dict[FieldPath, int] | None = None,
 ) -> list[Source]:
     spec = app.get("spec") or {}
     destination = spec.get("destination") or {}
@@ -139,7 +140,7 @@ def _of(
 
 def _generated(
     tree: t.Any, appset: dict[str, t.Any], clusters: t.Collection[str], lines: locate.Lines
-) -> list[tuple[Params, dict[locate.Path_, int]]]:
+) -> list[tuple[Params, dict[FieldPath, int]]]:
     """The Applications an ApplicationSet makes, each with the lines of the list elements
     that filled its template's fields (by path within the template)."""
     spec = appset.get("spec") or {}
@@ -157,7 +158,7 @@ def _params(
     generator: dict[str, t.Any],
     clusters: t.Collection[str],
     go: bool,
-    at: locate.Path_ = (),
+    at: FieldPath = (),
     lines: locate.Lines | None = None,
 ) -> list[Params]:
     """A generator's parameter sets; a list element's keep the line of each of their values
@@ -187,7 +188,7 @@ def _params(
     raise _Unread(f"its generator {sorted(generator)} is not read")
 
 
-def _elements(generator: dict[str, t.Any], at: locate.Path_, lines: locate.Lines) -> list[Params]:
+def _elements(generator: dict[str, t.Any], at: FieldPath, lines: locate.Lines) -> list[Params]:
     """A list generator's elements, each value's line under _WHERE (by its dotted name)."""
     out = []
     for i, element in enumerate(generator.get("elements") or []):
@@ -199,10 +200,10 @@ def _elements(generator: dict[str, t.Any], at: locate.Path_, lines: locate.Lines
     return out
 
 
-def _filled_at(template: t.Any, params: Params) -> dict[locate.Path_, int]:
+def _filled_at(template: t.Any, params: Params) -> dict[FieldPath, int]:
     """The template's fields that are one parameter of a list element, at that value's line."""
     where = params.get(_WHERE) or {}
-    out: dict[locate.Path_, int] = {}
+    out: dict[FieldPath, int] = {}
     for path, value in locate.leaves(template):
         found = _EXPR.fullmatch(value) if isinstance(value, str) else None
         line = where.get(found.group(1).lstrip(".")) if found else None

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from auditor.k8s.objects import FieldPath
 from auditor.render import template_reads
 from auditor.render.template_reads import Ref, Wild
 
-Path_ = tuple[str | int, ...]
 Place = tuple[str, int]
 
 
@@ -33,9 +33,9 @@ class Doc:
 
     file: str
     body: t.Any
-    lines: dict[Path_, int] = field(default_factory=dict)
+    lines: dict[FieldPath, int] = field(default_factory=dict)
     line: int = 1
-    blocks: dict[Path_, int] = field(default_factory=dict)  # a literal block's first text line
+    blocks: dict[FieldPath, int] = field(default_factory=dict)  # a literal block's first text line
 
 
 def documents(text: str, file: str) -> list[Doc]:
@@ -54,7 +54,7 @@ def documents(text: str, file: str) -> list[Doc]:
     return out
 
 
-def _lines(node: yaml.Node, path: Path_, doc: Doc) -> None:
+def _lines(node: yaml.Node, path: FieldPath, doc: Doc) -> None:
     doc.lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
@@ -67,7 +67,7 @@ def _lines(node: yaml.Node, path: Path_, doc: Doc) -> None:
         doc.blocks[path] = node.start_mark.line + 2  # the line after its `|`
 
 
-def leaves(value: t.Any, path: Path_ = ()) -> t.Iterator[tuple[Path_, t.Any]]:
+def leaves(value: t.Any, path: FieldPath = ()) -> t.Iterator[tuple[FieldPath, t.Any]]:
     """Every scalar of `value` with its path."""
     if isinstance(value, dict):
         for key, inner in value.items():
@@ -79,7 +79,7 @@ def leaves(value: t.Any, path: Path_ = ()) -> t.Iterator[tuple[Path_, t.Any]]:
         yield path, value
 
 
-def _at(value: t.Any, path: Path_) -> tuple[bool, t.Any]:
+def _at(value: t.Any, path: FieldPath) -> tuple[bool, t.Any]:
     for part in path:
         in_map = isinstance(part, str) and isinstance(value, dict) and part in value
         if in_map or (isinstance(part, int) and isinstance(value, list) and part < len(value)):
@@ -89,7 +89,7 @@ def _at(value: t.Any, path: Path_) -> tuple[bool, t.Any]:
     return True, value
 
 
-def _key(path: Path_) -> str | None:
+def _key(path: FieldPath) -> str | None:
     """The last mapping key of a path (`nominalQuota` of ...resources[0].nominalQuota)."""
     return next((p for p in reversed(path) if isinstance(p, str)), None)
 
@@ -112,7 +112,7 @@ def base_of(docs: list[Doc], rendered: dict[str, t.Any]) -> Doc | None:
     return max(fits, key=lambda d: len(_kind_name(d.body)[1]), default=None)
 
 
-def _patch_ops(doc: Doc) -> t.Iterator[tuple[Path_, t.Any, int]]:
+def _patch_ops(doc: Doc) -> t.Iterator[tuple[FieldPath, t.Any, int]]:
     """A patch's values with their lines: a strategic merge patch's scalars, or a JSON 6902
     patch's `value`s (keyed by the last segment of their `path`)."""
     if isinstance(doc.body, list):  # JSON 6902: [{op, path, value}, ...]
@@ -130,11 +130,11 @@ def _patch_ops(doc: Doc) -> t.Iterator[tuple[Path_, t.Any, int]]:
 
 def trace_kustomize(
     rendered: dict[str, t.Any], base: Doc | None, patches: list[Doc]
-) -> dict[Path_, Place]:
+) -> dict[FieldPath, Place]:
     """Each field of a kustomize-built object, at its base's line or at the patch that set
     it; `patches` outermost first (their kind and name matched loosely: a patch may target by
     selector)."""
-    out: dict[Path_, Place] = {}
+    out: dict[FieldPath, Place] = {}
     kind, name = _kind_name(rendered)
     aimed = [
         p
@@ -156,7 +156,7 @@ def trace_kustomize(
     return out
 
 
-def _in_patches(path: Path_, value: t.Any, patches: list[Doc]) -> Place | None:
+def _in_patches(path: FieldPath, value: t.Any, patches: list[Doc]) -> Place | None:
     key = _key(path)
     for patch in patches:
         best: tuple[int, Place] | None = None
@@ -171,7 +171,7 @@ def _in_patches(path: Path_, value: t.Any, patches: list[Doc]) -> Place | None:
     return None
 
 
-def _containers(out: dict[Path_, Place], base: Doc | None) -> None:
+def _containers(out: dict[FieldPath, Place], base: Doc | None) -> None:
     """A mapping or list of the object: at its base's line when the base has it, else where
     its first traced field was written (a patch added it)."""
     for path, place in list(out.items()):
@@ -186,7 +186,7 @@ def _containers(out: dict[Path_, Place], base: Doc | None) -> None:
 
 
 BLOCK = "|"  # ends a path of Source.lines: the line its literal block's text starts on
-Lines = t.Mapping[Path_, int]
+Lines = t.Mapping[FieldPath, int]
 
 
 def helm_values(
@@ -230,7 +230,7 @@ def _parameters(entries: t.Any, app: str, app_lines: Lines) -> Doc:
     return doc
 
 
-def set_path(name: str) -> Path_:
+def set_path(name: str) -> FieldPath:
     """A `--set` name's key path: `a.b[0].c` is ("a", "b", 0, "c"); `\\.` is a dot in a key."""
     out: list[str | int] = []
     for part in re.split(r"(?<!\\)\.", name):
@@ -239,7 +239,7 @@ def set_path(name: str) -> Path_:
     return tuple(out)
 
 
-def _put(node: t.Any, path: Path_, value: t.Any) -> t.Any:
+def _put(node: t.Any, path: FieldPath, value: t.Any) -> t.Any:
     if not path:
         return value
     head, rest = path[0], path[1:]
@@ -294,7 +294,7 @@ def kind_line(text: str, kind: str, name: str = "") -> int:
 
 @dataclass
 class _Field:
-    path: Path_
+    path: FieldPath
     value: t.Any
     line: int  # of the template, from 1
     refs: list[Ref]
@@ -302,7 +302,7 @@ class _Field:
 
 def trace_helm(
     rendered: dict[str, t.Any], template: str, template_text: str, values: list[Doc]
-) -> dict[Path_, Place]:
+) -> dict[FieldPath, Place]:
     """Each field of a Helm-rendered object: at the values key that fed it, by the key path
     its template line reads (`values` in the order they win: `helm_values`), else at the
     template line writing it. A list's entry is at the highest-winning values key that set one
@@ -317,8 +317,8 @@ def trace_helm(
         fields.append(_Field(path, value, line, _reads_at(reads, lines, line)))
     merged = _merged(values)
     bound = _bind(fields, merged)
-    out: dict[Path_, Place] = {}
-    rank: dict[Path_, int] = {}
+    out: dict[FieldPath, Place] = {}
+    rank: dict[FieldPath, int] = {}
     for f in fields:
         found = _fed(f, bound, merged, values)
         out[f.path] = found[1] if found else (template, f.line)
@@ -367,7 +367,7 @@ def _bind(fields: list[_Field], merged: t.Any) -> dict[Wild, str | int]:
     return bound
 
 
-def _concrete(path: tuple[t.Any, ...], bound: dict[Wild, str | int]) -> Path_ | None:
+def _concrete(path: tuple[t.Any, ...], bound: dict[Wild, str | int]) -> FieldPath | None:
     if any(isinstance(p, Wild) and p not in bound for p in path):
         return None
     return tuple(bound[p] if isinstance(p, Wild) else p for p in path)
@@ -405,7 +405,7 @@ def _fed(
     return _setter(chosen, values) if chosen is not None else None
 
 
-def _inside(path: Path_, f: _Field, merged: t.Any) -> Path_ | None:
+def _inside(path: FieldPath, f: _Field, merged: t.Any) -> FieldPath | None:
     """The key under a mapping a template wrote whole that holds the field: the longest end
     of the field's path found there with its value."""
     for cut in range(len(f.path)):
@@ -415,7 +415,7 @@ def _inside(path: Path_, f: _Field, merged: t.Any) -> Path_ | None:
     return None
 
 
-def _setter(path: Path_, values: list[Doc]) -> tuple[int, Place] | None:
+def _setter(path: FieldPath, values: list[Doc]) -> tuple[int, Place] | None:
     """The first layer of values (the winning one) that holds `path`, and its line there."""
     for rank, doc in enumerate(values):
         if _at(doc.body, path)[0]:
@@ -423,7 +423,7 @@ def _setter(path: Path_, values: list[Doc]) -> tuple[int, Place] | None:
     return None
 
 
-def _template_line(lines: list[str], path: Path_) -> int:
+def _template_line(lines: list[str], path: FieldPath) -> int:
     """The line of a template that writes `path`: its keys found one after the other."""
     at = 0
     for part in (p for p in path if isinstance(p, str)):

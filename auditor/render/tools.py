@@ -30,7 +30,7 @@ from pathlib import Path
 
 import yaml
 
-from auditor.repo.cache import user_cache_root
+from auditor import cache
 from auditor.repo.tree import MAX_FILE_BYTES
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -192,7 +192,7 @@ def find(
 def _candidates(tool: str, edits: bool) -> list[str]:
     """The binaries that may render with `tool`, most preferred first among one release: PATH's
     copy, the cache's builds, then (kustomize, without edits) PATH's kubectl."""
-    built = [str(b) for b in sorted((user_cache_root() / "tools" / tool).glob(f"*/{tool}"))]
+    built = [str(b) for b in sorted((cache.area("tools") / tool).glob(f"*/{tool}"))]
     on_path = shutil.which(tool)
     kubectl = shutil.which(KUBECTL) if tool == "kustomize" and not edits else None
     return [*([on_path] if on_path else []), *built, *([kubectl] if kubectl else [])]

@@ -161,18 +161,7 @@ class LiveStart:
     def traced(self) -> list[TracedWorkload]:
         """Every Workload as a trace's, in the simulation's order: what a side's numbers are
         measured on (auditor/replay/sim.py, from_output)."""
-        return [
-            TracedWorkload(
-                namespace=w["namespace"],
-                local_queue=w["localQueue"],
-                priority_class=w.get("priorityClass"),
-                requests=dict(w["requests"]),
-                pod_count=int(w["podCount"]),
-                submitted_at=float(w["submittedAt"]),
-                run_seconds=float(w["runSeconds"]),
-            )
-            for w in self.workloads
-        ]
+        return [TracedWorkload.from_json(w) for w in self.workloads]
 
 
 def read_start(client: t.Any, api: str, *, now: dt.datetime, run_for: float) -> LiveStart:

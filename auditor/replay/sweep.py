@@ -29,6 +29,7 @@ import yaml
 from auditor.errors import ConfigError
 from auditor.k8s.objects import Json
 from auditor.k8s.quantity import parse
+from auditor.kueue.quota import QUOTA_FIELDS
 from auditor.model import Finding
 from auditor.replay.capacity import node_capacity, profile_capacity
 from auditor.replay.measured import summarize
@@ -44,7 +45,6 @@ from auditor.speed import parallel
 RULES = declarations.of(__name__)  # auditor/replay/rules.yaml
 UNMET = RULES["replay-sweep-target-unmet"]
 
-QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
 MAX_POINTS = 256  # a grid beyond this is a mistake more often than a plan
 
 

@@ -35,6 +35,21 @@ class TracedWorkload:
     run_seconds: float  # once admitted
     still_running: bool = False  # recorded before it finished: run time so far
 
+    @classmethod
+    def from_json(cls, w: dict[str, t.Any]) -> TracedWorkload:
+        """A workload from its JSON (a trace's, as trace.schema.json checks it, or a live
+        start's): the one reading of the format `to_json` writes."""
+        return cls(
+            namespace=w["namespace"],
+            local_queue=w["localQueue"],
+            priority_class=w.get("priorityClass"),
+            requests=dict(w["requests"]),
+            pod_count=int(w["podCount"]),
+            submitted_at=float(w["submittedAt"]),
+            run_seconds=float(w["runSeconds"]),
+            still_running=bool(w.get("stillRunning", False)),
+        )
+
     def to_json(self) -> dict[str, t.Any]:
         out: dict[str, t.Any] = {
             "namespace": self.namespace,
@@ -98,20 +113,7 @@ def parse(doc: t.Any, source: str) -> Trace:
         cluster=doc["cluster"],
         recorded=doc["recorded"],
         workloads=sorted(
-            (
-                TracedWorkload(
-                    namespace=w["namespace"],
-                    local_queue=w["localQueue"],
-                    priority_class=w.get("priorityClass"),
-                    requests=dict(w["requests"]),
-                    pod_count=int(w["podCount"]),
-                    submitted_at=float(w["submittedAt"]),
-                    run_seconds=float(w["runSeconds"]),
-                    still_running=bool(w.get("stillRunning", False)),
-                )
-                for w in doc["workloads"]
-            ),
-            key=lambda w: w.submitted_at,
+            (TracedWorkload.from_json(w) for w in doc["workloads"]), key=lambda w: w.submitted_at
         ),
     )
 

@@ -4,7 +4,8 @@ One pack per repository and cluster (`validate/<repository hash>/<cluster>.pickl
 cache root) holds, per file path: the file's stat signature, the SHA-256 of its bytes, its parsed
 documents and loading problems, and the validator's per-object results (opaque bytes here; the
 validate pipeline makes and reads them); and per policy check what validate/kept.py keeps of it.
-A pack is used only when its tool key (package version,
+The root, atomic writes and size limits are the cache home's (auditor/cache.py); this module is
+the validate area's layout and keys. A pack is used only when its tool key (package version,
 cache format and a hash of the auditor source, so an edited checkout never reuses old results)
 and the cluster's schema fingerprint (every file under `schemas/<cluster>/`) are the current
 ones; otherwise it starts empty.
@@ -12,8 +13,8 @@ ones; otherwise it starts empty.
 A file is served from its entry when its stat signature (mtime, ctime, size, inode) is unchanged
 and the file was already older than two seconds when the signature was taken (mypy's and git's
 fast path; ctime changes on every write, even one that puts the mtime back), or else when the
-SHA-256 of its bytes is unchanged. Packs are written atomically (a temporary file, then a
-rename); a pack that cannot be read is ignored and rebuilt, never an error.
+SHA-256 of its bytes is unchanged. A pack that cannot be read is ignored and rebuilt, never an
+error.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ import os
 import pickle
 import shutil
 import sys
-import tempfile
 import time
 import types
 import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from auditor import cache
 
 FORMAT = 2  # bump when what a pack holds changes shape or meaning
 FOLDER = "validate"
@@ -38,17 +40,8 @@ RACY_NS = 2_000_000_000  # a file changed this recently may change again within 
 _SOURCE = Path(__file__).resolve().parents[1]  # the auditor package
 
 
-def user_cache_root() -> Path:
-    """$KUEUE_GITOPS_CACHE, else $XDG_CACHE_HOME/kueue-gitops, else ~/.cache/kueue-gitops."""
-    env = os.environ.get("KUEUE_GITOPS_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kueue-gitops"
-
-
 def validate_cache_root() -> Path:
-    return user_cache_root() / FOLDER
+    return cache.area(FOLDER)
 
 
 def clear() -> Path:
@@ -61,13 +54,7 @@ def clear() -> Path:
 def tool_key(source: Path = _SOURCE) -> str:
     """The package version, the cache format and a hash of every source file of `auditor` (its
     rules files too: a finding pickles as a reference to its rule's declaration)."""
-    from importlib import metadata  # ~0.03 s of imports: only a run with the cache
-
-    try:
-        version = metadata.version("kueue-gitops")
-    except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
-        version = "unknown"
-    digest = hashlib.sha256(f"{version}\0{FORMAT}".encode())
+    digest = hashlib.sha256(f"{cache.version()}\0{FORMAT}".encode())
     for folder, dirs, files in os.walk(source):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -202,22 +189,10 @@ class FileCache:
             return
         for check, kept in self.old_checks.items():  # a check served from the pack: kept
             self.new_checks.setdefault(check, kept)
-        try:
-            if not self.file.parent.exists():  # a repository seen for the first time
-                _prune(self.file.parent.parent)
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=self.file.parent, prefix=f".{self.file.name}.")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    pickle.dump(
-                        Pack(self.key, self.new, self.new_checks), f, pickle.HIGHEST_PROTOCOL
-                    )
-                os.replace(temp, self.file)
-            except BaseException:
-                os.unlink(temp)
-                raise
-        except OSError:
-            pass  # a read-only or full cache directory: the next run starts cold, nothing worse
+        if not self.file.parent.exists():  # a repository seen for the first time
+            _prune(self.file.parent.parent)
+        pack = Pack(self.key, self.new, self.new_checks)
+        cache.write(self.file, pickle.dumps(pack, pickle.HIGHEST_PROTOCOL))  # never fails the run
 
 
 def _prune(folder: Path, days: int = STALE_DAYS) -> None:
@@ -237,24 +212,17 @@ CODE_FOLDER = "validators"  # compiled validators' code (the manifests' too: sch
 
 
 def kept_code(key: str, generate: t.Callable[[], str], name: str) -> types.CodeType:
-    """The code object of `generate()`'s Python source, kept in the user cache by the SHA-256
-    of `key` (what the source is made from) and of Python's version: generating and compiling
-    a validator costs milliseconds to tenths of a second, loading kept code about one. Written
-    under a temporary name and renamed; a file that cannot be read or written is generated
-    again, never an error."""
-    digest = hashlib.sha256(f"{sys.version}\0{key}".encode()).hexdigest()
-    path = user_cache_root() / CODE_FOLDER / f"{digest}.marshal"
+    """The code object of `generate()`'s Python source, kept in the user cache (its
+    `validators` area, auditor/cache.py) by the hash of `key` (what the source is made from)
+    and of Python's version: generating and compiling a validator costs milliseconds to tenths
+    of a second, loading kept code about one. A file that cannot be read or written is
+    generated again, never an error."""
+    digest = cache.key(sys.version, key)
+    path = cache.area(CODE_FOLDER) / f"{digest}.marshal"
     try:
-        return t.cast(types.CodeType, marshal.loads(path.read_bytes()))
-    except (OSError, ValueError, EOFError, TypeError):
+        return t.cast(types.CodeType, marshal.loads(cache.read(path) or b""))
+    except (ValueError, EOFError, TypeError):
         pass
     code = compile(generate(), f"<{name} {digest[:12]}>", "exec")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "wb") as f:
-            f.write(marshal.dumps(code))
-        os.replace(temp, path)
-    except OSError:
-        pass  # a read-only or full cache directory: compiled again next time
+    cache.write(path, marshal.dumps(code))
     return code

@@ -20,6 +20,7 @@ from decimal import Decimal
 import yaml
 
 from auditor import rules
+from auditor.k8s.objects import FieldPath
 from auditor.model import Finding
 
 _RULES = rules.of(__name__)
@@ -55,7 +56,6 @@ MAX_DEPTH = 100  # nesting per document: a CRD's schema is the deepest object, a
 MAX_ALIASED = MAX_NODES
 # where an alias may be (a false match costs only a walk of the composed graph)
 _ALIAS = re.compile(r"(?:^|[\s\[{,:])\*[^\s,\[\]{}]", re.M)
-Path_ = tuple[str | int, ...]
 
 
 class _Problem(Exception):
@@ -331,7 +331,7 @@ def _first_key_line(builder: _Builder, node: yaml.Node, duplicate: yaml.Node) ->
 
 
 def _record_lines(
-    loader: _BaseLoader, node: yaml.Node, path: Path_, lines: dict[Path_, int]
+    loader: _BaseLoader, node: yaml.Node, path: FieldPath, lines: dict[FieldPath, int]
 ) -> None:
     """The line of every path in a document: a key's own line, an item's first line."""
     lines.setdefault(path, node.start_mark.line + 1)
@@ -362,11 +362,11 @@ class FileLines:
     def __init__(self, text: str | t.Callable[[], str]) -> None:
         self.text = text  # or, for a file served from the cache, how to read it again
         self.wanted: list[int] = []  # indexes of the documents that became Resources
-        self.found: dict[int, dict[Path_, int]] | None = None
+        self.found: dict[int, dict[FieldPath, int]] | None = None
 
-    def document(self, index: int) -> dict[Path_, int]:
+    def document(self, index: int) -> dict[FieldPath, int]:
         if self.found is None:
-            found: dict[int, dict[Path_, int]] = {}
+            found: dict[int, dict[FieldPath, int]] = {}
             text = self.text if isinstance(self.text, str) else self.text()
             loader = _Loader(text)
             wanted = set(self.wanted)  # a set: a file may hold a hundred thousand objects
@@ -389,7 +389,7 @@ class Lines:
     def __init__(self, file: FileLines, index: int) -> None:
         self.file, self.index = file, index
 
-    def __call__(self) -> dict[Path_, int]:
+    def __call__(self) -> dict[FieldPath, int]:
         return self.file.document(self.index)
 
 

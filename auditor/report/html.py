@@ -15,8 +15,8 @@ import typing as t
 
 from auditor.model import Report
 from auditor.report.charts import Chart
-from auditor.report.pages import lead, sections
 from auditor.report.pages.parts import Doc, e, table
+from auditor.report.pages.sections import lead, sections
 
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1400px;padding:0 1rem;

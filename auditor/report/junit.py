@@ -30,6 +30,26 @@ def case_name(f: Finding) -> str:
     return "/".join(p or "-" for p in parts)
 
 
+def _case(suite: ET.Element, f: Finding, name: str, counted: bool) -> None:
+    """A finding's test case: failed when it counts, skipped when suppressed, else passed with
+    the finding as its output (a warning)."""
+    case = ET.SubElement(suite, "testcase", classname=f.rule.id, name=name)
+    case.set("time", "0")  # a finding is not a timed test
+    if f.file:
+        case.set("file", f.file)
+        case.set("line", str(f.line or 1))
+    said = f"{f.path}: {f.message}" if f.path else f.message  # the field, in the text
+    text = f"{f.file}:{f.line or 1}: {said}" if f.file else said
+    if f.suppressed is not None:
+        why = f.suppressed.describe()
+        ET.SubElement(case, "skipped", message=why).text = f"{text}\n{f.suppressed.source}"
+    elif counted:
+        node = ET.SubElement(case, "failure", message=f.message, type=str(f.severity))
+        node.text = text
+    else:
+        ET.SubElement(case, "system-out").text = f"{f.severity}: {text}"
+
+
 def write(report: Report, stream: t.TextIO) -> None:
     counted = {id(f) for f in report.counted()}
     suites: dict[str, ET.Element] = {}
@@ -47,21 +67,7 @@ def write(report: Report, stream: t.TextIO) -> None:
         names[f.rule.id, name] += 1
         if names[f.rule.id, name] > 1:  # the same rule twice on one object: number the repeats
             name += f" #{names[f.rule.id, name]}"
-        case = ET.SubElement(suite(f.cluster), "testcase", classname=f.rule.id, name=name)
-        case.set("time", "0")  # a finding is not a timed test
-        if f.file:
-            case.set("file", f.file)
-            case.set("line", str(f.line or 1))
-        said = f"{f.path}: {f.message}" if f.path else f.message  # the field, in the text
-        text = f"{f.file}:{f.line or 1}: {said}" if f.file else said
-        if f.suppressed is not None:
-            why = f.suppressed.describe()
-            ET.SubElement(case, "skipped", message=why).text = f"{text}\n{f.suppressed.source}"
-        elif id(f) in counted:
-            node = ET.SubElement(case, "failure", message=f.message, type=str(f.severity))
-            node.text = text
-        else:
-            ET.SubElement(case, "system-out").text = f"{f.severity}: {text}"
+        _case(suite(f.cluster), f, name, counted=id(f) in counted)
     for c in report.clusters:
         case = ET.SubElement(
             suite(c.name), "testcase", classname=COMPLETE, name=f"{c.name}/complete"

@@ -6,14 +6,19 @@ import typing as t
 
 from auditor.model import Report
 
-if t.TYPE_CHECKING:
-    from auditor.github.issues import StepOutcome
-
 STEPS = ("drift-issue", "pr-comment", "ensure-pr")
 
 
+class Outcome(t.Protocol):
+    """What a step did, as its section says (auditor/github's StepOutcome is one: a reporter
+    reads the section's shape, never the layer above it)."""
+
+    action: str
+    number: int | None
+
+
 def text(report: Report, out: t.TextIO) -> None:
-    outcome = t.cast("StepOutcome", report.section)
+    outcome = t.cast(Outcome, report.section)
     for c in report.clusters:
         for error in c.errors:
             out.write(f"INCOMPLETE {c.name}: {error}\n")

@@ -9,7 +9,7 @@ from auditor.model import Report
 from auditor.report import text as report_text
 
 if t.TYPE_CHECKING:
-    from auditor.upgrade import Checked
+    from auditor.upgrade.readiness import Checked
 
 
 def text(report: Report, out: t.TextIO) -> None:

@@ -8,7 +8,7 @@ import typing as t
 from auditor.model import Report
 
 if t.TYPE_CHECKING:
-    from auditor.verify import Verification
+    from auditor.verify.verification import Verification
 
 MARK = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
 

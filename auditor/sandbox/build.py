@@ -20,9 +20,9 @@ from pathlib import Path
 
 import yaml
 
+from auditor import cache
 from auditor.errors import SandboxError
 from auditor.kueue import release, versions, webhooks
-from auditor.repo.cache import user_cache_root
 
 # What each binary is built from, inside the testenv module.
 BINARIES = {
@@ -44,8 +44,8 @@ KUEUE_CONFIG = (
 
 
 def cache_root() -> Path:
-    """The user cache directory the builds share with validate's cache (auditor/repo/cache.py)."""
-    return user_cache_root()
+    """The user cache's root (auditor/cache.py); each build keeps its area's path below it."""
+    return cache.root()
 
 
 def _go(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -148,7 +148,7 @@ def _module_version(testenv: Path, module: str) -> str:
 
 def cached_toolchain(testenv: Path) -> Toolchain:
     """Where the toolchain for these pins lives in the cache (built or not)."""
-    return Toolchain(cache_root() / "testenv" / cache_key(testenv), testenv)
+    return Toolchain(cache.area("testenv") / cache_key(testenv), testenv)
 
 
 def ensure_built(testenv: Path, *, log: t.Callable[[str], None] | None = None) -> Toolchain:
@@ -380,7 +380,7 @@ def ensure_tool(
     The binary is cached by the hash of that go.mod and go.sum, like the control plane.
     """
     module = testenv / "tools" / tool
-    binary = cache_root() / "tools" / tool / module_key(module) / tool
+    binary = cache.area("tools") / tool / module_key(module) / tool
 
     def build(partial: Path) -> None:
         flags, env = _tool_build(tool, module)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from auditor import cache
 from auditor.errors import SandboxError
 from auditor.k8s.objects import Json
 from auditor.live.kube import KubeCluster
@@ -26,7 +27,6 @@ from auditor.sandbox.build import (
     KUEUE_MODULE,
     KueueRelease,
     Toolchain,
-    cache_root,
     crd_set_files,
 )
 from auditor.sandbox.services import READY_TIMEOUT, free_port
@@ -36,7 +36,7 @@ ADMIN_USER = "kueue-gitops-admin"
 
 def sandboxes_root() -> Path:
     env = os.environ.get("KUEUE_GITOPS_SANDBOXES")
-    return Path(env) if env else cache_root() / "sandboxes"
+    return Path(env) if env else cache.area("sandboxes")
 
 
 @dataclass

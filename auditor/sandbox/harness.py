@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from auditor.errors import ConfigError
+from auditor.kueue import quota
 
 CONFIGS = Path("test/performance/scheduler/configs")
 FLAVOR = "rf"  # the generator's default ResourceFlavor (defaultResourceFlavorName)
@@ -107,11 +108,11 @@ def load(module: Path, name: str, release: str) -> Harness:
 
 
 def _queue(queue_set: dict[str, t.Any], set_index: int, q: int, cohort: str) -> Queue:
-    limit = queue_set.get("borrowingLimit")
+    limit = queue_set.get(quota.BORROWING)
     return Queue(
         name=f"{queue_set['className']}-{set_index}-{q}-{cohort}",
         cohort=cohort,
-        nominal=str(queue_set["nominalQuota"]),
+        nominal=str(queue_set[quota.NOMINAL]),
         borrowing_limit=None if limit is None else str(limit),
         reclaim_within_cohort=queue_set.get("reclaimWithinCohort"),
         within_cluster_queue=queue_set.get("withinClusterQueue"),

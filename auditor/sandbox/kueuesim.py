@@ -25,13 +25,13 @@ import sys
 import typing as t
 from pathlib import Path
 
+from auditor import cache
 from auditor.errors import ConfigError, SandboxError
 from auditor.sandbox.build import (
     KUEUE_MODULE,
     _go,
     _kueue_dir,
     build_once,
-    cache_root,
     module_key,
 )
 from auditor.sandbox.releases import pinned
@@ -152,7 +152,7 @@ def _built(
         raise SimulationUnavailable(
             f"Kueue {release} has no kueue.x-k8s.io/v1beta2 API, which the simulator drives"
         )
-    binary = cache_root() / "kueuesim" / f"{release}-{module_key(module, *files)}" / "kueuesim"
+    binary = cache.area("kueuesim") / f"{release}-{module_key(module, *files)}" / "kueuesim"
 
     def build(partial: Path) -> None:
         listed = [str(p) for p in files]

@@ -18,6 +18,7 @@ import time
 import typing as t
 from pathlib import Path
 
+from auditor import cache
 from auditor.errors import SandboxError
 from auditor.sandbox.build import (
     KUEUE_MODULE,
@@ -26,7 +27,6 @@ from auditor.sandbox.build import (
     _copy_kueue_config,
     _copy_kueue_crds,
     _go,
-    cache_root,
 )
 
 _FOLDER = re.compile(r"kueue-(v[0-9]+\.[0-9]+\.[0-9]+)")
@@ -62,7 +62,7 @@ def ensure_kueue(
     for name in ("go.mod", "go.sum"):
         digest.update(name.encode() + b"\0" + (module / name).read_bytes())
     digest.update(_go("env", "GOVERSION", cwd=module).encode())
-    found = KueueRelease(version, cache_root() / "kueue" / f"{version}-{digest.hexdigest()[:16]}")
+    found = KueueRelease(version, cache.area("kueue") / f"{version}-{digest.hexdigest()[:16]}")
     record = found.root / "build.json"
     if record.is_file():
         return found

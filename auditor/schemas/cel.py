@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from auditor import cache
 from auditor.k8s import quantity as k8s_quantity
-from auditor.repo.cache import user_cache_root
+from auditor.k8s.objects import FieldPath
 
 if t.TYPE_CHECKING:  # celpy and lark load on the first rule evaluated: ~0.1 s of imports
     import celpy
     import lark
 
 Schema = dict[str, t.Any]
-Path_ = tuple[str | int, ...]
 ANY = "*"  # a location step over every list item or map value
 
 
@@ -50,7 +50,7 @@ class Rule:
 
 @dataclass(frozen=True)
 class Violation:
-    path: Path_
+    path: FieldPath
     message: str
     rule: str
 
@@ -114,17 +114,17 @@ def _parser() -> lark.Lark:
     from celpy.celparser import CELParser
 
     grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
-    folder = user_cache_root() / "cel"
-    final = folder / f"lark-{lark.__version__}-celpy-{metadata.version('cel-python')}.cache"
-    cache: str | bool = str(final)
+    folder = cache.area("cel")
+    final = folder / f"{cache.key(lark.__version__, metadata.version('cel-python'))[:32]}.lark"
+    kept: str | bool = str(final)
     temp: Path | None = None
     try:
         if not final.exists():
             folder.mkdir(parents=True, exist_ok=True)
             temp = folder / f".{final.name}.{os.getpid()}"
-            cache = str(temp)
+            kept = str(temp)
     except OSError:
-        cache = False  # no cache directory: analyse the grammar every time
+        kept = False  # no cache directory: analyse the grammar every time
     parser = lark.Lark(
         grammar,
         parser="lalr",
@@ -136,7 +136,7 @@ def _parser() -> lark.Lark:
         maybe_placeholders=False,
         priority="invert",
         tree_class=lark.Tree,
-        cache=cache,
+        cache=kept,
     )
     if temp is not None:
         with contextlib.suppress(OSError):
@@ -196,8 +196,8 @@ def _default(schema: Schema, value: t.Any) -> None:
 
 
 def _at(
-    value: t.Any, location: tuple[str, ...], path: Path_ = ()
-) -> t.Iterator[tuple[Path_, t.Any]]:
+    value: t.Any, location: tuple[str, ...], path: FieldPath = ()
+) -> t.Iterator[tuple[FieldPath, t.Any]]:
     if value is None:
         return
     if not location:
@@ -276,7 +276,7 @@ def verdict(rule: Rule, value_json: str, old_json: str | None = None) -> str | N
     return rule.message
 
 
-def field_steps(field_path: str | None) -> Path_:
+def field_steps(field_path: str | None) -> FieldPath:
     if not field_path:
         return ()
     return tuple(p for p in field_path.replace("[", ".").replace("]", "").split(".") if p)

@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import typing as t
 
-Path = tuple[str | int, ...]
-Json = dict[str, t.Any]
+from auditor.k8s.objects import FieldPath, Json
 
 
-def duplicates(schema: Json, body: t.Any) -> t.Iterator[tuple[Path, str]]:
+def duplicates(schema: Json, body: t.Any) -> t.Iterator[tuple[FieldPath, str]]:
     """Each repeated entry of a set or map list in `body`: where (the repeat) and why."""
     for path, node, items in _lists(schema, body, ()):
         kind = node.get("x-kubernetes-list-type")
@@ -51,7 +50,9 @@ def _json(value: t.Any, sort_keys: bool = False) -> str:
     return json.dumps(value, sort_keys=sort_keys, default=str)
 
 
-def _lists(schema: Json, value: t.Any, path: Path) -> t.Iterator[tuple[Path, Json, list[t.Any]]]:
+def _lists(
+    schema: Json, value: t.Any, path: FieldPath
+) -> t.Iterator[tuple[FieldPath, Json, list[t.Any]]]:
     if not _holds_unique(schema):  # no set or map list below: nothing to find (most objects)
         return
     if isinstance(value, dict):

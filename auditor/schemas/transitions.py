@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import typing as t
 
+from auditor.k8s.objects import FieldPath
 from auditor.schemas import cel
 
 _CHAIN = re.compile(r"\b(self|oldSelf)((?:\.[A-Za-z_]\w*)+)")
@@ -50,8 +51,8 @@ def _pairs(
     new: t.Any,
     location: tuple[str, ...],
     correlation: tuple[tuple[str, ...] | None, ...],
-    path: cel.Path_ = (),
-) -> t.Iterator[tuple[cel.Path_, t.Any, t.Any]]:
+    path: FieldPath = (),
+) -> t.Iterator[tuple[FieldPath, t.Any, t.Any]]:
     """(path, old value, new value) for each value at `location` the two revisions share."""
     if old is None or new is None:
         return
@@ -79,7 +80,7 @@ def _identity(item: dict[str, t.Any], keys: tuple[str, ...]) -> str:
     return cel.as_key([item.get(k) for k in keys])
 
 
-def _focus(rule: str, before: t.Any, after: t.Any) -> cel.Path_:
+def _focus(rule: str, before: t.Any, after: t.Any) -> FieldPath:
     """The field a rule without fieldPath is about: the first it reads (`self.a.b`, then
     `oldSelf.a.b`) whose value changed, as deep as both revisions have objects to walk."""
     chains = sorted(_CHAIN.finditer(rule), key=lambda m: m[1] != "self")

@@ -9,25 +9,20 @@ from __future__ import annotations
 
 import builtins
 import functools
-import hashlib
 import json
 import marshal
-import os
 import re
 import sys
-import tempfile
 import typing as t
 from dataclasses import dataclass
-from pathlib import Path
 
 import fastjsonschema
 
-from auditor import rules
+from auditor import cache, rules
 from auditor.k8s import formats, quantity
 from auditor.kueue import KUEUE_GROUP
 from auditor.kueue.release import Release
 from auditor.model import Finding, Resource
-from auditor.repo.cache import user_cache_root
 from auditor.schemas import cel, lists, versions
 from auditor.schemas.catalog import Schema, SchemaCatalog
 
@@ -355,18 +350,16 @@ def compiled(definition: dict[str, t.Any]) -> t.Callable[[t.Any], t.Any]:
     versions, written under a temporary name and renamed; one that cannot be read or written
     is generated again, never an error."""
     text = json.dumps(definition, sort_keys=True, separators=(",", ":"))
-    digest = hashlib.sha256(
-        f"{CODE_FORMAT}\0{fastjsonschema.VERSION}\0{sys.version}\0{text}".encode()
-    ).hexdigest()
-    path = user_cache_root() / "validators" / f"{digest}.marshal"
+    digest = cache.key(CODE_FORMAT, fastjsonschema.VERSION, sys.version, text)
+    path = cache.area("validators") / f"{digest}.marshal"
     try:
-        code = marshal.loads(path.read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
+        code = marshal.loads(cache.read(path) or b"")
+    except (ValueError, EOFError, TypeError):
         source = fastjsonschema.compile_to_code(
             definition, formats=STRING_FORMATS, use_default=False, use_formats=True
         )
         code = builtins.compile(source, f"<validator {digest[:12]}>", "exec")
-        _keep(path, marshal.dumps(code))
+        cache.write(path, marshal.dumps(code))
     scope: dict[str, t.Any] = {}
     exec(code, scope)  # our own compiled fastjsonschema output
     if VALIDATE not in scope:  # pragma: no cover - a definition with its own $id
@@ -407,17 +400,6 @@ def fast_definition(node: t.Any) -> t.Any:
         out["minimum"] = max(out.get("minimum", low), low)
         out["maximum"] = min(out.get("maximum", high), high)
     return out
-
-
-def _keep(path: Path, data: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temp, path)
-    except OSError:
-        pass  # a read-only or full cache directory: compiled again next time
 
 
 def _duplicate_findings(resource: Resource, schema: Schema) -> list[Finding]:

@@ -9,12 +9,11 @@ import pickle
 import shutil
 import time
 import typing as t
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 
-from auditor import rules
+from auditor import cache, rules
 from auditor.model import Finding
 from auditor.repo import cache as repo_cache
 from auditor.repo import manifests
@@ -181,7 +180,7 @@ def test_another_tool_version_is_not_served(
     plant(LOCALQUEUE, "planted")
     assert "planted" in messages(findings(repo))
     plant(LOCALQUEUE, "planted")
-    monkeypatch.setattr(metadata, "version", lambda _package: "99.0.0")
+    monkeypatch.setattr(cache, "version", lambda: "99.0.0")  # the tool's version, at its home
     assert "planted" not in messages(findings(repo))
     monkeypatch.undo()
 

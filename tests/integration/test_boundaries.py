@@ -15,7 +15,8 @@ from auditor.live.kube import KubeCluster
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
-from auditor.verify import RUN_LABEL, Check, crossing
+from auditor.verify import crossing
+from auditor.verify.model import RUN_LABEL, Check
 from auditor.verify.scratch import Scratch
 from tests.estate import ESTATE
 from tests.integration.conftest import PAUSE, wait_until_policies_hold

@@ -16,7 +16,7 @@ from auditor.k8s.conditions import is_true
 from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox
-from auditor.verify import RUN_LABEL
+from auditor.verify.model import RUN_LABEL
 from tests.conftest import own_context, run_line
 from tests.estate import ESTATE
 from tests.integration.waiting import eventually

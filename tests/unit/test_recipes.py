@@ -128,11 +128,11 @@ def test_adding_a_rule_is_one_declaration_and_the_docs_follow(copy: Copy) -> Non
     assert "`auditor/<package>/rules.yaml`" in steps and "make docs" in steps
     copy.append("auditor/upgrade/rules.yaml", RULE)  # step 1, declare
     copy.replace(  # step 2, raise: bound once at the module's top
-        "auditor/upgrade/__init__.py",
+        "auditor/upgrade/readiness.py",
         "_RULES = rules.of(__name__)\n",
         '_RULES = rules.of(__name__)\nRECIPE_EXAMPLE = _RULES["upgrade-recipe-example"]\n',
     )
-    assert "RECIPE_EXAMPLE" in copy.python("import auditor.upgrade as u; print(dir(u))")
+    assert "RECIPE_EXAMPLE" in copy.python("import auditor.upgrade.readiness as u; print(dir(u))")
 
     listed = copy.run("rules")
     assert listed.returncode == 0, listed.stderr

@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 import typing as t
 
+from auditor.kueue.quota import NOMINAL
 from auditor.report import charts
 from auditor.report.charts import Chart
 from auditor.report.pages.parts import Doc, number
 
 Cell = tuple[str, str, Doc]  # cohort, ClusterQueue, quota cell
-KEYS = (("nominal", "nominalQuota"), ("used", "used"), ("borrowed", "borrowed"))
+KEYS = (("nominal", NOMINAL), ("used", "used"), ("borrowed", "borrowed"))
 BYTES = ("memory", "ephemeral-storage")  # and hugepages-*: drawn in GiB
 GIB = 2**30
 

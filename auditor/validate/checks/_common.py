@@ -6,7 +6,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor.k8s import selectors
-from auditor.k8s.objects import SCHEDULING_GROUP
+from auditor.k8s.objects import SCHEDULING_GROUP, FieldPath
 from auditor.kueue import KUEUE_GROUP, release
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries, manifests
@@ -17,7 +17,6 @@ if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
 KUEUE = KUEUE_GROUP  # the checks' short name for Kueue's API group
-Path = tuple[str | int, ...]
 
 
 def spec_of(resource: Resource) -> dict[str, t.Any]:
@@ -78,7 +77,7 @@ def requires_label(selector: t.Any, key: str, value: str) -> bool:
 
 
 def about_profile(
-    ctx: CheckContext, tenant: TenantProfile, rule: Rule, message: str, path: Path
+    ctx: CheckContext, tenant: TenantProfile, rule: Rule, message: str, path: FieldPath
 ) -> Finding:
     """A finding located in a tenant's profile file (profiles are not cluster objects)."""
     found, _ = manifests.load_bytes(ctx.repo.tree.read(tenant.file), tenant.file)

@@ -8,6 +8,7 @@ import typing as t
 import yaml
 
 from auditor import rules
+from auditor.k8s.objects import FieldPath
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
 from auditor.repo import pyyaml_reader
@@ -16,7 +17,6 @@ if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
 DATA = ("data", kueue_config.KEY)
-Path = tuple[str | int, ...]
 
 
 class Embedded:
@@ -25,7 +25,7 @@ class Embedded:
     def __init__(self, ctx: CheckContext, resource: Resource, rule: rules.Rule) -> None:
         self.resource, self.rule = resource, rule  # `rule`: its findings' unless told another
         self.text = (resource.body.get("data") or {}).get(kueue_config.KEY)
-        self.lines: dict[Path, int] = {}
+        self.lines: dict[FieldPath, int] = {}
         self.offset: int | None = None  # file line = offset + line inside the text
         self.problem = Finding.about(
             resource,
@@ -58,7 +58,7 @@ class Embedded:
     def finding(
         self,
         message: str,
-        path: Path = (),
+        path: FieldPath = (),
         *,
         rule: rules.Rule | None = None,
         line: int | None = None,
@@ -87,7 +87,7 @@ def _block_offset(ctx: CheckContext, resource: Resource, text: str) -> int | Non
     return key_line if first and following.strip() == first else None
 
 
-def _record(node: yaml.Node, path: Path, lines: dict[Path, int]) -> None:
+def _record(node: yaml.Node, path: FieldPath, lines: dict[FieldPath, int]) -> None:
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:

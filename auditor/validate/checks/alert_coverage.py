@@ -19,6 +19,7 @@ import re
 import typing as t
 
 from auditor import rules
+from auditor.k8s.objects import FieldPath
 from auditor.kueue import config as kueue_config
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries
@@ -70,8 +71,6 @@ _CLUSTER = re.compile(r'\bcluster\s*=\s*"([^"]*)"')
 _METRIC = re.compile(r"\b(kueue_[a-z_]+)\b")
 _THRESHOLD = re.compile(r"[<>]=?\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
-Path = tuple[str | int, ...]
-
 
 def seconds(duration: str) -> float | None:
     """A Prometheus duration (`1h30m`, `15m`, `500ms`) in seconds; None when it is not one."""
@@ -86,7 +85,7 @@ def threshold(expr: str) -> float | None:
     return float(found[1]) if found else None
 
 
-def prometheus_rules(resource: Resource) -> t.Iterator[tuple[dict[str, t.Any], Path]]:
+def prometheus_rules(resource: Resource) -> t.Iterator[tuple[dict[str, t.Any], FieldPath]]:
     """Each rule of a PrometheusRule, with its path in the object."""
     groups = (resource.body.get("spec") or {}).get("groups")
     for g, group in enumerate(groups if isinstance(groups, list) else []):
@@ -159,7 +158,7 @@ def _not_exported(ctx: CheckContext, gated: dict[str, set[str]]) -> t.Iterator[F
 
 
 def _other_cluster(
-    ctx: CheckContext, resource: Resource, rule: dict[str, t.Any], path: Path
+    ctx: CheckContext, resource: Resource, rule: dict[str, t.Any], path: FieldPath
 ) -> t.Iterator[Finding]:
     """A rule copied from another cluster's file still watches that cluster's audit metrics."""
     others = sorted(set(_CLUSTER.findall(str(rule.get("expr", "")))) - {ctx.cluster.name})
@@ -175,7 +174,7 @@ def _other_cluster(
 
 
 def _judge(
-    ctx: CheckContext, resource: Resource, rule: dict[str, t.Any], path: Path
+    ctx: CheckContext, resource: Resource, rule: dict[str, t.Any], path: FieldPath
 ) -> t.Iterator[Finding]:
     name = str(rule["alert"])
     if not (rule.get("annotations") or {}).get("runbook_url"):

@@ -28,6 +28,7 @@ from auditor.validate.checks._common import (
 )
 
 if t.TYPE_CHECKING:
+    from auditor.repo.profiles import TenantProfile
     from auditor.validate.checks import CheckContext
 
 RULES = rules.of(__name__)
@@ -56,72 +57,103 @@ def check(ctx: CheckContext) -> t.Iterator[Finding]:
     for queue in ctx.of_kind("LocalQueue"):
         if queue.key.group != KUEUE:
             continue
-        target = spec_of(queue).get("clusterQueue")
-        cq = cluster_queues.get(str(target)) if target else None
-        why = invalid.get(str(target)) if target else None
-        if why is not None:
-            yield Finding.about(
-                queue,
-                LQ_CLUSTER_QUEUE_INVALID,
-                f"ClusterQueue {target!r} is defined but invalid, so the API server would refuse "
-                f"it and jobs sent here would never run: {why.file}:{why.line}: {why.message}",
-                path=PATH,
-            )
-            continue
+        cq, problem = _target(ctx, queue, cluster_queues, invalid)
+        if problem is not None:
+            yield problem
         if cq is None:
-            if ctx.unrendered:  # it may be in the folder that did not render (render-failed)
-                continue
-            yield Finding.about(
-                queue,
-                LQ_CLUSTER_QUEUE_MISSING,
-                f"ClusterQueue {target!r} does not exist on {ctx.cluster.name} (known: "
-                f"{', '.join(sorted(cluster_queues)) or 'none'}); jobs sent here would never run",
-                path=PATH,
-            )
             continue
-        namespace = queue.namespace or ""
-        tenant = owners.get(namespace)
-        allowed = tenant.clusters[ctx.cluster.name].cluster_queues if tenant else ()
-        if cq.name not in allowed:
-            who = (
-                f"the profile of {tenant.name} ({tenant.file}) lists "
-                f"{', '.join(allowed) or 'none'} on {ctx.cluster.name}"
-                if tenant
-                else f"no tenant profile lists namespace {namespace!r} on {ctx.cluster.name}"
-            )
-            yield Finding.about(
-                queue,
-                LQ_CLUSTER_QUEUE_NOT_AUTHORISED,
-                f"this LocalQueue may not use ClusterQueue {cq.name}: {who}",
-                path=PATH,
-            )
-        ns = namespaces.get(namespace)
-        selector = spec_of(cq).get("namespaceSelector")
-        if ns is None:
-            if ctx.unrendered:  # it may be defined in the folder that did not render
-                continue
-            yield Finding.about(
-                queue,
-                LQ_NAMESPACE_NOT_SELECTED,
-                f"namespace {namespace!r} is not defined in this repository for "
-                f"{ctx.cluster.name}, so nothing guarantees ClusterQueue {cq.name} admits it; "
-                "add its Namespace with the admission label",
-                path=["metadata", "namespace"],
-            )
-        elif not _matcher(matchers, cq)(labels_of(ns)):
-            labels = ", ".join(f"{k}={v}" for k, v in sorted(labels_of(ns).items())) or "none"
-            reason = (
-                "has no namespaceSelector (it admits nothing)"
-                if selector is None
-                else "has a namespaceSelector that does not match its labels"
-            )
-            yield Finding.about(
-                queue,
-                LQ_NAMESPACE_NOT_SELECTED,
-                f"ClusterQueue {cq.name} ({cq.file}:{cq.line}) {reason}; namespace {namespace} "
-                f"is labelled {labels} in {ns.file}, so jobs queued here are never admitted",
-                path=PATH,
-            )
+        yield from _authorised(ctx, queue, cq, owners.get(queue.namespace or ""))
+        namespace = namespaces.get(queue.namespace or "")
+        yield from _selected(ctx, queue, cq, namespace, matchers)
+
+
+def _target(
+    ctx: CheckContext,
+    queue: Resource,
+    cluster_queues: dict[str, Resource],
+    invalid: dict[str, Finding],
+) -> tuple[Resource | None, Finding | None]:
+    """The ClusterQueue `queue` sends its jobs to, or the finding that it has none to send them
+    to (none either way while part of the cluster did not render)."""
+    target = spec_of(queue).get("clusterQueue")
+    cq = cluster_queues.get(str(target)) if target else None
+    why = invalid.get(str(target)) if target else None
+    if why is not None:
+        return None, Finding.about(
+            queue,
+            LQ_CLUSTER_QUEUE_INVALID,
+            f"ClusterQueue {target!r} is defined but invalid, so the API server would refuse "
+            f"it and jobs sent here would never run: {why.file}:{why.line}: {why.message}",
+            path=PATH,
+        )
+    if cq is None and not ctx.unrendered:  # else it may be in the folder that did not render
+        return None, Finding.about(
+            queue,
+            LQ_CLUSTER_QUEUE_MISSING,
+            f"ClusterQueue {target!r} does not exist on {ctx.cluster.name} (known: "
+            f"{', '.join(sorted(cluster_queues)) or 'none'}); jobs sent here would never run",
+            path=PATH,
+        )
+    return cq, None
+
+
+def _authorised(
+    ctx: CheckContext, queue: Resource, cq: Resource, tenant: TenantProfile | None
+) -> t.Iterator[Finding]:
+    """A finding when the profile of the tenant owning the queue's namespace does not list `cq`."""
+    namespace = queue.namespace or ""
+    allowed = tenant.clusters[ctx.cluster.name].cluster_queues if tenant else ()
+    if cq.name in allowed:
+        return
+    who = (
+        f"the profile of {tenant.name} ({tenant.file}) lists "
+        f"{', '.join(allowed) or 'none'} on {ctx.cluster.name}"
+        if tenant
+        else f"no tenant profile lists namespace {namespace!r} on {ctx.cluster.name}"
+    )
+    yield Finding.about(
+        queue,
+        LQ_CLUSTER_QUEUE_NOT_AUTHORISED,
+        f"this LocalQueue may not use ClusterQueue {cq.name}: {who}",
+        path=PATH,
+    )
+
+
+def _selected(
+    ctx: CheckContext,
+    queue: Resource,
+    cq: Resource,
+    ns: Resource | None,
+    matchers: dict[str, Matcher],
+) -> t.Iterator[Finding]:
+    """A finding when `cq`'s namespaceSelector does not admit the queue's namespace `ns` (or
+    the repository does not define it)."""
+    namespace = queue.namespace or ""
+    if ns is None:
+        if ctx.unrendered:  # it may be defined in the folder that did not render
+            return
+        yield Finding.about(
+            queue,
+            LQ_NAMESPACE_NOT_SELECTED,
+            f"namespace {namespace!r} is not defined in this repository for "
+            f"{ctx.cluster.name}, so nothing guarantees ClusterQueue {cq.name} admits it; "
+            "add its Namespace with the admission label",
+            path=["metadata", "namespace"],
+        )
+    elif not _matcher(matchers, cq)(labels_of(ns)):
+        labels = ", ".join(f"{k}={v}" for k, v in sorted(labels_of(ns).items())) or "none"
+        reason = (
+            "has no namespaceSelector (it admits nothing)"
+            if spec_of(cq).get("namespaceSelector") is None
+            else "has a namespaceSelector that does not match its labels"
+        )
+        yield Finding.about(
+            queue,
+            LQ_NAMESPACE_NOT_SELECTED,
+            f"ClusterQueue {cq.name} ({cq.file}:{cq.line}) {reason}; namespace {namespace} "
+            f"is labelled {labels} in {ns.file}, so jobs queued here are never admitted",
+            path=PATH,
+        )
 
 
 Matcher = t.Callable[[t.Any], bool]

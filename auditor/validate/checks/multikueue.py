@@ -131,6 +131,39 @@ def _automated(queue: Resource, version: str) -> t.Iterator[Finding]:
             )
 
 
+def _load_workers(
+    ctx: CheckContext, managers: dict[str, multikueue.Manager]
+) -> tuple[dict[str, list[Resource]], list[Finding]]:
+    """The objects of each worker the managers name that is a cluster of this repository, and
+    a finding for each that is not (what it mirrors and holds cannot be checked)."""
+    mk_clusters = named(ctx, "MultiKueueCluster")
+    loaded: dict[str, list[Resource]] = {}
+    unknown = []
+    for worker in sorted({w for m in managers.values() for w in m.workers}):
+        if worker == ctx.cluster.name:
+            continue
+        if worker in ctx.repo.clusters:
+            loaded[worker] = ctx.repo.load([worker]).for_cluster(worker)
+            continue
+        config_of = next(
+            named(ctx, "MultiKueueConfig").get(m.config)
+            for m in managers.values()
+            if worker in m.workers
+        )
+        where = mk_clusters.get(worker) or config_of
+        if where is not None:
+            unknown.append(
+                Finding.about(
+                    where,
+                    WORKER_UNKNOWN,
+                    f"MultiKueueCluster {worker} names no cluster of this repository "
+                    f"(clusters/{worker}/): whether it mirrors {ctx.cluster.name}'s queues and "
+                    "holds the quota the manager admits against is not checked",
+                )
+            )
+    return loaded, unknown
+
+
 def _workers(
     ctx: CheckContext,
     managers: dict[str, multikueue.Manager],
@@ -138,34 +171,12 @@ def _workers(
     config: t.Any,
     known: t.Any,
 ) -> t.Iterator[Finding]:
-    mk_clusters = named(ctx, "MultiKueueCluster")
     local_resources = {
         (str(r.namespace), r.name): r for r in ctx.of_kind("LocalQueue") if r.key.group == KUEUE
     }
     manager_locals = multikueue.local_queues(r.body for r in local_resources.values())
-    workers = sorted({w for m in managers.values() for w in m.workers})
-    loaded: dict[str, list[Resource]] = {}
-    for worker in workers:
-        if worker == ctx.cluster.name:
-            continue
-        if worker not in ctx.repo.clusters:
-            at = mk_clusters.get(worker)
-            config_of = next(
-                named(ctx, "MultiKueueConfig").get(m.config)
-                for m in managers.values()
-                if worker in m.workers
-            )
-            where = at or config_of
-            if where is not None:
-                yield Finding.about(
-                    where,
-                    WORKER_UNKNOWN,
-                    f"MultiKueueCluster {worker} names no cluster of this repository "
-                    f"(clusters/{worker}/): whether it mirrors {ctx.cluster.name}'s queues and "
-                    "holds the quota the manager admits against is not checked",
-                )
-            continue
-        loaded[worker] = ctx.repo.load([worker]).for_cluster(worker)
+    loaded, unknown = _load_workers(ctx, managers)
+    yield from unknown
     for name, manager in sorted(managers.items()):
         feeding = sorted(k for k, cq in manager_locals.items() if cq == name)
         if not feeding:

@@ -5,9 +5,10 @@ lets any other subject (a team leads' group, a CI robot) update every ClusterQue
 priority class or relabel a tenant's namespace changes what every tenant is admitted as surely,
 and without a pull request. Every binding outside the tenant folders (tenant-rbac judges those) is
 resolved to effective powers per subject by the RBAC model (auditor.k8s.rbac, the built-in roles
-of auditor.k8s.baseline), and a subject that is none of the cluster profile's `platformIdentities`
-and no tenant's, holding such a power (auditor.k8s.platform), is an error at the binding's subject,
-naming the path of each grant. An imported estate's are findings to fix or to baseline.
+of auditor.k8s.confinement), and a subject that is none of the cluster profile's
+`platformIdentities` and no tenant's, holding such a power (auditor.k8s.platform), is an error at
+the binding's subject, naming the path of each grant. An imported estate's are findings to fix
+or to baseline.
 
 Its rules, each with an example that passes and one that fails, are declared beside it in
 platform_powers.rules.yaml (`kueue-gitops explain RULE`, docs/rules.md).
@@ -18,7 +19,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor import rules
-from auditor.k8s import baseline, platform, rbac
+from auditor.k8s import confinement, platform, rbac
 from auditor.k8s.objects import RBAC_GROUP, RBAC_KINDS
 from auditor.model import Finding, Resource
 from auditor.validate.checks import protocol
@@ -36,7 +37,7 @@ RERUN = protocol.CLUSTER
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
     objects = [r for r in ctx.of_kind(*RBAC_KINDS) if r.key.group == RBAC_GROUP]
     defined = {r.name for r in objects if r.kind == "ClusterRole"}
-    policy = rbac.Policy([*(r.body for r in objects), *baseline.builtin_roles(defined)])
+    policy = rbac.Policy([*(r.body for r in objects), *confinement.builtin_roles(defined)])
     written = {id(r.body): r for r in objects if not r.tenant}  # tenant folders: tenant-rbac's
     found: dict[tuple[int, rbac.Subject], list[rbac.Grant]] = {}
     for grant in platform.grants(policy, ctx.cluster.platform_identities, tenants_of(ctx)):

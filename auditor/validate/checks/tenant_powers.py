@@ -3,7 +3,7 @@
 tenant-rbac judges what tenant folders hold; a ClusterRoleBinding in `clusters/<cluster>/` can
 give a tenant's group `patch` on namespaces just as well. Here every binding outside tenant
 folders is resolved to effective powers per subject by the RBAC model (auditor.k8s.rbac, with the
-built-in roles of auditor.k8s.baseline), and a subject that reaches a tenant (its group, its
+built-in roles of auditor.k8s.confinement), and a subject that reaches a tenant (its group, its
 namespaces' service accounts, everybody) holding a power beyond the baseline is an error at the
 binding, naming the path of the grant. A binding of such a subject to a role the repository does
 not define, and Kubernetes does not ship, cannot be bounded: an error too.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import typing as t
 
 from auditor import rules
-from auditor.k8s import baseline, rbac
+from auditor.k8s import confinement, rbac
 from auditor.k8s.objects import RBAC_GROUP, RBAC_KINDS
 from auditor.model import Finding, Resource
 from auditor.validate.checks import protocol
@@ -37,13 +37,13 @@ SHOWN = 4  # powers named in a message; the rest are counted
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
     objects = [r for r in ctx.of_kind(*RBAC_KINDS) if r.key.group == RBAC_GROUP]
     defined = {r.name for r in objects if r.kind == "ClusterRole"}
-    policy = rbac.Policy([*(r.body for r in objects), *baseline.builtin_roles(defined)])
+    policy = rbac.Policy([*(r.body for r in objects), *confinement.builtin_roles(defined)])
     written = {id(r.body): r for r in objects if not r.tenant}  # tenant folders: tenant-rbac's
     reached = _reached(ctx)
     beyond: dict[tuple[int, rbac.Subject], list[rbac.Grant]] = {}
-    for grant in policy.grants(baseline.WATCHED):
+    for grant in policy.grants(confinement.WATCHED):
         if id(grant.binding.body) in written and any(
-            baseline.beyond(grant.power, ns) for ns in reached(grant.subject).values()
+            confinement.beyond(grant.power, ns) for ns in reached(grant.subject).values()
         ):
             beyond.setdefault((id(grant.binding.body), grant.subject), []).append(grant)
     for (ident, subject), grants in beyond.items():
@@ -70,7 +70,7 @@ def _reached(ctx: CheckContext) -> t.Callable[[rbac.Subject], dict[str, tuple[st
         return {
             tenant.name: namespaces
             for tenant, namespaces in tenants
-            if baseline.reaches(subject, tenant.group, namespaces)
+            if confinement.reaches(subject, tenant.group, namespaces)
         }
 
     return reached

@@ -24,7 +24,7 @@ import functools
 import typing as t
 
 from auditor import rules
-from auditor.k8s import baseline, rbac
+from auditor.k8s import confinement, rbac
 from auditor.k8s.objects import RBAC_GROUP, SCHEDULING_GROUP
 from auditor.k8s.rbac import Policy, RoleRef
 from auditor.kueue import config as kueue_config
@@ -198,8 +198,8 @@ def _judge_binding(
     ref = ref if isinstance(ref, dict) else {}
     kind, name = str(ref.get("kind", "")), str(ref.get("name", ""))
     at = ["roleRef", "name"]
-    if kind == "ClusterRole" and name in baseline.BUILTIN:
-        if not baseline.BUILTIN[name]:
+    if kind == "ClusterRole" and name in confinement.BUILTIN:
+        if not confinement.BUILTIN[name]:
             return  # view: read-only, no Secrets, nothing to object to
         yield Finding.about(
             binding,

@@ -60,7 +60,7 @@ def test_without_tenant_profiles_nothing_is_a_tenant() -> None:
 
 
 # The built-in `edit` as a cluster defines it (in part): Secrets, and impersonating the namespace's
-# service accounts, which validate's model of it (auditor.k8s.baseline.BUILTIN) knows too.
+# service accounts, which validate's model of it (auditor.k8s.confinement.BUILTIN) knows too.
 EDIT_RULES = [
     {"apiGroups": [""], "resources": ["secrets", "pods"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},

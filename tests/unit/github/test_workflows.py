@@ -144,7 +144,7 @@ def test_each_drift_run_restores_the_cache_the_run_before_it_saved(
 ) -> None:
     """The drift job keeps the user cache directory (where drift and validate cache each
     parsed file) with actions/cache: a new key each run, the newest earlier one restored."""
-    from auditor.repo.cache import user_cache_root
+    from auditor import cache as auditor_cache
 
     for name in ("KUEUE_GITOPS_CACHE", "XDG_CACHE_HOME"):
         monkeypatch.delenv(name, raising=False)
@@ -153,7 +153,7 @@ def test_each_drift_run_restores_the_cache_the_run_before_it_saved(
     compare = next(i for i, s in enumerate(steps) if "kueue-gitops drift" in s.get("run", ""))
     assert at < compare
     cache = steps[at]["with"]
-    assert Path(cache["path"].replace("~", str(Path.home()), 1)) == user_cache_root()
+    assert Path(cache["path"].replace("~", str(Path.home()), 1)) == auditor_cache.root()
     assert "${{ github.run_id }}" in cache["key"] and "${{ matrix.cluster }}" in cache["key"]
     assert cache["key"].startswith(cache["restore-keys"]) and "run_id" not in cache["restore-keys"]
 

@@ -3,7 +3,7 @@ tenant's name standing where it is a whole part of theirs."""
 
 from __future__ import annotations
 
-from auditor.onboard import Habits, _named
+from auditor.onboard.new_tenant import Habits, _named
 
 
 def test_the_tenants_name_is_replaced_only_where_it_is_a_whole_part() -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from auditor.errors import AuditorError, ConfigError
-from auditor.onboard import Plan, staging
+from auditor.onboard import staging
+from auditor.onboard.files import Plan
 
 
 def tree(root: Path) -> dict[str, str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor import cache as auditor_cache
 from auditor.repo import cache as repo_cache
 
 
@@ -34,7 +35,7 @@ def test_the_cache_root_follows_the_environment(monkeypatch: pytest.MonkeyPatch)
     assert repo_cache.validate_cache_root() == Path("/x/y/validate")
     monkeypatch.delenv("KUEUE_GITOPS_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", "/xdg")
-    assert repo_cache.user_cache_root() == Path("/xdg/kueue-gitops")
+    assert auditor_cache.root() == Path("/xdg/kueue-gitops")
 
 
 def test_an_entry_is_served_only_under_its_own_keys(repo: Path) -> None:
