@@ -24,7 +24,7 @@ from auditor.cli.options import (
     renderers_mode,
 )
 from auditor.errors import ConfigError
-from auditor.lsp import ask as resident_ask
+from auditor.lsp import ask
 from auditor.model import Report
 from auditor.rules import VALIDATE_STAGES
 
@@ -288,8 +288,8 @@ def _from_resident(
             ctx.note("the resident answers a plain run of every cluster: a cold run")
         return None
     try:
-        answer = resident_ask.answer(root, start_one=bool(resident))
-    except resident_ask.Refused as exc:
+        answer = ask.answer(root, start_one=bool(resident))
+    except ask.Refused as exc:
         ctx.note(f"{exc}; a cold run")
         return None
     if answer is None:

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from auditor.drift import audit as drift  # noqa: E402
+from auditor.drift import audit  # noqa: E402
 from auditor.repo.layout import Repository  # noqa: E402
 from auditor.sandbox import Sandbox, argocd, argocd_control, ensure_built  # noqa: E402
 from bench.argocd.states import STATES  # noqa: E402
@@ -54,7 +54,7 @@ def argo_verdict(apps: dict[str, Json]) -> Json:
 
 def our_verdict(box: Sandbox) -> Json:
     started = time.monotonic()
-    report = drift.audit(Repository.open(ROOT), [CLUSTER], lambda _p: box.connect())
+    report = audit.audit(Repository.open(ROOT), [CLUSTER], lambda _p: box.connect())
     found = [f"{f.rule.id} {f.kind}/{f.name} {f.path or ''}".strip() for f in report.findings]
     took = round(time.monotonic() - started, 2)
     return {"exit": report.exit_code, "seconds": took, "findings": sorted(found)}

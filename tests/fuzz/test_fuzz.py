@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, seed, settings
 
 from auditor.cli.main import cli
-from auditor.drift import audit as drift
+from auditor.drift import audit
 from auditor.repo.layout import Repository
 from tests.conftest import assert_report
 from tests.estate import copy_estate
@@ -117,7 +117,7 @@ def judge_drift(ws: Workspace, corruption: Corruption) -> None:
     cluster = cluster_of(corruption.file)
     try:
         repo = Repository.open(ws.repo)
-        report = drift.audit(
+        report = audit.audit(
             repo,
             [cluster],
             lambda p: RepoAsLive(p.name, ws.live[p.name]),

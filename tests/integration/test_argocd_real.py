@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.drift import audit as drift
+from auditor.drift import audit
 from auditor.errors import ClusterAccessError
 from auditor.live.kube import KubeCluster
 from auditor.render import tools
@@ -395,7 +395,7 @@ def test_removing_queues_from_the_repo_deletes_nothing_and_argo_cd_says_so(
         assert admin.get(KUEUE, "Workload", workload["metadata"]["name"], "team-a")
 
         # Our drift audit of that commit: the queues are unmanaged, and it says Argo CD keeps them.
-        report = drift.audit(audited(argo.work, tmp_path), ["gpu-prod"], argo.connect)
+        report = audit.audit(audited(argo.work, tmp_path), ["gpu-prod"], argo.connect)
         queues = {
             (f.kind, f.name): f for f in report.findings if f.kind in ("LocalQueue", "ClusterQueue")
         }
@@ -436,7 +436,7 @@ def test_a_quota_change_pushed_is_synced_and_drift_is_clean_after(
         found = argo.synced_at(commit, [app])[app]
         assert found["status"]["operationState"]["phase"] == "Succeeded"
         assert _live_a100_quota(argo.host.connect()) == "20" != before
-        report = drift.audit(audited(argo.work, tmp_path), sorted(argo.boxes), argo.connect)
+        report = audit.audit(audited(argo.work, tmp_path), sorted(argo.boxes), argo.connect)
         assert [f.message for f in report.findings] == []
         assert report.exit_code == 0
     finally:
@@ -454,7 +454,7 @@ def test_drift_names_the_application_and_says_argo_cd_will_not_heal_what_it_cann
     try:
         compared = argocd_control.compare_now(argo.host, [app])
         assert argocd_control.sync_status(compared[app])[0] == "Synced"
-        report = drift.audit(audited(ESTATE, tmp_path), ["gpu-prod"], argo.connect)
+        report = audit.audit(audited(ESTATE, tmp_path), ["gpu-prod"], argo.connect)
         [held] = [f for f in report.findings if f.name == "team-a-cq"]
         assert held.rule.id == "drift-stop-policy"
         assert held.extra["argocd"] == {
@@ -493,7 +493,7 @@ def test_drift_and_import_read_the_argo_cd_release_its_repo_server_runs(
     differs in the renders; import writes the release into the profile it makes."""
     repo = tmp_path / "repo"
     audited(ESTATE, repo)
-    report = drift.audit(Repository.open(repo), ["gpu-prod"], argo.connect)
+    report = audit.audit(Repository.open(repo), ["gpu-prod"], argo.connect)
     assert "argocd-version-differs" not in {f.rule.id for f in report.findings}
     [note] = report.clusters[0].notes
     assert note.startswith(
@@ -506,7 +506,7 @@ def test_drift_and_import_read_the_argo_cd_release_its_repo_server_runs(
         profile = repo / "clusters/gpu-prod/profile.yaml"
         said = profile.read_text().replace("  kueue:\n", "  argocd: {version: v3.4.14}\n  kueue:\n")
         profile.write_text(said)
-        report = drift.audit(Repository.open(repo), ["gpu-prod"], argo.connect)
+        report = audit.audit(Repository.open(repo), ["gpu-prod"], argo.connect)
         [differs] = [f for f in report.findings if f.rule.id == "argocd-version-differs"]
         assert differs.message.startswith(
             "cluster gpu-prod runs Argo CD v3.5.7 (the image of Deployment "

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.drift import audit as drift
+from auditor.drift import audit
 from auditor.live.apply import apply_all
 from auditor.repo.layout import Repository
 from auditor.sandbox import Sandbox, Toolchain
@@ -37,7 +37,7 @@ def synced(toolchain: Toolchain, sandboxes_dir: Path) -> t.Iterator[Sandbox]:
 
 
 def rules(box: Sandbox) -> list[tuple[str, str | None, str | None]]:
-    report = drift.audit(Repository.open(ESTATE), [CLUSTER], lambda _p: box.connect())
+    report = audit.audit(Repository.open(ESTATE), [CLUSTER], lambda _p: box.connect())
     assert not report.incomplete, report.clusters
     return sorted((f.rule.id, f.name, f.path) for f in report.findings)
 

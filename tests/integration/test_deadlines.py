@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.drift import audit as drift
+from auditor.drift import audit
 from auditor.live.kube import KubeCluster, Limits
 from auditor.repo.layout import Repository
 from auditor.repo.profiles import ClusterProfile
@@ -127,7 +127,7 @@ def test_an_api_server_frozen_mid_audit_ends_at_the_deadline(
         return cluster
 
     started = time.monotonic()
-    report = drift.audit(Repository.open(repo), [CLUSTER], connect)
+    report = audit.audit(Repository.open(repo), [CLUSTER], connect)
     seconds = time.monotonic() - started
     print(f"kube-apiserver frozen mid-audit: incomplete after {seconds:.1f}s")
     assert report.exit_code == 3 and seconds < DEADLINE + MARGIN

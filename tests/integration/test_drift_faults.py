@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.drift import audit as drift
+from auditor.drift import audit
 from auditor.errors import ClusterAccessError
 from auditor.live import access
 from auditor.live.kube import KubeCluster
@@ -140,7 +140,7 @@ def test_an_unreachable_second_cluster_leaves_the_first_audited(
     def connect(profile: ClusterProfile) -> KubeCluster:  # each profile's own context
         return access.connect(profile, kubeconfig=kubeconfig, context=profile.context)
 
-    report = drift.audit(Repository.open(repo), ["gpu-prod", "gpu-staging"], connect)
+    report = audit.audit(Repository.open(repo), ["gpu-prod", "gpu-staging"], connect)
     assert report.exit_code == 3
     out = report.to_json()
     clusters = {c["name"]: c for c in out["clusters"]}
@@ -180,7 +180,7 @@ def test_the_api_server_stopped_mid_audit(
             cluster.box = box
             return cluster
 
-        report = drift.audit(Repository.open(repo), [CLUSTER], connect)
+        report = audit.audit(Repository.open(repo), [CLUSTER], connect)
     finally:
         box.down()
     assert report.exit_code == 3

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.drift import audit as drift
+from auditor.drift import audit
 from auditor.live import access
 from auditor.live.kube import KubeCluster
 from auditor.repo.layout import Repository
@@ -48,7 +48,7 @@ def test_the_fleet_section_reads_each_releases_crds_and_flags_the_one_behind(
         box = boxes[profile.name]
         return access.connect(profile, kubeconfig=str(box.kubeconfig), context=box.context)
 
-    report = drift.audit(Repository.open(ESTATE), list(CLUSTERS), connect, with_fleet=True)
+    report = audit.audit(Repository.open(ESTATE), list(CLUSTERS), connect, with_fleet=True)
     assert [c.status for c in report.clusters] == ["ok", "ok"], report.clusters
     fleet = report.to_json()["fleet"]
     assert fleet["newestPinned"] == "v0.19.2"

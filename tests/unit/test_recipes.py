@@ -248,13 +248,8 @@ def test_adding_a_reporter_is_a_module_and_one_registry_entry(copy: Copy) -> Non
     copy.write("auditor/report/tsv.py", REPORTER)
     copy.replace(
         "auditor/report/__init__.py",
-        "from auditor.report import github,",
-        "from auditor.report import tsv\nfrom auditor.report import github,",
-    )
-    copy.replace(
-        "auditor/report/__init__.py",
-        '    "json": json_.write,\n',
-        '    "json": json_.write,\n    "tsv": tsv.write,\n',
+        '    "json": _format("json_"),\n',
+        '    "json": _format("json_"),\n    "tsv": _format("tsv"),\n',
     )
     estate = copy.init()
     (estate / "clusters/c1/broken.yaml").write_text("kind: [unclosed\n")

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.drift import audit as drift
-from auditor.drift import comparer, engine, reading
+from auditor.drift import audit, comparer, engine, reading
 from auditor.k8s.objects import Json
 from auditor.live.credentials import ContextMissing
 from auditor.model import Finding, Report
@@ -43,7 +42,7 @@ def _audited(repo_copy: Path, fork: bool) -> Report:
     objects = {name: _drifted(repo, name) for name in CLUSTERS}
     comparing = comparer.start(repo, CLUSTERS, ESTATE / "schemas", fork=fork)
     assert comparing.forked is fork  # this machine has two cores: the child is forked
-    return drift.audit(
+    return audit.audit(
         repo, CLUSTERS, lambda p: RepoAsLive(p.name, objects[p.name]), comparing=comparing
     )
 
@@ -104,7 +103,7 @@ def test_no_cluster_reached_each_is_incomplete_the_childs_plan_never_asked_for(
 
     repo = Repository.open(repo_copy)
     comparing = comparer.start(repo, CLUSTERS, None, fork=True)
-    report = drift.audit(repo, CLUSTERS, connect, comparing=comparing)
+    report = audit.audit(repo, CLUSTERS, connect, comparing=comparing)
     assert [(c.status, c.errors) for c in report.clusters] == [
         ("incomplete", [f"cluster {name}: no context"]) for name in CLUSTERS
     ]
@@ -155,7 +154,7 @@ def test_each_kind_is_compared_in_the_child_while_the_next_ones_are_read(
         return Holding(profile.name, live_objects(repo, profile.name))
 
     comparing = comparer.start(repo, ["gpu-prod"], None, fork=True)
-    report = drift.audit(repo, ["gpu-prod"], connect, comparing=comparing)
+    report = audit.audit(repo, ["gpu-prod"], connect, comparing=comparing)
     assert report.clusters[0].status == "ok" and report.findings == []
     assert str(os.getpid()) not in said.read_text()  # compared in the child only
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from auditor.drift import audit as drift
-from auditor.drift import comparer, engine
+from auditor.drift import audit, comparer, engine
 from auditor.k8s.objects import CRD_API, KUEUE_GROUP, Json
 from auditor.kueue import release
 from auditor.live.credentials import ContextMissing
@@ -51,7 +50,7 @@ def crds_of(version: str) -> list[Json]:
     ]
 
 
-def audit(repo_copy: Path, fleet: bool) -> t.Any:
+def audited(repo_copy: Path, fleet: bool) -> t.Any:
     repo = Repository.open(repo_copy)
 
     def connect(profile: ClusterProfile) -> KubeCluster:
@@ -59,11 +58,11 @@ def audit(repo_copy: Path, fleet: bool) -> t.Any:
         objects = live_objects(repo, profile.name) + crds_of(profile.kueue_version)
         return RepoAsLive(profile.name, objects)
 
-    return drift.audit(repo, ALL, connect, with_fleet=fleet)
+    return audit.audit(repo, ALL, connect, with_fleet=fleet)
 
 
 def test_the_fleet_summary_and_the_clusters_behind(repo_copy: Path) -> None:
-    report = audit(repo_copy, fleet=True)
+    report = audited(repo_copy, fleet=True)
     doc = report.to_json()
     schema = json.loads(
         resources.files("auditor.report").joinpath("report.schema.json").read_text()
@@ -98,7 +97,7 @@ def test_the_fleet_summary_and_the_clusters_behind(repo_copy: Path) -> None:
 
 
 def test_without_fleet_drift_is_as_it_was(repo_copy: Path) -> None:
-    report = audit(repo_copy, fleet=False)
+    report = audited(repo_copy, fleet=False)
     assert report.section is None and "fleet" not in report.to_json()
     assert report.findings == []
 
@@ -157,7 +156,7 @@ def test_a_fleet_compared_in_a_child_is_reported_as_in_one_process(
         repo = Repository.open(repo_copy)
         comparing = comparer.start(repo, ALL, None, fork=fork)
         assert comparing.forked is fork
-        report = drift.audit(repo, ALL, connect, with_fleet=True, comparing=comparing)
+        report = audit.audit(repo, ALL, connect, with_fleet=True, comparing=comparing)
         out = io.StringIO()
         REPORTER_BY_NAME["json"](report, out)
         return out.getvalue()
