@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # `make test` fails below this share of auditor/'s lines and branches run (README, "Tests").
 COVERAGE_FLOOR ?= 75
 
-.PHONY: demo test lint lock setup system-packages clean-sandboxes docs dist
+.PHONY: demo test test-fast lint lock setup system-packages clean-sandboxes docs dist
 
 setup: $(VENV)/.installed
 
@@ -48,10 +48,20 @@ docs: setup
 	$(BIN)/python -c "from pathlib import Path; from auditor.rules import render; \
 	  p = Path('docs/usage.md'); p.write_text(render.with_stage_tables(p.read_text()))"
 
+# Two pytest workers (xdist): each takes whole modules (--dist loadfile), so a module's fixtures
+# stay in one process; the integration modules spend much of their time waiting on the servers
+# they start, which the other worker's tests fill. JOBS=1 runs them one after another.
+JOBS ?= 2
+
 test: setup system-packages lint
 	$(BIN)/kueue-gitops sandbox build
 	$(BIN)/kueue-gitops sandbox build --tool promtool --tool kubeconform --tool argocd --tool toxiproxy --tool kustomize --tool helm
-	$(BIN)/pytest --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR) --durations=30
+	$(BIN)/pytest -n $(JOBS) --dist loadfile --cov --cov-report= --cov-fail-under=$(COVERAGE_FLOOR) --durations=30
+
+# The inner loop (CONTRIBUTING.md): the linters, then the unit, acceptance and fuzz tests; no
+# control plane, no build.
+test-fast: lint
+	$(BIN)/pytest -n $(JOBS) --dist loadfile tests/unit tests/acceptance tests/fuzz
 
 clean-sandboxes: setup
 	$(BIN)/kueue-gitops sandbox down --all
