@@ -44,7 +44,7 @@ COMMANDS = {
     "schemas": "auditor.cli.validate:schemas",
     "lsp": "auditor.cli.lsp:lsp",
     "drift": "auditor.cli.drift:drift",
-    "plan": "auditor.cli.plan:plan",
+    "plan": "auditor.cli.plan.group:plan",
     "codeowners": "auditor.cli.codeowners:codeowners",
     "generate": "auditor.cli.generate:generate",
     "status": "auditor.cli.status:status",

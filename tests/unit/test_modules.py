@@ -28,7 +28,6 @@ INIT_LOGIC = {
 
 # path:function -> why it stays longer than LIMIT
 JUSTIFIED = {
-    "auditor/cli/plan.py:plan": "being cut into subcommands in a change of its own (issue 47)",
     "auditor/cli/validate.py:validate": "the command's options and run, edited in a parallel "
     "change (issue 47 item 1: gc and fork decisions leave the CLI)",
     "auditor/cli/runbook.py:_runbook_command": "builds hold's and resume's one click command: "

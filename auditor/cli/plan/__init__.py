@@ -1,24 +1,5 @@
 """`kueue-gitops plan`: what a change does before it merges, one verb per question.
 
-Each verb is a module of its own with only its options (auditor/cli/plan/options.py declares
-the shared ones); legacy.py reads the old one-command spellings for one more release.
+group.py wires the verbs; each verb is a module of its own with only its options (options.py
+declares the shared ones); legacy.py reads the old one-command spellings for one more release.
 """
-
-from __future__ import annotations
-
-import click
-
-from auditor.cli.plan.diff import diff
-from auditor.cli.plan.job import job
-from auditor.cli.plan.legacy import PlanGroup
-from auditor.cli.plan.replay import replay
-from auditor.cli.plan.sweep import sweep
-
-
-@click.group(cls=PlanGroup)
-def plan() -> None:
-    """What a change does before it merges, one verb per question."""
-
-
-for verb in (diff, replay, job, sweep):
-    plan.add_command(verb)
