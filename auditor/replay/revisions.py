@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typing as t
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from auditor.errors import ConfigError
@@ -20,6 +19,7 @@ from auditor.repo import boundaries
 from auditor.repo.gitsource import revision
 from auditor.repo.layout import Repository
 from auditor.sandbox import releases
+from auditor.speed import threads
 
 if t.TYPE_CHECKING:
     from auditor.sandbox import Toolchain
@@ -106,8 +106,7 @@ def plan_by_replay(
             ]
             return runs, tenants_of(repo, cluster), gpu_quota(repo, cluster)
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        done = dict(zip(revs, pool.map(side, revs), strict=True))
+    done = dict(zip(revs, threads.each(side, list(revs), caught=()), strict=True))
     runs = {label: r for label, (r, _, _) in done.items()}
     tenant_of = done["head"][1] | done["base"][1]  # the base's name where both have one
     return Comparison(

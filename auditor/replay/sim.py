@@ -17,7 +17,6 @@ import bisect
 import itertools
 import json
 import typing as t
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from auditor.replay.trace import GPU, Trace
 from auditor.repo import boundaries
 from auditor.repo.layout import Repository
 from auditor.schemas import catalog
-from auditor.speed import parallel
+from auditor.speed import parallel, threads
 
 # How long after the trace's end the simulation goes on while Workloads still wait.
 DRAIN_SECONDS = 86400.0
@@ -200,9 +199,8 @@ def simulate(
     after `within` real seconds (default: `deadline(trace)`) is stopped and raises."""
     say = log or (lambda _m: None)
     limit = deadline(trace) if within is None else within
-    with ThreadPoolExecutor(max_workers=max(1, len(sides))) as pool:
-        running = [pool.submit(run_side, side, limit) for side in sides]
-        done = [(side, future.result()) for side, future in zip(sides, running, strict=True)]
+    outputs = threads.each(lambda side: run_side(side, limit), sides, caught=())
+    done = list(zip(sides, outputs, strict=True))
     runs: dict[str, SimRun] = {}
     for side, (out, stderr, took) in done:
         for line in stderr.splitlines():

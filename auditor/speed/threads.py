@@ -39,3 +39,18 @@ def _outcome(job: Future[R], caught: tuple[type[X], ...]) -> R | X:
         return job.result()
     except caught as exc:
         return exc
+
+
+F = t.TypeVar("F")  # the foreground's result
+
+
+def meanwhile(
+    background: t.Sequence[t.Callable[[], R]], foreground: t.Callable[[], F]
+) -> tuple[F, list[R]]:
+    """`foreground()` here while every `background` call runs in a thread of its own (verify
+    watches a namespace while it makes Jobs); its result and theirs, in order, once all ended.
+    An exception of any is raised once every thread has ended."""
+    with ThreadPoolExecutor(max_workers=max(1, len(background))) as pool:
+        running = [pool.submit(call) for call in background]
+        here = foreground()
+        return here, [job.result() for job in running]

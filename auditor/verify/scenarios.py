@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import time
 import typing as t
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from auditor.kueue.workloads import (
     owner_job,
 )
 from auditor.repo.profiles import TenantProfile
+from auditor.speed import threads
 from auditor.verify import pods, readings
 from auditor.verify.model import Check, Probe, ScratchTenant
 from auditor.verify.scratch import Scratch
@@ -299,15 +299,18 @@ def _watch(
     scratch: Scratch, namespace: str, seconds: int, submit: t.Callable[[], list[str]]
 ) -> Watched:
     """Watch `namespace` for `seconds` while `submit` makes Jobs; what became of those Jobs."""
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        workloads = pool.submit(
-            scratch.cluster.watch, scratch.kueue, "Workload", namespace=namespace, seconds=seconds
-        )
-        pods = pool.submit(scratch.cluster.watch, "v1", "Pod", namespace=namespace, seconds=seconds)
-        # A watch opens with the objects that exist, so none is missed if it opens late.
-        jobs = submit()
-        events = [e["object"] for e in workloads.result() if e.get("type") != "ERROR"]
-        pod_events = [e["object"] for e in pods.result() if e.get("type") != "ERROR"]
+    # A watch opens with the objects that exist, so none is missed if it opens late.
+    jobs, (workloads, pods) = threads.meanwhile(
+        [
+            lambda: scratch.cluster.watch(
+                scratch.kueue, "Workload", namespace=namespace, seconds=seconds
+            ),
+            lambda: scratch.cluster.watch("v1", "Pod", namespace=namespace, seconds=seconds),
+        ],
+        submit,
+    )
+    events = [e["object"] for e in workloads if e.get("type") != "ERROR"]
+    pod_events = [e["object"] for e in pods if e.get("type") != "ERROR"]
     # Only what the submitted Jobs made: an earlier probe's Pods may still be terminating.
     events = [w for w in events if owner_job(w) in jobs]
     pod_events = [p for p in pod_events if (p["metadata"].get("labels") or {}).get(JOB) in jobs]
