@@ -78,7 +78,11 @@ def test_a_fixed_override_clears_its_finding_and_no_other(tmp_path: Path) -> Non
 def test_without_renderers_each_folder_is_one_finding_and_nothing_it_would_define_is_missed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    # git alone on PATH: no kustomize, no helm, and no kubectl (whose kustomize would render)
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    monkeypatch.setenv("PATH", str(bare))
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "empty-cache"))
     tools.find.cache_clear()
     try:
