@@ -131,10 +131,3 @@ def fresh_sandbox(
     )
     yield box
     box.down()
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The integration modules first (each takes minutes), then the many short ones: with two
-    workers taking whole modules (`make test`), the short ones fill whichever worker ends its
-    long module first, so both end together instead of one finishing a long module alone."""
-    items.sort(key=lambda item: "integration" not in item.path.parts)  # sort() keeps the order
