@@ -15,7 +15,6 @@ medians and the same-run ratios (kubeconform's time over ours: above 1.0 we are 
 
 from __future__ import annotations
 
-import argparse
 import os
 import select
 import signal
@@ -29,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from auditor.lsp import ask
 from auditor.sandbox.build import TOOLS, ensure_tool
 from bench.validate.generate import CLUSTERS, ROOT, generate
-from bench.validate.run import OBJECTS_PER_TENANT, Run, edit, median, ours, peer
+from bench.validate.run import Run, corpus_arguments, edit, median, ours, peer
 
 
 def cpu_of(pid: int) -> float:
@@ -89,13 +88,7 @@ def rounds(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    size = parser.add_mutually_exclusive_group()
-    size.add_argument("--tenants", type=int, help="tenants to generate (default 1700)")
-    size.add_argument("--objects", type=int, help="about this many objects (sets --tenants)")
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    tenants = args.tenants or (round(args.objects / OBJECTS_PER_TENANT) if args.objects else 1700)
+    tenants, repeat = corpus_arguments(__doc__.splitlines()[0])
     binary = ensure_tool(ROOT / "testenv", "kubeconform", TOOLS["kubeconform"], log=print)
     with tempfile.TemporaryDirectory(prefix="kueue-gitops-bench-") as tmp:
         repo, cache = Path(tmp) / "repo", Path(tmp) / "cache"
@@ -107,12 +100,12 @@ def main() -> None:
         pid = ask.start(repo)
         try:
             load_before = os.getloadavg()
-            runs = rounds(repo, env, binary, pid, args.rounds, objects)
+            runs = rounds(repo, env, binary, pid, repeat, objects)
             load_after = os.getloadavg()
             held = rss_mib(pid)
         finally:
             stop(pid)
-    report(runs, objects, load_before, load_after, args.rounds)
+    report(runs, objects, load_before, load_after, repeat)
     print(f"the resident holds {held:.0f} MiB (its resident set after the rounds)")
 
 

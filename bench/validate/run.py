@@ -139,14 +139,21 @@ def median(runs: list[Run]) -> Run:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def corpus_arguments(description: str) -> tuple[int, int]:
+    """The corpus's size in tenants (--tenants, or --objects over the objects a tenant makes)
+    and the rounds, from the command line: the same for every validate benchmark."""
+    parser = argparse.ArgumentParser(description=description)
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--tenants", type=int, help="tenants to generate (default 1700)")
     size.add_argument("--objects", type=int, help="about this many objects (sets --tenants)")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     tenants = args.tenants or (round(args.objects / OBJECTS_PER_TENANT) if args.objects else 1700)
+    return tenants, args.rounds
+
+
+def main() -> None:
+    tenants, repeat = corpus_arguments(__doc__.splitlines()[0])
     binary = ensure_tool(ROOT / "testenv", "kubeconform", TOOLS["kubeconform"], log=print)
     with tempfile.TemporaryDirectory(prefix="kueue-gitops-bench-") as tmp:
         repo, cache = Path(tmp) / "repo", Path(tmp) / "cache"
@@ -156,12 +163,12 @@ def main() -> None:
         load_before = os.getloadavg()
         print(f"corpus: {objects} objects, {tenants} tenants on {len(CLUSTERS)} clusters")
         ours(repo, env)  # fills the cache (and lark's analysed CEL grammar, a tool artefact)
-        runs, findings = rounds(binary, repo, env, objects, args.rounds)
+        runs, findings = rounds(binary, repo, env, objects, repeat)
         load_after = os.getloadavg()
     print(
         f"machine: {os.cpu_count()} cores; load average (1, 5, 15 min) before "
         f"{', '.join(f'{x:.1f}' for x in load_before)}, after "
-        f"{', '.join(f'{x:.1f}' for x in load_after)}; {args.rounds} rounds, medians\n"
+        f"{', '.join(f'{x:.1f}' for x in load_after)}; {repeat} rounds, medians\n"
     )
     table(objects, {name: median(each) for name, each in runs.items()})
     print(f"\npolicy findings per run: {findings} (cold and warm identical every round)")
