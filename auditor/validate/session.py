@@ -56,6 +56,23 @@ class _File:
     def __post_init__(self) -> None:
         self.own_entries = [suppressions.annotated(r)[0] for r in self.loaded.resources]
 
+    def keep_verdicts(self, before: _File) -> None:
+        """The verdicts of `before` (this file as last read) on objects the edit left as they
+        were: one of many queues edited, the others are not judged again. Only a verdict
+        without findings is kept (a finding's line may have moved); an object is the same
+        when its body's repr is (`==` would take `true` for `1`)."""
+        old: dict[str, Verdict] = {}
+        for i, resource in enumerate(before.loaded.resources):
+            verdict = before.verdicts.get(i)
+            if verdict is not None and not verdict.findings:
+                old[repr(resource.body)] = verdict
+        if not old:
+            return
+        for i, resource in enumerate(self.loaded.resources):
+            verdict = old.get(repr(resource.body))
+            if verdict is not None:
+                self.verdicts[i] = verdict
+
     def derive(self, dropped: t.AbstractSet[int], validator: ClusterValidator) -> None:
         kept: list[Resource] = []
         verdicts: list[Verdict] = []
@@ -300,6 +317,7 @@ class Session:
         was_invalid = bool(before.invalid)
         state.undefine(before)
         after = _File(before.where, self.repo.load_file(before.where), before.rank)
+        after.keep_verdicts(before)
         state.files[path] = after
         state.define(after)
         dropped = state.second_definitions()
@@ -341,7 +359,7 @@ class Session:
     ) -> None:
         """Run again the checks a change to `path` (objects of `kinds`; `mine`: a file of
         this cluster) may change."""
-        stale = [c for c in state.checks if c.reads.touched(kinds, invalid, path)]
+        stale = [c for c in state.checks if c.reads.touched(kinds, invalid, path, self.tree)]
         if not stale and not mine:
             return  # nothing of this cluster changed
         if stale:
@@ -351,7 +369,7 @@ class Session:
             for check in stale:
                 rerun = check.module.RERUN
                 own = rerun.per_object_of
-                if check.reads.read(path):
+                if check.reads.read(path, self.tree):
                     _run_whole(check, ctx)
                 elif rerun.per_object:
                     _run_file(check, ctx, path, sound)
@@ -403,9 +421,10 @@ def _run_file(check: _Check, ctx: checks.CheckContext, path: str, sound: list[Re
         ctx.repo, ctx.cluster, tuple(sound), ctx.tenants, ctx.today, ctx.invalid
     )
     found, reads = checks.run_noting(check.module, mine)
-    check.reads.paths |= reads.paths
-    if found:
-        check.by_file[path] = found
+    check.reads.add(reads)
+    here = [f for f in found if f.file == path]  # the rest, about the profiles, kept as they were
+    if here:
+        check.by_file[path] = here
     else:
         check.by_file.pop(path, None)
 
@@ -425,7 +444,7 @@ def _run_kinds(
         by_kind[kind] = [r for r in sound if r.kind == kind]
     mine = dataclasses.replace(ctx, index=checks.KindIndex(by_kind, ctx.index.place))
     found, reads = checks.run_noting(check.module, mine)
-    check.reads.paths |= reads.paths
+    check.reads.add(reads)
     here = [f for f in found if f.file == path]
     if here:
         check.by_file[path] = here

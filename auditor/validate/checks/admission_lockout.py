@@ -34,7 +34,9 @@ ADMISSION_POLICIES_LOCK_OUT = RULES["admission-policies-lock-out"]
 PRIORITY_LEVEL_NOT_APPROVED = RULES["priority-level-not-approved"]
 
 ID = "admission-lockout"
-RERUN = protocol.CLUSTER
+# Its findings about an object depend on it alone and the profiles (protocol.Rerun); those about
+# the cluster's profile on the profiles alone.
+RERUN = protocol.PER_OBJECT
 
 # Where a level is named, as a path into an object: the label Kueue reads, the pod templates.
 LEVEL_LABELS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -30,10 +30,11 @@ class Rerun:
 
     The default: the check runs again over the whole cluster. `per_object`: its findings about
     an object depend on that object alone (with the profiles and the files it reads), so it runs
-    again on the edited file's objects only. `per_object_of`: its findings about objects of
-    these kinds depend on that object and objects of other kinds alone, so an edit of a file
-    holding only such objects runs it on that file's objects of those kinds, with every object
-    of the other kinds."""
+    again on the edited file's objects only (what it finds in other files, a profile's, depends
+    on the profiles and those files alone, and is kept). `per_object_of`: its findings about
+    objects of these kinds depend on that object and objects of other kinds alone, so an edit
+    of a file holding only such objects runs it on that file's objects of those kinds, with
+    every object of the other kinds."""
 
     per_object: bool = False
     per_object_of: frozenset[str] = frozenset()
