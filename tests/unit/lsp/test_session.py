@@ -1,0 +1,136 @@
+"""An editor's session (auditor/validate/session.py, the language server's and the resident's
+engine) on a cluster whose ClusterQueues file holds many queues: an edit of one queue's quota
+judges that queue alone and runs the per-object checks on that file alone, and after each edit
+of a series the findings are those a cold `validate` reports for the same files, in every file
+(a LocalQueue of a queue made invalid, a finding whose line moved)."""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from auditor.model import Resource
+from auditor.validate import checks, engine
+from auditor.validate.session import Session
+from tests.conftest import run_line
+from tests.estate import copy_estate
+
+CQ = "clusters/gpu-prod/clusterqueues.yaml"
+LQ = "tenants/team-a/gpu-prod/localqueues.yaml"
+SPARE = 40  # queues added to the file
+EDITED = "spare-20"
+SPARE_QUEUE = """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: spare-{n:02d}
+  annotations:
+    argocd.argoproj.io/sync-options: Prune=false,Delete=false
+spec:
+  cohortName: ai-shared
+  namespaceSelector: {{}}
+  resourceGroups:
+    - coveredResources: [cpu]
+      flavors:
+        - name: cpu-only
+          resources:
+            - name: cpu
+              nominalQuota: "{n}"
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """The estate without argocd/ (as the benchmark's corpus), its gpu-prod ClusterQueues file
+    holding 40 more queues."""
+    repo = copy_estate(tmp_path / "repo", "clusters", "tenants", "schemas")
+    with (repo / CQ).open("a") as f:
+        f.write("".join(SPARE_QUEUE.format(n=n) for n in range(SPARE)))
+    return repo
+
+
+def validated(repo: Path) -> list[dict[str, t.Any]]:
+    """What a cold `validate -o json` reports for the files on disk."""
+    result = run_line(["kueue-gitops", "--repo", str(repo), "validate", "-o", "json", "--no-cache"])
+    assert result.exit_code in (0, 1), result.output
+    return t.cast(list[dict[str, t.Any]], json.loads(result.stdout)["findings"])
+
+
+def reported(session: Session) -> list[dict[str, t.Any]]:
+    return t.cast(
+        list[dict[str, t.Any]], json.loads(json.dumps([f.to_json() for f in session.findings]))
+    )
+
+
+def quota_of(text: str, queue: str, old: str, new: str) -> str:
+    """`text` with `old` replaced by `new` in the document of ClusterQueue `queue` alone."""
+    docs = text.split("\n---\n")
+    [at] = [i for i, d in enumerate(docs) if f"  name: {queue}\n" in d]
+    assert old in docs[at], (queue, old)
+    docs[at] = docs[at].replace(old, new, 1)
+    return "\n---\n".join(docs)
+
+
+def on(queue: str, old: str, new: str) -> t.Callable[[str], str]:
+    return lambda text: quota_of(text, queue, old, new)
+
+
+def test_a_quota_edit_judges_the_queue_alone_and_reruns_per_object_checks_on_its_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = Session(repo)
+    judged: list[Resource] = []
+    runs: list[tuple[str, set[str]]] = []  # each check run: its id, the files of its objects
+    judge, run_noting = engine.judge, checks.run_noting
+
+    def counted_judge(validator: t.Any, resource: Resource, cluster: str) -> t.Any:
+        judged.append(resource)
+        return judge(validator, resource, cluster)
+
+    def noted_run(module: t.Any, ctx: checks.CheckContext) -> t.Any:
+        runs.append((module.ID, {r.file for r in ctx.resources}))
+        return run_noting(module, ctx)
+
+    monkeypatch.setattr(engine, "judge", counted_judge)
+    monkeypatch.setattr(checks, "run_noting", noted_run)
+    text = quota_of((repo / CQ).read_text(), EDITED, 'nominalQuota: "20"', 'nominalQuota: "21"')
+    session.edit(CQ, text.encode())
+
+    assert [r.name for r in judged] == [EDITED]  # the 41 queues left as they were keep theirs
+    per_object = {i for i, m in checks.CHECKS.items() if m.RERUN.per_object}
+    assert {i for i, _ in runs} & per_object  # they ran again, on the edited file alone
+    assert [(i, files) for i, files in runs if i in per_object and files - {CQ}] == []
+    (repo / CQ).write_text(text)
+    assert reported(session) == validated(repo)
+
+
+def test_after_each_quota_edit_in_a_file_of_many_queues_the_findings_are_a_cold_validates(
+    repo: Path,
+) -> None:
+    session = Session(repo)
+    edits: list[tuple[str, t.Callable[[str], str], str | None]] = [
+        # (what, the edit, a rule the cold run then reports)
+        ("a number", on(EDITED, '"20"', "1"), None),
+        # `true == 1` in Python: the verdict on the queue as it was must not be kept
+        ("a boolean", on(EDITED, "nominalQuota: 1", "nominalQuota: true"), "schema"),
+        ("a line above", lambda s: "# the platform team's queues\n" + s, "schema"),
+        ("the queue mended", on(EDITED, "true", '"20"'), None),
+        # a LocalQueue in another file sends its jobs to a queue made invalid
+        ("team-a's quota", on("team-a-cq", '"256"', "lots"), "lq-cluster-queue-invalid"),
+        ("team-a's mended", on("team-a-cq", "lots", '"256"'), None),
+    ]
+    assert reported(session) == validated(repo)
+    for what, edit, rule in edits:
+        text = edit((repo / CQ).read_text())
+        session.edit(CQ, text.encode())
+        (repo / CQ).write_text(text)
+        cold = validated(repo)
+        assert reported(session) == cold, what
+        if rule is not None:
+            assert rule in {f["rule"] for f in cold}, what
+        if rule == "lq-cluster-queue-invalid":
+            assert LQ in {f["file"] for f in cold if f["rule"] == rule}
+    assert "lq-cluster-queue-invalid" not in {f.rule.id for f in session.findings}
