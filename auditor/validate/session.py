@@ -332,7 +332,8 @@ class Session:
             self._check(state)
             return
         state.reindex(path, kinds)
-        self._recheck(state, path, frozenset(kinds), was_invalid or bool(after.invalid), True)
+        invalid = was_invalid or bool(after.invalid)
+        self._recheck(state, path, frozenset(kinds), invalid, True, _moved(before, after))
 
     def _context(self, state: _Cluster) -> checks.CheckContext:
         invalid = {k: v for f in state.files.values() if f.invalid for k, v in f.invalid.items()}
@@ -355,10 +356,16 @@ class Session:
         self._gather(state)
 
     def _recheck(
-        self, state: _Cluster, path: str, kinds: frozenset[str], invalid: bool, mine: bool
+        self,
+        state: _Cluster,
+        path: str,
+        kinds: frozenset[str],
+        invalid: bool,
+        mine: bool,
+        moved: frozenset[tuple[str, str]] | None = None,
     ) -> None:
         """Run again the checks a change to `path` (objects of `kinds`; `mine`: a file of
-        this cluster) may change."""
+        this cluster; `moved`: the objects it changed, see `_moved`) may change."""
         stale = [c for c in state.checks if c.reads.touched(kinds, invalid, path, self.tree)]
         if not stale and not mine:
             return  # nothing of this cluster changed
@@ -375,7 +382,10 @@ class Session:
                     _run_file(check, ctx, path, sound)
                 elif own and kinds and kinds <= own and not check.reads.every:
                     _run_kinds(check, ctx, path, own, sound)
-                else:
+                elif not (
+                    rerun.refers and moved is not None and own.isdisjoint(kinds)
+                    and not check.reads.every and _run_referring(check, ctx, moved)
+                ):  # fmt: skip
                     _run_whole(check, ctx)
         self._gather(state)
 
@@ -450,3 +460,68 @@ def _run_kinds(
         check.by_file[path] = here
     else:
         check.by_file.pop(path, None)
+
+
+def _moved(before: _File, after: _File) -> frozenset[tuple[str, str]] | None:
+    """The (kind, name) of each object of a file an edit changed (its body or its line), as it
+    was and as it is; None when the edit added, removed or renamed one, or changed which of
+    them are invalid (`Rerun.refers`: which objects there are is read by every object)."""
+
+    def named(file: _File) -> list[tuple[str, str | None, str]]:
+        return sorted((r.kind, r.namespace, r.name) for r in file.sound)
+
+    if named(before) != named(after) or before.invalid.keys() != after.invalid.keys():
+        return None
+    old = {(repr(r.body), r.line): r for r in before.loaded.resources}
+    new = {(repr(r.body), r.line): r for r in after.loaded.resources}
+    return frozenset(
+        (r.kind, r.name) for marks, other in ((old, new), (new, old))
+        for mark, r in marks.items() if mark not in other
+    )  # fmt: skip
+
+
+def _about(what: Resource | Finding) -> tuple[str | None, str | None, str | None, str | None]:
+    return what.file, what.kind or None, what.namespace, what.name or None
+
+
+def _run_referring(
+    check: _Check, ctx: checks.CheckContext, moved: frozenset[tuple[str, str]]
+) -> bool:
+    """A `per_object_of` check whose objects refer to others (`Rerun.refers`) run again on the
+    objects referring to one the edit changed (`moved`): their findings replace theirs, each
+    file's in the objects' order, as a whole run yields them. False (nothing renewed): one of
+    them is rendered (its findings may be in any file), or a finding is about no such object."""
+    rerun = check.module.RERUN
+    assert ctx.index is not None and rerun.refers is not None
+    by_kind = dict(ctx.index.by_kind)
+    again: dict[tuple[str | None, ...], Resource] = {}
+    for kind in rerun.per_object_of:
+        by_kind[kind] = [r for r in by_kind.get(kind, ()) if not moved.isdisjoint(rerun.refers(r))]
+        again.update((_about(r), r) for r in by_kind[kind])
+    if any(r.rendered_from or r.sources for r in again.values()):
+        return False
+    mine = dataclasses.replace(ctx, index=checks.KindIndex(by_kind, ctx.index.place))
+    found, reads = checks.run_noting(check.module, mine) if again else ([], checks.Reads())
+    if any(_about(f) not in again for f in found):
+        return False
+    files = {r.file for r in again.values()}
+    place = {
+        _about(r): ctx.index.place(r)
+        for kind in rerun.per_object_of
+        for r in ctx.index.by_kind.get(kind, ())
+        if r.file in files
+    }
+    renewed: dict[str, list[Finding]] = {}
+    for file in files:
+        kept = [f for f in check.by_file.get(file, ()) if _about(f) not in again]
+        mine_now = [*kept, *(f for f in found if f.file == file)]
+        if any(_about(f) not in place for f in mine_now):
+            return False
+        renewed[file] = sorted(mine_now, key=lambda f: place[_about(f)])  # stable: in order
+    check.reads.add(reads)
+    for file, now in renewed.items():
+        if now:
+            check.by_file[file] = now
+        else:
+            check.by_file.pop(file, None)
+    return True
