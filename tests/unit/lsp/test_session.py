@@ -20,8 +20,11 @@ from tests.estate import copy_estate
 
 CQ = "clusters/gpu-prod/clusterqueues.yaml"
 LQ = "tenants/team-a/gpu-prod/localqueues.yaml"
+NS = "tenants/team-a/gpu-prod/namespace.yaml"
+ADMITTED = "    platform.example.com/kueue: enabled\n"
 SPARE = 40  # queues added to the file
 EDITED = "spare-20"
+NOT_SELECTED = "lq-namespace-not-selected"
 SPARE_QUEUE = """---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -74,6 +77,14 @@ def quota_of(text: str, queue: str, old: str, new: str) -> str:
     return "\n---\n".join(docs)
 
 
+def replaced(old: str, new: str) -> t.Callable[[str], str]:
+    def edit(text: str) -> str:
+        assert old in text, old
+        return text.replace(old, new, 1)
+
+    return edit
+
+
 def on(queue: str, old: str, new: str) -> t.Callable[[str], str]:
     return lambda text: quota_of(text, queue, old, new)
 
@@ -84,6 +95,7 @@ def test_a_quota_edit_judges_the_queue_alone_and_reruns_per_object_checks_on_its
     session = Session(repo)
     judged: list[Resource] = []
     runs: list[tuple[str, set[str]]] = []  # each check run: its id, the files of its objects
+    queues: list[set[str]] = []  # each run of localqueue-target: the files of its LocalQueues
     judge, run_noting = engine.judge, checks.run_noting
 
     def counted_judge(validator: t.Any, resource: Resource, cluster: str) -> t.Any:
@@ -92,6 +104,8 @@ def test_a_quota_edit_judges_the_queue_alone_and_reruns_per_object_checks_on_its
 
     def noted_run(module: t.Any, ctx: checks.CheckContext) -> t.Any:
         runs.append((module.ID, {r.file for r in ctx.resources}))
+        if module.ID == "localqueue-target":
+            queues.append({r.file for r in ctx.of_kind("LocalQueue")})
         return run_noting(module, ctx)
 
     monkeypatch.setattr(engine, "judge", counted_judge)
@@ -103,6 +117,12 @@ def test_a_quota_edit_judges_the_queue_alone_and_reruns_per_object_checks_on_its
     per_object = {i for i, m in checks.CHECKS.items() if m.RERUN.per_object}
     assert {i for i, _ in runs} & per_object  # they ran again, on the edited file alone
     assert [(i, files) for i, files in runs if i in per_object and files - {CQ}] == []
+    assert queues == []  # no LocalQueue names spare-20
+
+    # team-a's queue: localqueue-target runs on the LocalQueue naming it alone
+    text = quota_of(text, "team-a-cq", 'nominalQuota: "256"', 'nominalQuota: "255"')
+    session.edit(CQ, text.encode())
+    assert queues == [{LQ}]
     (repo / CQ).write_text(text)
     assert reported(session) == validated(repo)
 
@@ -111,26 +131,35 @@ def test_after_each_quota_edit_in_a_file_of_many_queues_the_findings_are_a_cold_
     repo: Path,
 ) -> None:
     session = Session(repo)
-    edits: list[tuple[str, t.Callable[[str], str], str | None]] = [
-        # (what, the edit, a rule the cold run then reports)
-        ("a number", on(EDITED, '"20"', "1"), None),
+    edits: list[tuple[str, str, t.Callable[[str], str], str | None]] = [
+        # (what, the file, the edit, a rule the cold run then reports)
+        ("a number", CQ, on(EDITED, '"20"', "1"), None),
         # `true == 1` in Python: the verdict on the queue as it was must not be kept
-        ("a boolean", on(EDITED, "nominalQuota: 1", "nominalQuota: true"), "schema"),
-        ("a line above", lambda s: "# the platform team's queues\n" + s, "schema"),
-        ("the queue mended", on(EDITED, "true", '"20"'), None),
+        ("a boolean", CQ, on(EDITED, "nominalQuota: 1", "nominalQuota: true"), "schema"),
+        # team-a's LocalQueue, in another file, sends its jobs to a queue that does not admit it
+        ("team-a's selector", CQ, on("team-a-cq", "tenant: team-a", "tenant: b"), NOT_SELECTED),
+        # both findings' lines move, and the LocalQueue's message names the queue's line
+        ("a line above", CQ, lambda s: "# the platform team's queues\n" + s, NOT_SELECTED),
+        ("the queue mended", CQ, on(EDITED, "true", '"20"'), NOT_SELECTED),
+        ("team-a's selector mended", CQ, on("team-a-cq", "tenant: b", "tenant: team-a"), None),
+        # the LocalQueue's namespace, in a third file, loses the label the queue selects
+        ("team-a's namespace", NS, replaced(ADMITTED, ""), NOT_SELECTED),
+        ("team-a's namespace mended", NS, replaced("  labels:\n", "  labels:\n" + ADMITTED), None),
         # a LocalQueue in another file sends its jobs to a queue made invalid
-        ("team-a's quota", on("team-a-cq", '"256"', "lots"), "lq-cluster-queue-invalid"),
-        ("team-a's mended", on("team-a-cq", "lots", '"256"'), None),
+        ("team-a's quota", CQ, on("team-a-cq", '"256"', "lots"), "lq-cluster-queue-invalid"),
+        ("team-a's mended", CQ, on("team-a-cq", "lots", '"256"'), None),
     ]
     assert reported(session) == validated(repo)
-    for what, edit, rule in edits:
-        text = edit((repo / CQ).read_text())
-        session.edit(CQ, text.encode())
-        (repo / CQ).write_text(text)
+    for what, path, edit, rule in edits:
+        text = edit((repo / path).read_text())
+        session.edit(path, text.encode())
+        (repo / path).write_text(text)
         cold = validated(repo)
         assert reported(session) == cold, what
         if rule is not None:
             assert rule in {f["rule"] for f in cold}, what
-        if rule == "lq-cluster-queue-invalid":
+        if rule in (NOT_SELECTED, "lq-cluster-queue-invalid"):
             assert LQ in {f["file"] for f in cold if f["rule"] == rule}
-    assert "lq-cluster-queue-invalid" not in {f.rule.id for f in session.findings}
+    assert {"lq-cluster-queue-invalid", NOT_SELECTED}.isdisjoint(
+        f.rule.id for f in session.findings
+    )
