@@ -1,8 +1,9 @@
 """An editor's session (auditor/validate/session.py, the language server's and the resident's
 engine) on a cluster whose ClusterQueues file holds many queues: an edit of one queue's quota
-judges that queue alone and runs the per-object checks on that file alone, and after each edit
-of a series the findings are those a cold `validate` reports for the same files, in every file
-(a LocalQueue of a queue made invalid, a finding whose line moved)."""
+judges that queue alone, runs the per-object checks on that file alone and localqueue-target on
+the LocalQueues naming that queue alone; after each edit of a series (queues, a Namespace, a
+platform binding) the findings are those a cold `validate` reports for the same files, in every
+file (a LocalQueue of a queue made invalid, a finding whose line moved)"""
 
 from __future__ import annotations
 
@@ -22,6 +23,20 @@ CQ = "clusters/gpu-prod/clusterqueues.yaml"
 LQ = "tenants/team-a/gpu-prod/localqueues.yaml"
 NS = "tenants/team-a/gpu-prod/namespace.yaml"
 ADMITTED = "    platform.example.com/kueue: enabled\n"
+BINDINGS = "clusters/gpu-prod/bindings.yaml"
+BINDING = """apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: ops-admin
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: cluster-admin
+subjects:
+  - apiGroup: rbac.authorization.k8s.io
+    kind: Group
+    name: example-org:platform
+"""
 SPARE = 40  # queues added to the file
 EDITED = "spare-20"
 NOT_SELECTED = "lq-namespace-not-selected"
@@ -48,8 +63,9 @@ spec:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """The estate without argocd/ (as the benchmark's corpus), its gpu-prod ClusterQueues file
-    holding 40 more queues."""
+    holding 40 more queues, and a file of the platform's binding."""
     repo = copy_estate(tmp_path / "repo", "clusters", "tenants", "schemas")
+    (repo / BINDINGS).write_text(BINDING)
     with (repo / CQ).open("a") as f:
         f.write("".join(SPARE_QUEUE.format(n=n) for n in range(SPARE)))
     return repo
@@ -127,7 +143,7 @@ def test_a_quota_edit_judges_the_queue_alone_and_reruns_per_object_checks_on_its
     assert reported(session) == validated(repo)
 
 
-def test_after_each_quota_edit_in_a_file_of_many_queues_the_findings_are_a_cold_validates(
+def test_after_each_edit_the_findings_are_a_cold_validates(
     repo: Path,
 ) -> None:
     session = Session(repo)
@@ -145,6 +161,10 @@ def test_after_each_quota_edit_in_a_file_of_many_queues_the_findings_are_a_cold_
         # the LocalQueue's namespace, in a third file, loses the label the queue selects
         ("team-a's namespace", NS, replaced(ADMITTED, ""), NOT_SELECTED),
         ("team-a's namespace mended", NS, replaced("  labels:\n", "  labels:\n" + ADMITTED), None),
+        # a platform binding (a file of bindings alone: rerun on that file's)
+        ("a tenant's binding", BINDINGS, replaced(":platform", ":team-a"), "rbac-tenant-power"),
+        ("an outsider's", BINDINGS, replaced(":team-a", ":contractors"), "rbac-platform-power"),
+        ("the platform's", BINDINGS, replaced(":contractors", ":platform"), None),
         # a LocalQueue in another file sends its jobs to a queue made invalid
         ("team-a's quota", CQ, on("team-a-cq", '"256"', "lots"), "lq-cluster-queue-invalid"),
         ("team-a's mended", CQ, on("team-a-cq", "lots", '"256"'), None),
