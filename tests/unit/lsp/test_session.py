@@ -3,7 +3,7 @@ engine) on a cluster whose ClusterQueues file holds many queues: an edit of one 
 judges that queue alone, runs the per-object checks on that file alone and localqueue-target on
 the LocalQueues naming that queue alone; after each edit of a series (queues, a Namespace, a
 platform binding) the findings are those a cold `validate` reports for the same files, in every
-file (a LocalQueue of a queue made invalid, a finding whose line moved)"""
+file (a LocalQueue of a queue made invalid, a finding whose line moved)."""
 
 from __future__ import annotations
 
