@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import datetime
+import itertools
 import posixpath
 import typing as t
 from dataclasses import dataclass, field
@@ -52,9 +53,25 @@ class _File:
     invalid: dict[ResourceKey, Finding] = field(default_factory=dict)
     found: list[Finding] = field(default_factory=list)  # loading problems, then verdicts
     entries: list[suppressions.Entry] = field(default_factory=list)  # of the objects kept
+    data: bytes | None = None  # what it was read from: kept once edited (`texts`)
 
     def __post_init__(self) -> None:
         self.own_entries = [suppressions.annotated(r)[0] for r in self.loaded.resources]
+
+    def texts(self) -> dict[_Ident, tuple[int, bytes]] | None:
+        """Each object's first line and text (up to the next object's), by its identity: the
+        same, the findings about it are (their lines too). None when the bytes are not kept
+        or two objects share an identity."""
+        found = self.loaded.resources
+        if self.data is None or any(a.line >= b.line for a, b in itertools.pairwise(found)):
+            return None  # not known, or not one object after the other
+        lines = self.data.splitlines(keepends=True)
+        ends = [r.line - 1 for r in found[1:]] + [len(lines)] if found else []
+        out = {
+            _ident(r): (r.line, b"".join(lines[r.line - 1 : end]))
+            for r, end in zip(found, ends, strict=True)
+        }
+        return out if len(out) == len(found) else None
 
     def keep_verdicts(self, before: _File) -> None:
         """The verdicts of `before` (this file as last read) on objects the edit left as they
@@ -316,15 +333,21 @@ class Session:
         before = state.files[path]
         was_invalid = bool(before.invalid)
         state.undefine(before)
-        after = _File(before.where, self.repo.load_file(before.where), before.rank)
+        data = self.repo.read(before.where)
+        if isinstance(data, Loaded):  # it cannot be read: the finding that says why
+            after = _File(before.where, data, before.rank)
+        else:
+            after = _File(before.where, layout.parse(before.where, data), before.rank, data=data)
         after.keep_verdicts(before)
         state.files[path] = after
         state.define(after)
         dropped = state.second_definitions()
         mine = {id(r) for r in (*before.loaded.resources, *after.loaded.resources)}
         others = (state.dropped ^ dropped) - mine  # another file's objects, doubled or no more
+        doubled = mine & (state.dropped | dropped)  # an object of it, or its double, dropped
         state.dropped = dropped
         after.derive(dropped, state.validator)
+        edit = _Edit(_moved(before, after), None if doubled else _changed(before, after))
         kinds = {r.kind for r in (*before.loaded.resources, *after.loaded.resources)}
         if others:
             for file in state.files.values():
@@ -333,7 +356,7 @@ class Session:
             return
         state.reindex(path, kinds)
         invalid = was_invalid or bool(after.invalid)
-        self._recheck(state, path, frozenset(kinds), invalid, True, _moved(before, after))
+        self._recheck(state, path, frozenset(kinds), invalid, True, edit)
 
     def _context(self, state: _Cluster) -> checks.CheckContext:
         invalid = {k: v for f in state.files.values() if f.invalid for k, v in f.invalid.items()}
@@ -362,10 +385,11 @@ class Session:
         kinds: frozenset[str],
         invalid: bool,
         mine: bool,
-        moved: frozenset[tuple[str, str]] | None = None,
+        edit: _Edit | None = None,
     ) -> None:
         """Run again the checks a change to `path` (objects of `kinds`; `mine`: a file of
-        this cluster; `moved`: the objects it changed, see `_moved`) may change."""
+        this cluster; `edit`: what changed in it, when it is one of this cluster's) may
+        change."""
         stale = [c for c in state.checks if c.reads.touched(kinds, invalid, path, self.tree)]
         if not stale and not mine:
             return  # nothing of this cluster changed
@@ -373,18 +397,19 @@ class Session:
             ctx = self._context(state)
             held = state.files.get(path)  # None: a file of another cluster, or none at all
             sound = held.sound if held is not None else []
+            edit = edit or _Edit()
             for check in stale:
                 rerun = check.module.RERUN
                 own = rerun.per_object_of
                 if check.reads.read(path, self.tree):
                     _run_whole(check, ctx)
                 elif rerun.per_object:
-                    _run_file(check, ctx, path, sound)
+                    _run_file(check, ctx, path, sound, edit.changed)
                 elif own and kinds and kinds <= own and not check.reads.every:
-                    _run_kinds(check, ctx, path, own, sound)
+                    _run_kinds(check, ctx, path, own, sound, edit.changed)
                 elif not (
-                    rerun.refers and moved is not None and own.isdisjoint(kinds)
-                    and not check.reads.every and _run_referring(check, ctx, moved)
+                    rerun.refers and edit.moved is not None and own.isdisjoint(kinds)
+                    and not check.reads.every and _run_referring(check, ctx, edit.moved)
                 ):  # fmt: skip
                     _run_whole(check, ctx)
         self._gather(state)
@@ -425,18 +450,23 @@ def _run_whole(check: _Check, ctx: checks.CheckContext) -> None:
         check.findings, check.by_file = found, {}
 
 
-def _run_file(check: _Check, ctx: checks.CheckContext, path: str, sound: list[Resource]) -> None:
-    """A `protocol.PER_OBJECT` check run again on the objects of `path` (`sound`) alone."""
+def _run_file(
+    check: _Check,
+    ctx: checks.CheckContext,
+    path: str,
+    sound: list[Resource],
+    changed: frozenset[_Ident] | None,
+) -> None:
+    """A `protocol.PER_OBJECT` check run again on the objects of `path` (`sound`) the edit
+    changed (all of them when that is not known)."""
+    again = sound if changed is None else [r for r in sound if _ident(r) in changed]
     mine = checks.CheckContext(
-        ctx.repo, ctx.cluster, tuple(sound), ctx.tenants, ctx.today, ctx.invalid
+        ctx.repo, ctx.cluster, tuple(again), ctx.tenants, ctx.today, ctx.invalid
     )
     found, reads = checks.run_noting(check.module, mine)
     check.reads.add(reads)
-    here = [f for f in found if f.file == path]  # the rest, about the profiles, kept as they were
-    if here:
-        check.by_file[path] = here
-    else:
-        check.by_file.pop(path, None)
+    if not _renew(check, path, found, sound, changed):
+        _run_file(check, ctx, path, sound, None)
 
 
 def _run_kinds(
@@ -445,21 +475,73 @@ def _run_kinds(
     path: str,
     kinds: frozenset[str],
     sound: list[Resource],
+    changed: frozenset[_Ident] | None,
 ) -> None:
-    """A `protocol.per_object_of` check run again with only `path`'s objects of `kinds` (every
-    object of the other kinds): its findings located in `path` replace that file's."""
+    """A `protocol.per_object_of` check run again with only `path`'s objects of `kinds` the
+    edit changed (all of them when that is not known) and every object of the other kinds."""
     assert ctx.index is not None
     by_kind = dict(ctx.index.by_kind)
     for kind in kinds:
-        by_kind[kind] = [r for r in sound if r.kind == kind]
+        by_kind[kind] = [
+            r for r in sound if r.kind == kind and (changed is None or _ident(r) in changed)
+        ]
     mine = dataclasses.replace(ctx, index=checks.KindIndex(by_kind, ctx.index.place))
     found, reads = checks.run_noting(check.module, mine)
     check.reads.add(reads)
+    if not _renew(check, path, found, sound, changed):
+        _run_kinds(check, ctx, path, kinds, sound, None)
+
+
+def _renew(
+    check: _Check,
+    path: str,
+    found: list[Finding],
+    sound: list[Resource],
+    changed: frozenset[_Ident] | None,
+) -> bool:
+    """`path`'s findings of a check run again on the objects of it the edit changed (on every
+    object: `changed` None): those about the others are kept, in the objects' order (a
+    finding's line is in its object's text: a whole run's order once collected). False
+    (nothing renewed) when a finding is about no object of `sound`; the rest, in other
+    files (about the profiles), are kept as they were."""
     here = [f for f in found if f.file == path]
+    if changed is not None:
+        line = {_ident(r): r.line for r in sound}
+        here += [f for f in check.by_file.get(path, ()) if _ident(f) not in changed]
+        if any(_ident(f) not in line for f in here):
+            return False
+        here.sort(key=lambda f: line[_ident(f)])
     if here:
         check.by_file[path] = here
     else:
         check.by_file.pop(path, None)
+    return True
+
+
+_Ident = tuple[str | None, str | None, str | None]  # an object's kind, namespace and name
+
+
+def _ident(what: Resource | Finding) -> _Ident:
+    return what.kind or None, what.namespace, what.name or None
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """What an edit of a file changed: the (kind, name) of the objects whose body or line it
+    changed (`_moved`), the identities of those whose text it changed (`_changed`); None
+    where that is not known."""
+
+    moved: frozenset[tuple[str, str]] | None = None
+    changed: frozenset[_Ident] | None = None
+
+
+def _changed(before: _File, after: _File) -> frozenset[_Ident] | None:
+    """The identities of the objects of a file whose text or first line an edit changed, or
+    that it added or removed; None when that is not known (`_File.texts`)."""
+    old, new = before.texts(), after.texts()
+    if old is None or new is None:
+        return None
+    return frozenset(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
 
 
 def _moved(before: _File, after: _File) -> frozenset[tuple[str, str]] | None:

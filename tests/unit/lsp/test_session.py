@@ -1,9 +1,10 @@
 """An editor's session (auditor/validate/session.py, the language server's and the resident's
 engine) on a cluster whose ClusterQueues file holds many queues: an edit of one queue's quota
-judges that queue alone, runs the per-object checks on that file alone and localqueue-target on
-the LocalQueues naming that queue alone; after each edit of a series (queues, a Namespace, a
-platform binding) the findings are those a cold `validate` reports for the same files, in every
-file (a LocalQueue of a queue made invalid, a finding whose line moved)."""
+judges that queue alone, runs the per-object checks on that queue (on that file, when the file
+as it was is not known) and localqueue-target on the LocalQueues naming that queue alone; after
+each edit of a series (queues, a Namespace, a platform binding) the findings are those a cold
+`validate` reports for the same files, in every file (a LocalQueue of a queue made invalid, a
+finding whose line moved)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ subjects:
 SPARE = 40  # queues added to the file
 EDITED = "spare-20"
 NOT_SELECTED = "lq-namespace-not-selected"
+TOO_BROAD = "namespace-selector-too-broad"  # the spare queues' `namespaceSelector: {}`
 SPARE_QUEUE = """---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -105,12 +107,13 @@ def on(queue: str, old: str, new: str) -> t.Callable[[str], str]:
     return lambda text: quota_of(text, queue, old, new)
 
 
-def test_a_quota_edit_judges_the_queue_alone_and_reruns_per_object_checks_on_its_file(
+def test_a_quota_edit_judges_the_queue_alone_and_reruns_per_object_checks_on_it_alone(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = Session(repo)
     judged: list[Resource] = []
     runs: list[tuple[str, set[str]]] = []  # each check run: its id, the files of its objects
+    queues_of: dict[str, list[set[str]]] = {}  # each check's runs: the ClusterQueues it saw
     queues: list[set[str]] = []  # each run of localqueue-target: the files of its LocalQueues
     judge, run_noting = engine.judge, checks.run_noting
 
@@ -120,6 +123,7 @@ def test_a_quota_edit_judges_the_queue_alone_and_reruns_per_object_checks_on_its
 
     def noted_run(module: t.Any, ctx: checks.CheckContext) -> t.Any:
         runs.append((module.ID, {r.file for r in ctx.resources}))
+        queues_of.setdefault(module.ID, []).append({r.name for r in ctx.of_kind("ClusterQueue")})
         if module.ID == "localqueue-target":
             queues.append({r.file for r in ctx.of_kind("LocalQueue")})
         return run_noting(module, ctx)
@@ -135,10 +139,16 @@ def test_a_quota_edit_judges_the_queue_alone_and_reruns_per_object_checks_on_its
     assert [(i, files) for i, files in runs if i in per_object and files - {CQ}] == []
     assert queues == []  # no LocalQueue names spare-20
 
-    # team-a's queue: localqueue-target runs on the LocalQueue naming it alone
+    # team-a's queue: localqueue-target runs on the LocalQueue naming it alone, and the
+    # per-object checks on that queue alone (the file as it was is known now)
+    queues_of.clear()
     text = quota_of(text, "team-a-cq", 'nominalQuota: "256"', 'nominalQuota: "255"')
     session.edit(CQ, text.encode())
     assert queues == [{LQ}]
+    assert {i: q for i, q in queues_of.items() if i in per_object} == {
+        i: [{"team-a-cq"}] for i in per_object if i in queues_of
+    }
+    assert "namespace-selector" in queues_of
     (repo / CQ).write_text(text)
     assert reported(session) == validated(repo)
 
@@ -157,6 +167,8 @@ def test_after_each_edit_the_findings_are_a_cold_validates(
         # both findings' lines move, and the LocalQueue's message names the queue's line
         ("a line above", CQ, lambda s: "# the platform team's queues\n" + s, NOT_SELECTED),
         ("the queue mended", CQ, on(EDITED, "true", '"20"'), NOT_SELECTED),
+        # its body and first line as they were, its fields a line lower (a finding about one)
+        ("a comment in it", CQ, on(EDITED, "metadata:\n", "metadata:\n  # spare\n"), TOO_BROAD),
         ("team-a's selector mended", CQ, on("team-a-cq", "tenant: b", "tenant: team-a"), None),
         # the LocalQueue's namespace, in a third file, loses the label the queue selects
         ("team-a's namespace", NS, replaced(ADMITTED, ""), NOT_SELECTED),
