@@ -42,6 +42,9 @@ SPARE = 40  # queues added to the file
 EDITED = "spare-20"
 NOT_SELECTED = "lq-namespace-not-selected"
 TOO_BROAD = "namespace-selector-too-broad"  # the spare queues' `namespaceSelector: {}`
+HELD = "  stopPolicy: Hold\n"
+UNTOLERATED = "flavor-not-tolerated"
+PREEMPTS = "  preemption:\n    reclaimWithinCohort: Any\n"
 SPARE_QUEUE = """---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -167,6 +170,13 @@ def test_after_each_edit_the_findings_are_a_cold_validates(
         # both findings' lines move, and the LocalQueue's message names the queue's line
         ("a line above", CQ, lambda s: "# the platform team's queues\n" + s, NOT_SELECTED),
         ("the queue mended", CQ, on(EDITED, "true", '"20"'), NOT_SELECTED),
+        # findings of the per-object checks about the one queue edited
+        ("a stopped queue", CQ, on(EDITED, "spec:\n", "spec:\n" + HELD), "stop-policy-holds"),
+        ("preempting", CQ, on(EDITED, HELD, PREEMPTS), "preemption-policy-too-broad"),
+        ("as it was", CQ, on(EDITED, PREEMPTS, ""), None),
+        # team-b does not tolerate a100-spot
+        ("team-b's flavor", CQ, on("team-b-cq", "name: h100", "name: a100-spot"), UNTOLERATED),
+        ("team-b's as it was", CQ, on("team-b-cq", "name: a100-spot", "name: h100"), None),
         # its body and first line as they were, its fields a line lower (a finding about one)
         ("a comment in it", CQ, on(EDITED, "metadata:\n", "metadata:\n  # spare\n"), TOO_BROAD),
         ("team-a's selector mended", CQ, on("team-a-cq", "tenant: b", "tenant: team-a"), None),
