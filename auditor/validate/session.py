@@ -17,6 +17,7 @@ and collection (engine.collected), per cluster as validate's worker for that clu
 from __future__ import annotations
 
 import bisect
+import collections
 import dataclasses
 import datetime
 import itertools
@@ -347,7 +348,12 @@ class Session:
         doubled = mine & (state.dropped | dropped)  # an object of it, or its double, dropped
         state.dropped = dropped
         after.derive(dropped, state.validator)
-        edit = _Edit(_moved(before, after), None if doubled else _changed(before, after))
+        edit = _Edit(
+            _moved(before, after),
+            None if doubled else _changed(before, after),
+            before.sound,
+            after.sound,
+        )
         kinds = {r.kind for r in (*before.loaded.resources, *after.loaded.resources)}
         if others:
             for file in state.files.values():
@@ -390,14 +396,22 @@ class Session:
         """Run again the checks a change to `path` (objects of `kinds`; `mine`: a file of
         this cluster; `edit`: what changed in it, when it is one of this cluster's) may
         change."""
-        stale = [c for c in state.checks if c.reads.touched(kinds, invalid, path, self.tree)]
+        edit = edit or _Edit()
+        stale = [
+            c
+            for c in state.checks
+            if c.reads.touched(kinds, invalid, path, self.tree)
+            and not (  # what it reads of the objects, as it was (`Rerun.project`)
+                not c.reads.every and not (invalid and c.reads.invalid)
+                and not c.reads.read(path, self.tree) and edit.keeps(c)
+            )
+        ]  # fmt: skip
         if not stale and not mine:
             return  # nothing of this cluster changed
         if stale:
             ctx = self._context(state)
             held = state.files.get(path)  # None: a file of another cluster, or none at all
             sound = held.sound if held is not None else []
-            edit = edit or _Edit()
             for check in stale:
                 rerun = check.module.RERUN
                 own = rerun.per_object_of
@@ -533,6 +547,19 @@ class _Edit:
 
     moved: frozenset[tuple[str, str]] | None = None
     changed: frozenset[_Ident] | None = None
+    before: list[Resource] | None = None  # the file's sound objects, as they were and are
+    after: list[Resource] | None = None
+
+    def keeps(self, check: _Check) -> bool:
+        """Whether the edit leaves all `check` reads of the objects (`Rerun.project`)."""
+        project, kinds = check.module.RERUN.project, check.reads.kinds
+        if project is None or self.before is None or self.after is None:
+            return False
+        seen = [
+            collections.Counter(project(r) for r in objects if r.kind in kinds)
+            for objects in (self.before, self.after)
+        ]
+        return None not in seen[0] and None not in seen[1] and seen[0] == seen[1]
 
 
 def _changed(before: _File, after: _File) -> frozenset[_Ident] | None:

@@ -41,11 +41,16 @@ class Rerun:
     objects it refers to, and which objects of the other kinds there are (their names), and are
     yielded one object at a time, in the objects' order: an edit that changes objects of the
     other kinds without adding, removing or renaming any runs it on the objects referring to
-    those it changed (a ClusterQueue's quota: its LocalQueues alone)."""
+    those it changed (a ClusterQueue's quota: its LocalQueues alone).
+
+    `project`: all the check reads of an object of the kinds it asks for, whatever their order
+    (None: anything of it). An edit that leaves what it reads of every object as it was does
+    not run it again (a LocalQueue's ClusterQueue, to a check of the queues' names)."""
 
     per_object: bool = False
     per_object_of: frozenset[str] = frozenset()
     refers: t.Callable[[Resource], t.Iterable[tuple[str, str]]] | None = None
+    project: t.Callable[[Resource], t.Hashable | None] | None = None
 
 
 CLUSTER = Rerun()  # the whole cluster again

@@ -155,6 +155,16 @@ def test_a_quota_edit_judges_the_queue_alone_and_reruns_per_object_checks_on_it_
     (repo / CQ).write_text(text)
     assert reported(session) == validated(repo)
 
+    # a LocalQueue sent to another queue: the admission policies, made of the queues' names
+    # and namespaces, are not made again
+    runs.clear()
+    lq = (repo / LQ).read_text().replace("clusterQueue: team-a-cq", "clusterQueue: team-b-cq")
+    session.edit(LQ, lq.encode())
+    assert "localqueue-target" in {i for i, _ in runs}
+    assert "admission-policies" not in {i for i, _ in runs}
+    (repo / LQ).write_text(lq)
+    assert reported(session) == validated(repo)
+
 
 def test_after_each_edit_the_findings_are_a_cold_validates(
     repo: Path,
@@ -182,6 +192,12 @@ def test_after_each_edit_the_findings_are_a_cold_validates(
         ("team-a's selector mended", CQ, on("team-a-cq", "tenant: b", "tenant: team-a"), None),
         # the LocalQueue's namespace, in a third file, loses the label the queue selects
         ("team-a's namespace", NS, replaced(ADMITTED, ""), NOT_SELECTED),
+        (
+            "the same text",
+            NS,
+            lambda s: s,
+            "admission-policies-stale",
+        ),  # its namespace not admitted
         ("team-a's namespace mended", NS, replaced("  labels:\n", "  labels:\n" + ADMITTED), None),
         # a platform binding (a file of bindings alone: rerun on that file's)
         ("a tenant's binding", BINDINGS, replaced(":platform", ":team-a"), "rbac-tenant-power"),
