@@ -55,9 +55,19 @@ class _File:
     found: list[Finding] = field(default_factory=list)  # loading problems, then verdicts
     entries: list[suppressions.Entry] = field(default_factory=list)  # of the objects kept
     data: bytes | None = None  # what it was read from: kept once edited (`texts`)
+    unrendered: bool = False  # a finding says part of it was not read (render.UNRENDERED)
+    _bodies: list[str] | None = None
 
     def __post_init__(self) -> None:
         self.own_entries = [suppressions.annotated(r)[0] for r in self.loaded.resources]
+        self.unrendered = any(f.rule.id in render.UNRENDERED for f in self.loaded.findings)
+
+    def bodies(self) -> list[str]:
+        """Each object's body as its repr, to tell whether an edit changed it (`==` would take
+        `true` for `1`); made once, for the file as edited and as it was at the next edit."""
+        if self._bodies is None:
+            self._bodies = [repr(r.body) for r in self.loaded.resources]
+        return self._bodies
 
     def texts(self) -> dict[_Ident, tuple[int, bytes]] | None:
         """Each object's first line and text (up to the next object's), by its identity: the
@@ -78,16 +88,16 @@ class _File:
         """The verdicts of `before` (this file as last read) on objects the edit left as they
         were: one of many queues edited, the others are not judged again. Only a verdict
         without findings is kept (a finding's line may have moved); an object is the same
-        when its body's repr is (`==` would take `true` for `1`)."""
+        when its body is (`bodies`)."""
         old: dict[str, Verdict] = {}
-        for i, resource in enumerate(before.loaded.resources):
+        for i, body in enumerate(before.bodies()):
             verdict = before.verdicts.get(i)
             if verdict is not None and not verdict.findings:
-                old[repr(resource.body)] = verdict
+                old[body] = verdict
         if not old:
             return
-        for i, resource in enumerate(self.loaded.resources):
-            verdict = old.get(repr(resource.body))
+        for i, body in enumerate(self.bodies()):
+            verdict = old.get(body)
             if verdict is not None:
                 self.verdicts[i] = verdict
 
@@ -367,9 +377,7 @@ class Session:
     def _context(self, state: _Cluster) -> checks.CheckContext:
         invalid = {k: v for f in state.files.values() if f.invalid for k, v in f.invalid.items()}
         sound = tuple(r for f in state.files.values() for r in f.sound)
-        unrendered = any(
-            p.rule.id in render.UNRENDERED for f in state.files.values() for p in f.loaded.findings
-        )
+        unrendered = any(f.unrendered for f in state.files.values())
         return checks.CheckContext(
             self.repo, state.profile, sound, self.repo.tenants, self.today, invalid,
             checks.KindIndex(state.by_kind, state.place), unrendered,
@@ -581,8 +589,8 @@ def _moved(before: _File, after: _File) -> frozenset[tuple[str, str]] | None:
 
     if named(before) != named(after) or before.invalid.keys() != after.invalid.keys():
         return None
-    old = {(repr(r.body), r.line): r for r in before.loaded.resources}
-    new = {(repr(r.body), r.line): r for r in after.loaded.resources}
+    old = {(b, r.line): r for b, r in zip(before.bodies(), before.loaded.resources, strict=True)}
+    new = {(b, r.line): r for b, r in zip(after.bodies(), after.loaded.resources, strict=True)}
     return frozenset(
         (r.kind, r.name) for marks, other in ((old, new), (new, old))
         for mark, r in marks.items() if mark not in other
