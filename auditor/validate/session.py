@@ -482,9 +482,7 @@ def _run_file(
     """A `protocol.PER_OBJECT` check run again on the objects of `path` (`sound`) the edit
     changed (all of them when that is not known)."""
     again = sound if changed is None else [r for r in sound if _ident(r) in changed]
-    mine = checks.CheckContext(
-        ctx.repo, ctx.cluster, tuple(again), ctx.tenants, ctx.today, ctx.invalid
-    )
+    mine = dataclasses.replace(ctx, resources=tuple(again), index=None)  # unrendered kept
     found, reads = checks.run_noting(check.module, mine)
     check.reads.add(reads)
     if not _renew(check, path, found, sound, changed):
