@@ -24,12 +24,13 @@ import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor import render
 from auditor.k8s.objects import ResourceKey
 from auditor.model import Finding, Resource
-from auditor.repo import layout, sources, suppressions
-from auditor.repo.layout import CLUSTERS, RENDER_MARKERS, TENANTS, Loaded, Placed, Repository
+from auditor.render.source import UNRENDERED
+from auditor.repo import layout, suppressions
+from auditor.repo.layout import RENDER_MARKERS, TENANTS, Loaded, Placed, Repository
 from auditor.repo.profiles import PROFILE_FILE, ClusterProfile
+from auditor.repo.root import CLUSTERS, ROOT_FILE
 from auditor.repo.tree import Overlay
 from auditor.schemas.validator import ClusterValidator, Verdict
 from auditor.validate import checks, engine
@@ -266,7 +267,7 @@ class Session:
     def _fed(self, path: str) -> bool:
         """Whether `path` only feeds renders: one reached, and no Argo CD object, profile or
         root file (those may change which folder syncs where)."""
-        if path not in self.inputs or posixpath.basename(path) == sources.ROOT_FILE:
+        if path not in self.inputs or posixpath.basename(path) == ROOT_FILE:
             return False
         try:
             data = self.tree.read(path)
@@ -320,7 +321,7 @@ class Session:
         invalid = {k: v for f in state.files.values() if f.invalid for k, v in f.invalid.items()}
         sound = tuple(r for f in state.files.values() for r in f.sound)
         unrendered = any(
-            p.rule.id in render.UNRENDERED for f in state.files.values() for p in f.loaded.findings
+            p.rule.id in UNRENDERED for f in state.files.values() for p in f.loaded.findings
         )
         return checks.CheckContext(
             self.repo, state.profile, sound, self.repo.tenants, self.today, invalid,
