@@ -59,9 +59,9 @@ class Context:
         if self.reporting is None:
             return
         command, params = self.reporting.command, self.reporting.params
-        name = getattr(command, "report_name", command.name)  # `plan diff` reports as `plan`
-        if name is None:
-            return
+        # `plan diff` reports as `plan`; a group's command as its words (`sandbox apply`)
+        words = self.reporting.command_path.partition(" ")[2]
+        name = getattr(command, "report_name", None) or words
         named = params.get("clusters") or [params[k] for k in ("cluster",) if params.get(k)]
         from auditor.model import ClusterResult, Report
 
