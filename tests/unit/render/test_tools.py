@@ -147,3 +147,15 @@ def test_renderers_is_one_option_on_the_commands_that_render_and_a_bad_value_is_
     assert "Invalid value for '--renderers': 'exactly' is not one of 'exact', 'any'" in (
         refused.output
     )
+
+
+def test_a_runs_renderers_choice_ends_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several runs in one process (an editor's, a test's): a command without --renderers does
+    not inherit the choice of the run before it."""
+    monkeypatch.delenv(mode.EXACT_ENV, raising=False)
+    mode.choose("exact")  # what the run before said
+    try:
+        assert run_line(["kueue-gitops", "rules", "-o", "markdown"]).exit_code == 0
+        assert mode.exact() is False
+    finally:
+        mode.choose(None)
