@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 from auditor import rules
 from auditor.model import Finding
-from auditor.render import marker
-from auditor.repo.layout import CLUSTERS, TENANTS, Repository
+from auditor.render.source import marker
+from auditor.repo.layout import TENANTS, Repository
+from auditor.repo.root import CLUSTERS
 
 _RULES = rules.of(__name__)
 CODEOWNERS_MISSING = _RULES["codeowners-missing"]

@@ -17,8 +17,9 @@ from auditor.onboard import estate as onboard_estate
 from auditor.onboard import rendered
 from auditor.onboard.files import DNS_LABEL
 from auditor.render import tools
-from auditor.repo.layout import UNOWNED, find_root
+from auditor.repo.layout import UNOWNED
 from auditor.repo.profiles import export_schemas
+from auditor.repo.root import find_root
 
 if t.TYPE_CHECKING:
     from auditor.onboard.importing import Written

@@ -30,6 +30,7 @@ from auditor.cli.options import (
     set_verbosity,
 )
 from auditor.errors import AuditorError, internal_error
+from auditor.render import mode
 from auditor.repo import outfile
 
 EPILOG = (
@@ -141,6 +142,7 @@ class AuditorGroup(click.Group):
 def cli(ctx: click.Context, repo_dir: Path | None, verbose: int, quiet: bool) -> None:
     """Validate, audit and operate a GitOps repository of Kueue quota."""
     signals.starting()
+    mode.choose(None)  # a command's --renderers holds for that run alone (several in one process)
     state = ctx.ensure_object(Context)  # keeps what a caller passed in obj
     state.repo_dir = repo_dir
     state.verbose, state.quiet = 0, False

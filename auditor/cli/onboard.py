@@ -13,8 +13,9 @@ from auditor.cli.options import Context, pass_context
 from auditor.errors import ConfigError
 from auditor.onboard import adopt, files, new_cluster, new_tenant, start
 from auditor.repo import boundaries
-from auditor.repo.layout import CLUSTERS, Repository
+from auditor.repo.layout import Repository
 from auditor.repo.profiles import exported_schemas, owner_problem
+from auditor.repo.root import CLUSTERS
 
 
 def _root(ctx: Context) -> tuple[Repository, Path]:

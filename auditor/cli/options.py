@@ -14,15 +14,17 @@ from pathlib import Path
 import click
 
 from auditor.cli import signals
-from auditor.model import ClusterResult, Report
-from auditor.render import tools
-from auditor.repo import baseline
-from auditor.repo.layout import Repository
+from auditor.render import mode
 from auditor.repo.outfile import OutputError, to_stdout
 from auditor.report import REPORTER_BY_NAME
 
+# What a command needs only once it runs (the repository, the baseline) is imported there: a
+# run the resident validate answers loads neither (auditor/lsp/ask.py).
 if t.TYPE_CHECKING:
     from auditor.github.api import GitHubApi
+    from auditor.model import Report
+    from auditor.repo import baseline
+    from auditor.repo.layout import Repository
 
 
 @dataclass
@@ -38,6 +40,8 @@ class Context:
     reporting: click.Context | None = None
 
     def repository(self) -> Repository:
+        from auditor.repo.layout import Repository
+
         return Repository.open(self.repo_dir)
 
     def note(self, message: str) -> None:
@@ -55,10 +59,12 @@ class Context:
         if self.reporting is None:
             return
         command, params = self.reporting.command, self.reporting.params
-        name = getattr(command, "report_name", command.name)  # `plan diff` reports as `plan`
-        if name is None:
-            return
+        # `plan diff` reports as `plan`; a group's command as its words (`sandbox apply`)
+        words = self.reporting.command_path.partition(" ")[2]
+        name = getattr(command, "report_name", None) or words
         named = params.get("clusters") or [params[k] for k in ("cluster",) if params.get(k)]
+        from auditor.model import ClusterResult, Report
+
         report = Report(
             str(name),
             clusters=[ClusterResult(c, "incomplete", [error]) for c in named or ["(all)"]],
@@ -253,7 +259,7 @@ def cluster_deadline(func: F) -> F:
 
 
 def _renderers(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
-    tools.choose(value.lower() if value else None)  # None: not given, the profile decides
+    mode.choose(value.lower() if value else None)  # None: not given, the profile decides
 
 
 def renderers_mode(func: F) -> F:
@@ -261,13 +267,13 @@ def renderers_mode(func: F) -> F:
     CD runs may render (over $KUEUE_GITOPS_RENDERERS, over the profile's argocd.renderers)."""
     return click.option(
         "--renderers",
-        type=click.Choice(tools.MODES, case_sensitive=False),
-        envvar=tools.EXACT_ENV,
+        type=click.Choice(mode.MODES, case_sensitive=False),
+        envvar=mode.EXACT_ENV,
         expose_value=False,
         callback=_renderers,
         help="exact: only the kustomize and helm of the release the cluster's Argo CD runs may "
         "render (else the folder is renderer-unavailable); any: another release renders, noted "
-        f"(default: ${tools.EXACT_ENV}, else each cluster profile's argocd.renderers, else any).",
+        f"(default: ${mode.EXACT_ENV}, else each cluster profile's argocd.renderers, else any).",
     )(func)
 
 
@@ -359,6 +365,8 @@ class Adoption:
             if write:
                 raise click.UsageError("--write-baseline needs --baseline FILE: where to write it")
             return cls()
+        from auditor.repo import baseline
+
         previous = None if write and not file.exists() else baseline.read(file, command)
         return cls(file, write, previous)
 
@@ -367,6 +375,8 @@ class Adoption:
         `partial`: the run covered only some clusters (--cluster)."""
         if self.file is None:
             return
+        from auditor.repo import baseline
+
         if self.write and not report.incomplete:  # ConfigError if part of it went unchecked
             baseline.rewrite(report, self.file, self.previous, partial=partial)
         else:

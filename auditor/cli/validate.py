@@ -26,6 +26,7 @@ from auditor.cli.options import (
 from auditor.errors import ConfigError
 from auditor.lsp import ask
 from auditor.model import Report
+from auditor.repo.root import find_root
 from auditor.rules import VALIDATE_STAGES
 
 if t.TYPE_CHECKING:  # `schemas fetch` alone needs fetch (and the client's errors it imports)
@@ -229,10 +230,9 @@ def validate(
         one_cluster_context(context, clusters)
         from auditor.live.access import connect  # offline validation never loads the client
 
-    repo = ctx.repository()
-    answered = _from_resident(ctx, repo.root, resident, strict=strict)
+    answered = _from_resident(ctx, find_root(ctx.repo_dir or Path.cwd()), resident, strict=strict)
     report = answered or _engine().validate(
-        repo,
+        ctx.repository(),
         _schemas_dir(ctx, schemas_dir),
         clusters=list(clusters) or None,
         strict=strict,
@@ -275,11 +275,11 @@ ANSWERED = frozenset(
 
 
 def _from_resident(
-    ctx: Context, root: Path | None, resident: bool | None, *, strict: bool
+    ctx: Context, root: Path, resident: bool | None, *, strict: bool
 ) -> Report | None:
     """The resident's report (auditor/lsp/ask.py), its notes said; None: a cold run (noted
     when a resident was there or asked for, and not used)."""
-    if resident is False or root is None:
+    if resident is False:
         return None
     given = click.get_current_context()
     default = click.core.ParameterSource.DEFAULT

@@ -32,7 +32,7 @@ from pygls.lsp.server import LanguageServer
 from auditor.errors import AuditorError
 from auditor.model import Finding, Report, Severity
 from auditor.repo import baseline
-from auditor.repo.layout import find_root
+from auditor.repo.root import find_root
 from auditor.rules import render
 from auditor.speed import collector
 from auditor.validate.session import Session

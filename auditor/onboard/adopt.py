@@ -22,7 +22,8 @@ from auditor.model import Resource
 from auditor.onboard import start
 from auditor.onboard.files import PROJECTS, Plan
 from auditor.onboard.new_tenant import app_project
-from auditor.repo.layout import CLUSTERS, TENANTS, Repository
+from auditor.repo.layout import TENANTS, Repository
+from auditor.repo.root import CLUSTERS
 
 ALERTS = "alerts.yaml"
 

@@ -42,8 +42,9 @@ from auditor.kueue.admission import starting_enforcement
 from auditor.kueue.workloads import priority_class
 from auditor.onboard.files import DNS_LABEL, PRUNE_GUARD, modeline
 from auditor.onboard.keyorder import ordered
-from auditor.repo.layout import CLUSTERS, TENANTS, UNOWNED
+from auditor.repo.layout import TENANTS, UNOWNED
 from auditor.repo.profiles import PROFILE_FILE
+from auditor.repo.root import CLUSTERS
 
 DEFAULT_ADMISSION = ("kueue-gitops.io/admission", "enabled")  # init's, when no queue selects one
 GUARDED = ("ClusterQueue", "LocalQueue", "Namespace")  # Argo CD must never delete these

@@ -22,8 +22,8 @@ from auditor.k8s.objects import KUEUE_GROUP
 from auditor.k8s.quantity import parse
 from auditor.kueue.quota import BORROWING, NOMINAL
 from auditor.onboard.start import ClusterStart, render
-from auditor.repo.layout import CLUSTERS
 from auditor.repo.profiles import PROFILE_FILE
+from auditor.repo.root import CLUSTERS
 from auditor.sandbox.harness import FLAVOR, RESOURCE, Harness, Queue, WorkloadClass
 
 ADMISSION = ("kueue-gitops.io/admission", "enabled")  # init's defaults (ClusterStart)

@@ -10,8 +10,9 @@ from pathlib import Path
 from auditor.errors import ConfigError
 from auditor.onboard import start
 from auditor.onboard.files import DNS_LABEL, PROJECTS, Plan, modeline
-from auditor.repo.layout import CLUSTERS, Repository
+from auditor.repo.layout import Repository
 from auditor.repo.profiles import PROFILE_FILE
+from auditor.repo.root import CLUSTERS
 
 SCHEMAS = "schemas"
 

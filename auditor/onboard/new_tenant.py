@@ -18,8 +18,9 @@ from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_GROUP
 from auditor.kueue import cohorts, quota
 from auditor.model import Resource
 from auditor.onboard.files import DNS_LABEL, PROJECTS, PRUNE_GUARD, Plan, modeline, yaml_text
-from auditor.repo.layout import CLUSTERS, TENANTS, Repository
+from auditor.repo.layout import TENANTS, Repository
 from auditor.repo.profiles import PROFILE_FILE, ClusterProfile
+from auditor.repo.root import CLUSTERS
 
 SUBMITTER_ROLE = "kueue-gitops:tenant-submitter"
 

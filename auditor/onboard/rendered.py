@@ -19,11 +19,13 @@ from pathlib import Path
 
 import yaml
 
-from auditor import render
 from auditor.k8s.objects import Json
 from auditor.onboard.keyorder import ordered
-from auditor.repo.layout import CLUSTERS, Repository
+from auditor.render import folder as render_folder
+from auditor.render.source import UNRENDERED, Source, marker, tool_of
+from auditor.repo.layout import Repository
 from auditor.repo.profiles import PROFILE_FILE
+from auditor.repo.root import CLUSTERS
 
 
 @dataclass
@@ -61,11 +63,11 @@ def inside(path: str, folder: str) -> bool:
     return parent == folder or parent.startswith(f"{folder}/") or folder.startswith(f"{parent}/")
 
 
-def compare(tree: t.Any, source: render.Source, written: dict[str, str]) -> Folder:
+def compare(tree: t.Any, source: Source, written: dict[str, str]) -> Folder:
     """What `source` renders against what import would have written into it."""
-    tool = render.tool_of(source, render.marker(tree.files(source.path, ("",)), source.path))
-    made = render.build(tree, source)
-    stopped = [f for f in made.findings if f.rule.id in render.UNRENDERED]
+    tool = tool_of(source, marker(tree.files(source.path, ("",)), source.path))
+    made = render_folder.build(tree, source)
+    stopped = [f for f in made.findings if f.rule.id in UNRENDERED]
     if stopped:
         return Folder(source.path, tool, why_not=stopped[0].message)
     rendered = {_key(r.body): (r.file or source.path, r.body) for r in made.resources}

@@ -25,8 +25,8 @@ from auditor.k8s.objects import KUEUE_GROUP
 from auditor.kueue import config as kueue_config
 from auditor.onboard.files import DNS_LABEL, Plan
 from auditor.onboard.new_tenant import Quota
-from auditor.repo.layout import CLUSTERS
 from auditor.repo.profiles import PROFILE_FILE
+from auditor.repo.root import CLUSTERS
 
 _PLACEHOLDER = re.compile(r"\$\{([a-z_]+)\}")
 ARGOCD = "argocd"

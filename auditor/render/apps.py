@@ -20,7 +20,8 @@ import typing as t
 from auditor import rules
 from auditor.k8s.objects import FieldPath
 from auditor.model import Finding
-from auditor.render import Source, locate
+from auditor.render import locate
+from auditor.render.source import Source
 from auditor.repo import pyyaml_reader
 
 _RULES = rules.of("auditor.render")

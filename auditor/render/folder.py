@@ -1,5 +1,5 @@
 """Render a folder: the tool Argo CD would use (Helm for a chart, else kustomize), refused when
-the source leads out of the repository. `render.build` is this module's `build`."""
+the source leads out of the repository."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from auditor.render.source import (
 def build(tree: t.Any, source: Source) -> Rendered:
     """A kustomize or Helm source's objects, each at the place a person edits, and what
     stopped the render (a finding at its file)."""
-    from auditor.render import helm, kustomize  # they import the package's names
+    from auditor.render import helm, kustomize  # loaded only when a folder renders
 
     path = posixpath.normpath(source.path)
     if path == ".." or path.startswith(("../", "/")):  # the copy a render runs in holds only

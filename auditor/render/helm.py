@@ -15,17 +15,8 @@ from pathlib import Path
 import yaml
 
 from auditor.model import Resource
-from auditor.render import (
-    CHART,
-    CHART_DEPENDENCY,
-    OUTSIDE,
-    Rendered,
-    Source,
-    locate,
-    problem,
-    run,
-    tools,
-)
+from auditor.render import locate, run, tools
+from auditor.render.source import CHART, CHART_DEPENDENCY, OUTSIDE, Rendered, Source, problem
 from auditor.repo import pyyaml_reader
 
 _SOURCE = re.compile(r"^# Source: (\S+)", re.M)

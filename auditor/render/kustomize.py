@@ -12,16 +12,8 @@ from pathlib import Path
 import yaml
 
 from auditor.model import Resource
-from auditor.render import (
-    KUSTOMIZATIONS,
-    REMOTE_BASE,
-    Rendered,
-    Source,
-    locate,
-    problem,
-    run,
-    tools,
-)
+from auditor.render import locate, run, tools
+from auditor.render.source import KUSTOMIZATIONS, REMOTE_BASE, Rendered, Source, problem
 from auditor.repo import pyyaml_reader
 
 ORIGIN = "config.kubernetes.io/origin"

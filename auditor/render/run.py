@@ -19,16 +19,15 @@ from pathlib import Path
 
 from auditor.k8s.objects import CLUSTER_SCOPED_KINDS
 from auditor.model import Finding, Resource
-from auditor.render import (
+from auditor.render import cache, mode, tools
+from auditor.render.source import (
     OUTSIDE,
     RENDER_FAILED,
     RENDER_TIMEOUT,
     RENDERER_DIFFERS,
     RENDERER_UNAVAILABLE,
     Source,
-    cache,
     problem,
-    tools,
 )
 from auditor.repo import manifests, pyyaml_reader
 from auditor.repo.tree import SymlinkOutside, Tree
@@ -139,7 +138,7 @@ def execute(
     copy (each with the folder it runs in), the last of which prints the objects."""
     source = job.source
     try:
-        exact = tools.exact(source.exact_renderers)
+        exact = mode.exact(source.exact_renderers)
         argocd = tools.argocd_of(source.cluster, source.argocd)
         renderer = tools.find(job.tool, exact, argocd, job.edits)
     except tools.Unavailable as exc:

@@ -117,11 +117,6 @@ def embedded_kustomize(version_json: str) -> str | None:
     return found if isinstance(found, str) and found else None
 
 
-EXACT_ENV = "KUEUE_GITOPS_RENDERERS"  # "exact": only the release Argo CD runs renders; "any"
-MODES = ("exact", "any")
-_chosen: list[str | None] = [None]  # the command's --renderers, over the environment's
-
-
 @dataclass(frozen=True)
 class Renderer:
     """A renderer binary found, the release it says it is, and the release Argo CD runs (the
@@ -140,21 +135,6 @@ class Renderer:
     def kubectl(self) -> bool:
         """Whether this is `kubectl kustomize` (no `kustomize edit`)."""
         return Path(self.binary).name == KUBECTL
-
-
-def choose(mode: str | None) -> None:
-    """The running command's --renderers (exact or any; None: not given)."""
-    _chosen[0] = mode
-
-
-def exact(profile: bool = False) -> bool:
-    """Whether only the release Argo CD runs may render: the command's --renderers, else
-    KUEUE_GITOPS_RENDERERS, else the cluster profile's `argocd.renderers` (`profile`)."""
-    for said in (_chosen[0], os.environ.get(EXACT_ENV)):
-        mode = (said or "").strip().lower()
-        if mode in MODES:
-            return mode == "exact"
-    return profile
 
 
 @functools.cache

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from auditor.kueue import KUEUE_GROUP, multikueue, release
 from auditor.model import Resource
 from auditor.repo import boundaries, manifests
-from auditor.repo.layout import CLUSTERS
+from auditor.repo.root import CLUSTERS
 
 if t.TYPE_CHECKING:
     from auditor.repo.layout import Repository

@@ -10,10 +10,12 @@ import typing as t
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from auditor import render, rules
+from auditor import rules
 from auditor.errors import ConfigError, processing
 from auditor.k8s.objects import CLUSTER_SCOPED_KINDS
 from auditor.model import Finding, Resource
+from auditor.render import folder as render_folder
+from auditor.render.source import Source
 from auditor.repo import manifests, sources, suppressions
 from auditor.repo.profiles import (
     PROFILE_FILE,
@@ -22,6 +24,7 @@ from auditor.repo.profiles import (
     cluster_profile,
     tenant_profile,
 )
+from auditor.repo.root import CLUSTERS, find_root
 from auditor.repo.tree import (
     FileTooLarge,
     NotAFile,
@@ -42,25 +45,11 @@ SYMLINK_OUTSIDE = _RULES["symlink-outside"]
 UNKNOWN_CLUSTER_FOLDER = _RULES["unknown-cluster-folder"]
 UNREADABLE_FILE = _RULES["unreadable-file"]
 
-CLUSTERS = "clusters"
 TENANTS = "tenants"
 # clusters/<cluster>/unowned/<namespace>.yaml: a namespace no tenant has yet (import could not
 # place it); validate names each until it moves into a tenant's folder.
 UNOWNED = "unowned"
 TENANT_PROFILES = "_tenant-profiles"  # their cache pack's name: no cluster folder starts with _
-
-
-def find_root(start: Path) -> Path:
-    """The nearest folder at or above `start` that holds a clusters/ folder or the root file
-    that says where the profiles are (repo/sources.py)."""
-    here = start.resolve()
-    for folder in (here, *here.parents):
-        if (folder / CLUSTERS).is_dir() or (folder / sources.ROOT_FILE).is_file():
-            return folder
-    raise ConfigError(
-        f"no kueue-gitops repository (a folder with clusters/ or {sources.ROOT_FILE}) at or "
-        f"above {start}; run inside one or pass --repo DIR"
-    )
 
 
 @dataclass(frozen=True)
@@ -70,7 +59,7 @@ class Placed:
     path: str
     cluster: str
     tenant: str | None
-    source: render.Source | None = None  # a folder Argo CD renders: `path` is its marker file
+    source: Source | None = None  # a folder Argo CD renders: `path` is its marker file
     namespace: str | None = None  # the Application's destination namespace (a directory's)
 
 
@@ -240,7 +229,7 @@ class Repository:
         return placed, findings
 
     def _plan_sources(
-        self, found: list[render.Source], problems: list[Finding], clusters: list[str]
+        self, found: list[Source], problems: list[Finding], clusters: list[str]
     ) -> tuple[list[Placed], list[Finding]]:
         """The files (and rendered folders) the Applications sync to `clusters`."""
         placed: list[Placed] = []
@@ -269,7 +258,7 @@ class Repository:
         rendered = _rendered_folders(paths)
         root = rendered.pop(folder, None)
         if root is not None:  # Argo CD renders the folder it syncs: all of it, rendered
-            source = render.Source(folder, cluster, tenant=tenant, app=root)
+            source = Source(folder, cluster, tenant=tenant, app=root)
             placed.append(Placed(root, cluster, tenant, source))
             return
         for marker in rendered.values():
@@ -298,12 +287,12 @@ class Repository:
         """One manifest file's objects, placed on its cluster, and what is wrong in it (for
         a rendered folder, its objects as Argo CD renders them: auditor/render/)."""
         if where.source is not None:
-            made = render.build(self.tree, self.synced(where.source))
+            made = render_folder.build(self.tree, self.synced(where.source))
             return Loaded(made.resources, made.findings, made.reads)
         data = self.read(where)
         return data if isinstance(data, Loaded) else parse(where, data)
 
-    def synced(self, source: render.Source) -> render.Source:
+    def synced(self, source: Source) -> Source:
         """`source` as its cluster's Argo CD renders it: the release its profile names (and
         whether only that release's renderers may render it)."""
         profile = self.clusters.get(source.cluster)

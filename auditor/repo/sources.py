@@ -25,11 +25,11 @@ import yaml
 
 from auditor.errors import ConfigError
 from auditor.model import Finding
-from auditor.render import Source, apps, locate, marker, tool_of
+from auditor.render import apps, locate
+from auditor.render.source import Source, marker, tool_of
 from auditor.repo import pyyaml_reader
+from auditor.repo.root import ROOT_FILE
 from auditor.repo.tree import Tree
-
-ROOT_FILE = "kueue-gitops.yaml"
 
 
 @dataclass

@@ -66,7 +66,8 @@ class WorkTree:
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
-        self._inside = os.path.join(str(self.root), "")
+        self._root = str(self.root)
+        self._inside = os.path.join(self._root, "")
         self._refused: dict[str, OSError] = {}
         # Files the walk reached through real folders only: `read` opens them without
         # resolving every step of the path again (a third of reading a large repository).
@@ -89,7 +90,7 @@ class WorkTree:
         return top, os.path.relpath(top, self.root).replace(os.sep, "/")
 
     def _within(self, real: str) -> bool:
-        return real == str(self.root) or real.startswith(self._inside)
+        return real == self._root or real.startswith(self._inside)
 
     def files(self, folder: str, suffixes: tuple[str, ...] = MANIFEST_SUFFIXES) -> list[str]:
         """The files below `folder` whose names end in one of `suffixes` (("",): every file,
@@ -103,8 +104,8 @@ class WorkTree:
         if not os.path.isdir(real):
             return []
         # The real folders from the root down to here: a link back to any of them is a loop.
-        root = str(self.root)
-        steps = [] if real == root else os.path.relpath(real, root).split(os.sep)
+        root = self._root
+        steps = [] if real == root else real[len(self._inside) :].split(os.sep)
         chain = {root, *(os.path.join(root, *steps[:i]) for i in range(1, len(steps)))}
         found: list[str] = []
         self._walk(rel, real, frozenset(chain | {real}), found, suffixes)
@@ -124,7 +125,7 @@ class WorkTree:
         except OSError as exc:
             found.append(self._refuse(rel, exc))
             return
-        plain = real == os.path.join(self.root, rel) if rel != "." else real == str(self.root)
+        plain = real == f"{self._inside}{rel}" if rel != "." else real == self._root
         for entry in entries:
             child = f"{rel}/{entry.name}" if rel != "." else entry.name
             if entry.is_symlink():
@@ -223,12 +224,12 @@ class WorkTree:
         return self._path(folder).is_dir()
 
     def subfolders(self, folder: str) -> list[str]:
+        top, rel = self._located(folder)
         try:  # scandir knows most entries' types without a stat each (thousands of tenants)
-            with os.scandir(self._path(folder)) as entries:
+            with os.scandir(top) as entries:
                 found = [e for e in entries if not e.name.startswith(".") and e.is_dir()]
         except (NotADirectoryError, FileNotFoundError):
             return []
-        top, rel = self._located(folder)
         if rel in self._real or os.path.realpath(top) == top:  # real: so are its own folders
             inside = "" if rel == "." else f"{rel}/"
             self._real.update(inside + e.name for e in found if not e.is_symlink())

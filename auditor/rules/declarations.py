@@ -21,8 +21,6 @@ import typing as t
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-import yaml
-
 from auditor.rules.rule import STAGES, Example, Rule, Severity
 
 PACKAGE = Path(__file__).resolve().parent.parent  # the auditor package
@@ -33,7 +31,6 @@ ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _TOP = {"stage", "paragraphs", "rules"}  # paragraphs: texts several rules share (YAML anchors)
 _FIELDS = ("severity", "category", "summary", "help", "passes", "fails")
 _OPTIONAL = {"unchecked"}  # Rule.unchecked: true where a finding means something went unchecked
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class RulesFileError(ValueError):
@@ -143,9 +140,12 @@ def get(rule_id: str) -> Rule:
 
 @functools.cache
 def _read(path: Path) -> Declared:
+    import yaml  # here: a run that only shows a report (the resident's answer) reads no rules
+
     file = str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     except (OSError, yaml.YAMLError) as exc:
         raise RulesFileError(f"{file}: {exc}") from exc
     if not isinstance(doc, dict) or not {"stage", "rules"} <= set(doc) <= _TOP:

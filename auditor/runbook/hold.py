@@ -33,7 +33,8 @@ from auditor.kueue import stop_policy as kueue_stop_policy
 from auditor.kueue.stop_policy import HOLD, STOPPED
 from auditor.model import Finding
 from auditor.repo import gitsource
-from auditor.repo.layout import CLUSTERS, Repository
+from auditor.repo.layout import Repository
+from auditor.repo.root import CLUSTERS
 
 BOM = "\ufeff"
 # The line breaks of YAML (ruamel counts lines by them): a lone CR is one too.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from auditor.errors import ConfigError, SandboxError
-from auditor.repo.layout import find_root
+from auditor.repo.root import find_root
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 # In a wheel: auditor/testenv/. In a source checkout: testenv/ beside auditor/.

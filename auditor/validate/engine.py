@@ -17,11 +17,12 @@ import logging
 import typing as t
 from pathlib import Path
 
-from auditor import render, rules
+from auditor import rules
 from auditor.errors import AuditorError, ClusterAccessError, internal_error, processing
 from auditor.k8s.objects import ResourceKey
 from auditor.kueue import release as kueue_release
 from auditor.model import ClusterResult, Finding, Report, Resource, Severity
+from auditor.render.source import UNRENDERED
 from auditor.repo import cache as repo_cache
 from auditor.repo import cached, suppressions
 from auditor.repo.layout import Placed, Repository
@@ -269,7 +270,7 @@ def _policy(
     far, which say whether a folder went unrendered)."""
     from auditor.validate import checks  # the policy stage's alone: --only schema never loads it
 
-    unrendered = any(f.rule.id in render.UNRENDERED for f in found)
+    unrendered = any(f.rule.id in UNRENDERED for f in found)
     context = checks.CheckContext(
         repo, profile, tuple(sound), repo.tenants, invalid=invalid, unrendered=unrendered
     )

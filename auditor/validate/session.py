@@ -26,12 +26,13 @@ import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor import render
 from auditor.k8s.objects import ResourceKey
 from auditor.model import Finding, Resource
-from auditor.repo import layout, sources, suppressions
-from auditor.repo.layout import CLUSTERS, RENDER_MARKERS, TENANTS, Loaded, Placed, Repository
+from auditor.render.source import UNRENDERED
+from auditor.repo import layout, suppressions
+from auditor.repo.layout import RENDER_MARKERS, TENANTS, Loaded, Placed, Repository
 from auditor.repo.profiles import PROFILE_FILE, ClusterProfile
+from auditor.repo.root import CLUSTERS, ROOT_FILE
 from auditor.repo.tree import Overlay
 from auditor.schemas.validator import ClusterValidator, Verdict
 from auditor.validate import checks, engine
@@ -55,12 +56,12 @@ class _File:
     found: list[Finding] = field(default_factory=list)  # loading problems, then verdicts
     entries: list[suppressions.Entry] = field(default_factory=list)  # of the objects kept
     data: bytes | None = None  # what it was read from: kept once edited (`texts`)
-    unrendered: bool = False  # a finding says part of it was not read (render.UNRENDERED)
+    unrendered: bool = False  # a finding says part of it was not read (UNRENDERED)
     _bodies: list[str] | None = None
 
     def __post_init__(self) -> None:
         self.own_entries = [suppressions.annotated(r)[0] for r in self.loaded.resources]
-        self.unrendered = any(f.rule.id in render.UNRENDERED for f in self.loaded.findings)
+        self.unrendered = any(f.rule.id in UNRENDERED for f in self.loaded.findings)
 
     def bodies(self) -> list[str]:
         """Each object's body as its repr, to tell whether an edit changed it (`==` would take
@@ -311,7 +312,7 @@ class Session:
     def _fed(self, path: str) -> bool:
         """Whether `path` only feeds renders: one reached, and no Argo CD object, profile or
         root file (those may change which folder syncs where)."""
-        if path not in self.inputs or posixpath.basename(path) == sources.ROOT_FILE:
+        if path not in self.inputs or posixpath.basename(path) == ROOT_FILE:
             return False
         try:
             data = self.tree.read(path)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor import render
+from auditor.render import folder as render_folder
+from auditor.render.source import Rendered, Source
 from auditor.sandbox.build import TOOLS, ensure_tool
 from auditor.validate.session import Session
 
@@ -35,13 +36,13 @@ def test_an_overlay_edit_renders_that_overlay_alone_and_finds_what_a_cold_start_
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     builds: list[tuple[str, str]] = []
-    real = render.build
+    real = render_folder.build
 
-    def counted(tree: t.Any, source: render.Source) -> render.Rendered:
+    def counted(tree: t.Any, source: Source) -> Rendered:
         builds.append((source.path, source.cluster))
         return real(tree, source)
 
-    monkeypatch.setattr(render, "build", counted)
+    monkeypatch.setattr(render_folder, "build", counted)
     session = Session(repo)
     assert seen(session) == []
     assert len(builds) == 6  # two overlays, two teams on each of two clusters
@@ -79,13 +80,13 @@ def test_an_edit_of_the_application_sets_loads_everything_again(
 ) -> None:
     session = Session(repo)
     builds: list[str] = []
-    real = render.build
+    real = render_folder.build
 
-    def counted(tree: t.Any, source: render.Source) -> render.Rendered:
+    def counted(tree: t.Any, source: Source) -> Rendered:
         builds.append(source.path)
         return real(tree, source)
 
-    monkeypatch.setattr(render, "build", counted)
+    monkeypatch.setattr(render_folder, "build", counted)
     appsets = "argo/queues.yaml"
     session.edit(appsets, (repo / appsets).read_bytes() + b"# a comment\n")
     assert len(builds) == 6

@@ -57,7 +57,7 @@ def diff(
     from auditor.plan import live as plan_live
     from auditor.plan.offline import build
     from auditor.repo.gitsource import revision
-    from auditor.repo.layout import find_root
+    from auditor.repo.root import find_root
 
     if live:
         one_cluster_context(context, clusters)

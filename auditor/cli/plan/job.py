@@ -56,7 +56,7 @@ def job(
     from auditor.replay.trace import Trace
     from auditor.repo import boundaries
     from auditor.repo.gitsource import revision
-    from auditor.repo.layout import find_root
+    from auditor.repo.root import find_root
     from auditor.sandbox.kueuesim import ensure_sim
 
     workload = livestart.job_workload(job_file, run_for)

@@ -143,7 +143,7 @@ def _from_empty(ctx: Context, path: Path, asked: Asked) -> tuple[Comparison, str
     """Both revisions from empty queues: simulated, else (or asked) the real Kueue."""
     from auditor.cli.sandbox import _testenv  # the sandbox's machinery, only when replaying
     from auditor.replay import revisions, timeline, trace
-    from auditor.repo.layout import find_root
+    from auditor.repo.root import find_root
     from auditor.sandbox import ensure_built, pki
     from auditor.sandbox.kueuesim import SimulationUnavailable
 
@@ -178,7 +178,7 @@ def _from_now(ctx: Context, path: Path, asked: Asked) -> tuple[Comparison, str]:
     from auditor.live.access import connect
     from auditor.replay import livestart, revisions, timeline, trace
     from auditor.repo.gitsource import revision
-    from auditor.repo.layout import find_root
+    from auditor.repo.root import find_root
 
     base, cluster, context = asked.base, asked.cluster, asked.context
     assert cluster is not None  # _refuse_for_live

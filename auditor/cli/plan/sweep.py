@@ -99,7 +99,7 @@ def _sweep(
     from auditor.live.access import connect
     from auditor.replay import revisions, sim, sweep, trace
     from auditor.repo.gitsource import revision
-    from auditor.repo.layout import find_root
+    from auditor.repo.root import find_root
     from auditor.sandbox.kueuesim import ensure_sim
 
     spec = sweep.read_spec(grid)

@@ -19,7 +19,8 @@ import typing as t
 
 from auditor import rules
 from auditor.model import Finding
-from auditor.repo.layout import CLUSTERS, UNOWNED
+from auditor.repo.layout import UNOWNED
+from auditor.repo.root import CLUSTERS
 from auditor.validate.checks import protocol
 from auditor.validate.checks._common import (
     KUEUE,

@@ -1,13 +1,16 @@
 """The resident validate (auditor/lsp/resident.py, asked by auditor/lsp/ask.py): after each
 edit of a series its answer is the cold run's report and exit code; it exits when idle and
-when the repository is gone; a stale socket, a silent resident and one of another version
-are never used, and the run is cold, saying why."""
+when the repository is gone; a stale socket, a silent resident, one of another version and
+another user's process are never used, and the run is cold, saying why; the resident answers
+no other user's process."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
+import select
 import shutil
 import socket
 import subprocess
@@ -225,3 +228,120 @@ def test_the_resident_refuses_another_version(repo: Path) -> None:
         assert {c.name for c in report.clusters} == {"gpu-legacy", "gpu-prod", "gpu-staging"}
     finally:
         server.close()
+
+
+# -- another user: the socket's folder is the user's own (0700); each side also asks who is at
+# the other end (SO_PEERCRED), should the folder ever be opened to others. Root runs the other
+# side as nobody; elsewhere no second uid is at hand.
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.getuid() != 0, reason="runs a process as another user: root only")
+
+
+def as_nobody(work: Callable[[], int]) -> int:
+    """Fork a process that becomes uid and gid nobody and runs `work`; its pid."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's coverage is not collected
+        code = 70
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            code = work()
+        except BaseException as exc:
+            os.write(2, f"as nobody: {exc!r}\n".encode())
+        finally:
+            os._exit(code)
+    return pid
+
+
+def ended(pid: int, deadline: float = 60.0) -> int:
+    """The exit status of child `pid`, which must end within `deadline` seconds."""
+    fd = os.pidfd_open(pid)
+    try:
+        assert select.select([fd], [], [], deadline)[0], "the other user's process did not end"
+    finally:
+        os.close(fd)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def said(fd: int, deadline: float = 60.0) -> bytes:
+    """What the other user's process wrote to the pipe `fd` (its end closed here already)."""
+    assert select.select([fd], [], [], deadline)[0], "the other user's process said nothing"
+    return os.read(fd, 64)
+
+
+class Trap:
+    """A pickle that, read, leaves a file: the proof that an answer was read."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[t.Any, ...]:
+        return (Path.touch, (self.marker,))
+
+
+@as_root
+def test_an_answer_from_another_users_process_is_never_read(repo: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "read"
+    header = {"identity": ask.identity(), "pid": 1, "started": 0.0, "ok": True}
+    answer = json.dumps(header).encode() + b"\n" + pickle.dumps((Trap(marker), []))
+    ask.make_folder()
+    server = socket.socket(socket.AF_UNIX)
+    with ask.address(ask.socket_path(repo)) as name:
+        server.bind(name)  # the path the user's run asks; it listens as another user
+
+    listening = os.pipe()
+
+    def serve() -> int:
+        server.listen(1)
+        os.write(listening[1], b"listening")
+        if select.select([server], [], [], 30)[0]:
+            conn, _ = server.accept()
+            with conn, contextlib.suppress(OSError):
+                conn.recv(ask.MAX_REQUEST)
+                conn.sendall(answer)
+        return 0
+
+    pid = as_nobody(serve)
+    server.close()
+    os.close(listening[1])
+    assert said(listening[0]) == b"listening"
+    code, out, err = validate(repo)
+    assert ended(pid) == 0
+    assert "is served by another user's process (uid 65534); a cold run" in err, err
+    assert not marker.exists()
+    assert (code, out) == validate(repo, "--no-resident")[:2]
+
+
+@as_root
+def test_the_resident_says_nothing_to_another_users_process(repo: Path) -> None:
+    ask.start(repo)
+    path = ask.socket_path(repo)
+    ask.folder().chmod(0o711)  # as if the folder had been opened to everyone
+    path.chmod(0o777)
+    request = {"protocol": ask.PROTOCOL, "identity": ask.identity(), "root": str(repo.resolve())}
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)  # reached through its descriptor
+    heard = os.pipe()
+
+    def connect() -> int:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(30)
+            sock.connect(f"/proc/self/fd/{folder}/{path.name}")
+            said = b""
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # hung up on
+                sock.sendall(json.dumps(request).encode() + b"\n")
+                sock.shutdown(socket.SHUT_WR)
+                while chunk := sock.recv(1 << 16):
+                    said += chunk
+        os.write(heard[1], b"%d" % len(said))
+        return 0
+
+    pid = as_nobody(connect)
+    os.close(folder)
+    os.close(heard[1])
+    assert said(heard[0]) == b"0"  # connected, asked, and answered nothing
+    assert ended(pid) == 0
+    os.close(heard[0])
+    code, out, err = validate(repo)  # its own user's run is still answered
+    assert "answered by the resident validate" in err, err
+    assert (code, out) == validate(repo, "--no-resident")[:2]

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor import render
 from auditor.errors import AuditorError, ClusterAccessError, ConfigError
 from auditor.k8s.authored import authored
 from auditor.kueue.workloads import WORKLOAD_PRIORITY_SOURCE
@@ -21,6 +20,8 @@ from auditor.live.kube import KubeCluster
 from auditor.model import Finding
 from auditor.onboard import estate as onboard_estate
 from auditor.onboard import importing, rendered
+from auditor.render import folder as render_folder
+from auditor.render.source import RENDERER_UNAVAILABLE, Rendered
 from auditor.repo import manifests
 from auditor.repo.profiles import cluster_profile
 
@@ -844,21 +845,21 @@ def _rendered_repo(tmp_path: Path) -> dict[str, str]:
 
 
 def _fake_render(monkeypatch: pytest.MonkeyPatch, findings: list[t.Any] | None = None) -> None:
-    """render.build as a fake of our own renderer: the folder's plain files, as kustomize
+    """render_folder.build as a fake of our own renderer: the folder's plain files, as kustomize
     would list them (or the findings that stopped it)."""
 
-    def build(tree: t.Any, source: t.Any) -> render.Rendered:
+    def build(tree: t.Any, source: t.Any) -> Rendered:
         if findings:
-            return render.Rendered(findings=findings)
+            return Rendered(findings=findings)
         found = []
         for name in ("namespace.yaml", "localqueues.yaml", "rbac.yaml"):
             path = f"{source.path}/{name}"
             loaded, problems = manifests.load_text(tree.read(path).decode(), path)
             assert problems == []
             found += loaded
-        return render.Rendered(resources=found)
+        return Rendered(resources=found)
 
-    monkeypatch.setattr(render, "build", build)
+    monkeypatch.setattr(render_folder, "build", build)
 
 
 def test_a_rendered_folder_is_not_written_and_its_difference_is_shown_at_its_source(
@@ -888,7 +889,7 @@ def test_a_rendered_folder_that_cannot_be_rendered_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _rendered_repo(tmp_path)
-    why = Finding(render.RENDERER_UNAVAILABLE, "no kustomize v5.7.1 here: run sandbox build")
+    why = Finding(RENDERER_UNAVAILABLE, "no kustomize v5.7.1 here: run sandbox build")
     _fake_render(monkeypatch, [why])
     plain, [folder] = rendered.split(
         tmp_path, "gpu-a", onboard_estate.files(estate(), OPTIONS, {}).files

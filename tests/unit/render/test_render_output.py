@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from auditor import render
+from auditor.render import folder as render_folder
 from auditor.render import tools
+from auditor.render.source import Source
 from auditor.repo.tree import WorkTree
 
 FLOOD = f"yes 'kind: ConfigMap' | head -c {10 * 2**20 + 4096}"  # past the documented bound
@@ -40,8 +41,8 @@ def test_a_render_printing_past_the_bound_is_a_finding_at_its_kustomization(
     repo = tmp_path / "repo"
     (repo / "team").mkdir(parents=True)
     (repo / "team/kustomization.yaml").write_text("resources: []\n")
-    source = render.Source("team", "east", "team", json.dumps({}), app="app.yaml")
-    rendered = render.build(WorkTree(repo), source)
+    source = Source("team", "east", "team", json.dumps({}), app="app.yaml")
+    rendered = render_folder.build(WorkTree(repo), source)
     assert rendered.resources == []
     assert [(f.rule.id, f.file, f.line) for f in rendered.findings] == [
         ("render-failed", "team/kustomization.yaml", 1)

@@ -16,7 +16,8 @@ from pathlib import Path
 import git
 import pytest
 
-from auditor import render
+from auditor.render import folder as render_folder
+from auditor.render.source import Rendered, Source
 from auditor.repo.gitsource import GitTree
 from auditor.repo.tree import Tree, WorkTree
 
@@ -57,14 +58,12 @@ def write(root: Path, files: dict[str, str]) -> None:
         (root / path).write_text(text)
 
 
-def build(
-    root: Path, path: str = "team", tree: Tree | None = None, **spec: t.Any
-) -> render.Rendered:
-    source = render.Source(path, "east", "team", json.dumps(spec), app=APP, application="team")
-    return render.build(tree or WorkTree(root), source)
+def build(root: Path, path: str = "team", tree: Tree | None = None, **spec: t.Any) -> Rendered:
+    source = Source(path, "east", "team", json.dumps(spec), app=APP, application="team")
+    return render_folder.build(tree or WorkTree(root), source)
 
 
-def found(rendered: render.Rendered) -> set[tuple[str, str, int]]:
+def found(rendered: Rendered) -> set[tuple[str, str, int]]:
     assert rendered.resources == []
     assert all(MARKER not in f.message for f in rendered.findings)
     out = {(f.rule.id, f.file or "", f.line or 0) for f in rendered.findings}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.render import tools
+from auditor.render import mode, tools
 from tests.conftest import run_line
 
 
@@ -68,7 +68,7 @@ def machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> t.Iterator[dict[
     monkeypatch.setattr("shutil.which", lambda n: f"/opt/{n}" if n in held else None)
     monkeypatch.setattr(tools, "version_of", lambda b: held.get(Path(b).name))
     monkeypatch.setenv("KUEUE_GITOPS_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv(tools.EXACT_ENV, raising=False)
+    monkeypatch.delenv(mode.EXACT_ENV, raising=False)
     tools.find.cache_clear()
     yield held
     tools.find.cache_clear()
@@ -105,20 +105,20 @@ def test_a_kustomize_binary_comes_before_kubectl_unless_only_kubectl_is_argo_cds
 def test_the_flag_comes_before_the_environment_before_the_profile(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv(tools.EXACT_ENV, raising=False)
+    monkeypatch.delenv(mode.EXACT_ENV, raising=False)
     try:
-        assert (tools.exact(), tools.exact(True)) == (False, True)  # the profile's alone
-        monkeypatch.setenv(tools.EXACT_ENV, "any")
-        assert tools.exact(True) is False
-        monkeypatch.setenv(tools.EXACT_ENV, "exact")
-        assert tools.exact(False) is True
-        tools.choose("any")
-        assert tools.exact(True) is False  # --renderers any over both
-        tools.choose("exact")
-        monkeypatch.setenv(tools.EXACT_ENV, "any")
-        assert tools.exact(False) is True
+        assert (mode.exact(), mode.exact(True)) == (False, True)  # the profile's alone
+        monkeypatch.setenv(mode.EXACT_ENV, "any")
+        assert mode.exact(True) is False
+        monkeypatch.setenv(mode.EXACT_ENV, "exact")
+        assert mode.exact(False) is True
+        mode.choose("any")
+        assert mode.exact(True) is False  # --renderers any over both
+        mode.choose("exact")
+        monkeypatch.setenv(mode.EXACT_ENV, "any")
+        assert mode.exact(False) is True
     finally:
-        tools.choose(None)
+        mode.choose(None)
 
 
 def test_the_argo_cd_release_read_live_comes_before_the_profiles_before_the_pinned() -> None:
@@ -141,9 +141,21 @@ def test_renderers_is_one_option_on_the_commands_that_render_and_a_bad_value_is_
     for command in (["validate"], *plan_verbs, ["drift"], ["lsp"]):
         said = run_line(["kueue-gitops", *command, "--help"]).output
         assert "--renderers [exact|any]" in said, command
-    monkeypatch.setenv(tools.EXACT_ENV, "exactly")
+    monkeypatch.setenv(mode.EXACT_ENV, "exactly")
     refused = run_line(["kueue-gitops", "validate"])
     assert refused.exit_code == 2
     assert "Invalid value for '--renderers': 'exactly' is not one of 'exact', 'any'" in (
         refused.output
     )
+
+
+def test_a_runs_renderers_choice_ends_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several runs in one process (an editor's, a test's): a command without --renderers does
+    not inherit the choice of the run before it."""
+    monkeypatch.delenv(mode.EXACT_ENV, raising=False)
+    mode.choose("exact")  # what the run before said
+    try:
+        assert run_line(["kueue-gitops", "rules", "-o", "markdown"]).exit_code == 0
+        assert mode.exact() is False
+    finally:
+        mode.choose(None)
