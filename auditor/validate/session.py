@@ -5,10 +5,12 @@ Kept per manifest file: its objects and loading problems, and the validator's ve
 object (version contract, schema, CEL), which depends on the object alone. Kept per cluster and
 check: its findings and what it read to make them (`checks.Reads`: the kinds it asked for, the
 invalid objects, files of the tree). An edit of a file parses that file again, judges its
-objects, and runs again only the checks that read a kind the file held before or holds now (a
-check whose `RERUN` says so on that file's objects alone, checks/protocol.py) or read the file
-itself. Editing a profile, a schema or a file that was not yet placed on a cluster loads
-everything again.
+objects (those it left as they were keep a verdict without findings), and runs again only the
+checks that read a kind the file held before or holds now, or read the file itself, each as
+narrowly as its `RERUN` says (checks/protocol.py, docs/editor.md): on the objects whose text
+the edit changed, on the objects naming one it changed, or not at all when what the check reads
+of the objects is as it was. Editing a profile, a schema or a file that was not yet placed on a
+cluster loads everything again.
 
 The findings are `validate`'s for the same files: the same loader, verdicts, checks, suppressions
 and collection (engine.collected), per cluster as validate's worker for that cluster makes them.
