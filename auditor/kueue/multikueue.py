@@ -85,8 +85,13 @@ def checks_of(queue: Json) -> list[str]:
     return names + [str(n) for n in _list(spec.get("admissionChecks")) if isinstance(n, str)]
 
 
+# The kinds `managers` reads of a cluster's objects (the others it passes over).
+KINDS = ("MultiKueueConfig", "AdmissionCheck", "ClusterQueue")
+
+
 def managers(objects: t.Iterable[Json]) -> dict[str, Manager]:
-    """The manager ClusterQueues among one cluster's objects, by name."""
+    """The manager ClusterQueues among one cluster's objects (of `KINDS`; others are passed
+    over), by name."""
     objects = list(objects)
     configs = _of(objects, "MultiKueueConfig")
     checks: dict[str, str] = {}

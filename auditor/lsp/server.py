@@ -34,6 +34,7 @@ from auditor.model import Finding, Report, Severity
 from auditor.repo import baseline
 from auditor.repo.root import find_root
 from auditor.rules import render
+from auditor.speed import collector
 from auditor.validate.session import Session
 
 log = logging.getLogger(__name__)
@@ -276,4 +277,5 @@ def serve(
 ) -> None:
     """Serve one editor over stdin and stdout until it says exit."""
     logging.basicConfig(level=logging.WARNING, format="kueue-gitops lsp: %(message)s")
-    build(repo, schemas, baseline_file).start_io()
+    with collector.seldom():  # an edit makes many objects and next to no cycles: as validate
+        build(repo, schemas, baseline_file).start_io()

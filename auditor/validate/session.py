@@ -5,10 +5,12 @@ Kept per manifest file: its objects and loading problems, and the validator's ve
 object (version contract, schema, CEL), which depends on the object alone. Kept per cluster and
 check: its findings and what it read to make them (`checks.Reads`: the kinds it asked for, the
 invalid objects, files of the tree). An edit of a file parses that file again, judges its
-objects, and runs again only the checks that read a kind the file held before or holds now (a
-check whose `RERUN` says so on that file's objects alone, checks/protocol.py) or read the file
-itself. Editing a profile, a schema or a file that was not yet placed on a cluster loads
-everything again.
+objects (those it left as they were keep a verdict without findings), and runs again only the
+checks that read a kind the file held before or holds now, or read the file itself, each as
+narrowly as its `RERUN` says (checks/protocol.py, docs/editor.md): on the objects whose text
+the edit changed, on the objects naming one it changed, or not at all when what the check reads
+of the objects is as it was. Editing a profile, a schema or a file that was not yet placed on a
+cluster loads everything again.
 
 The findings are `validate`'s for the same files: the same loader, verdicts, checks, suppressions
 and collection (engine.collected), per cluster as validate's worker for that cluster makes them.
@@ -17,8 +19,10 @@ and collection (engine.collected), per cluster as validate's worker for that clu
 from __future__ import annotations
 
 import bisect
+import collections
 import dataclasses
 import datetime
+import itertools
 import posixpath
 import typing as t
 from dataclasses import dataclass, field
@@ -53,9 +57,52 @@ class _File:
     invalid: dict[ResourceKey, Finding] = field(default_factory=dict)
     found: list[Finding] = field(default_factory=list)  # loading problems, then verdicts
     entries: list[suppressions.Entry] = field(default_factory=list)  # of the objects kept
+    data: bytes | None = None  # what it was read from: kept once edited (`texts`)
+    unrendered: bool = False  # a finding says part of it was not read (UNRENDERED)
+    _bodies: list[str] | None = None
 
     def __post_init__(self) -> None:
         self.own_entries = [suppressions.annotated(r)[0] for r in self.loaded.resources]
+        self.unrendered = any(f.rule.id in UNRENDERED for f in self.loaded.findings)
+
+    def bodies(self) -> list[str]:
+        """Each object's body as its repr, to tell whether an edit changed it (`==` would take
+        `true` for `1`); made once, for the file as edited and as it was at the next edit."""
+        if self._bodies is None:
+            self._bodies = [repr(r.body) for r in self.loaded.resources]
+        return self._bodies
+
+    def texts(self) -> dict[_Ident, tuple[int, bytes]] | None:
+        """Each object's first line and text (up to the next object's), by its identity: the
+        same, the findings about it are (their lines too). None when the bytes are not kept
+        or two objects share an identity."""
+        found = self.loaded.resources
+        if self.data is None or any(a.line >= b.line for a, b in itertools.pairwise(found)):
+            return None  # not known, or not one object after the other
+        lines = self.data.splitlines(keepends=True)
+        ends = [r.line - 1 for r in found[1:]] + [len(lines)] if found else []
+        out = {
+            _ident(r): (r.line, b"".join(lines[r.line - 1 : end]))
+            for r, end in zip(found, ends, strict=True)
+        }
+        return out if len(out) == len(found) else None
+
+    def keep_verdicts(self, before: _File) -> None:
+        """The verdicts of `before` (this file as last read) on objects the edit left as they
+        were: one of many queues edited, the others are not judged again. Only a verdict
+        without findings is kept (a finding's line may have moved); an object is the same
+        when its body is (`bodies`)."""
+        old: dict[str, Verdict] = {}
+        for i, body in enumerate(before.bodies()):
+            verdict = before.verdicts.get(i)
+            if verdict is not None and not verdict.findings:
+                old[body] = verdict
+        if not old:
+            return
+        for i, body in enumerate(self.bodies()):
+            verdict = old.get(body)
+            if verdict is not None:
+                self.verdicts[i] = verdict
 
     def derive(self, dropped: t.AbstractSet[int], validator: ClusterValidator) -> None:
         kept: list[Resource] = []
@@ -300,14 +347,26 @@ class Session:
         before = state.files[path]
         was_invalid = bool(before.invalid)
         state.undefine(before)
-        after = _File(before.where, self.repo.load_file(before.where), before.rank)
+        data = self.repo.read(before.where)
+        if isinstance(data, Loaded):  # it cannot be read: the finding that says why
+            after = _File(before.where, data, before.rank)
+        else:
+            after = _File(before.where, layout.parse(before.where, data), before.rank, data=data)
+        after.keep_verdicts(before)
         state.files[path] = after
         state.define(after)
         dropped = state.second_definitions()
         mine = {id(r) for r in (*before.loaded.resources, *after.loaded.resources)}
         others = (state.dropped ^ dropped) - mine  # another file's objects, doubled or no more
+        doubled = mine & (state.dropped | dropped)  # an object of it, or its double, dropped
         state.dropped = dropped
         after.derive(dropped, state.validator)
+        edit = _Edit(
+            _moved(before, after),
+            None if doubled else _changed(before, after),
+            before.sound,
+            after.sound,
+        )
         kinds = {r.kind for r in (*before.loaded.resources, *after.loaded.resources)}
         if others:
             for file in state.files.values():
@@ -315,14 +374,13 @@ class Session:
             self._check(state)
             return
         state.reindex(path, kinds)
-        self._recheck(state, path, frozenset(kinds), was_invalid or bool(after.invalid), True)
+        invalid = was_invalid or bool(after.invalid)
+        self._recheck(state, path, frozenset(kinds), invalid, True, edit)
 
     def _context(self, state: _Cluster) -> checks.CheckContext:
         invalid = {k: v for f in state.files.values() if f.invalid for k, v in f.invalid.items()}
         sound = tuple(r for f in state.files.values() for r in f.sound)
-        unrendered = any(
-            p.rule.id in UNRENDERED for f in state.files.values() for p in f.loaded.findings
-        )
+        unrendered = any(f.unrendered for f in state.files.values())
         return checks.CheckContext(
             self.repo, state.profile, sound, self.repo.tenants, self.today, invalid,
             checks.KindIndex(state.by_kind, state.place), unrendered,
@@ -338,11 +396,27 @@ class Session:
         self._gather(state)
 
     def _recheck(
-        self, state: _Cluster, path: str, kinds: frozenset[str], invalid: bool, mine: bool
+        self,
+        state: _Cluster,
+        path: str,
+        kinds: frozenset[str],
+        invalid: bool,
+        mine: bool,
+        edit: _Edit | None = None,
     ) -> None:
         """Run again the checks a change to `path` (objects of `kinds`; `mine`: a file of
-        this cluster) may change."""
-        stale = [c for c in state.checks if c.reads.touched(kinds, invalid, path)]
+        this cluster; `edit`: what changed in it, when it is one of this cluster's) may
+        change."""
+        edit = edit or _Edit()
+        stale = [
+            c
+            for c in state.checks
+            if c.reads.touched(kinds, invalid, path, self.tree)
+            and not (  # what it reads of the objects, as it was (`Rerun.project`)
+                not c.reads.every and not (invalid and c.reads.invalid)
+                and not c.reads.read(path, self.tree) and edit.keeps(c)
+            )
+        ]  # fmt: skip
         if not stale and not mine:
             return  # nothing of this cluster changed
         if stale:
@@ -352,13 +426,16 @@ class Session:
             for check in stale:
                 rerun = check.module.RERUN
                 own = rerun.per_object_of
-                if check.reads.read(path):
+                if check.reads.read(path, self.tree):
                     _run_whole(check, ctx)
                 elif rerun.per_object:
-                    _run_file(check, ctx, path, sound)
+                    _run_file(check, ctx, path, sound, edit.changed)
                 elif own and kinds and kinds <= own and not check.reads.every:
-                    _run_kinds(check, ctx, path, own, sound)
-                else:
+                    _run_kinds(check, ctx, path, own, sound, edit.changed)
+                elif not (
+                    rerun.refers and edit.moved is not None and own.isdisjoint(kinds)
+                    and not check.reads.every and _run_referring(check, ctx, edit.moved)
+                ):  # fmt: skip
                     _run_whole(check, ctx)
         self._gather(state)
 
@@ -398,17 +475,21 @@ def _run_whole(check: _Check, ctx: checks.CheckContext) -> None:
         check.findings, check.by_file = found, {}
 
 
-def _run_file(check: _Check, ctx: checks.CheckContext, path: str, sound: list[Resource]) -> None:
-    """A `protocol.PER_OBJECT` check run again on the objects of `path` (`sound`) alone."""
-    mine = checks.CheckContext(
-        ctx.repo, ctx.cluster, tuple(sound), ctx.tenants, ctx.today, ctx.invalid
-    )
+def _run_file(
+    check: _Check,
+    ctx: checks.CheckContext,
+    path: str,
+    sound: list[Resource],
+    changed: frozenset[_Ident] | None,
+) -> None:
+    """A `protocol.PER_OBJECT` check run again on the objects of `path` (`sound`) the edit
+    changed (all of them when that is not known)."""
+    again = sound if changed is None else [r for r in sound if _ident(r) in changed]
+    mine = dataclasses.replace(ctx, resources=tuple(again), index=None)  # unrendered kept
     found, reads = checks.run_noting(check.module, mine)
-    check.reads.paths |= reads.paths
-    if found:
-        check.by_file[path] = found
-    else:
-        check.by_file.pop(path, None)
+    check.reads.add(reads)
+    if not _renew(check, path, found, sound, changed):
+        _run_file(check, ctx, path, sound, None)
 
 
 def _run_kinds(
@@ -417,18 +498,148 @@ def _run_kinds(
     path: str,
     kinds: frozenset[str],
     sound: list[Resource],
+    changed: frozenset[_Ident] | None,
 ) -> None:
-    """A `protocol.per_object_of` check run again with only `path`'s objects of `kinds` (every
-    object of the other kinds): its findings located in `path` replace that file's."""
+    """A `protocol.per_object_of` check run again with only `path`'s objects of `kinds` the
+    edit changed (all of them when that is not known) and every object of the other kinds."""
     assert ctx.index is not None
     by_kind = dict(ctx.index.by_kind)
     for kind in kinds:
-        by_kind[kind] = [r for r in sound if r.kind == kind]
+        by_kind[kind] = [
+            r for r in sound if r.kind == kind and (changed is None or _ident(r) in changed)
+        ]
     mine = dataclasses.replace(ctx, index=checks.KindIndex(by_kind, ctx.index.place))
     found, reads = checks.run_noting(check.module, mine)
-    check.reads.paths |= reads.paths
+    check.reads.add(reads)
+    if not _renew(check, path, found, sound, changed):
+        _run_kinds(check, ctx, path, kinds, sound, None)
+
+
+def _renew(
+    check: _Check,
+    path: str,
+    found: list[Finding],
+    sound: list[Resource],
+    changed: frozenset[_Ident] | None,
+) -> bool:
+    """`path`'s findings of a check run again on the objects of it the edit changed (on every
+    object: `changed` None): those about the others are kept, in the objects' order (a
+    finding's line is in its object's text: a whole run's order once collected). False
+    (nothing renewed) when a finding is about no object of `sound`; the rest, in other
+    files (about the profiles), are kept as they were."""
     here = [f for f in found if f.file == path]
+    if changed is not None:
+        line = {_ident(r): r.line for r in sound}
+        here += [f for f in check.by_file.get(path, ()) if _ident(f) not in changed]
+        if any(_ident(f) not in line for f in here):
+            return False
+        here.sort(key=lambda f: line[_ident(f)])
     if here:
         check.by_file[path] = here
     else:
         check.by_file.pop(path, None)
+    return True
+
+
+_Ident = tuple[str | None, str | None, str | None]  # an object's kind, namespace and name
+
+
+def _ident(what: Resource | Finding) -> _Ident:
+    return what.kind or None, what.namespace, what.name or None
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """What an edit of a file changed: the (kind, name) of the objects whose body or line it
+    changed (`_moved`), the identities of those whose text it changed (`_changed`); None
+    where that is not known."""
+
+    moved: frozenset[tuple[str, str]] | None = None
+    changed: frozenset[_Ident] | None = None
+    before: list[Resource] | None = None  # the file's sound objects, as they were and are
+    after: list[Resource] | None = None
+
+    def keeps(self, check: _Check) -> bool:
+        """Whether the edit leaves all `check` reads of the objects (`Rerun.project`)."""
+        project, kinds = check.module.RERUN.project, check.reads.kinds
+        if project is None or self.before is None or self.after is None:
+            return False
+        seen = [
+            collections.Counter(project(r) for r in objects if r.kind in kinds)
+            for objects in (self.before, self.after)
+        ]
+        return None not in seen[0] and None not in seen[1] and seen[0] == seen[1]
+
+
+def _changed(before: _File, after: _File) -> frozenset[_Ident] | None:
+    """The identities of the objects of a file whose text or first line an edit changed, or
+    that it added or removed; None when that is not known (`_File.texts`)."""
+    old, new = before.texts(), after.texts()
+    if old is None or new is None:
+        return None
+    return frozenset(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+
+
+def _moved(before: _File, after: _File) -> frozenset[tuple[str, str]] | None:
+    """The (kind, name) of each object of a file an edit changed (its body or its line), as it
+    was and as it is; None when the edit added, removed or renamed one, or changed which of
+    them are invalid (`Rerun.refers`: which objects there are is read by every object)."""
+
+    def named(file: _File) -> list[tuple[str, str | None, str]]:
+        return sorted((r.kind, r.namespace, r.name) for r in file.sound)
+
+    if named(before) != named(after) or before.invalid.keys() != after.invalid.keys():
+        return None
+    old = {(b, r.line): r for b, r in zip(before.bodies(), before.loaded.resources, strict=True)}
+    new = {(b, r.line): r for b, r in zip(after.bodies(), after.loaded.resources, strict=True)}
+    return frozenset(
+        (r.kind, r.name) for marks, other in ((old, new), (new, old))
+        for mark, r in marks.items() if mark not in other
+    )  # fmt: skip
+
+
+def _about(what: Resource | Finding) -> tuple[str | None, str | None, str | None, str | None]:
+    return what.file, what.kind or None, what.namespace, what.name or None
+
+
+def _run_referring(
+    check: _Check, ctx: checks.CheckContext, moved: frozenset[tuple[str, str]]
+) -> bool:
+    """A `per_object_of` check whose objects refer to others (`Rerun.refers`) run again on the
+    objects referring to one the edit changed (`moved`): their findings replace theirs, each
+    file's in the objects' order, as a whole run yields them. False (nothing renewed): one of
+    them is rendered (its findings may be in any file), or a finding is about no such object."""
+    rerun = check.module.RERUN
+    assert ctx.index is not None and rerun.refers is not None
+    by_kind = dict(ctx.index.by_kind)
+    again: dict[tuple[str | None, ...], Resource] = {}
+    for kind in rerun.per_object_of:
+        by_kind[kind] = [r for r in by_kind.get(kind, ()) if not moved.isdisjoint(rerun.refers(r))]
+        again.update((_about(r), r) for r in by_kind[kind])
+    if any(r.rendered_from or r.sources for r in again.values()):
+        return False
+    mine = dataclasses.replace(ctx, index=checks.KindIndex(by_kind, ctx.index.place))
+    found, reads = checks.run_noting(check.module, mine) if again else ([], checks.Reads())
+    if any(_about(f) not in again for f in found):
+        return False
+    files = {r.file for r in again.values()}
+    place = {
+        _about(r): ctx.index.place(r)
+        for kind in rerun.per_object_of
+        for r in ctx.index.by_kind.get(kind, ())
+        if r.file in files
+    }
+    renewed: dict[str, list[Finding]] = {}
+    for file in files:
+        kept = [f for f in check.by_file.get(file, ()) if _about(f) not in again]
+        mine_now = [*kept, *(f for f in found if f.file == file)]
+        if any(_about(f) not in place for f in mine_now):
+            return False
+        renewed[file] = sorted(mine_now, key=lambda f: place[_about(f)])  # stable: in order
+    check.reads.add(reads)
+    for file, now in renewed.items():
+        if now:
+            check.by_file[file] = now
+        else:
+            check.by_file.pop(file, None)
+    return True

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.validate.generate import generate
 
 OBJECTS_PER_TENANT = 10_394 / 1_700  # what the generator writes, platform objects included
-GOAL_MS = 100.0  # at 10k objects (issue 29)
+GOAL_MS = 100.0  # at 10k objects: the median (issue 29), each kind of edit and the p95 (48)
 
 
 def edits(tenants: int, count: int) -> list[tuple[str, str, str, str]]:
@@ -181,7 +181,7 @@ def main() -> None:
     for objects in args.objects:
         print(asyncio.run(measure(objects, args.edits)), flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"goal: median ≤ {GOAL_MS:.0f} ms at 10k objects")
+    print(f"goal: median and p95 ≤ {GOAL_MS:.0f} ms at 10k objects")
 
 
 if __name__ == "__main__":

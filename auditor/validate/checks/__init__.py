@@ -179,21 +179,37 @@ class Reads:
     paths: set[str] = field(default_factory=set)
     loads: bool = False  # it loaded manifests itself (`repo.load`): of other clusters too
     unrendered: bool = False  # it asked whether some folder of the cluster did not render
+    # Of the folders in `paths`: those listed, and what it was told of whether each folder it
+    # asked about is one. Asking whether clusters/ is a folder is not reading what is in it:
+    # an edit of a file there changes the answer only if the folder comes or goes.
+    listed: set[str] = field(default_factory=set)
+    folders: dict[str, bool] = field(default_factory=dict)
 
-    def touched(self, kinds: t.AbstractSet[str], invalid: bool, path: str) -> bool:
+    def touched(self, kinds: t.AbstractSet[str], invalid: bool, path: str, tree: t.Any) -> bool:
         """Whether a change to objects of `kinds` in file `path` (`invalid`: one of them was or
         is invalid; no kinds: a file of another cluster, or one that held no object before and
-        holds none now) may change what the check finds."""
+        holds none now) may change what the check finds; `tree` is the repository's now."""
         return (
             (self.every and bool(kinds))
             or not self.kinds.isdisjoint(kinds)
             or (invalid and self.invalid)
-            or self.read(path)
+            or self.read(path, tree)
         )
 
-    def read(self, path: str) -> bool:
-        """Whether the check read `path` through the tree (or listed a folder holding it)."""
-        return path in self.paths or any(p.endswith("/") and path.startswith(p) for p in self.paths)
+    def read(self, path: str, tree: t.Any) -> bool:
+        """Whether the check read `path` through the tree, listed a folder holding it, or was
+        told a folder is or is not one that `tree` (as it is now) says otherwise of."""
+        return (
+            path in self.paths
+            or any(path.startswith(p) for p in self.listed)
+            or any(tree.is_dir(f) is not was for f, was in self.folders.items())
+        )
+
+    def add(self, other: Reads) -> None:
+        """What `other` (a run on part of the objects) read of the tree, added to this."""
+        self.paths |= other.paths
+        self.listed |= other.listed
+        self.folders.update(other.folders)
 
 
 def run_noting(module: Check, ctx: CheckContext) -> tuple[list[Finding], Reads]:
@@ -258,13 +274,19 @@ class _NotingTree:
         return t.cast(bytes, self._tree.read(path))
 
     def files(self, folder: str) -> list[str]:
-        self._reads.paths.add(folder.rstrip("/") + "/")
+        self._list(folder)
         return t.cast(list[str], self._tree.files(folder))
 
     def subfolders(self, folder: str) -> list[str]:
-        self._reads.paths.add(folder.rstrip("/") + "/")
+        self._list(folder)
         return t.cast(list[str], self._tree.subfolders(folder))
 
     def is_dir(self, folder: str) -> bool:
+        answer = bool(self._tree.is_dir(folder))
         self._reads.paths.add(folder.rstrip("/") + "/")
-        return t.cast(bool, self._tree.is_dir(folder))
+        self._reads.folders[folder] = answer
+        return answer
+
+    def _list(self, folder: str) -> None:
+        self._reads.paths.add(folder.rstrip("/") + "/")
+        self._reads.listed.add("" if folder in ("", ".") else folder.rstrip("/") + "/")

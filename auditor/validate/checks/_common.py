@@ -33,8 +33,35 @@ def named(ctx: CheckContext, kind: str, group: str = KUEUE) -> dict[str, Resourc
     }
 
 
-def namespace_owners(ctx: CheckContext) -> dict[str, TenantProfile]:
+A = t.TypeVar("A")
+R = t.TypeVar("R")
+_MADE: dict[tuple[str, str, object], tuple[object, object, object]] = {}
+
+
+def of_profiles(function: t.Callable[[CheckContext, A], R]) -> t.Callable[[CheckContext, A], R]:
+    """`function(ctx, arg)`, made of the profiles alone (the cluster's and the tenants', which
+    are never changed in place: read again, they are new objects), made once per profiles: an
+    editor's server runs the checks again after every edit, and thousands of tenants' profiles
+    seldom change. What it returns is shared: read, never changed."""
+
+    def made(ctx: CheckContext, arg: A) -> R:
+        key = (function.__name__, ctx.cluster.name, arg)
+        tenants, cluster, found = _MADE.get(key, (None, None, None))
+        if tenants is not ctx.tenants or cluster is not ctx.cluster:  # held: ids not reused
+            found = function(ctx, arg)
+            _MADE[key] = (ctx.tenants, ctx.cluster, found)
+        return t.cast(R, found)
+
+    return made
+
+
+def namespace_owners(ctx: CheckContext) -> t.Mapping[str, TenantProfile]:
     """Each namespace on this cluster that a tenant profile lists, with that tenant."""
+    return _namespace_owners(ctx, None)
+
+
+@of_profiles
+def _namespace_owners(ctx: CheckContext, _: None) -> t.Mapping[str, TenantProfile]:
     return {
         namespace: tenant
         for tenant in ctx.tenants.values()
@@ -42,8 +69,27 @@ def namespace_owners(ctx: CheckContext) -> dict[str, TenantProfile]:
     }
 
 
-def queue_tenants(ctx: CheckContext) -> dict[str, list[TenantProfile]]:
+def cluster_tenants(ctx: CheckContext) -> t.Mapping[str, TenantProfile]:
+    """The tenants on this cluster, by name."""
+    return _cluster_tenants(ctx, None)
+
+
+@of_profiles
+def _cluster_tenants(ctx: CheckContext, _: None) -> t.Mapping[str, TenantProfile]:
+    return {
+        tenant.name: tenant
+        for tenant in ctx.tenants.values()
+        if ctx.cluster.name in tenant.clusters
+    }
+
+
+def queue_tenants(ctx: CheckContext) -> t.Mapping[str, t.Sequence[TenantProfile]]:
     """Each ClusterQueue's tenants: those whose profile lists it for this cluster."""
+    return _queue_tenants(ctx, None)
+
+
+@of_profiles
+def _queue_tenants(ctx: CheckContext, _: None) -> t.Mapping[str, t.Sequence[TenantProfile]]:
     out: dict[str, list[TenantProfile]] = {}
     for tenant in ctx.tenants.values():
         for cq in getattr(tenant.clusters.get(ctx.cluster.name), "cluster_queues", ()):
@@ -96,7 +142,8 @@ def priority_value(resource: Resource) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def tenant_levels(ctx: CheckContext, use: str) -> set[str]:
+@of_profiles
+def tenant_levels(ctx: CheckContext, use: str) -> t.AbstractSet[str]:
     """The priority classes of one use (workload or pod) some tenant on this cluster may use."""
     return {
         level

@@ -25,6 +25,7 @@ from auditor.kueue import workloads as kueue_workloads
 from auditor.model import Finding, Resource
 from auditor.repo import boundaries, manifests
 from auditor.validate.checks import protocol
+from auditor.validate.checks._common import cluster_tenants, namespace_owners
 
 if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
@@ -34,7 +35,9 @@ ADMISSION_POLICIES_LOCK_OUT = RULES["admission-policies-lock-out"]
 PRIORITY_LEVEL_NOT_APPROVED = RULES["priority-level-not-approved"]
 
 ID = "admission-lockout"
-RERUN = protocol.CLUSTER
+# Its findings about an object depend on it alone and the profiles (protocol.Rerun); those about
+# the cluster's profile on the profiles alone.
+RERUN = protocol.PER_OBJECT
 
 # Where a level is named, as a path into an object: the label Kueue reads, the pod templates.
 LEVEL_LABELS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -94,12 +97,8 @@ def _lockout(ctx: CheckContext) -> t.Iterator[Finding]:
 def _levels(ctx: CheckContext) -> t.Iterator[Finding]:
     """Each level a tenant's own objects name (in its namespaces or its folder) that its
     profile does not approve."""
-    here = {
-        tenant.name: tenant
-        for tenant in ctx.tenants.values()
-        if ctx.cluster.name in tenant.clusters
-    }
-    owners = {ns: p for p in here.values() for ns in p.clusters[ctx.cluster.name].namespaces}
+    here = cluster_tenants(ctx)
+    owners = namespace_owners(ctx)
     for resource in ctx.resources:  # one pass: thousands of tenants share the cluster
         tenant = owners.get(resource.namespace or "") or here.get(resource.tenant or "")
         if tenant is None:

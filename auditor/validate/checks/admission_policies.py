@@ -11,7 +11,7 @@ import typing as t
 
 from auditor import rules
 from auditor.kueue import admission
-from auditor.model import Finding
+from auditor.model import Finding, Resource
 from auditor.repo import boundaries
 from auditor.validate.checks import protocol
 
@@ -24,7 +24,22 @@ RULES = rules.of(__name__)
 ADMISSION_POLICIES_STALE = RULES["admission-policies-stale"]
 
 ID = "admission-policies"
-RERUN = protocol.CLUSTER
+
+
+def project(resource: Resource) -> t.Hashable | None:
+    """What the policies are made of (boundaries.boundaries): a LocalQueue's namespace and
+    name, a Namespace's name and labels; anything of other kinds."""
+    meta = resource.body.get("metadata")
+    if resource.kind == "LocalQueue":
+        return resource.kind, resource.namespace, resource.name
+    if resource.kind == "Namespace" and isinstance(meta, dict):
+        return resource.kind, resource.api_version, resource.name, repr(meta.get("labels"))
+    return None
+
+
+# Made of every LocalQueue and Namespace: run again whole, unless an edit leaves what it reads
+# of them (a LocalQueue's ClusterQueue) as it was (protocol.Rerun).
+RERUN = protocol.Rerun(project=project)
 FIX = "run `kueue-gitops generate policies` and commit the result"
 
 

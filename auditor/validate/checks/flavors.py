@@ -42,7 +42,9 @@ FLAVOR_NOT_TOLERATED = RULES["flavor-not-tolerated"]
 FLAVOR_TOPOLOGY_MISSING = RULES["flavor-topology-missing"]
 
 ID = "flavors"
-RERUN = protocol.CLUSTER
+# Its findings about a ClusterQueue depend on it, the flavors, Topologies, Kueue's
+# Configuration and the profiles; those about flavors on the flavors alone (protocol.Rerun).
+RERUN = protocol.per_object_of("ClusterQueue")
 
 
 def is_accelerator(resource: str) -> bool:

@@ -26,7 +26,8 @@ if t.TYPE_CHECKING:
     from auditor.validate.checks import CheckContext
 
 ID = "kueue-webhook"
-RERUN = protocol.CLUSTER
+# Its findings about an object depend on it alone and the profile (protocol.Rerun).
+RERUN = protocol.PER_OBJECT
 RULES = webhooks.RULES  # declared beside auditor/kueue/webhooks.py, which finds them
 # The quotas check's rules that are Kueue's webhook rules too (the webhooks' model names them):
 # with RULES, every refusal. Read from its declarations: the check modules import none of each

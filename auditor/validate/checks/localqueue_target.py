@@ -38,10 +38,20 @@ LQ_CLUSTER_QUEUE_NOT_AUTHORISED = RULES["lq-cluster-queue-not-authorised"]
 LQ_NAMESPACE_NOT_SELECTED = RULES["lq-namespace-not-selected"]
 
 ID = "localqueue-target"
-# a LocalQueue's findings: it, its ClusterQueue and namespace, the profiles (protocol.Rerun)
-RERUN = protocol.per_object_of("LocalQueue")
-
 PATH = ["spec", "clusterQueue"]
+
+
+def refers(queue: Resource) -> tuple[tuple[str, str], ...]:
+    """The ClusterQueue and the Namespace a LocalQueue's findings read."""
+    return ("ClusterQueue", str(spec_of(queue).get("clusterQueue"))), (
+        "Namespace",
+        queue.namespace or "",
+    )
+
+
+# A LocalQueue's findings: it, its ClusterQueue and Namespace, which ClusterQueues there are,
+# the profiles (protocol.Rerun).
+RERUN = protocol.per_object_of("LocalQueue", refers=refers)
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

@@ -47,8 +47,7 @@ RERUN = protocol.CLUSTER
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
-    bodies = [r.body for r in ctx.resources]
-    managers = multikueue.managers(bodies)
+    managers = multikueue.managers([r.body for r in ctx.of_kind(*multikueue.KINDS)])
     configs = named(ctx, "MultiKueueConfig")
     if not managers and not configs:
         return

@@ -31,7 +31,8 @@ RULES = rules.of(__name__)
 RBAC_PLATFORM_POWER = RULES["rbac-platform-power"]
 
 ID = "platform-powers"
-RERUN = protocol.CLUSTER
+# Its findings about a binding depend on it, the roles and the profiles (protocol.Rerun).
+RERUN = protocol.per_object_of("RoleBinding", "ClusterRoleBinding")
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

@@ -29,7 +29,9 @@ PREEMPTION_POLICY_TOO_BROAD = RULES["preemption-policy-too-broad"]
 BORROW_PREEMPTION_UNBOUNDED = RULES["borrow-preemption-unbounded"]
 
 ID = "preemption-policy"
-RERUN = protocol.CLUSTER
+# Its findings about a ClusterQueue depend on it, the priority classes and the profile
+# (protocol.Rerun).
+RERUN = protocol.per_object_of("ClusterQueue")
 NARROW = ("Never", "LowerPriority")
 
 

@@ -35,7 +35,9 @@ RERUN = protocol.CLUSTER
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:
     owned = multikueue.automated(
-        (r.body for r in ctx.resources), kueue_configuration(ctx), kueue_release(ctx)
+        (r.body for r in ctx.of_kind(*multikueue.KINDS)),
+        kueue_configuration(ctx),
+        kueue_release(ctx),
     )
     if not owned:
         return

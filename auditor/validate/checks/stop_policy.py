@@ -25,7 +25,8 @@ RULES = rules.of(__name__)
 STOP_POLICY_HOLDS = RULES["stop-policy-holds"]
 
 ID = "stop-policy"
-RERUN = protocol.CLUSTER
+# Its findings about a queue depend on it alone (protocol.Rerun).
+RERUN = protocol.PER_OBJECT
 
 
 def check(ctx: CheckContext) -> t.Iterator[Finding]:

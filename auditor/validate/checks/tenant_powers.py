@@ -30,7 +30,8 @@ RBAC_TENANT_POWER = RULES["rbac-tenant-power"]
 RBAC_TENANT_ROLE_UNKNOWN = RULES["rbac-tenant-role-unknown"]
 
 ID = "tenant-powers"
-RERUN = protocol.CLUSTER
+# Its findings about a binding depend on it, the roles and the profiles (protocol.Rerun).
+RERUN = protocol.per_object_of("RoleBinding", "ClusterRoleBinding")
 SHOWN = 4  # powers named in a message; the rest are counted
 
 
