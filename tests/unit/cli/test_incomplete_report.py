@@ -11,6 +11,7 @@ import pytest
 
 from auditor.cli.main import cli
 from auditor.cli.options import FORMATS, Context
+from auditor.report import contract
 from tests.conftest import assert_report
 
 ROOT = click.Context(cli, info_name="kueue-gitops")
@@ -46,10 +47,13 @@ def reporting_commands() -> list[tuple[str, click.Context]]:
 COMMANDS = reporting_commands()
 
 
-def test_the_commands_that_report_are_found() -> None:
-    words = {w for w, _ in COMMANDS}
-    assert {"validate", "drift", "plan diff", "plan replay", "verify", "sandbox apply"} <= words
-    assert "rules" not in words  # its -o is the catalogue's format, not a report's
+def report_name(words: str) -> str:
+    return "plan" if words.startswith("plan ") else words  # the verbs report as `plan`
+
+
+def test_the_commands_found_are_those_the_report_schema_names() -> None:
+    named = {report_name(words) for words, _ in COMMANDS}
+    assert named == set(contract.schema()["properties"]["command"]["enum"])
 
 
 @pytest.mark.parametrize(("words", "running"), COMMANDS, ids=[w for w, _ in COMMANDS])
@@ -60,6 +64,6 @@ def test_a_crash_report_keeps_the_contract(
     Context(reporting=running).write_incomplete("internal error: RuntimeError: a bug")
     report: dict[str, t.Any] = json.loads(capsys.readouterr().out)
     assert report["status"] == "incomplete"
-    assert report["command"] == ("plan" if words.startswith("plan ") else words)
+    assert report["command"] == report_name(words)
     assert report["clusters"][0]["errors"] == ["internal error: RuntimeError: a bug"]
     assert_report(report)
