@@ -20,11 +20,13 @@ does no I/O.
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import typing as t
 from dataclasses import dataclass, field
 
 from auditor.drift import argocd, capacity, crds, findings, metadata, powers, tenants, unread
+from auditor.drift.normalize import Normalized, normalize
 from auditor.drift.reading import (
     CRD,
     NODES,
@@ -81,9 +83,14 @@ class Part:
     needs: frozenset[str]
 
 
+def context_kinds(side: RepoSide) -> frozenset[str]:
+    """The kinds the schemas and the label readers come from (those the plan reads)."""
+    return frozenset({CRD[1], *SELECTOR_KINDS} & {p.kind for p in side.plan})
+
+
 def parts(side: RepoSide) -> list[Part]:
     listed = {p.kind for p in side.plan}
-    context = frozenset({CRD[1], *SELECTOR_KINDS} & listed)
+    context = context_kinds(side)
     objects = [k for k in listed if k not in (CRD[1], NODES[1])]
     return [
         *(Part("objects", k, context | {k}) for k in sorted(objects)),
@@ -103,6 +110,8 @@ class Comparison:
         self.found: list[Finding] = []
         self.error: str | None = None  # the first bug met: the cluster is then incomplete
         self._context: tuple[LiveSchemas, metadata.Readers] | None = None
+        self._needs = context_kinds(side)
+        self._ahead: dict[str, t.Any] = {}  # what `ahead` made, by step (None: it failed)
 
     def add(self, listed: Listed) -> None:
         """Take one kind's LIST; compare every part it completes."""
@@ -115,6 +124,52 @@ class Comparison:
     def argocd(self, running: Running) -> None:
         """Take the Argo CD release read running: compared with the profile's at once."""
         self._run(Part("argocd", None, frozenset()), running)
+
+    def ahead(self) -> bool:
+        """One step of what the kinds still to come need, done before they come (while the
+        child waits for them); False when none is left. It only remembers: a step that fails
+        is done again in its turn, where the comparison meets the same error."""
+        for name, step in self._steps():
+            if name not in self._ahead:
+                try:
+                    self._ahead[name] = step()
+                except Exception:
+                    self._ahead[name] = None
+                return True
+        return False
+
+    def _steps(self) -> list[tuple[str, t.Callable[[], t.Any]]]:
+        """The steps ahead that can be done now: the RBAC views once the live roles are in,
+        the repository's objects of each kind to come normalized once the context is."""
+        if self.error is not None:
+            return []
+        kinds, steps = self.listed.keys(), list[tuple[str, t.Callable[[], t.Any]]]()
+        if {"ClusterRole", "Role"} <= kinds and any(p.what == "rbac" for p in self.pending):
+            steps.append(("rbac", self.views))
+        if self._needs <= kinds:
+            steps += [
+                (f"objects {p.kind}", functools.partial(self.normalized, str(p.kind)))
+                for p in self.pending
+                if p.what == "objects"
+            ]
+        return steps
+
+    def taken(self, name: str) -> t.Any:
+        """What `ahead` made in step `name`, once (comparing changes it); None: not made."""
+        return self._ahead.pop(name, None)
+
+    def normalized(self, kind: str) -> dict[ResourceKey, Normalized]:
+        """The repository's objects of `kind`, normalized with the cluster's schemas."""
+        schemas, _ = self.context()
+        return {
+            r.key: normalize(r.body, schemas.schema(r.api_version, r.kind))
+            for r in self.side.by_kind.get(kind, ())
+        }
+
+    def views(self) -> powers.Views:
+        """The repository's RBAC resolved with the live roles and as validated (powers.py)."""
+        roles = [o for k in ("ClusterRole", "Role") for o in self.items(k) or ()]
+        return powers.Views.of(self.side.desired, roles)
 
     def findings(self) -> tuple[list[Finding], str | None]:
         """Every finding, sorted (the parts left: their kinds unread); or the first bug's
@@ -164,7 +219,8 @@ def compare_part(comparison: Comparison, part: Part) -> list[Finding]:
         got = [comparison.items(k) for k in RBAC_KINDS]
         if any(g is None for g in got):
             return []  # judged only over every RBAC kind
-        return compare_rbac(side, [o for g in got for o in g or ()])
+        views = comparison.taken("rbac") or comparison.views()
+        return compare_rbac(side, [o for g in got for o in g or ()], views)
     if part.what == "capacity":
         nodes = comparison.items(NODES[1])
         return [] if nodes is None else capacity.drift(side.profile, side.desired, nodes)
@@ -180,6 +236,7 @@ def compare_kind(comparison: Comparison, kind: str) -> list[Finding]:
     profile, found = side.profile, []
     live = {key_of(o): o for o in listed.items}
     schemas, readers = comparison.context()
+    wanted: dict[ResourceKey, Normalized] = comparison.taken(f"objects {kind}") or {}
     for resource in side.by_kind.get(kind, ()):
         live_obj = live.get(resource.key)
         if listed.not_served is not None:
@@ -190,8 +247,9 @@ def compare_kind(comparison: Comparison, kind: str) -> list[Finding]:
             live_version = str(live_obj.get("apiVersion"))
             found.append(findings.version_differs(profile, resource, live_version))
         else:
+            want = wanted.get(resource.key)
             found.extend(
-                findings.modified(profile, resource, live_obj, schemas, readers, side.owned)
+                findings.modified(profile, resource, live_obj, schemas, readers, side.owned, want)
             )
     for key, obj in live.items():
         if key not in side.by_key and findings.unmanaged_matters(profile, obj):
@@ -207,13 +265,14 @@ def _unmanaged(side: RepoSide, key: ResourceKey, obj: Json) -> list[Finding]:
     return [unread.not_compared(side.profile, obj, file)] if file else []
 
 
-def compare_rbac(side: RepoSide, rbac_live: list[Json]) -> list[Finding]:
-    """The RBAC powers held live that the repo does not give, and the tenants' beyond theirs."""
+def compare_rbac(side: RepoSide, rbac_live: list[Json], views: powers.Views) -> list[Finding]:
+    """The RBAC powers held live that the repo does not give, and the tenants' beyond theirs
+    (`views`: the repository's, with the live roles: Comparison.views)."""
     profile, desired, tenant_profiles = side.profile, side.desired, side.tenants
     return [
         *powers.unexplained_powers(profile, desired, rbac_live),
-        *tenants.granted(profile, desired, rbac_live, tenant_profiles, key_of),
-        *powers.platform_granted(profile, desired, rbac_live, tenant_profiles),
+        *tenants.granted(profile, desired, views, tenant_profiles, key_of),
+        *powers.platform_granted(profile, desired, views, tenant_profiles),
     ]
 
 

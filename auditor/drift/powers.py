@@ -13,6 +13,7 @@ cluster defines it, and what that gives such a subject beyond validate's view is
 from __future__ import annotations
 
 import typing as t
+from dataclasses import dataclass
 
 from auditor import rules
 from auditor.drift.reading import key_of
@@ -73,30 +74,48 @@ def _role_or_baseline(obj: Json) -> bool:
     return obj.get("kind") in ("Role", "ClusterRole") or confinement.bootstrap(obj)
 
 
+@dataclass(frozen=True)
+class Views:
+    """The repository's RBAC objects resolved two ways, built once for the tenants' check
+    (drift/tenants.py) and the platform's: with the roles it leaves out as the cluster defines
+    them (`as_live`), and as validate sees them, built-in roles as Kubernetes ships them
+    (`as_validated`). Thousands of bindings: each Policy resolves them all."""
+
+    as_live: rbac.Policy
+    as_validated: rbac.Policy
+
+    @classmethod
+    def of(cls, desired: list[Resource], rbac_live: list[Json]) -> Views:
+        repo = {r.key: r for r in desired if r.kind in RBAC_KINDS}
+        defined = {r.name for r in repo.values() if r.kind == "ClusterRole"}
+        live_roles = [o for o in rbac_live if _is_role(o) and key_of(o) not in repo]
+        live_names = {key_of(o).name for o in live_roles if o.get("kind") == "ClusterRole"}
+        written = [r.body for r in repo.values()]
+        return cls(
+            rbac.Policy([*written, *live_roles, *confinement.builtin_roles(defined | live_names)]),
+            rbac.Policy([*written, *confinement.builtin_roles(defined)]),
+        )
+
+
 def platform_granted(
     profile: ClusterProfile,
     desired: list[Resource],
-    rbac_live: list[Json],
+    views: Views,
     tenants: t.Mapping[str, TenantProfile],
 ) -> list[Finding]:
     """A finding per repository binding and subject outside the platform's identities that the
     roles as they are live give power over the platform's objects validate cannot see."""
     repo = {r.key: r for r in desired if r.kind in RBAC_KINDS}
-    defined = {r.name for r in repo.values() if r.kind == "ClusterRole"}
-    live_roles = [o for o in rbac_live if _is_role(o) and key_of(o) not in repo]
-    live_names = {key_of(o).name for o in live_roles if o.get("kind") == "ClusterRole"}
-    written = [r.body for r in repo.values()]
-    as_live = rbac.Policy([*written, *live_roles, *confinement.builtin_roles(defined | live_names)])
-    as_validated = rbac.Policy([*written, *confinement.builtin_roles(defined)])
     confined = [
         platform.Tenant(tp.group, tp.clusters[profile.name].namespaces)
         for tp in tenants.values()
         if profile.name in tp.clusters
     ]
     identities = profile.platform_identities
-    seen = {(g.subject, g.power) for g in platform.grants(as_validated, identities, confined)}
+    validated = platform.grants(views.as_validated, identities, confined)
+    seen = {(g.subject, g.power) for g in validated}
     found: dict[tuple[ResourceKey, rbac.Subject], list[rbac.Grant]] = {}
-    for grant in platform.grants(as_live, identities, confined):
+    for grant in platform.grants(views.as_live, identities, confined):
         if not rbac.within(seen, grant.subject, grant.power):
             found.setdefault((key_of(grant.binding.body), grant.subject), []).append(grant)
     return [

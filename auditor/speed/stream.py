@@ -7,6 +7,8 @@ and each message is worked on there as soon as it is put, so this process's inte
 to the readers and the work after the last message is that message's alone.
 
 - `early`: what the prepared state tells the caller before any message (drift's read plan);
+- `ahead`: in a child, while no message waits, a step of the work the coming ones will need
+  (drift: the repository's objects normalized before their kind's LIST ends);
 - the fork goes through the parallel seam's guard (auditor/speed/parallel.py: a second core,
   no other thread); a child drains its pipe in a thread of its own, so a reader never waits on
   the work;
@@ -49,6 +51,11 @@ class Work(t.Generic[S, M, E, R]):
 
     def take(self, state: S, message: M) -> None:
         raise NotImplementedError
+
+    def ahead(self, state: S) -> bool:
+        """One short step of work the messages still to come will need, done while none
+        waits (in a child only); False when there is none left. It must change no result."""
+        return False
 
     def finish(self, state: S) -> R:
         raise NotImplementedError
@@ -201,11 +208,24 @@ def _serve(work: Work[t.Any, t.Any, t.Any, t.Any], down: int, up: int) -> t.NoRe
         threading.Thread(target=_drain, args=(down, frames), daemon=True).start()
         state = work.prepare()
         _write(up, pickle.dumps((work.early(state),), pickle.HIGHEST_PROTOCOL))
-        while (frame := frames.get()) is not None:
+        while (frame := _next(frames, work, state)) is not None:
             work.take(state, pickle.loads(frame))
         _write(up, pickle.dumps((work.finish(state),), pickle.HIGHEST_PROTOCOL))
         code = 0
     os._exit(code)
+
+
+def _next(
+    frames: queue.SimpleQueue[bytes | None], work: Work[t.Any, t.Any, t.Any, t.Any], state: t.Any
+) -> bytes | None:
+    """The next frame; while none waits, the work's steps ahead, one at a time (a frame
+    arriving waits for one step at most)."""
+    while True:
+        try:
+            return frames.get_nowait()
+        except queue.Empty:
+            if not work.ahead(state):
+                return frames.get()
 
 
 def _drain(down: int, frames: queue.SimpleQueue[bytes | None]) -> None:
