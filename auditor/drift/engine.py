@@ -49,6 +49,7 @@ if t.TYPE_CHECKING:
     from auditor.live.argocd import Running
 
 log = logging.getLogger(__name__)
+ROLE_KINDS = ("ClusterRole", "Role")  # all repo_granted reads of the cluster, in RBAC_KINDS' order
 
 
 @dataclass
@@ -144,8 +145,8 @@ class Comparison:
         if self.error is not None:
             return []
         kinds, steps = self.listed.keys(), list[tuple[str, t.Callable[[], t.Any]]]()
-        if {"ClusterRole", "Role"} <= kinds and any(p.what == "rbac" for p in self.pending):
-            steps.append(("rbac", self.views))
+        if kinds >= set(ROLE_KINDS) and any(p.what == "rbac" for p in self.pending):
+            steps.append(("rbac", self.granted))
         if self._needs <= kinds:
             steps += [
                 (f"objects {p.kind}", functools.partial(self.normalized, str(p.kind)))
@@ -166,10 +167,10 @@ class Comparison:
             for r in self.side.by_kind.get(kind, ())
         }
 
-    def views(self) -> powers.Views:
-        """The repository's RBAC resolved with the live roles and as validated (powers.py)."""
-        roles = [o for k in ("ClusterRole", "Role") for o in self.items(k) or ()]
-        return powers.Views.of(self.side.desired, roles)
+    def granted(self) -> list[Finding]:
+        """What the repository's bindings give with the live roles (repo_granted): its part of
+        the RBAC comparison that needs no live binding."""
+        return repo_granted(self.side, [o for k in ROLE_KINDS for o in self.items(k) or ()])
 
     def findings(self) -> tuple[list[Finding], str | None]:
         """Every finding, sorted (the parts left: their kinds unread); or the first bug's
@@ -219,8 +220,9 @@ def compare_part(comparison: Comparison, part: Part) -> list[Finding]:
         got = [comparison.items(k) for k in RBAC_KINDS]
         if any(g is None for g in got):
             return []  # judged only over every RBAC kind
-        views = comparison.taken("rbac") or comparison.views()
-        return compare_rbac(side, [o for g in got for o in g or ()], views)
+        granted = comparison.taken("rbac")
+        rbac_live = [o for g in got for o in g or ()]
+        return compare_rbac(side, rbac_live, comparison.granted() if granted is None else granted)
     if part.what == "capacity":
         nodes = comparison.items(NODES[1])
         return [] if nodes is None else capacity.drift(side.profile, side.desired, nodes)
@@ -265,12 +267,19 @@ def _unmanaged(side: RepoSide, key: ResourceKey, obj: Json) -> list[Finding]:
     return [unread.not_compared(side.profile, obj, file)] if file else []
 
 
-def compare_rbac(side: RepoSide, rbac_live: list[Json], views: powers.Views) -> list[Finding]:
-    """The RBAC powers held live that the repo does not give, and the tenants' beyond theirs
-    (`views`: the repository's, with the live roles: Comparison.views)."""
+def compare_rbac(side: RepoSide, rbac_live: list[Json], granted: list[Finding]) -> list[Finding]:
+    """The RBAC powers held live that the repo does not give, then what the repository's own
+    bindings give beyond validate's view (`granted`: repo_granted, with the live roles)."""
+    return [*powers.unexplained_powers(side.profile, side.desired, rbac_live), *granted]
+
+
+def repo_granted(side: RepoSide, live_roles: list[Json]) -> list[Finding]:
+    """The tenants' powers beyond their baseline and the platform's powers validate cannot see
+    that the repository's bindings give with the roles it leaves out as they are live: the
+    live roles are all they need of the cluster."""
     profile, desired, tenant_profiles = side.profile, side.desired, side.tenants
+    views = powers.Views.of(desired, live_roles)
     return [
-        *powers.unexplained_powers(profile, desired, rbac_live),
         *tenants.granted(profile, desired, views, tenant_profiles, key_of),
         *powers.platform_granted(profile, desired, views, tenant_profiles),
     ]
