@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import threading
 import typing as t
 
@@ -126,6 +127,30 @@ def test_a_child_steps_ahead_while_no_message_waits_and_this_process_never() -> 
     finally:
         os.close(said_read)
         os.close(said)
+
+
+class TellsItsPid(Summing):
+    def early(self, state: list[t.Any]) -> int:
+        return int(state[0])  # the pid that prepared: the child's
+
+
+def test_a_put_never_waits_for_the_child_to_take_its_message_in() -> None:
+    """The child stopped (as a child busy comparing, or descheduled), a message larger than
+    the pipe holds is put: the reader goes on at once; the child takes it once it runs."""
+    fed = stream.Stream(TellsItsPid(), fork=True)
+    child = fed.early()
+    assert fed.forked and child != os.getpid()
+    big = "x" * (4 << 20)
+    os.kill(child, signal.SIGSTOP)
+    try:
+        putting = threading.Thread(target=fed.put, args=(big,), daemon=True)
+        putting.start()
+        putting.join(timeout=10)
+        assert not putting.is_alive(), "put waited for a stopped child"
+    finally:
+        os.kill(child, signal.SIGCONT)
+    got = fed.result()
+    assert got[0] == child and got[1:] == [(child, big)]
 
 
 class Refused(Exception):
