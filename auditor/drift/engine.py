@@ -11,7 +11,10 @@ name in `needs`:
 - RBAC powers and the tenants' need the four RBAC kinds; capacity, the Nodes; CRD drift, the
   CRDs; the Argo CD release the profile names, the release read running (`argocd`, last).
 The read plan (drift/reading.py) puts the context first, so each other kind is compared as
-soon as its LIST ends. The findings are sorted once, at the end (`finish`): their order never
+soon as its LIST ends. While a kind is still to come, what it will need and what needs no more
+of the cluster is done ahead (`Comparison.ahead`, in the child while it waits): the
+repository's objects normalized, what the repository's bindings give with the live roles.
+Memos only: taken once, and a step that fails is done again in its turn. The findings are sorted once, at the end (`finish`): their order never
 depends on when a kind came. How the kinds reach the fold (the same fold, in a child process
 while this one reads) is auditor/drift/audit.py's and auditor/speed/stream.py's; this module
 does no I/O.
@@ -140,18 +143,20 @@ class Comparison:
         return False
 
     def _steps(self) -> list[tuple[str, t.Callable[[], t.Any]]]:
-        """The steps ahead that can be done now: the RBAC views once the live roles are in,
-        the repository's objects of each kind to come normalized once the context is."""
+        """The steps ahead that can be done now: the repository's RBAC with the live roles
+        once those are in, then the repository's objects of each kind to come normalized once
+        the context is, in the order the kinds are read."""
         if self.error is not None:
             return []
         kinds, steps = self.listed.keys(), list[tuple[str, t.Callable[[], t.Any]]]()
         if kinds >= set(ROLE_KINDS) and any(p.what == "rbac" for p in self.pending):
             steps.append(("rbac", self.granted))
         if self._needs <= kinds:
+            coming = {p.kind for p in self.pending if p.what == "objects"}
             steps += [
-                (f"objects {p.kind}", functools.partial(self.normalized, str(p.kind)))
-                for p in self.pending
-                if p.what == "objects"
+                (f"objects {kind}", functools.partial(self.normalized, kind))
+                for kind in dict.fromkeys(p.kind for p in self.side.plan)
+                if kind in coming
             ]
         return steps
 
