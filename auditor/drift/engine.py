@@ -14,10 +14,10 @@ The read plan (drift/reading.py) puts the context first, so each other kind is c
 soon as its LIST ends. While a kind is still to come, what it will need and what needs no more
 of the cluster is done ahead (`Comparison.ahead`, in the child while it waits): the
 repository's objects normalized, what the repository's bindings give with the live roles.
-Memos only: taken once, and a step that fails is done again in its turn. The findings are sorted once, at the end (`finish`): their order never
-depends on when a kind came. How the kinds reach the fold (the same fold, in a child process
-while this one reads) is auditor/drift/audit.py's and auditor/speed/stream.py's; this module
-does no I/O.
+Memos only: taken once, and a step that fails is done again in its turn. The findings are
+sorted once, at the end (`finish`): their order never depends on when a kind came. How the
+kinds reach the fold (the same fold, in a child process while this one reads) is
+auditor/drift/audit.py's and auditor/speed/stream.py's; this module does no I/O.
 """
 
 from __future__ import annotations
