@@ -151,6 +151,8 @@ class Comparison:
         kinds, steps = self.listed.keys(), list[tuple[str, t.Callable[[], t.Any]]]()
         if kinds >= set(ROLE_KINDS) and any(p.what == "rbac" for p in self.pending):
             steps.append(("rbac", self.granted))
+            if "ClusterRoleBinding" in kinds:
+                steps.append(("explained", self.explained))
         if self._needs <= kinds:
             coming = {p.kind for p in self.pending if p.what == "objects"}
             steps += [
@@ -172,10 +174,20 @@ class Comparison:
             for r in self.side.by_kind.get(kind, ())
         }
 
+    def explained(self) -> powers.Held:
+        """What the repository gives with the live roles and the ClusterRoleBindings: the
+        RoleBindings are added in their turn (powers.explained's split)."""
+        early = self.live_rbac(*ROLE_KINDS, "ClusterRoleBinding")
+        return powers.explained(self.side.desired, early)
+
+    def live_rbac(self, *kinds: str) -> list[Json]:
+        """The live RBAC objects of `kinds`, in RBAC_KINDS' order (the order the policy takes)."""
+        return [o for k in RBAC_KINDS if k in kinds for o in self.items(k) or ()]
+
     def granted(self) -> list[Finding]:
         """What the repository's bindings give with the live roles (repo_granted): its part of
         the RBAC comparison that needs no live binding."""
-        return repo_granted(self.side, [o for k in ROLE_KINDS for o in self.items(k) or ()])
+        return repo_granted(self.side, self.live_rbac(*ROLE_KINDS))
 
     def findings(self) -> tuple[list[Finding], str | None]:
         """Every finding, sorted (the parts left: their kinds unread); or the first bug's
@@ -227,7 +239,9 @@ def compare_part(comparison: Comparison, part: Part) -> list[Finding]:
             return []  # judged only over every RBAC kind
         granted = comparison.taken("rbac")
         rbac_live = [o for g in got for o in g or ()]
-        return compare_rbac(side, rbac_live, comparison.granted() if granted is None else granted)
+        allowed = _allowed(comparison, rbac_live)
+        granted = comparison.granted() if granted is None else granted
+        return compare_rbac(side, rbac_live, allowed, granted)
     if part.what == "capacity":
         nodes = comparison.items(NODES[1])
         return [] if nodes is None else capacity.drift(side.profile, side.desired, nodes)
@@ -272,10 +286,23 @@ def _unmanaged(side: RepoSide, key: ResourceKey, obj: Json) -> list[Finding]:
     return [unread.not_compared(side.profile, obj, file)] if file else []
 
 
-def compare_rbac(side: RepoSide, rbac_live: list[Json], granted: list[Finding]) -> list[Finding]:
-    """The RBAC powers held live that the repo does not give, then what the repository's own
-    bindings give beyond validate's view (`granted`: repo_granted, with the live roles)."""
-    return [*powers.unexplained_powers(side.profile, side.desired, rbac_live), *granted]
+def _allowed(comparison: Comparison, rbac_live: list[Json]) -> powers.Held:
+    """What the repository gives: from what was explained ahead, the RoleBindings added."""
+    ahead: powers.Held | None = comparison.taken("explained")
+    if ahead is None:
+        return powers.explained(comparison.side.desired, rbac_live)
+    late = comparison.live_rbac(*ROLE_KINDS, "RoleBinding")
+    return ahead | powers.explained(comparison.side.desired, late, repo_bindings=False)
+
+
+def compare_rbac(
+    side: RepoSide, rbac_live: list[Json], allowed: powers.Held, granted: list[Finding]
+) -> list[Finding]:
+    """The RBAC powers held live that the repo does not give (`allowed`: powers.explained),
+    then what the repository's own bindings give beyond validate's view (`granted`:
+    repo_granted, with the live roles)."""
+    live = powers.unexplained_powers(side.profile, side.desired, rbac_live, allowed)
+    return [*live, *granted]
 
 
 def repo_granted(side: RepoSide, live_roles: list[Json]) -> list[Finding]:

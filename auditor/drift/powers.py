@@ -27,16 +27,33 @@ RBAC_POWER = RULES["rbac-power"]
 RBAC_PLATFORM_POWER_GRANTED = RULES["rbac-platform-power-granted"]
 
 
+Held = set[tuple[rbac.Subject, rbac.Power]]  # who holds which watched power
+
+
+def explained(
+    desired: list[Resource], rbac_live: list[Json], *, repo_bindings: bool = True
+) -> Held:
+    """The watched powers the repository gives, the roles its bindings use but it does not
+    define taken as they are live, with the API server's own (bootstrap) bindings among
+    `rbac_live`. A binding's grants are its own (bindings define no role): over any split of
+    the bindings, each part with every role, the sets make the whole one. Without
+    `repo_bindings`, the repository's roles only (a part of live bindings, read later)."""
+    repo_rbac = {r.key: r.body for r in desired if r.kind in RBAC_KINDS}
+    wanted = [o for o in repo_rbac.values() if repo_bindings or _is_role(o)]
+    wanted += [o for o in rbac_live if key_of(o) not in repo_rbac and _role_or_baseline(o)]
+    return {(g.subject, g.power) for g in rbac.grants(wanted)}
+
+
 def unexplained_powers(
-    profile: ClusterProfile, desired: list[Resource], rbac_live: list[Json]
+    profile: ClusterProfile,
+    desired: list[Resource],
+    rbac_live: list[Json],
+    allowed: Held | None = None,
 ) -> list[Finding]:
     """Subjects holding a watched power live (`rbac_live`: the cluster's RBAC objects) that the
-    repo (and bootstrap policy) does not give."""
+    repo (and bootstrap policy) does not give (`allowed`: explained(desired, rbac_live))."""
     repo_rbac = {r.key: r.body for r in desired if r.kind in RBAC_KINDS}
-    # Roles the repo's bindings use but the repo does not define are taken as they are live.
-    wanted = [*repo_rbac.values()]
-    wanted += [o for o in rbac_live if key_of(o) not in repo_rbac and _role_or_baseline(o)]
-    allowed = {(g.subject, g.power) for g in rbac.grants(wanted)}
+    allowed = explained(desired, rbac_live) if allowed is None else allowed
     extra: dict[tuple[ResourceKey, rbac.Subject], list[rbac.Grant]] = {}
     trusted = set(profile.trusted_subjects)
     for grant in rbac.grants(rbac_live):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from auditor.drift import audit, comparer, engine, findings, normalize, reading
-from auditor.k8s.objects import Json
+from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_GROUP, Json
 from auditor.live.credentials import ContextMissing
 from auditor.model import Finding, Report
 from auditor.repo.layout import Repository
@@ -24,7 +24,9 @@ CLUSTERS = ["gpu-prod", "gpu-staging"]
 
 
 def _drifted(repo: Repository, name: str) -> list[Json]:
-    """The cluster's objects with drift: one missing, one changed, one extra."""
+    """The cluster's objects with drift: one missing, one changed, one extra; and RBAC: a role
+    the repository lacks, bound cluster-wide to mallory and in default to eve (powers the
+    repository does not give) and to trent by a binding of the API server's own (explained)."""
     objects = live_objects(repo, name)
     del objects[3]
     queue = next(o for o in objects if o["kind"] == "LocalQueue")
@@ -34,7 +36,35 @@ def _drifted(repo: Repository, name: str) -> list[Json]:
         "kind": "Cohort",
         "metadata": {"name": "x"},
     }
-    return [*objects, extra]
+    role = {
+        "apiVersion": RBAC_API,
+        "kind": "ClusterRole",
+        "metadata": {"name": "queue-admin"},
+        "rules": [
+            {"apiGroups": [KUEUE_GROUP], "resources": ["clusterqueues"], "verbs": ["patch"]},
+            {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]},
+        ],
+    }
+    bootstrap = {"kubernetes.io/bootstrapping": "rbac-defaults"}
+    bindings = [
+        _binding("ClusterRoleBinding", "queue-admins", None, "mallory"),
+        _binding("RoleBinding", "queue-admins", "default", "eve"),
+        _binding("RoleBinding", "system:queue-admins", "default", "trent", bootstrap),
+    ]
+    return [*objects, extra, role, *bindings]
+
+
+def _binding(
+    kind: str, name: str, namespace: str | None, user: str, labels: dict[str, str] | None = None
+) -> Json:
+    meta = {"name": name, "namespace": namespace, "labels": labels or {}}
+    return {
+        "apiVersion": RBAC_API,
+        "kind": kind,
+        "metadata": {k: v for k, v in meta.items() if v},
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "queue-admin"},
+        "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": user}],
+    }
 
 
 def _audited(repo_copy: Path, fork: bool) -> Report:
@@ -90,6 +120,8 @@ def test_the_steps_ahead_change_nothing_found(repo_copy: Path) -> None:
     found, errors, steps = _stepped(repo_copy)
     assert _shown(found) == _shown(_sequential(repo_copy))
     assert errors == [None, None] and steps > 4
+    powers = {f.extra["subject"] for f in found if f.rule.id == "rbac-power"}
+    assert powers == {"User mallory", "User eve"}  # trent's: the API server's own binding
 
 
 def test_a_step_ahead_that_fails_is_the_error_the_comparison_meets(
