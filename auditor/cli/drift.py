@@ -23,6 +23,7 @@ from auditor.cli.options import (
 )
 from auditor.drift import comparer
 from auditor.repo.profiles import ClusterProfile
+from auditor.speed import collector
 
 if t.TYPE_CHECKING:
     from auditor.live.kube import KubeCluster
@@ -82,6 +83,7 @@ def drift(
     With --baseline FILE, the drift recorded in FILE (by --write-baseline) fails nothing: a
     running estate's differences accepted while they are worked off (docs/usage.md).
     """
+    collector.seldom_to_exit()  # what it imports and reads lives to the end: little to collect
     one_cluster_context(context, clusters)
     adoption = Adoption.given(baseline_file, write_baseline, "drift")
     repo = ctx.repository()

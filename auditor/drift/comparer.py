@@ -100,6 +100,9 @@ class RepoSide(stream.Work[Prepared, Message, Plans, Result]):
         else:
             state.comparisons[name].argocd(read)
 
+    def ahead(self, state: Prepared) -> bool:
+        return any(c.ahead() for c in state.comparisons.values())
+
     def finish(self, state: Prepared) -> Result:
         return state.loaded, {n: c.findings() for n, c in state.comparisons.items()}
 

@@ -11,20 +11,25 @@ name in `needs`:
 - RBAC powers and the tenants' need the four RBAC kinds; capacity, the Nodes; CRD drift, the
   CRDs; the Argo CD release the profile names, the release read running (`argocd`, last).
 The read plan (drift/reading.py) puts the context first, so each other kind is compared as
-soon as its LIST ends. The findings are sorted once, at the end (`finish`): their order never
-depends on when a kind came. How the kinds reach the fold (the same fold, in a child process
-while this one reads) is auditor/drift/audit.py's and auditor/speed/stream.py's; this module
-does no I/O.
+soon as its LIST ends. While a kind is still to come, what it will need and what needs no more
+of the cluster is done ahead (`Comparison.ahead`, in the child while it waits): the
+repository's objects normalized, what the repository's bindings give with the live roles.
+Memos only: taken once, and a step that fails is done again in its turn. The findings are
+sorted once, at the end (`finish`): their order never depends on when a kind came. How the
+kinds reach the fold (the same fold, in a child process while this one reads) is
+auditor/drift/audit.py's and auditor/speed/stream.py's; this module does no I/O.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import typing as t
 from dataclasses import dataclass, field
 
 from auditor.drift import argocd, capacity, crds, findings, metadata, powers, tenants, unread
+from auditor.drift.normalize import Normalized, normalize
 from auditor.drift.reading import (
     CRD,
     NODES,
@@ -47,6 +52,7 @@ if t.TYPE_CHECKING:
     from auditor.live.argocd import Running
 
 log = logging.getLogger(__name__)
+ROLE_KINDS = ("ClusterRole", "Role")  # all repo_granted reads of the cluster, in RBAC_KINDS' order
 
 
 @dataclass
@@ -81,9 +87,14 @@ class Part:
     needs: frozenset[str]
 
 
+def context_kinds(side: RepoSide) -> frozenset[str]:
+    """The kinds the schemas and the label readers come from (those the plan reads)."""
+    return frozenset({CRD[1], *SELECTOR_KINDS} & {p.kind for p in side.plan})
+
+
 def parts(side: RepoSide) -> list[Part]:
     listed = {p.kind for p in side.plan}
-    context = frozenset({CRD[1], *SELECTOR_KINDS} & listed)
+    context = context_kinds(side)
     objects = [k for k in listed if k not in (CRD[1], NODES[1])]
     return [
         *(Part("objects", k, context | {k}) for k in sorted(objects)),
@@ -103,6 +114,8 @@ class Comparison:
         self.found: list[Finding] = []
         self.error: str | None = None  # the first bug met: the cluster is then incomplete
         self._context: tuple[LiveSchemas, metadata.Readers] | None = None
+        self._needs = context_kinds(side)
+        self._ahead: dict[str, t.Any] = {}  # what `ahead` made, by step (None: it failed)
 
     def add(self, listed: Listed) -> None:
         """Take one kind's LIST; compare every part it completes."""
@@ -115,6 +128,66 @@ class Comparison:
     def argocd(self, running: Running) -> None:
         """Take the Argo CD release read running: compared with the profile's at once."""
         self._run(Part("argocd", None, frozenset()), running)
+
+    def ahead(self) -> bool:
+        """One step of what the kinds still to come need, done before they come (while the
+        child waits for them); False when none is left. It only remembers: a step that fails
+        is done again in its turn, where the comparison meets the same error."""
+        for name, step in self._steps():
+            if name not in self._ahead:
+                try:
+                    self._ahead[name] = step()
+                except Exception:
+                    self._ahead[name] = None
+                return True
+        return False
+
+    def _steps(self) -> list[tuple[str, t.Callable[[], t.Any]]]:
+        """The steps ahead that can be done now: the repository's RBAC with the live roles
+        once those are in, then the repository's objects of each kind to come normalized once
+        the context is, in the order the kinds are read."""
+        if self.error is not None:
+            return []
+        kinds, steps = self.listed.keys(), list[tuple[str, t.Callable[[], t.Any]]]()
+        if kinds >= set(ROLE_KINDS) and any(p.what == "rbac" for p in self.pending):
+            steps.append(("rbac", self.granted))
+            if "ClusterRoleBinding" in kinds:
+                steps.append(("explained", self.explained))
+        if self._needs <= kinds:
+            coming = {p.kind for p in self.pending if p.what == "objects"}
+            steps += [
+                (f"objects {kind}", functools.partial(self.normalized, kind))
+                for kind in dict.fromkeys(p.kind for p in self.side.plan)
+                if kind in coming
+            ]
+        return steps
+
+    def taken(self, name: str) -> t.Any:
+        """What `ahead` made in step `name`, once (comparing changes it); None: not made."""
+        return self._ahead.pop(name, None)
+
+    def normalized(self, kind: str) -> dict[ResourceKey, Normalized]:
+        """The repository's objects of `kind`, normalized with the cluster's schemas."""
+        schemas, _ = self.context()
+        return {
+            r.key: normalize(r.body, schemas.schema(r.api_version, r.kind))
+            for r in self.side.by_kind.get(kind, ())
+        }
+
+    def explained(self) -> powers.Held:
+        """What the repository gives with the live roles and the ClusterRoleBindings: the
+        RoleBindings are added in their turn (powers.explained's split)."""
+        early = self.live_rbac(*ROLE_KINDS, "ClusterRoleBinding")
+        return powers.explained(self.side.desired, early)
+
+    def live_rbac(self, *kinds: str) -> list[Json]:
+        """The live RBAC objects of `kinds`, in RBAC_KINDS' order (the order the policy takes)."""
+        return [o for k in RBAC_KINDS if k in kinds for o in self.items(k) or ()]
+
+    def granted(self) -> list[Finding]:
+        """What the repository's bindings give with the live roles (repo_granted): its part of
+        the RBAC comparison that needs no live binding."""
+        return repo_granted(self.side, self.live_rbac(*ROLE_KINDS))
 
     def findings(self) -> tuple[list[Finding], str | None]:
         """Every finding, sorted (the parts left: their kinds unread); or the first bug's
@@ -164,7 +237,11 @@ def compare_part(comparison: Comparison, part: Part) -> list[Finding]:
         got = [comparison.items(k) for k in RBAC_KINDS]
         if any(g is None for g in got):
             return []  # judged only over every RBAC kind
-        return compare_rbac(side, [o for g in got for o in g or ()])
+        granted = comparison.taken("rbac")
+        rbac_live = [o for g in got for o in g or ()]
+        allowed = _allowed(comparison, rbac_live)
+        granted = comparison.granted() if granted is None else granted
+        return compare_rbac(side, rbac_live, allowed, granted)
     if part.what == "capacity":
         nodes = comparison.items(NODES[1])
         return [] if nodes is None else capacity.drift(side.profile, side.desired, nodes)
@@ -180,6 +257,7 @@ def compare_kind(comparison: Comparison, kind: str) -> list[Finding]:
     profile, found = side.profile, []
     live = {key_of(o): o for o in listed.items}
     schemas, readers = comparison.context()
+    wanted: dict[ResourceKey, Normalized] = comparison.taken(f"objects {kind}") or {}
     for resource in side.by_kind.get(kind, ()):
         live_obj = live.get(resource.key)
         if listed.not_served is not None:
@@ -190,8 +268,9 @@ def compare_kind(comparison: Comparison, kind: str) -> list[Finding]:
             live_version = str(live_obj.get("apiVersion"))
             found.append(findings.version_differs(profile, resource, live_version))
         else:
+            want = wanted.get(resource.key)
             found.extend(
-                findings.modified(profile, resource, live_obj, schemas, readers, side.owned)
+                findings.modified(profile, resource, live_obj, schemas, readers, side.owned, want)
             )
     for key, obj in live.items():
         if key not in side.by_key and findings.unmanaged_matters(profile, obj):
@@ -207,13 +286,34 @@ def _unmanaged(side: RepoSide, key: ResourceKey, obj: Json) -> list[Finding]:
     return [unread.not_compared(side.profile, obj, file)] if file else []
 
 
-def compare_rbac(side: RepoSide, rbac_live: list[Json]) -> list[Finding]:
-    """The RBAC powers held live that the repo does not give, and the tenants' beyond theirs."""
+def _allowed(comparison: Comparison, rbac_live: list[Json]) -> powers.Held:
+    """What the repository gives: from what was explained ahead, the RoleBindings added."""
+    ahead: powers.Held | None = comparison.taken("explained")
+    if ahead is None:
+        return powers.explained(comparison.side.desired, rbac_live)
+    late = comparison.live_rbac(*ROLE_KINDS, "RoleBinding")
+    return ahead | powers.explained(comparison.side.desired, late, repo_bindings=False)
+
+
+def compare_rbac(
+    side: RepoSide, rbac_live: list[Json], allowed: powers.Held, granted: list[Finding]
+) -> list[Finding]:
+    """The RBAC powers held live that the repo does not give (`allowed`: powers.explained),
+    then what the repository's own bindings give beyond validate's view (`granted`:
+    repo_granted, with the live roles)."""
+    live = powers.unexplained_powers(side.profile, side.desired, rbac_live, allowed)
+    return [*live, *granted]
+
+
+def repo_granted(side: RepoSide, live_roles: list[Json]) -> list[Finding]:
+    """The tenants' powers beyond their baseline and the platform's powers validate cannot see
+    that the repository's bindings give with the roles it leaves out as they are live: the
+    live roles are all they need of the cluster."""
     profile, desired, tenant_profiles = side.profile, side.desired, side.tenants
+    views = powers.Views.of(desired, live_roles)
     return [
-        *powers.unexplained_powers(profile, desired, rbac_live),
-        *tenants.granted(profile, desired, rbac_live, tenant_profiles, key_of),
-        *powers.platform_granted(profile, desired, rbac_live, tenant_profiles),
+        *tenants.granted(profile, desired, views, tenant_profiles, key_of),
+        *powers.platform_granted(profile, desired, views, tenant_profiles),
     ]
 
 

@@ -53,11 +53,14 @@ def modified(
     schemas: LiveSchemas,
     readers: metadata.Readers,
     owned: t.Mapping[str, Resource] | None = None,
+    want: Normalized | None = None,
 ) -> list[Finding]:
     """A finding per field that differs; `owned`: the ClusterQueues whose quota Kueue writes
-    (kueue_owned), where a difference in that quota is Kueue's, accepted, not drift to heal."""
+    (kueue_owned), where a difference in that quota is Kueue's, accepted, not drift to heal.
+    `want`: the repository object normalized already (with the same schemas; it is changed)."""
     schema = schemas.schema(resource.api_version, resource.kind)
-    want, have = normalize(resource.body, schema), normalize(live_obj, schema)
+    want = want or normalize(resource.body, schema)
+    have = normalize(live_obj, schema)
     dropped = metadata.drop_unread(resource.kind, want.body, have.body, readers)
     if dropped:
         log.debug("%s: %s set live only, read by nothing: not drift", resource.key, dropped)

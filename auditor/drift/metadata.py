@@ -20,7 +20,6 @@ import typing as t
 from dataclasses import dataclass, field
 
 from auditor.k8s.objects import Json
-from auditor.repo import boundaries
 from auditor.repo.profiles import ClusterProfile
 
 if t.TYPE_CHECKING:
@@ -75,6 +74,8 @@ def readers(profile: ClusterProfile, desired: list[Resource], live: t.Iterable[J
             values = meta.get(where) if isinstance(meta, dict) else None
             for key in values if isinstance(values, dict) else ():
                 found.written.add((resource.kind, where, str(key)))
+    from auditor.repo import boundaries  # Kueue's configuration: the comparing process's import
+
     config = boundaries.configuration(boundaries.config_map(desired))
     for key in ("managedJobsNamespaceSelector", "namespaceSelector"):
         _add(found, "Namespace", (config or {}).get(key))

@@ -13,6 +13,7 @@ cluster defines it, and what that gives such a subject beyond validate's view is
 from __future__ import annotations
 
 import typing as t
+from dataclasses import dataclass
 
 from auditor import rules
 from auditor.drift.reading import key_of
@@ -26,16 +27,33 @@ RBAC_POWER = RULES["rbac-power"]
 RBAC_PLATFORM_POWER_GRANTED = RULES["rbac-platform-power-granted"]
 
 
+Held = set[tuple[rbac.Subject, rbac.Power]]  # who holds which watched power
+
+
+def explained(
+    desired: list[Resource], rbac_live: list[Json], *, repo_bindings: bool = True
+) -> Held:
+    """The watched powers the repository gives, the roles its bindings use but it does not
+    define taken as they are live, with the API server's own (bootstrap) bindings among
+    `rbac_live`. A binding's grants are its own (bindings define no role): over any split of
+    the bindings, each part with every role, the sets make the whole one. Without
+    `repo_bindings`, the repository's roles only (a part of live bindings, read later)."""
+    repo_rbac = {r.key: r.body for r in desired if r.kind in RBAC_KINDS}
+    wanted = [o for o in repo_rbac.values() if repo_bindings or _is_role(o)]
+    wanted += [o for o in rbac_live if key_of(o) not in repo_rbac and _role_or_baseline(o)]
+    return {(g.subject, g.power) for g in rbac.grants(wanted)}
+
+
 def unexplained_powers(
-    profile: ClusterProfile, desired: list[Resource], rbac_live: list[Json]
+    profile: ClusterProfile,
+    desired: list[Resource],
+    rbac_live: list[Json],
+    allowed: Held | None = None,
 ) -> list[Finding]:
     """Subjects holding a watched power live (`rbac_live`: the cluster's RBAC objects) that the
-    repo (and bootstrap policy) does not give."""
+    repo (and bootstrap policy) does not give (`allowed`: explained(desired, rbac_live))."""
     repo_rbac = {r.key: r.body for r in desired if r.kind in RBAC_KINDS}
-    # Roles the repo's bindings use but the repo does not define are taken as they are live.
-    wanted = [*repo_rbac.values()]
-    wanted += [o for o in rbac_live if key_of(o) not in repo_rbac and _role_or_baseline(o)]
-    allowed = {(g.subject, g.power) for g in rbac.grants(wanted)}
+    allowed = explained(desired, rbac_live) if allowed is None else allowed
     extra: dict[tuple[ResourceKey, rbac.Subject], list[rbac.Grant]] = {}
     trusted = set(profile.trusted_subjects)
     for grant in rbac.grants(rbac_live):
@@ -73,30 +91,48 @@ def _role_or_baseline(obj: Json) -> bool:
     return obj.get("kind") in ("Role", "ClusterRole") or confinement.bootstrap(obj)
 
 
+@dataclass(frozen=True)
+class Views:
+    """The repository's RBAC objects resolved two ways, built once for the tenants' check
+    (drift/tenants.py) and the platform's: with the roles it leaves out as the cluster defines
+    them (`as_live`), and as validate sees them, built-in roles as Kubernetes ships them
+    (`as_validated`). Thousands of bindings: each Policy resolves them all."""
+
+    as_live: rbac.Policy
+    as_validated: rbac.Policy
+
+    @classmethod
+    def of(cls, desired: list[Resource], rbac_live: list[Json]) -> Views:
+        repo = {r.key: r for r in desired if r.kind in RBAC_KINDS}
+        defined = {r.name for r in repo.values() if r.kind == "ClusterRole"}
+        live_roles = [o for o in rbac_live if _is_role(o) and key_of(o) not in repo]
+        live_names = {key_of(o).name for o in live_roles if o.get("kind") == "ClusterRole"}
+        written = [r.body for r in repo.values()]
+        return cls(
+            rbac.Policy([*written, *live_roles, *confinement.builtin_roles(defined | live_names)]),
+            rbac.Policy([*written, *confinement.builtin_roles(defined)]),
+        )
+
+
 def platform_granted(
     profile: ClusterProfile,
     desired: list[Resource],
-    rbac_live: list[Json],
+    views: Views,
     tenants: t.Mapping[str, TenantProfile],
 ) -> list[Finding]:
     """A finding per repository binding and subject outside the platform's identities that the
     roles as they are live give power over the platform's objects validate cannot see."""
     repo = {r.key: r for r in desired if r.kind in RBAC_KINDS}
-    defined = {r.name for r in repo.values() if r.kind == "ClusterRole"}
-    live_roles = [o for o in rbac_live if _is_role(o) and key_of(o) not in repo]
-    live_names = {key_of(o).name for o in live_roles if o.get("kind") == "ClusterRole"}
-    written = [r.body for r in repo.values()]
-    as_live = rbac.Policy([*written, *live_roles, *confinement.builtin_roles(defined | live_names)])
-    as_validated = rbac.Policy([*written, *confinement.builtin_roles(defined)])
     confined = [
         platform.Tenant(tp.group, tp.clusters[profile.name].namespaces)
         for tp in tenants.values()
         if profile.name in tp.clusters
     ]
     identities = profile.platform_identities
-    seen = {(g.subject, g.power) for g in platform.grants(as_validated, identities, confined)}
+    validated = platform.grants(views.as_validated, identities, confined)
+    seen = {(g.subject, g.power) for g in validated}
     found: dict[tuple[ResourceKey, rbac.Subject], list[rbac.Grant]] = {}
-    for grant in platform.grants(as_live, identities, confined):
+    for grant in platform.grants(views.as_live, identities, confined):
         if not rbac.within(seen, grant.subject, grant.power):
             found.setdefault((key_of(grant.binding.body), grant.subject), []).append(grant)
     return [

@@ -6,6 +6,7 @@ the live CRDs second.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import typing as t
 from dataclasses import dataclass
@@ -101,19 +102,34 @@ def kinds_to_read(profile: ClusterProfile, desired: list[Resource]) -> list[tupl
 
 def plan(profile: ClusterProfile, desired: list[Resource]) -> list[Planned]:
     """The kinds to LIST, in order: the CRDs and the selector kinds first (every kind's
-    comparison needs them), then the watched kinds, the Nodes and the repo's other kinds."""
+    comparison needs them), then the other RBAC kinds (the RBAC part, the dearest, needs all
+    four), then the others by how many objects the repository holds of them, most first, the
+    Nodes last. Each kind is compared while the next ones are read: the long comparisons start
+    early, and what is left after the last LIST is a small kind's."""
     kinds = [*kinds_to_read(profile, desired), NODES]
     first = [CRD, *((v, k) for v, k in kinds if k in SELECTOR_KINDS)]
-    ordered = [*first, *(kind for kind in kinds if kind not in first)]
-    return [Planned(v, k, _written_in(desired, v, k)) for v, k in ordered]
+    first += [(v, k) for v, k in kinds if k in RBAC_KINDS and (v, k) not in first]
+    held = collections.Counter(r.kind for r in desired)
+    rest = [kind for kind in kinds if kind not in first and kind != NODES]
+    rest.sort(key=lambda kind: -held[kind[1]])  # stable: ties keep the watched kinds' order
+    written = _written_in(desired)
+    return [Planned(v, k, _instead(written, v, k)) for v, k in [*first, *rest, NODES]]
 
 
-def _written_in(
-    desired: list[Resource], api_version: str, kind: str
+def _written_in(desired: list[Resource]) -> dict[str, set[str]]:
+    """The versions the repository writes each kind in."""
+    versions: dict[str, set[str]] = {}
+    for resource in desired:
+        versions.setdefault(resource.kind, set()).add(resource.api_version)
+    return versions
+
+
+def _instead(
+    written: dict[str, set[str]], api_version: str, kind: str
 ) -> tuple[tuple[str, str], ...]:
     """The version the repository writes `kind` in, when not `api_version`: read instead when
     the cluster does not serve `api_version` (v0.9.1's Cohort: v1alpha1)."""
-    other = sorted({r.api_version for r in desired if r.kind == kind} - {api_version})
+    other = sorted(written.get(kind, set()) - {api_version})
     return ((other[0], kind),) if other else ()
 
 
@@ -124,15 +140,19 @@ def read_cluster(
     send: t.Callable[[Listed], None],
 ) -> Live:
     """Every kind `planned` gives read, each sent on as its LIST ends. What needs no
-    repository (the CRDs, the selector kinds the profile watches) is read while the plan, which
-    does, is made."""
-    live, done = Live(cluster=cluster), set()
-    ahead = [p for p in plan(profile, []) if p.kind in (CRD[1], *SELECTOR_KINDS)]
-    for kind in [*ahead, *planned()]:
+    repository (the CRDs, the selector and RBAC kinds the profile watches: the plan's head) is
+    read while the plan, which does, is made."""
+    live, done = Live(cluster=cluster), set[str]()
+    ahead = [p for p in plan(profile, []) if p.kind in (CRD[1], *SELECTOR_KINDS, *RBAC_KINDS)]
+    for kind in itertools.chain(ahead, _later(planned)):  # the plan waited on after `ahead`
         if kind.kind not in done:
             done.add(kind.kind)
             read_kind(cluster, live, kind, send, planned)
     return live
+
+
+def _later(planned: t.Callable[[], list[Planned]]) -> t.Iterator[Planned]:
+    yield from planned()
 
 
 def read_kind(

@@ -24,6 +24,9 @@ from auditor.k8s.objects import RBAC_KINDS, Json, ResourceKey
 from auditor.model import Finding, Resource
 from auditor.repo.profiles import ClusterProfile, TenantProfile
 
+if t.TYPE_CHECKING:
+    from auditor.drift import powers
+
 _RULES = rules.of(__name__)
 RBAC_TENANT_POWER_GRANTED = _RULES["rbac-tenant-power-granted"]
 
@@ -33,31 +36,21 @@ SHOWN = 4
 def granted(
     profile: ClusterProfile,
     desired: list[Resource],
-    live: t.Iterable[Json],
+    views: powers.Views,
     tenants: t.Mapping[str, TenantProfile],
     key_of: t.Callable[[Json], ResourceKey],
 ) -> list[Finding]:
-    """A finding per repository binding and subject that gives a tenant more than the baseline."""
+    """A finding per repository binding and subject that gives a tenant more than the baseline
+    (`views`: the repository's RBAC with the roles it leaves out as live, and as validated)."""
     repo = {r.key: r for r in desired if r.kind in RBAC_KINDS}
-    roles = [o for o in live if o.get("kind") in ("Role", "ClusterRole") and key_of(o) not in repo]
-    names = {r.name for r in repo.values() if r.kind == "ClusterRole"} | {
-        str((o.get("metadata") or {}).get("name")) for o in roles if o.get("kind") == "ClusterRole"
-    }
-    policy = rbac.Policy(
-        [*(r.body for r in repo.values()), *roles, *confinement.builtin_roles(names)]
-    )
-    defined = {r.name for r in repo.values() if r.kind == "ClusterRole"}
-    as_validated = rbac.Policy(
-        [*(r.body for r in repo.values()), *confinement.builtin_roles(defined)]
-    )
-    seen = {(g.subject, g.power) for g in as_validated.grants(confinement.WATCHED)}
+    seen = {(g.subject, g.power) for g in views.as_validated.grants(confinement.WATCHED)}
     confined = [
         (tenant.name, tenant.group, tenant.clusters[profile.name].namespaces)
         for tenant in tenants.values()
         if profile.name in tenant.clusters
     ]
     found: dict[tuple[ResourceKey, rbac.Subject], list[tuple[str, rbac.Grant]]] = {}
-    for grant in policy.grants(confinement.WATCHED):
+    for grant in views.as_live.grants(confinement.WATCHED):
         if rbac.within(seen, grant.subject, grant.power):
             continue  # validate names it where the repository grants it
         for name, group, namespaces in confined:

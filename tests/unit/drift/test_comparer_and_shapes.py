@@ -4,13 +4,15 @@ filled; the shape check is shared across a fleet's clusters."""
 
 from __future__ import annotations
 
+import collections
 import typing as t
 from pathlib import Path
 
 import pytest
 
-from auditor.drift import comparer, shapes
+from auditor.drift import comparer, reading, shapes
 from auditor.drift.reading import Listed
+from auditor.k8s.objects import RBAC_KINDS
 from auditor.model import Finding
 from auditor.repo import manifests
 from auditor.repo.layout import Repository
@@ -18,6 +20,7 @@ from auditor.repo.profiles import PROFILE_FILE
 from auditor.schemas.catalog import SchemaCatalog
 from auditor.schemas.validator import ClusterValidator
 from tests.estate import ESTATE
+from tests.unit.drift.repo_as_live import RepoAsLive, live_objects
 
 CLUSTERS = ["gpu-prod", "gpu-staging"]
 
@@ -112,6 +115,43 @@ def test_the_plan_reads_the_crds_and_the_selector_kinds_first(repo_copy: Path) -
     assert kinds[0] == "CustomResourceDefinition"
     assert set(kinds[1:3]) == {"ClusterQueue", "ClusterRole"}
     assert len(kinds) == len(set(kinds)) and {"Namespace", "LocalQueue", "Node"} <= set(kinds)
+
+
+def test_then_the_rbac_kinds_then_the_kinds_the_repository_holds_most_of(
+    repo_copy: Path,
+) -> None:
+    """The RBAC part, the dearest comparison, is done while the big kinds are read; what is
+    left after the last LIST is a small kind's (the Nodes: none in the repository)."""
+    repo = Repository.open(repo_copy)
+    desired = repo.load(["gpu-prod"]).for_cluster("gpu-prod")
+    kinds = [p.kind for p in reading.plan(repo.cluster("gpu-prod"), desired)]
+    context = 1 + sum(k in reading.SELECTOR_KINDS for k in kinds)  # the CRDs and those
+    after = context + 3
+    assert set(kinds[context:after]) == {"ClusterRoleBinding", "Role", "RoleBinding"}
+    held = collections.Counter(r.kind for r in desired)
+    counts = [held[k] for k in kinds[after:-1]]
+    assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
+    assert kinds[-1] == "Node"
+
+
+def test_what_needs_no_repository_is_read_before_the_plan_is_waited_on(
+    repo_copy: Path,
+) -> None:
+    repo = Repository.open(repo_copy)
+    profile = repo.cluster("gpu-prod")
+    cluster = RepoAsLive("gpu-prod", live_objects(repo, "gpu-prod"))
+    asked_before: list[str] = []
+
+    def planned() -> list[reading.Planned]:
+        asked_before[:] = cluster.asked
+        return reading.plan(profile, repo.load(["gpu-prod"]).for_cluster("gpu-prod"))
+
+    sent: list[Listed] = []
+    reading.read_cluster(cluster, profile, planned, sent.append)
+    assert asked_before[0] == "CustomResourceDefinition"
+    assert set(asked_before) == {"CustomResourceDefinition", "ClusterQueue", *RBAC_KINDS}
+    assert sorted(cluster.asked) == sorted({p.kind for p in planned()})  # each kind once
+    assert [s.kind for s in sent] == cluster.asked
 
 
 def test_clusters_with_the_same_schemas_compile_each_kind_once(

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.drift import audit, comparer, engine, reading
-from auditor.k8s.objects import Json
+from auditor.drift import audit, comparer, engine, findings, normalize, reading
+from auditor.k8s.objects import KUEUE_GROUP, RBAC_API, RBAC_GROUP, Json
 from auditor.live.credentials import ContextMissing
 from auditor.model import Finding, Report
 from auditor.repo.layout import Repository
@@ -24,7 +24,9 @@ CLUSTERS = ["gpu-prod", "gpu-staging"]
 
 
 def _drifted(repo: Repository, name: str) -> list[Json]:
-    """The cluster's objects with drift: one missing, one changed, one extra."""
+    """The cluster's objects with drift: one missing, one changed, one extra; and RBAC: a role
+    the repository lacks, bound cluster-wide to mallory and in default to eve (powers the
+    repository does not give) and to trent by a binding of the API server's own (explained)."""
     objects = live_objects(repo, name)
     del objects[3]
     queue = next(o for o in objects if o["kind"] == "LocalQueue")
@@ -34,7 +36,35 @@ def _drifted(repo: Repository, name: str) -> list[Json]:
         "kind": "Cohort",
         "metadata": {"name": "x"},
     }
-    return [*objects, extra]
+    role = {
+        "apiVersion": RBAC_API,
+        "kind": "ClusterRole",
+        "metadata": {"name": "queue-admin"},
+        "rules": [
+            {"apiGroups": [KUEUE_GROUP], "resources": ["clusterqueues"], "verbs": ["patch"]},
+            {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]},
+        ],
+    }
+    bootstrap = {"kubernetes.io/bootstrapping": "rbac-defaults"}
+    bindings = [
+        _binding("ClusterRoleBinding", "queue-admins", None, "mallory"),
+        _binding("RoleBinding", "queue-admins", "default", "eve"),
+        _binding("RoleBinding", "system:queue-admins", "default", "trent", bootstrap),
+    ]
+    return [*objects, extra, role, *bindings]
+
+
+def _binding(
+    kind: str, name: str, namespace: str | None, user: str, labels: dict[str, str] | None = None
+) -> Json:
+    meta = {"name": name, "namespace": namespace, "labels": labels or {}}
+    return {
+        "apiVersion": RBAC_API,
+        "kind": kind,
+        "metadata": {k: v for k, v in meta.items() if v},
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "queue-admin"},
+        "subjects": [{"apiGroup": RBAC_GROUP, "kind": "User", "name": user}],
+    }
 
 
 def _audited(repo_copy: Path, fork: bool) -> Report:
@@ -60,6 +90,62 @@ def _sequential(repo_copy: Path) -> list[Finding]:
         )
         found += engine.compare_cluster(side, live)
     return found
+
+
+def _stepped(repo_copy: Path) -> tuple[list[Finding], list[str | None], int]:
+    """Each cluster's comparison fed kind by kind in the plan's order, every step ahead taken
+    after each kind (as the child takes them while it waits): the findings, each cluster's
+    error and the steps taken."""
+    repo = Repository.open(repo_copy)
+    prepared = comparer.RepoSide(repo, CLUSTERS, ESTATE / "schemas", cache=False).prepare()
+    found, errors, steps = list(prepared.loaded), list[str | None](), 0
+    for name in CLUSTERS:
+        comparison = prepared.comparisons[name]
+        live = reading.read(
+            RepoAsLive(name, _drifted(repo, name)),
+            [(p.api_version, p.kind) for p in comparison.side.plan],
+        )
+        for listed in engine.listed_of(live, comparison.side.plan):
+            comparison.add(listed)
+            while comparison.ahead():
+                steps += 1
+        got, error = comparison.findings()
+        found += got
+        errors.append(error)
+    return found, errors, steps
+
+
+def test_the_steps_ahead_change_nothing_found(repo_copy: Path) -> None:
+    """The repository's objects normalized and its RBAC resolved before their kinds come."""
+    found, errors, steps = _stepped(repo_copy)
+    assert _shown(found) == _shown(_sequential(repo_copy))
+    assert errors == [None, None] and steps > 4
+    powers = {f.extra["subject"] for f in found if f.rule.id == "rbac-power"}
+    assert powers == {"User mallory", "User eve"}  # trent's: the API server's own binding
+
+
+def test_a_step_ahead_that_fails_is_the_error_the_comparison_meets(
+    repo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug met ahead is met again in its kind's turn: the same cluster's error, the same
+    one-line message, as without any step ahead."""
+    real = normalize.normalize
+
+    def broken(obj: Json, schema: t.Any = None) -> t.Any:
+        if obj.get("kind") == "LocalQueue":
+            raise KeyError("broken")
+        return real(obj, schema)
+
+    for module in (engine, findings):
+        monkeypatch.setattr(module, "normalize", broken)
+    _, errors, _ = _stepped(repo_copy)
+    assert errors == [
+        f"internal error while comparing cluster {name}: KeyError: 'broken' "
+        "(a bug in kueue-gitops; -v shows the traceback)"
+        for name in CLUSTERS
+    ]
+    with pytest.raises(RuntimeError, match="gpu-prod: KeyError: 'broken'"):
+        _sequential(repo_copy)
 
 
 def _shown(found: t.Iterable[Finding]) -> list[dict[str, t.Any]]:
@@ -164,3 +250,37 @@ def _wait_for(path: Path, text: str, within: float) -> None:
     while not (path.exists() and text in path.read_text()):
         assert time.monotonic() < deadline, f"{text.strip()} not compared within {within} s"
         time.sleep(0.01)
+
+
+def test_the_child_normalizes_a_kinds_repository_objects_before_its_list_is_asked(
+    repo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cluster answers no LIST of LocalQueues until the child says it normalized the
+    repository's LocalQueues: done while it waited, it is not left to do after that LIST."""
+    said = tmp_path / "normalized"
+    real = engine.Comparison.normalized
+
+    def normalized(self: engine.Comparison, kind: str) -> t.Any:
+        got = real(self, kind)
+        with said.open("a") as out:
+            out.write(f"{os.getpid()} {kind}\n")
+        return got
+
+    monkeypatch.setattr(engine.Comparison, "normalized", normalized)
+    repo = Repository.open(repo_copy)
+
+    class Holding(RepoAsLive):
+        def list(
+            self, api_version: str, kind: str, *, page_size: int = 500, selector: str = ""
+        ) -> list[Json]:
+            if kind == "LocalQueue":
+                _wait_for(said, " LocalQueue\n", within=8)
+            return super().list(api_version, kind, page_size=page_size, selector=selector)
+
+    def connect(profile: ClusterProfile) -> Holding:
+        return Holding(profile.name, live_objects(repo, profile.name))
+
+    comparing = comparer.start(repo, ["gpu-prod"], None, fork=True)
+    report = audit.audit(repo, ["gpu-prod"], connect, comparing=comparing)
+    assert report.clusters[0].status == "ok" and report.findings == []
+    assert str(os.getpid()) not in said.read_text()  # in the child only

@@ -5,6 +5,8 @@ fork while another thread runs. And the reading threads: each item's outcome, in
 from __future__ import annotations
 
 import os
+import select
+import signal
 import threading
 import typing as t
 
@@ -86,6 +88,69 @@ def test_no_fork_while_another_thread_runs() -> None:
         stop.set()
         thread.join()
     assert not forked and got == [os.getpid(), (os.getpid(), 1)]
+
+
+class SteppingAhead(Summing):
+    """Three steps ahead, each said on a pipe (the child's own pid) and kept in the state."""
+
+    def __init__(self, said: int) -> None:
+        super().__init__()
+        self.said = said
+
+    def ahead(self, state: list[t.Any]) -> bool:
+        steps = sum(1 for s in state if s == "ahead")
+        if steps == 3:
+            return False
+        state.append("ahead")
+        os.write(self.said, b"%d\n" % os.getpid())
+        return True
+
+
+def test_a_child_steps_ahead_while_no_message_waits_and_this_process_never() -> None:
+    """The parent puts nothing until the child has said its three steps: they are taken while
+    it waits for messages, before the first one."""
+    said_read, said = os.pipe()
+    try:
+        fed = stream.Stream(SteppingAhead(said), fork=True)
+        assert fed.forked and fed.early() == 41
+        lines = b""
+        while lines.count(b"\n") < 3:
+            ready, _, _ = select.select([said_read], [], [], 10)
+            assert ready, "the child took no step ahead within 10 s"
+            lines += os.read(said_read, 100)
+        fed.put(1)
+        got = fed.result()
+        assert got[1:] == ["ahead"] * 3 + [(got[0], 1)] and got[0] != os.getpid()
+        assert set(lines.split()) == {str(got[0]).encode()}
+        _, _, here = _fed(SteppingAhead(said), [1], fork=False)
+        assert here == [os.getpid(), (os.getpid(), 1)]  # in this process: no step ahead
+    finally:
+        os.close(said_read)
+        os.close(said)
+
+
+class TellsItsPid(Summing):
+    def early(self, state: list[t.Any]) -> int:
+        return int(state[0])  # the pid that prepared: the child's
+
+
+def test_a_put_never_waits_for_the_child_to_take_its_message_in() -> None:
+    """The child stopped (as a child busy comparing, or descheduled), a message larger than
+    the pipe holds is put: the reader goes on at once; the child takes it once it runs."""
+    fed = stream.Stream(TellsItsPid(), fork=True)
+    child = fed.early()
+    assert fed.forked and child != os.getpid()
+    big = "x" * (4 << 20)
+    os.kill(child, signal.SIGSTOP)
+    try:
+        putting = threading.Thread(target=fed.put, args=(big,), daemon=True)
+        putting.start()
+        putting.join(timeout=10)
+        assert not putting.is_alive(), "put waited for a stopped child"
+    finally:
+        os.kill(child, signal.SIGCONT)
+    got = fed.result()
+    assert got[0] == child and got[1:] == [(child, big)]
 
 
 class Refused(Exception):
