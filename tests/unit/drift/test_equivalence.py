@@ -226,23 +226,33 @@ def test_each_kind_is_compared_in_the_child_while_the_next_ones_are_read(
         return found
 
     monkeypatch.setattr(engine, "compare_kind", compare_kind)
+
+    def hold(asked: list[str], kind: str) -> None:
+        if "Namespace" in asked and kind != "Namespace":
+            _wait_for(said, " Namespace\n", within=8)
+
+    report = _held_in_a_child(repo_copy, hold)
+    assert report.clusters[0].status == "ok" and report.findings == []
+    assert str(os.getpid()) not in said.read_text()  # compared in the child only
+
+
+def _held_in_a_child(repo_copy: Path, hold: t.Callable[[list[str], str], None]) -> Report:
+    """The audit of gpu-prod, compared in a forked child, against a cluster holding what the
+    repository says that calls `hold(kinds asked so far, kind)` before answering each LIST."""
     repo = Repository.open(repo_copy)
 
     class Holding(RepoAsLive):
         def list(
             self, api_version: str, kind: str, *, page_size: int = 500, selector: str = ""
         ) -> list[Json]:
-            if "Namespace" in self.asked and kind != "Namespace":
-                _wait_for(said, " Namespace\n", within=8)
+            hold(self.asked, kind)
             return super().list(api_version, kind, page_size=page_size, selector=selector)
 
     def connect(profile: ClusterProfile) -> Holding:
         return Holding(profile.name, live_objects(repo, profile.name))
 
     comparing = comparer.start(repo, ["gpu-prod"], None, fork=True)
-    report = audit.audit(repo, ["gpu-prod"], connect, comparing=comparing)
-    assert report.clusters[0].status == "ok" and report.findings == []
-    assert str(os.getpid()) not in said.read_text()  # compared in the child only
+    return audit.audit(repo, ["gpu-prod"], connect, comparing=comparing)
 
 
 def _wait_for(path: Path, text: str, within: float) -> None:
@@ -267,20 +277,11 @@ def test_the_child_normalizes_a_kinds_repository_objects_before_its_list_is_aske
         return got
 
     monkeypatch.setattr(engine.Comparison, "normalized", normalized)
-    repo = Repository.open(repo_copy)
 
-    class Holding(RepoAsLive):
-        def list(
-            self, api_version: str, kind: str, *, page_size: int = 500, selector: str = ""
-        ) -> list[Json]:
-            if kind == "LocalQueue":
-                _wait_for(said, " LocalQueue\n", within=8)
-            return super().list(api_version, kind, page_size=page_size, selector=selector)
+    def hold(_asked: list[str], kind: str) -> None:
+        if kind == "LocalQueue":
+            _wait_for(said, " LocalQueue\n", within=8)
 
-    def connect(profile: ClusterProfile) -> Holding:
-        return Holding(profile.name, live_objects(repo, profile.name))
-
-    comparing = comparer.start(repo, ["gpu-prod"], None, fork=True)
-    report = audit.audit(repo, ["gpu-prod"], connect, comparing=comparing)
+    report = _held_in_a_child(repo_copy, hold)
     assert report.clusters[0].status == "ok" and report.findings == []
     assert str(os.getpid()) not in said.read_text()  # in the child only
