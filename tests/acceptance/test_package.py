@@ -188,21 +188,31 @@ def test_the_base_install_helps_and_completes_without_the_extras(
     assert "pip install 'kueue-gitops[lsp]'" in served.stderr and served.stdout == ""
 
 
+def verdicts(output: str) -> dict[str, tuple[str, str]]:
+    """pre-commit's run, by hook name: its verdict (Passed, Failed) and what it printed."""
+    heads = list(re.finditer(r"^(kueue-gitops [^\n]*?)\.{3,}(Passed|Failed)$", output, re.M))
+    ends = [h.start() for h in heads[1:]] + [len(output)]
+    return {h[1]: (h[2], output[h.end() : end]) for h, end in zip(heads, ends, strict=True)}
+
+
 def test_pre_commit_try_repo_runs_the_offered_hooks(source: Path, tmp_path: Path) -> None:
+    """Every hook .pre-commit-hooks.yaml offers, as a user's `pre-commit try-repo` runs them
+    (one hook environment a run, shared by the hooks, as in a user's repository)."""
     repo = user_repo(tmp_path / "platform")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "platform")
     env = {"PRE_COMMIT_HOME": str(tmp_path / "pre-commit-cache")}
+    argv = [sys.executable, "-m", "pre_commit", "try-repo", str(source), "--all-files"]
+    validate, codeowners = "kueue-gitops validate", "kueue-gitops codeowners --check"
 
-    def hook(name: str) -> subprocess.CompletedProcess[str]:
-        argv = [sys.executable, "-m", "pre_commit", "try-repo", str(source), name, "--all-files"]
-        return run(argv, repo, env=env)
-
-    for name in ("kueue-gitops-validate", "kueue-gitops-codeowners"):
-        ok = hook(name)
-        assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr[-3000:]
-        assert "Passed" in ok.stdout
+    ok = run(argv, repo, env=env)
+    assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr[-3000:]
+    said = verdicts(ok.stdout)
+    assert {name: verdict for name, (verdict, _) in said.items()} == {
+        validate: "Passed",
+        codeowners: "Passed",
+    }
 
     # A tenant's profile gains an owner CODEOWNERS does not know, and a queue a bad strategy.
     profile = repo / "tenants/team-a/profile.yaml"
@@ -210,13 +220,11 @@ def test_pre_commit_try_repo_runs_the_offered_hooks(source: Path, tmp_path: Path
     queues = repo / "clusters/gpu-prod/clusterqueues.yaml"
     queues.write_text(queues.read_text().replace("BestEffortFIFO", "Fastest", 1))
     git(repo, "add", ".")
-    for name, says in (
-        ("kueue-gitops-validate", "queueingStrategy"),
-        ("kueue-gitops-codeowners", "CODEOWNERS"),
-    ):
-        failed = hook(name)
-        assert failed.returncode == 1, failed.stdout[-3000:]
-        assert "Failed" in failed.stdout and says in failed.stdout
+    failed = run(argv, repo, env=env)
+    assert failed.returncode == 1, failed.stdout[-3000:]
+    said = verdicts(failed.stdout)
+    assert said[validate][0] == "Failed" and "queueingStrategy" in said[validate][1]
+    assert said[codeowners][0] == "Failed" and "CODEOWNERS" in said[codeowners][1]
 
 
 def test_the_repositorys_own_hooks_are_the_offered_ones() -> None:
